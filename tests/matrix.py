@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: MIT
+"""The QEMU test matrix: one named configuration per way of booting goro.
+
+tests/run.py boots each configuration, checks the boot and the exit status,
+and reports every in-kernel test. A configuration is data only; run.py turns
+it into a QEMU command line.
+
+Ordered slowest first, so a small worker pool is not left waiting on one
+long run at the end.
+"""
+
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+
+@dataclass
+class NumaNode:
+    cpus: str               # QEMU's cpu range, "0-1"
+    mem: str                # "256M"; the nodes' sizes add up to Config.mem
+
+
+@dataclass
+class Config:
+    name: str
+    help: str
+    cores: int = 2
+    mem: str = "512M"
+    machine: str = "pc"                 # pc | q35
+    numa: Optional[List[NumaNode]] = None   # None: no -numa, one node
+    firmware: str = "seabios"           # seabios | ovmf (ISO boots only)
+    boot: str = "kernel"                # kernel (-kernel goro.elf) | iso (GRUB)
+    accel: str = "tcg"                  # tcg (-cpu max) | kvm (-cpu host)
+    cmdline: str = "app=ktest"
+    exit_status: int = 33               # QEMU's exit status; 33 = app returned 0
+    # Regexes that must match somewhere in the serial log, any order.
+    expect: List[str] = field(default_factory=list)
+    # Regexes that must match in this order, each after the previous match:
+    # for a dump, whose lines only mean something after its header.
+    expect_seq: List[str] = field(default_factory=list)
+    # Regexes that must not match anywhere.
+    reject: List[str] = field(default_factory=list)
+    # Every core must report itself online (cpu N: apic id X online).
+    check_cores: bool = True
+    # The log must carry ktest's result lines and its closing count.
+    ktest: bool = False
+    timeout: float = 120.0              # seconds of wall time; QEMU is killed after
+    # Optional runs turn every failure into a skip: they depend on the host
+    # (this machine's KVM is PVM, which cannot run everything a guest does).
+    optional: bool = False
+    requires_kvm: bool = False
+
+
+def ktest(name, help, **kw):
+    kw.setdefault("cmdline", "app=ktest")
+    return Config(name, help, ktest=True, **kw)
+
+
+def fault(name, mnemonic, fn):
+    return Config(
+        name,
+        f"deliberate {mnemonic}: exception dump with a backtrace naming {fn}",
+        cmdline=f"app={name.replace('-', '_')}",
+        exit_status=255,
+        expect_seq=[rf"EXCEPTION.*{mnemonic}", r"backtrace:", rf"\b{fn}\b"],
+        timeout=30,
+    )
+
+
+CONFIGS = [
+    ktest("smp8-kernel", "ktest, -kernel, 8 vCPUs", cores=8, timeout=240),
+    ktest("iso-uefi", "ktest, GRUB ISO under OVMF (UEFI), fw_cfg command line",
+          boot="iso", firmware="ovmf", timeout=180),
+    ktest("smp4-q35", "ktest, -kernel, q35, 4 vCPUs", cores=4, machine="q35",
+          timeout=180),
+    ktest("smp4-kernel", "ktest, -kernel, 4 vCPUs", cores=4, timeout=180),
+    ktest("iso-bios", "ktest, GRUB ISO under SeaBIOS, fw_cfg command line",
+          boot="iso", timeout=150),
+    ktest("smp2-kernel", "ktest, -kernel, 2 vCPUs", cores=2),
+    ktest("smp1-kernel", "ktest, -kernel, 1 vCPU", cores=1),
+    fault("fault-pf", "#PF", "fault_pf_main"),
+    fault("fault-ud", "#UD", "fault_ud_main"),
+    Config("exit-code", "an app returning 5 makes QEMU exit (5 << 1) | 1",
+           cmdline="app=exit_code 5", exit_status=11, timeout=30),
+    Config("badarg-gomaxprocs",
+           "gomaxprocs=0 is rejected with a message naming the key and range",
+           cmdline="gomaxprocs=0 app=hello",
+           expect=[r"gomaxprocs.*\b1\b.*\b256\b"], timeout=30),
+    # PVM emulates guest ring 0 one instruction at a time and kills the
+    # guest on SSE/AVX, xgetbv, monitor, int3 and fninit while QEMU hangs:
+    # hence simd=off, an integer-only app and a short timeout.
+    Config("kvm-smoke", "KVM (-cpu host): x2APIC and TSC-deadline paths",
+           accel="kvm", cmdline="simd=off app=hello", timeout=25,
+           optional=True, requires_kvm=True),
+]

@@ -1,0 +1,471 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Boots goro in QEMU across the configurations of tests/matrix.py, runs the
+host unit tests in BUILD/host, and reports one line per test:
+
+    PASS smp4-kernel/boot
+    PASS smp4-kernel/ktest/printf_basic
+    FAIL iso-uefi/boot: exit 255, expected 33 (log: build/test-logs/iso-uefi.log)
+    SKIP kvm-smoke/boot: /dev/kvm is missing
+    PASS host/test_acpi/madt_basic
+    ...
+    41 passed, 1 failed, 1 skipped
+
+The last line is the verdict; the exit status is 1 on any failure or
+timeout. Every QEMU run has a hard timeout, because a hung guest never makes
+QEMU exit; the whole process group is killed then.
+
+Python 3 standard library only.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from matrix import CONFIGS  # noqa: E402
+
+QEMU = os.environ.get("QEMU", "qemu-system-x86_64")
+OVMF_DIR = "/usr/share/OVMF"
+OVMF_CODE = ("OVMF_CODE_4M.fd", "OVMF_CODE.fd")
+OVMF_VARS = ("OVMF_VARS_4M.fd", "OVMF_VARS.fd")
+HOST_TEST_TIMEOUT = 300
+TAIL_LINES = 12
+
+# GRUB draws its menu with terminal escapes on the serial line; they would
+# otherwise glue themselves to the first kernel line.
+ANSI_RE = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[()][0-9A-Za-z]|[=>78cDEHM])")
+TEST_RE = re.compile(r"\bTEST (PASS|FAIL|SKIP) (\S+?)(?::\s*(.*))?$")
+KTEST_SUMMARY_RE = re.compile(r"\bktest: (\d+) passed, (\d+) failed")
+HOST_RE = re.compile(r"^(PASS|FAIL|SKIP) (\S+?)(?::\s*(.*))?$")
+SEED_RE = re.compile(r"\bseed=(?:0x[0-9a-fA-F]+|\d+)")
+SMP_RE = re.compile(r"\bsmp: (\d+) of (\d+) cores online")
+
+
+class Result:
+    """One reported line: status is PASS, FAIL or SKIP."""
+
+    def __init__(self, status, name, reason=""):
+        self.status, self.name, self.reason = status, name, reason
+
+    def line(self):
+        return f"{self.status} {self.name}" + (f": {self.reason}" if self.reason else "")
+
+
+# ---- QEMU ------------------------------------------------------------------
+
+def find_firmware(names):
+    for n in names:
+        p = os.path.join(OVMF_DIR, n)
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def fw_cfg_string(s):
+    # QEMU's option syntax ends a value at a comma; ",," is a literal one.
+    return s.replace(",", ",,")
+
+
+def qemu_argv(cfg, build, log, vars_copy, extra_cmdline):
+    cmdline = " ".join(w for w in (cfg.cmdline, extra_cmdline) if w)
+    argv = [QEMU, "-machine", cfg.machine, "-smp", str(cfg.cores), "-m", cfg.mem,
+            "-no-reboot", "-display", "none", "-monitor", "none", "-net", "none",
+            "-serial", f"file:{log}",
+            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+    if cfg.accel == "kvm":
+        argv += ["-accel", "kvm", "-cpu", "host"]
+    else:
+        argv += ["-accel", "tcg", "-cpu", "max"]
+    if cfg.numa:
+        for i, node in enumerate(cfg.numa):
+            argv += ["-object", f"memory-backend-ram,id=mem{i},size={node.mem}",
+                     "-numa", f"node,nodeid={i},cpus={node.cpus},memdev=mem{i}"]
+    if cfg.firmware == "ovmf":
+        argv += ["-drive", f"if=pflash,format=raw,readonly=on,file={find_firmware(OVMF_CODE)}",
+                 "-drive", f"if=pflash,format=raw,file={vars_copy}"]
+    if cfg.boot == "kernel":
+        argv += ["-kernel", os.path.join(build, "goro.elf"), "-append", cmdline]
+    else:
+        argv += ["-cdrom", os.path.join(build, "goro.iso"), "-boot", "d",
+                 "-fw_cfg", f"name=opt/goro/cmdline,string={fw_cfg_string(cmdline)}"]
+    return argv
+
+
+class Runner:
+    """Runs QEMU processes and kills them all when the runner is stopped."""
+
+    def __init__(self):
+        self.procs = set()
+        self.lock = threading.Lock()
+        self.stopping = False
+
+    def run(self, argv, timeout):
+        """Returns (exit status or None on timeout, stderr text, seconds)."""
+        t0 = time.monotonic()
+        with self.lock:
+            if self.stopping:
+                return None, "runner stopped", 0.0
+            # A new session so that a kill reaches every thread and child
+            # QEMU has, whatever it spawned.
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, start_new_session=True)
+            self.procs.add(p)
+        try:
+            _, err = p.communicate(timeout=timeout)
+            status = p.returncode
+        except subprocess.TimeoutExpired:
+            kill_group(p)
+            _, err = p.communicate()
+            status = None
+        finally:
+            with self.lock:
+                self.procs.discard(p)
+        return status, err.decode(errors="replace"), time.monotonic() - t0
+
+    def stop(self):
+        with self.lock:
+            self.stopping = True
+            for p in list(self.procs):
+                kill_group(p)
+
+
+def kill_group(p):
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+# ---- checking a log ----------------------------------------------------------
+
+def read_log(path):
+    try:
+        with open(path, "rb") as f:
+            text = f.read().decode(errors="replace")
+    except FileNotFoundError:
+        return []
+    return [ANSI_RE.sub("", l).rstrip("\r") for l in text.split("\n")]
+
+
+def tail(lines, n=TAIL_LINES):
+    body = [l for l in lines if l.strip()][-n:]
+    return "\n".join("    | " + l for l in body) if body else "    | (serial log empty)"
+
+
+def find_seed(lines):
+    for l in lines:
+        if SEED_RE.search(l):
+            return l.strip()
+    return None
+
+
+def describe_status(status):
+    if status is None:
+        return "timeout"
+    if status == 0:
+        return "exit 0 (triple fault or ACPI power-off)"
+    if status == 1:
+        return "exit 1 (QEMU failed)"
+    if status == 33:
+        return "exit 33 (app returned 0)"
+    if status == 255:
+        return "exit 255 (kernel fatal error)"
+    if 3 <= status <= 31 and status & 1:
+        return f"exit {status} (app returned {status >> 1})"
+    if status < 0:
+        return f"killed by signal {-status}"
+    return f"exit {status}"
+
+
+def boot_problems(cfg, lines, status):
+    """What is wrong with a run apart from individual tests; [] when fine."""
+    problems = []
+    if status is None:
+        problems.append(f"timeout after {cfg.timeout:.0f}s, QEMU killed")
+    elif status != cfg.exit_status:
+        problems.append(f"{describe_status(status)}, expected {cfg.exit_status}")
+    if cfg.check_cores:
+        missing = [n for n in range(cfg.cores)
+                   if not any(re.search(rf"\bcpu {n}: apic id \S+ online", l) for l in lines)]
+        if missing:
+            problems.append("no online line for cpu " + ",".join(map(str, missing)))
+        smp = [SMP_RE.search(l) for l in lines]
+        smp = [m for m in smp if m]
+        if not smp:
+            problems.append("no 'smp: K of K cores online' line")
+        elif (int(smp[-1].group(1)), int(smp[-1].group(2))) != (cfg.cores, cfg.cores):
+            problems.append(f"'{smp[-1].group(0)}', expected {cfg.cores} of {cfg.cores}")
+    for rx in cfg.expect:
+        if not any(re.search(rx, l) for l in lines):
+            problems.append(f"no line matches /{rx}/")
+    i = 0
+    for rx in cfg.expect_seq:
+        while i < len(lines) and not re.search(rx, lines[i]):
+            i += 1
+        if i == len(lines):
+            problems.append(f"no line matches /{rx}/ in order")
+            break
+        i += 1
+    for rx in cfg.reject:
+        bad = [l for l in lines if re.search(rx, l)]
+        if bad:
+            problems.append(f"unexpected line: {bad[0].strip()}")
+    return problems
+
+
+def ktest_results(cfg, lines):
+    """Per-test results from TEST lines, and problems with the whole set."""
+    results, problems = [], []
+    seen = set()
+    for l in lines:
+        m = TEST_RE.search(l)
+        if not m:
+            continue
+        status, name, msg = m.group(1), m.group(2), m.group(3) or ""
+        full = f"{cfg.name}/ktest/{name}"
+        if full in seen:
+            problems.append(f"test {name} reported twice")
+        seen.add(full)
+        results.append(Result(status, full, msg))
+    summary = [m for m in map(KTEST_SUMMARY_RE.search, lines) if m]
+    passed = sum(r.status == "PASS" for r in results)
+    failed = sum(r.status == "FAIL" for r in results)
+    if not summary:
+        problems.append("no 'ktest: N passed, N failed' line")
+    elif (int(summary[-1].group(1)), int(summary[-1].group(2))) != (passed, failed):
+        problems.append(f"'{summary[-1].group(0)}' but the log has {passed} PASS "
+                        f"and {failed} FAIL lines")
+    if not results:
+        problems.append("no TEST lines")
+    return results, problems
+
+
+# ---- one configuration ------------------------------------------------------
+
+def kvm_usable():
+    if not os.path.exists("/dev/kvm"):
+        return "/dev/kvm is missing"
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return "/dev/kvm is not accessible"
+    return None
+
+
+def run_config(cfg, args, runner):
+    """Returns (results, notes): notes are lines printed after the results."""
+    log = os.path.join(args.logs, f"{cfg.name}.log")
+    boot_name = f"{cfg.name}/boot"
+    if os.path.exists(log):
+        os.remove(log)
+
+    def skip(reason):
+        return [Result("SKIP", boot_name, reason)], []
+
+    if cfg.requires_kvm:
+        why = kvm_usable()
+        if why:
+            return skip(why)
+    image = os.path.join(args.build, "goro.elf" if cfg.boot == "kernel" else "goro.iso")
+    if not os.path.exists(image):
+        return [Result("FAIL", boot_name, f"{image} not built")], []
+    vars_copy = None
+    if cfg.firmware == "ovmf":
+        code, vars_src = find_firmware(OVMF_CODE), find_firmware(OVMF_VARS)
+        if not code or not vars_src:
+            return [Result("FAIL", boot_name, f"no OVMF firmware in {OVMF_DIR}")], []
+        # Variables persist across boots (boot order, failed attempts), so
+        # each run starts from the pristine file.
+        vars_copy = os.path.join(args.logs, f"{cfg.name}.vars.fd")
+        shutil.copyfile(vars_src, vars_copy)
+
+    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append)
+    with open(log + ".cmd", "w") as f:
+        f.write(" ".join(shlex.quote(a) for a in argv) + "\n")
+    status, err, secs = runner.run(argv, cfg.timeout)
+    lines = read_log(log)
+    err = err.strip()
+
+    results, problems = [], []
+    if cfg.ktest:
+        results, problems = ktest_results(cfg, lines)
+    problems = boot_problems(cfg, lines, status) + problems
+    if err and status != cfg.exit_status:
+        problems.append("qemu: " + err.splitlines()[-1])
+
+    notes = []
+    if args.verbose:
+        notes.append(f"# {cfg.name}: {describe_status(status)} in {secs:.1f}s")
+    if cfg.optional and problems:
+        # Never a failure: the host may not run this configuration at all.
+        return [Result("SKIP", boot_name, "optional run unusable here: " + "; ".join(problems))], notes
+    rel = os.path.relpath(log)
+    if problems:
+        results.insert(0, Result("FAIL", boot_name, "; ".join(problems) + f" (log: {rel})"))
+        notes.append(tail(lines))
+        if err:
+            notes.append("\n".join("    qemu: " + l for l in err.splitlines()[-5:]))
+    else:
+        results.insert(0, Result("PASS", boot_name))
+    for r in results:
+        if r.status == "FAIL" and r.name != boot_name:
+            r.reason = (r.reason or "failed") + f" (log: {rel})"
+    if any(r.status == "FAIL" for r in results):
+        seed = find_seed(lines)
+        notes.append(f"    {cfg.name}: {seed}" if seed
+                     else f"    {cfg.name}: no seed= line in the log")
+    return results, notes
+
+
+# ---- host unit tests ---------------------------------------------------------
+
+def host_tests(build):
+    d = os.path.join(build, "host")
+    if not os.path.isdir(d):
+        return []
+    return sorted(os.path.join(d, f) for f in os.listdir(d)
+                  if f.startswith("test_") and os.access(os.path.join(d, f), os.X_OK)
+                  and os.path.isfile(os.path.join(d, f)))
+
+
+def run_host_test(path, args, runner):
+    base = os.path.basename(path)
+    prefix = f"host/{base}"
+    log = os.path.join(args.logs, f"host-{base}.log")
+    t0 = time.monotonic()
+    with runner.lock:
+        p = subprocess.Popen([path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        runner.procs.add(p)
+    try:
+        out, _ = p.communicate(timeout=HOST_TEST_TIMEOUT)
+        status = p.returncode
+    except subprocess.TimeoutExpired:
+        kill_group(p)
+        out, _ = p.communicate()
+        status = None
+    finally:
+        with runner.lock:
+            runner.procs.discard(p)
+    text = out.decode(errors="replace")
+    with open(log, "w") as f:
+        f.write(text)
+    rel = os.path.relpath(log)
+    results = []
+    for l in text.splitlines():
+        m = HOST_RE.match(l)
+        if m:
+            results.append(Result(m.group(1), f"{prefix}/{m.group(2)}", m.group(3) or ""))
+    for r in results:
+        if r.status == "FAIL":
+            r.reason += f" (log: {rel})"
+    notes = []
+    if args.verbose:
+        notes.append(f"# {prefix}: exit {status} in {time.monotonic() - t0:.1f}s")
+    failed = any(r.status == "FAIL" for r in results)
+    # A crash (sanitizer report, signal) after the last PASS line, or a
+    # non-zero exit that no FAIL line explains, is a failure of its own.
+    if status is None:
+        results.append(Result("FAIL", f"{prefix}/exit", f"timeout after {HOST_TEST_TIMEOUT}s (log: {rel})"))
+    elif status != 0 and not failed:
+        results.append(Result("FAIL", f"{prefix}/exit", f"{describe_host_status(status)} (log: {rel})"))
+    elif not results:
+        results.append(Result("FAIL", f"{prefix}/exit", f"no PASS/FAIL lines (log: {rel})"))
+    if status != 0 and not failed or status is None:
+        notes.append(tail(text.splitlines()))
+    return results, notes
+
+
+def describe_host_status(status):
+    if status < 0:
+        return f"killed by signal {-status}"
+    return f"exit {status}"
+
+
+# ---- main ------------------------------------------------------------------
+
+def selected(name, filters):
+    return not filters or any(f in name for f in filters)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="build directory (default build)")
+    ap.add_argument("-j", "--jobs", type=int, default=2,
+                    help="QEMU runs in parallel (default 2)")
+    ap.add_argument("--filter", action="append", default=[],
+                    help="run only configurations whose name contains this "
+                         "(repeatable, or comma-separated; 'host' is the host tests)")
+    ap.add_argument("--list", action="store_true", help="list the configurations")
+    ap.add_argument("--append", default="",
+                    help="words added to every command line, e.g. 'seed=42 filter=chan'")
+    ap.add_argument("--seed", help="add seed=N to every command line (replay a run)")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="also print each run's exit status and wall time")
+    args = ap.parse_args()
+    filters = [f for arg in args.filter for f in arg.split(",") if f]
+    if args.seed:
+        args.append = f"{args.append} seed={args.seed}".strip()
+
+    if args.list:
+        for c in CONFIGS:
+            print(f"{c.name:20} {c.help}")
+        print(f"{'host':20} host unit tests: every {args.build}/host/test_* binary")
+        return 0
+
+    configs = [c for c in CONFIGS if selected(c.name, filters)]
+    hosts = host_tests(args.build) if selected("host", filters) else []
+    if not configs and not hosts:
+        print("run.py: nothing selected", file=sys.stderr)
+        return 2
+    args.logs = os.path.join(args.build, "test-logs")
+    os.makedirs(args.logs, exist_ok=True)
+
+    runner = Runner()
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    out_lock = threading.Lock()
+
+    def report(future):
+        results, notes = future.result()
+        with out_lock:
+            for r in results:
+                counts[r.status] += 1
+                print(r.line())
+            for n in notes:
+                print(n)
+            sys.stdout.flush()
+
+    t0 = time.monotonic()
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    try:
+        futures = [pool.submit(run_config, c, args, runner) for c in configs]
+        # Host tests are CPU-bound too; they queue behind the QEMU runs.
+        futures += [pool.submit(run_host_test, h, args, runner) for h in hosts]
+        for f in concurrent.futures.as_completed(futures):
+            report(f)
+    except KeyboardInterrupt:
+        runner.stop()
+        pool.shutdown(wait=True, cancel_futures=True)
+        print("interrupted", file=sys.stderr)
+        return 130
+    pool.shutdown(wait=True)
+
+    if args.verbose:
+        print(f"# wall time {time.monotonic() - t0:.1f}s")
+    summary = f"{counts['PASS']} passed, {counts['FAIL']} failed"
+    if counts["SKIP"]:
+        summary += f", {counts['SKIP']} skipped"
+    print(summary)
+    return 1 if counts["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Installs the Debian packages that building and testing goro need, when
+# something is missing; silent otherwise. Checks the files and commands
+# themselves rather than package names, so a tree built on another distro
+# with the tools in place passes too.
+set -e
+
+missing=""
+need() {
+	case " $missing " in
+	*" $1 "*) ;;
+	*) missing="$missing $1" ;;
+	esac
+}
+have_cmd() { command -v "$1" >/dev/null 2>&1; }
+
+have_cmd qemu-system-x86_64 || need qemu-system-x86
+have_cmd nasm || need nasm
+have_cmd grub-mkrescue || need grub-common
+have_cmd xorriso || need xorriso
+have_cmd mformat || need mtools
+# grub-mkrescue builds a BIOS and a UEFI image only from the module dirs
+# present, and silently leaves out the other, so check both.
+[ -d /usr/lib/grub/i386-pc ] || need grub-pc-bin
+[ -d /usr/lib/grub/x86_64-efi ] || need grub-efi-amd64-bin
+[ -f /usr/share/OVMF/OVMF_CODE_4M.fd ] && [ -f /usr/share/OVMF/OVMF_VARS_4M.fd ] || need ovmf
+[ -f /usr/lib/crt0-efi-x86_64.o ] || need gnu-efi
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing:$missing; install them as root with:"
+	echo "  apt-get update && apt-get install -y$missing"
+	exit 1
+fi
+echo "deps: installing$missing"
+apt-get update
+DEBIAN_FRONTEND=noninteractive apt-get install -y$missing
