@@ -30,8 +30,7 @@ have_cmd mformat || need mtools
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
-	echo "deps: missing:$missing; install them as root with:"
-	echo "  apt-get update && apt-get install -y$missing"
+	echo "deps: as root, run: apt-get update && apt-get install -y$missing" >&2
 	exit 1
 fi
 echo "deps: installing$missing"
