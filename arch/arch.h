@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: MIT
+// The narrow boundary between kernel/ (policy) and arch/ (x86-64).
+// kernel/ includes this header and nothing else from arch/; everything that
+// knows a register, an MSR or an APIC offset sits behind these calls.
+#ifndef GORO_ARCH_H
+#define GORO_ARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define MAX_CPUS 64
+
+// Per-core data reached through GS base. The first fields are read with
+// %gs-relative loads, so their offsets are fixed (checked in arch/cpu.c).
+struct cpu {
+    struct cpu *self;           // gs:0
+    uint32_t index;             // gs:8   dense 0..ncpu-1, BSP is 0
+    uint32_t apic_id;           // gs:12
+    void *m;                    // gs:16  kernel/'s M for this core
+    // arch/ only below this line
+    uint64_t ist_stacks[4];     // tops of the #DF, NMI, #MC, #PF stacks
+    uint8_t online;             // written once by the core itself
+    uint8_t pad[7];
+    uint64_t online_tsc;
+};
+
+static inline struct cpu *this_cpu(void)
+{
+    struct cpu *c;
+    __asm__ volatile("mov %%gs:0, %0" : "=r"(c));
+    return c;
+}
+
+static inline uint32_t cpu_index(void)
+{
+    uint32_t i;
+    __asm__ volatile("movl %%gs:8, %0" : "=r"(i));
+    return i;
+}
+
+// Boot, on the boot core, in this order:
+//  arch_early_init: per-core pointer, descriptors, IDT (faults are reported
+//    from here on);
+//  arch_simd_init: SSE/AVX on this core and, later, every AP, unless simd
+//    is false (integer-only runs, e.g. under this machine's PVM KVM);
+//  arch_platform_init: the direct map (needs page_alloc), local APIC, TSC;
+//  arch_start_aps: every other enabled core comes up and calls ap_main on
+//    its own stack with interrupts off; returns when all are in (or reported
+//    missing).
+void arch_early_init(void);
+void arch_simd_init(bool simd);
+void arch_platform_init(void);
+void arch_start_aps(void (*ap_main)(void));
+uint32_t arch_ncpu(void);               // cores online
+struct cpu *arch_cpu(uint32_t index);
+
+// Interrupt state. irq_save returns the previous state for irq_restore.
+static inline uint64_t irq_save(void)
+{
+    uint64_t f;
+    __asm__ volatile("pushfq; popq %0; cli" : "=r"(f) :: "memory");
+    return f;
+}
+static inline void irq_restore(uint64_t f)
+{
+    if (f & (1u << 9))
+        __asm__ volatile("sti" ::: "memory");
+}
+static inline void irq_disable(void) { __asm__ volatile("cli" ::: "memory"); }
+static inline void irq_enable(void) { __asm__ volatile("sti" ::: "memory"); }
+static inline bool irqs_enabled(void)
+{
+    uint64_t f;
+    __asm__ volatile("pushfq; popq %0" : "=r"(f));
+    return f & (1u << 9);
+}
+static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
+static inline uint64_t arch_cycles(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+// Called with interrupts off: enables them and halts until one arrives,
+// atomically (sti; hlt), and returns with them off again.
+void arch_idle_halt(void);
+
+// Time: TSC frequency, found at boot.
+uint64_t arch_tsc_hz(void);
+uint64_t arch_ns_to_cycles(uint64_t ns);
+uint64_t arch_cycles_to_ns(uint64_t cycles);
+
+// Interrupts between cores. Vectors named here; handlers registered by
+// kernel/ run with interrupts off on the receiving core.
+enum {
+    VEC_TIMER = 0xF0,
+    VEC_WAKE = 0xF1,
+    VEC_PREEMPT = 0xF2,
+    VEC_TLB = 0xF3,
+    VEC_STOP = 0xFE,
+    VEC_SPURIOUS = 0xFF,
+};
+typedef void (*irq_handler_fn)(uint8_t vector);
+void arch_set_irq_handler(uint8_t vector, irq_handler_fn fn);
+void arch_send_ipi(uint32_t cpu, uint8_t vector);
+void arch_send_ipi_all_but_self(uint8_t vector);
+
+// Leave the machine: code 0 means success (QEMU exits 33), 1..15 a failure
+// code (QEMU exits 2c+1), ARCH_EXIT_FATAL a fatal error (QEMU exits 255).
+#define ARCH_EXIT_FATAL 0x7f
+void arch_exit(int code) __attribute__((noreturn));
+
+// Stop every other core (fatal paths), without locks.
+void arch_stop_others(void);
+
+// The symbol that contains addr, for backtraces; NULL when unknown.
+const char *arch_symbolize(uint64_t addr, uint64_t *offset);
+void arch_backtrace(uint64_t rbp, int max);
+
+#endif

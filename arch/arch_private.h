@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// Declarations shared among arch/ files only.
+#ifndef GORO_ARCH_PRIVATE_H
+#define GORO_ARCH_PRIVATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "arch.h"
+
+// IST slots (TSS.ist[n-1] holds slot n): one stack each for the faults
+// that must not run on the faulting stack.
+enum { IST_DF = 1, IST_NMI = 2, IST_MC = 3, IST_PF = 4, IST_COUNT = 4 };
+
+extern struct cpu cpus[MAX_CPUS];
+
+struct trapframe {
+    uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+    uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+    uint64_t vector, error;
+    uint64_t rip, cs, rflags, rsp, ss;      // pushed by the CPU
+};
+
+void cpu_set_gs(uint32_t index);
+void cpu_init_descriptors(uint32_t index);
+void idt_init(void);
+void idt_load(void);
+void fpu_init(bool simd);
+void paging_init(void);
+void tsc_calibrate(void);
+void tsc_delay_us(uint64_t us);
+
+// Local APIC (arch/lapic.c)
+void lapic_init(void);
+uint32_t lapic_id(void);
+bool lapic_x2apic(void);
+void lapic_eoi(void);
+void lapic_send(uint32_t apic_id, uint32_t icr_low);
+#define ICR_FIXED       0x00000u
+#define ICR_NMI         0x00400u
+#define ICR_INIT        0x00500u
+#define ICR_STARTUP     0x00600u
+#define ICR_ASSERT      0x04000u
+#define ICR_LEVEL       0x08000u
+#define ICR_ALL_BUT_SELF 0xC0000u
+
+// Exception dump (arch/trap.c), used by the NMI stop path too.
+extern volatile bool arch_stopping;
+
+#endif

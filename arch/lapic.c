@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// The local APIC: x2APIC mode (MSRs) when the CPU has it, xAPIC (MMIO at
+// the base in IA32_APIC_BASE) otherwise. The rest of arch/ sees one set of
+// calls; only lapic_read/lapic_write know which mode is on.
+#include "arch_private.h"
+#include "x86.h"
+
+#define APIC_BASE_EN   (1ull << 11)
+#define APIC_BASE_EXTD (1ull << 10)
+
+enum {
+    REG_ID = 0x20, REG_TPR = 0x80, REG_EOI = 0xB0, REG_SVR = 0xF0,
+    REG_ICR_LO = 0x300, REG_ICR_HI = 0x310,
+    REG_LVT_TIMER = 0x320, REG_LVT_LINT0 = 0x350, REG_LVT_LINT1 = 0x360, REG_LVT_ERROR = 0x370,
+    REG_TIMER_INIT = 0x380, REG_TIMER_CUR = 0x390, REG_TIMER_DIV = 0x3E0,
+};
+#define LVT_MASKED (1u << 16)
+#define ICR_PENDING (1u << 12)
+
+static bool x2apic;
+static volatile uint32_t *mmio;
+
+bool lapic_x2apic(void)
+{
+    return x2apic;
+}
+
+static uint32_t lapic_read(uint32_t reg)
+{
+    if (x2apic)
+        return (uint32_t)rdmsr(0x800 + (reg >> 4));
+    return mmio[reg / 4];
+}
+
+static void lapic_write(uint32_t reg, uint32_t v)
+{
+    if (x2apic)
+        wrmsr(0x800 + (reg >> 4), v);
+    else
+        mmio[reg / 4] = v;
+}
+
+uint32_t lapic_id(void)
+{
+    uint32_t id = lapic_read(REG_ID);
+    return x2apic ? id : id >> 24;
+}
+
+static void pic_disable(void)
+{
+    // Remap the 8259s away from the exception vectors, then mask them all:
+    // a spurious IRQ 7 must not look like #NM.
+    outb(0x20, 0x11); outb(0xA0, 0x11);
+    outb(0x21, 0x20); outb(0xA1, 0x28);
+    outb(0x21, 0x04); outb(0xA1, 0x02);
+    outb(0x21, 0x01); outb(0xA1, 0x01);
+    outb(0x21, 0xFF); outb(0xA1, 0xFF);
+}
+
+// Per core. The BSP decides the mode; APs follow it.
+void lapic_init(void)
+{
+    uint64_t base = rdmsr(MSR_APIC_BASE);
+    if (cpu_index() == 0) {
+        x2apic = cpuid(1, 0).ecx & (1u << 21);
+        mmio = (volatile uint32_t *)(base & 0xFFFFF000ull);
+        pic_disable();
+    }
+    base |= APIC_BASE_EN;
+    if (x2apic)
+        base |= APIC_BASE_EXTD;
+    wrmsr(MSR_APIC_BASE, base);
+
+    lapic_write(REG_TPR, 0);
+    lapic_write(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
+    lapic_write(REG_LVT_LINT0, LVT_MASKED);
+    lapic_write(REG_LVT_LINT1, 0x400);          // NMI
+    lapic_write(REG_LVT_ERROR, LVT_MASKED);
+    lapic_write(REG_SVR, 0x100 | VEC_SPURIOUS); // enable
+    lapic_eoi();
+    this_cpu()->apic_id = lapic_id();
+}
+
+void lapic_eoi(void)
+{
+    lapic_write(REG_EOI, 0);
+}
+
+// Sends one IPI. In xAPIC mode the ICR is two registers, so interrupts are
+// off between the writes: a handler that sends an IPI in between would
+// redirect this one.
+void lapic_send(uint32_t apic_id, uint32_t icr_low)
+{
+    uint64_t f = irq_save();
+    if (x2apic) {
+        wrmsr(0x830, ((uint64_t)apic_id << 32) | icr_low);
+    } else {
+        while (lapic_read(REG_ICR_LO) & ICR_PENDING)
+            cpu_relax();
+        lapic_write(REG_ICR_HI, apic_id << 24);
+        lapic_write(REG_ICR_LO, icr_low);
+    }
+    irq_restore(f);
+}
+
+void arch_send_ipi(uint32_t cpu, uint8_t vector)
+{
+    lapic_send(cpus[cpu].apic_id, ICR_FIXED | ICR_ASSERT | vector);
+}
+
+void arch_send_ipi_all_but_self(uint8_t vector)
+{
+    lapic_send(0, ICR_FIXED | ICR_ASSERT | ICR_ALL_BUT_SELF | vector);
+}
+
+// One-shot APIC timer, for calibration now and the tickless timer later.
+void lapic_timer_oneshot(uint32_t count, uint8_t vector)
+{
+    lapic_write(REG_TIMER_DIV, 0xB);            // divide by 1
+    lapic_write(REG_LVT_TIMER, vector);
+    lapic_write(REG_TIMER_INIT, count);
+}
+
+uint32_t lapic_timer_current(void)
+{
+    return lapic_read(REG_TIMER_CUR);
+}
+
+void lapic_timer_stop(void)
+{
+    lapic_write(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
+    lapic_write(REG_TIMER_INIT, 0);
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// The IDT and trap dispatch. An exception nobody claims is fatal: the dump
+// names the exception, error code, faulting address, core and goroutine,
+// shows every register and a frame-pointer backtrace with symbols, stops
+// the other cores and exits non-zero. Never a silent triple fault.
+#include "arch_private.h"
+#include "x86.h"
+#include "printf.h"
+#include "trap_hooks.h"
+
+struct idt_entry {
+    uint16_t off_lo, sel;
+    uint8_t ist, type;
+    uint16_t off_mid;
+    uint32_t off_hi, rsv;
+} __attribute__((packed));
+
+static struct idt_entry idt[256] __attribute__((aligned(16)));
+extern const uint64_t isr_stubs[256];
+static irq_handler_fn irq_handlers[256];
+static fault_handler_fn fault_handlers[32];
+volatile bool arch_stopping;
+
+static const char *const exc_names[32] = {
+    [0] = "#DE divide error", [1] = "#DB debug", [2] = "NMI", [3] = "#BP breakpoint",
+    [4] = "#OF overflow", [5] = "#BR bound range", [6] = "#UD invalid opcode",
+    [7] = "#NM device not available", [8] = "#DF double fault",
+    [10] = "#TS invalid TSS", [11] = "#NP segment not present", [12] = "#SS stack fault",
+    [13] = "#GP general protection", [14] = "#PF page fault", [16] = "#MF x87 error",
+    [17] = "#AC alignment check", [18] = "#MC machine check", [19] = "#XM SIMD exception",
+    [20] = "#VE virtualization", [21] = "#CP control protection",
+};
+
+void idt_init(void)
+{
+    for (int v = 0; v < 256; v++) {
+        uint64_t off = isr_stubs[v];
+        uint8_t ist = 0;
+        if (v == 8) ist = IST_DF;
+        else if (v == 2) ist = IST_NMI;
+        else if (v == 18) ist = IST_MC;
+        else if (v == 14) ist = IST_PF;
+        idt[v] = (struct idt_entry){
+            .off_lo = off & 0xFFFF, .sel = 0x08, .ist = ist, .type = 0x8E,
+            .off_mid = (off >> 16) & 0xFFFF, .off_hi = off >> 32,
+        };
+    }
+}
+
+void idt_load(void)
+{
+    struct { uint16_t limit; uint64_t base; } __attribute__((packed)) idtr = {
+        sizeof idt - 1, (uint64_t)idt
+    };
+    __asm__ volatile("lidt %0" :: "m"(idtr));
+}
+
+void arch_set_irq_handler(uint8_t vector, irq_handler_fn fn)
+{
+    irq_handlers[vector] = fn;
+}
+
+void arch_set_fault_handler(uint8_t vector, fault_handler_fn fn)
+{
+    fault_handlers[vector] = fn;
+}
+
+static void dump_frame(const struct trapframe *tf)
+{
+    uint64_t off;
+    const char *sym = arch_symbolize(tf->rip, &off);
+    kprintf("  rip %016lx <%s+0x%lx>  cs %lx  rflags %08lx\n", tf->rip, sym ? sym : "?", off,
+            tf->cs, tf->rflags);
+    kprintf("  rsp %016lx  ss %lx  cr2 %016lx  cr3 %016lx\n", tf->rsp, tf->ss, read_cr2(), read_cr3());
+    kprintf("  rax %016lx  rbx %016lx  rcx %016lx  rdx %016lx\n", tf->rax, tf->rbx, tf->rcx, tf->rdx);
+    kprintf("  rsi %016lx  rdi %016lx  rbp %016lx  r8  %016lx\n", tf->rsi, tf->rdi, tf->rbp, tf->r8);
+    kprintf("  r9  %016lx  r10 %016lx  r11 %016lx  r12 %016lx\n", tf->r9, tf->r10, tf->r11, tf->r12);
+    kprintf("  r13 %016lx  r14 %016lx  r15 %016lx\n", tf->r13, tf->r14, tf->r15);
+}
+
+static void pf_reason(uint64_t err, char *buf, size_t n)
+{
+    snprintf(buf, n, " [%s, %s%s%s]", (err & 1) ? "protection violation" : "not present",
+             (err & 2) ? "write" : "read", (err & 16) ? ", instruction fetch" : "",
+             (err & 8) ? ", reserved bit" : "");
+}
+
+static __attribute__((noreturn)) void fatal_exception(struct trapframe *tf)
+{
+    uint64_t v = tf->vector;
+    arch_stop_others();
+    console_panic_mode();
+    char extra[96] = "";
+    if (v == 14)
+        pf_reason(tf->error, extra, sizeof extra);
+    kprintf("\nEXCEPTION %s (vector %lu) on cpu %u, error code 0x%lx%s\n",
+            exc_names[v] ? exc_names[v] : "reserved", v, cpu_index(), tf->error, extra);
+    if (v == 14)
+        kprintf("  faulting address %016lx\n", read_cr2());
+    trap_describe_context();
+    dump_frame(tf);
+    kprintf("backtrace:\n");
+    uint64_t off;
+    const char *sym = arch_symbolize(tf->rip, &off);
+    kprintf("  #0 %016lx %s+0x%lx\n", tf->rip, sym ? sym : "?", off);
+    arch_backtrace(tf->rbp, 32);
+    arch_exit(ARCH_EXIT_FATAL);
+}
+
+// An NMI is either the stop request of a core that is going down, or a
+// hardware NMI, which is fatal.
+static void nmi(struct trapframe *tf)
+{
+    if (arch_stopping) {
+        for (;;)
+            __asm__ volatile("cli; hlt");
+    }
+    fatal_exception(tf);
+}
+
+struct trapframe *trap_dispatch(struct trapframe *tf)
+{
+    uint64_t v = tf->vector;
+    if (v < 32) {
+        if (v == 2)
+            nmi(tf);
+        if (fault_handlers[v] && fault_handlers[v](v, tf->error, read_cr2(), tf->rip))
+            return tf;
+        fatal_exception(tf);
+    }
+    if (v == VEC_SPURIOUS)
+        return tf;
+    if (irq_handlers[v])
+        irq_handlers[v]((uint8_t)v);
+    else
+        kprintf("trap: unexpected interrupt vector %lu on cpu %u\n", v, cpu_index());
+    lapic_eoi();
+    return trap_switch_hook(tf);
+}
+
+void arch_stop_others(void)
+{
+    if (__atomic_exchange_n(&arch_stopping, true, __ATOMIC_ACQ_REL))
+        return;     // another core is already stopping everyone
+    if (arch_ncpu() > 1)
+        lapic_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
+}

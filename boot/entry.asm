@@ -1,0 +1,215 @@
+; SPDX-License-Identifier: MIT
+;
+; Multiboot v1 and v2 headers and the 32-bit entry shared by both.
+;
+; QEMU's -kernel loader takes the v1 header and, for a 64-bit ELF, needs the
+; a.out-kludge address fields (flag bit 16). GRUB's multiboot2 command takes
+; the v2 header and loads the ELF segments itself. Both enter _start in
+; 32-bit protected mode with paging off, the magic in eax and the boot
+; information's physical address in ebx.
+;
+; _start checks for long mode, clears .bss, identity-maps the first 4 GiB
+; with 2 MiB pages (the top GiB, where the APIC and other MMIO live, uncached),
+; enters 64-bit mode and calls boot_multiboot(magic, info). The C code builds
+; the real direct map later; these tables only have to get it there.
+
+MB1_MAGIC       equ 0x1BADB002
+MB1_FLAGS       equ (1 << 0) | (1 << 1) | (1 << 16)   ; align modules, memory map, address fields
+MB2_MAGIC       equ 0xE85250D6
+
+extern _image_start, _load_end, _bss_start, _bss_end
+extern boot_multiboot
+
+section .multiboot
+align 4
+mb1_header:
+    dd MB1_MAGIC
+    dd MB1_FLAGS
+    dd -(MB1_MAGIC + MB1_FLAGS)
+    dd mb1_header           ; header_addr
+    dd _image_start         ; load_addr
+    dd _load_end            ; load_end_addr
+    dd _bss_end             ; bss_end_addr
+    dd _start               ; entry_addr
+
+align 8
+mb2_header:
+    dd MB2_MAGIC
+    dd 0                    ; i386 protected mode
+    dd mb2_header_end - mb2_header
+    dd -(MB2_MAGIC + 0 + (mb2_header_end - mb2_header))
+    ; information request: memory map (6), ACPI new (15) and old (14), framebuffer (8)
+    align 8
+    dw 1, 0
+    dd 8 + 4 * 4
+    dd 6, 15, 14, 8
+    ; framebuffer: prefer text-compatible 1024x768x32 when GRUB can set it;
+    ; optional, so a machine without one still boots
+    align 8
+    dw 5, 1
+    dd 20
+    dd 1024, 768, 32
+    align 8
+    dw 0, 0                 ; end tag
+    dd 8
+mb2_header_end:
+
+section .data
+global boot_magic, boot_info_phys, boot_entry_tsc
+align 8
+boot_entry_tsc: dq 0
+boot_info_phys: dq 0
+boot_magic:     dd 0
+
+section .bss.pagetables nobits alloc write
+align 4096
+global boot_pml4
+boot_pml4:  resb 4096
+boot_pdpt:  resb 4096
+boot_pd:    resb 4096 * 4
+
+section .bss
+align 16
+global boot_stack_top
+boot_stack: resb 16384
+boot_stack_top:
+
+section .text.boot
+bits 32
+global _start
+_start:
+    cli
+    cld
+    mov esi, eax
+    rdtsc
+    mov [boot_entry_tsc], eax
+    mov [boot_entry_tsc + 4], edx
+    mov [boot_magic], esi
+    mov [boot_info_phys], ebx
+
+    ; long mode present?
+    mov eax, 0x80000000
+    cpuid
+    cmp eax, 0x80000001
+    jb .no_long_mode
+    mov eax, 0x80000001
+    cpuid
+    test edx, 1 << 29
+    jz .no_long_mode
+    mov ebp, edx                    ; keep feature bits: NX is bit 20
+
+    ; clear .bss (the loaders zero it too; do not depend on that)
+    mov edi, _bss_start
+    mov ecx, _bss_end
+    sub ecx, edi
+    shr ecx, 2
+    xor eax, eax
+    rep stosd
+
+    mov esp, boot_stack_top
+
+    ; PML4[0] -> PDPT; PDPT[0..3] -> four page directories of 2 MiB pages
+    mov eax, boot_pdpt
+    or eax, 0x3
+    mov [boot_pml4], eax
+    mov edi, boot_pdpt
+    mov eax, boot_pd
+    or eax, 0x3
+    mov ecx, 4
+.pdpt:
+    mov [edi], eax
+    add eax, 4096
+    add edi, 8
+    loop .pdpt
+
+    mov edi, boot_pd
+    xor ebx, ebx                    ; entry index 0..2047
+.pd:
+    mov eax, ebx
+    shl eax, 21
+    or eax, 0x83                    ; present, writable, 2 MiB
+    cmp ebx, 3 * 512
+    jb .pd_cached
+    or eax, 0x18                    ; PWT|PCD: the 3-4 GiB hole is MMIO
+.pd_cached:
+    mov [edi + ebx * 8], eax
+    mov dword [edi + ebx * 8 + 4], 0
+    inc ebx
+    cmp ebx, 2048
+    jb .pd
+
+    mov eax, cr4
+    or eax, 1 << 5                  ; PAE
+    mov cr4, eax
+    mov eax, boot_pml4
+    mov cr3, eax
+    mov ecx, 0xC0000080             ; EFER
+    rdmsr
+    or eax, 1 << 8                  ; LME
+    test ebp, 1 << 20
+    jz .no_nx
+    or eax, 1 << 11                 ; NXE, so later page tables may use NX
+.no_nx:
+    wrmsr
+    mov eax, cr0
+    or eax, (1 << 31) | (1 << 16) | 1   ; PG, WP, PE
+    mov cr0, eax
+    lgdt [gdt64_ptr]
+    jmp 0x08:long_entry
+
+; No long mode: say so on the serial port and the VGA text screen, then stop.
+.no_long_mode:
+    mov esi, no_lm_msg
+    mov edi, 0xB8000
+.msg:
+    lodsb
+    test al, al
+    jz .halt
+    mov ah, 0x4F
+    mov [edi], ax
+    add edi, 2
+    mov bl, al
+    mov dx, 0x3FD
+.wait_tx:
+    in al, dx
+    test al, 0x20
+    jz .wait_tx
+    mov dx, 0x3F8
+    mov al, bl
+    out dx, al
+    jmp .msg
+.halt:
+    hlt
+    jmp .halt
+
+bits 64
+long_entry:
+    mov ax, 0x10
+    mov ds, ax
+    mov es, ax
+    mov ss, ax
+    xor eax, eax
+    mov fs, ax
+    mov gs, ax
+    mov rsp, boot_stack_top
+    xor ebp, ebp
+    mov edi, [boot_magic]
+    mov esi, [boot_info_phys]
+    call boot_multiboot
+.hang:
+    cli
+    hlt
+    jmp .hang
+
+section .rodata
+no_lm_msg: db "goro: this CPU has no long mode (x86-64); goro cannot boot here", 13, 10, 0
+
+align 16
+gdt64:
+    dq 0
+    dq 0x00AF9A000000FFFF           ; 0x08: 64-bit code
+    dq 0x00CF92000000FFFF           ; 0x10: data
+gdt64_end:
+gdt64_ptr:
+    dw gdt64_end - gdt64 - 1
+    dd gdt64

@@ -1,0 +1,88 @@
+; SPDX-License-Identifier: MIT
+;
+; AP start-up code, assembled as a flat binary and copied to AP_TRAMPOLINE
+; (a page below 1 MiB, the SIPI vector's page) by arch/smp.c, which fills the
+; parameter block first. Every AP started by the same SIPI runs this at once:
+; the only shared write is the ticket, taken with lock xadd, which picks the
+; AP's stack. Real mode -> protected mode -> long mode, then ap_entry(ticket)
+; on that stack, with the BSP's page tables.
+;
+; The parameter block's layout is struct ap_params in arch/smp.c.
+
+bits 16
+org 0x8000
+
+start:
+    jmp short real_start
+align 8
+params:
+p_cr3:      dq 0        ; +8   BSP's CR3 (below 4 GiB)
+p_entry:    dq 0        ; +16  64-bit C entry, void ap_entry(uint64_t ticket)
+p_stacks:   dq 0        ; +24  array of stack tops, indexed by ticket
+p_ticket:   dd 0        ; +32  next ticket
+p_efer:     dd 0        ; +36  EFER bits to set (LME, NXE)
+p_cr4:      dd 0        ; +40  CR4 to load (PAE at least)
+            dd 0
+
+align 16
+gdt:
+    dq 0
+    dq 0x00AF9A000000FFFF   ; 0x08: 64-bit code
+    dq 0x00CF92000000FFFF   ; 0x10: data
+    dq 0x00CF9A000000FFFF   ; 0x18: 32-bit code
+gdt_end:
+gdtr:
+    dw gdt_end - gdt - 1
+    dd gdt
+
+real_start:
+    cli
+    cld
+    xor ax, ax
+    mov ds, ax
+    lgdt [gdtr]
+    mov eax, cr0
+    or eax, 1
+    mov cr0, eax
+    jmp dword 0x18:prot_mode
+
+bits 32
+prot_mode:
+    mov ax, 0x10
+    mov ds, ax
+    mov es, ax
+    mov ss, ax
+    mov eax, [p_cr4]
+    mov cr4, eax
+    mov eax, [p_cr3]
+    mov cr3, eax
+    mov ecx, 0xC0000080
+    rdmsr
+    or eax, [p_efer]
+    wrmsr
+    mov eax, cr0
+    or eax, (1 << 31) | (1 << 16)   ; PG, WP
+    mov cr0, eax
+    jmp 0x08:long_mode
+
+bits 64
+long_mode:
+    mov ax, 0x10
+    mov ds, ax
+    mov es, ax
+    mov ss, ax
+    xor eax, eax
+    mov fs, ax
+    mov gs, ax
+    mov eax, 1
+    lock xadd [p_ticket], eax
+    mov rbx, [p_stacks]
+    mov rsp, [rbx + rax * 8]
+    mov edi, eax
+    xor ebp, ebp
+    mov rax, [p_entry]
+    call rax
+.hang:
+    cli
+    hlt
+    jmp .hang

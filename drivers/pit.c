@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: MIT
+#include "pit.h"
+#include "x86.h"
+
+void pit_oneshot_start(uint16_t ticks)
+{
+    // Gate channel 2 on, speaker off; mode 0 (interrupt on terminal count),
+    // whose OUT pin (port 0x61 bit 5) rises when the count reaches zero.
+    outb(0x61, (inb(0x61) & ~0x02) | 0x01);
+    outb(0x43, 0xB0);
+    outb(0x42, ticks & 0xFF);
+    outb(0x42, ticks >> 8);
+}
+
+int pit_oneshot_done(void)
+{
+    return inb(0x61) & 0x20;
+}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: MIT
+// The one structure every boot path fills before kmain: multiboot v1
+// (QEMU -kernel), multiboot2 (GRUB, BIOS or UEFI) and the GNU-EFI loader.
+// It is a copy: nothing in it points into memory the loader owned, so the
+// low pages can be reused (the AP trampoline) once it is filled.
+#ifndef GORO_BOOTINFO_H
+#define GORO_BOOTINFO_H
+
+#include <stdint.h>
+
+#define BOOT_MMAP_MAX 128
+#define BOOT_CMDLINE_MAX 1024
+
+enum boot_mem_type {
+    BOOT_MEM_USABLE = 1,
+    BOOT_MEM_RESERVED = 2,
+    BOOT_MEM_ACPI_RECLAIM = 3,
+    BOOT_MEM_ACPI_NVS = 4,
+    BOOT_MEM_BAD = 5,
+};
+
+struct boot_mmap_entry {
+    uint64_t base;
+    uint64_t len;
+    uint32_t type;          // enum boot_mem_type
+};
+
+struct boot_framebuffer {
+    uint64_t addr;          // physical; 0 when there is none
+    uint32_t pitch;         // bytes per line
+    uint32_t width, height;
+    uint8_t bpp;
+    uint8_t red_pos, green_pos, blue_pos;
+};
+
+struct boot_info {
+    const char *loader;                 // "multiboot1", "multiboot2", "uefi"
+    uint64_t entry_tsc;                 // TSC at the first instruction
+    char cmdline[BOOT_CMDLINE_MAX];
+    uint32_t mmap_count;
+    struct boot_mmap_entry mmap[BOOT_MMAP_MAX];
+    uint8_t rsdp[36];                   // a copy of the RSDP, when the loader gave one
+    uint32_t rsdp_len;                  // 0: none given, scan the BIOS areas
+    uint64_t rsdp_phys;                 // where the loader found it, if it says
+    struct boot_framebuffer fb;
+};
+
+extern struct boot_info boot_info;
+
+// Entered once per boot, on the BSP, with interrupts off.
+void kmain(struct boot_info *bi) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// The kernel command line: `key=value` words for the kernel, then
+// `app=NAME arg...`, whose arguments go to the application.
+//
+// Rules:
+//  - Before app=, every word must be a known key=value; anything else is
+//    rejected with a warning naming it.
+//  - After app=NAME, a word whose key is a kernel key is still the kernel's;
+//    every other word is the application's (argv[1..]).
+//  - A bad value is rejected with a warning that names the key, the value
+//    and the accepted range or choices; the default stays.
+// The parser is pure (no kernel calls), so host unit tests drive it.
+#ifndef GORO_CMDLINE_H
+#define GORO_CMDLINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CMDLINE_MAX 1024
+#define CMDLINE_ARGV_MAX 32
+
+enum steal_policy { STEAL_NUMA, STEAL_FLAT };
+enum idle_policy { IDLE_HLT, IDLE_MWAIT, IDLE_POLL };
+
+struct kparams {
+    char app[32];               // "" when no app= was given
+    int argc;                   // application's argc, argv[0] = app name
+    char *argv[CMDLINE_ARGV_MAX + 1];   // point into buf; argv[argc] = NULL
+    int gomaxprocs;             // 0: one per core (default); else 1..256
+    uint64_t quantum_ns;        // 20us..1s, default 10ms; accepts us, ms, s
+    uint64_t schedtrace_ns;     // 0 = off (default); plain number = ms as Go
+    bool scheddetail;           // 0/1
+    bool trace;                 // 0/1
+    enum steal_policy steal;    // numa|flat, default numa
+    enum idle_policy idle;      // hlt|mwait|poll, default hlt
+    bool numa;                  // numa=on|off, default on
+    bool seed_given;
+    uint64_t seed;              // seed=N (decimal or 0x hex)
+    bool simd;                  // simd=on|off, default on: off leaves SSE/AVX disabled
+    char buf[CMDLINE_MAX];      // private: the words, split
+};
+
+typedef void (*cmdline_warn_fn)(void *ctx, const char *msg);
+
+// Fills *p with the defaults, then applies line. Never fails: every bad
+// word produces one warning and is ignored. Returns the number of warnings.
+int cmdline_parse(const char *line, struct kparams *p, cmdline_warn_fn warn, void *ctx);
+
+// Parses a duration "250us", "10ms", "1s", or a bare number of default_unit_ns.
+// Returns false on a malformed value or overflow.
+bool cmdline_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_ns);
+
+extern struct kparams kparams;
+
+#endif

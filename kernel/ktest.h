@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+// In-kernel tests: KTEST(name) { ... } registers a test in .ktest; app=ktest
+// runs them (filter=SUBSTR picks some) and prints one line each:
+//   TEST PASS name | TEST FAIL name: message | TEST SKIP name: reason
+// then "ktest: N passed, N failed". A test fails through KT_ASSERT /
+// KT_FAIL, which record the first failure and return from the test.
+#ifndef GORO_KTEST_H
+#define GORO_KTEST_H
+
+#include <stdbool.h>
+#include "goro.h"
+
+struct ktest {
+    const char *name;
+    void (*fn)(void);
+    const char *file;
+};
+
+#define KTEST(name_)                                                              \
+    static void ktest_fn_##name_(void);                                           \
+    static const struct ktest ktest_##name_                                       \
+        __attribute__((used, section(".ktest"), aligned(8))) = {                  \
+            #name_, ktest_fn_##name_, __FILE__                                    \
+        };                                                                        \
+    static void ktest_fn_##name_(void)
+
+void ktest_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void ktest_skip(const char *reason);
+bool ktest_failed(void);
+
+#define KT_FAIL(...) do { ktest_fail(__FILE__, __LINE__, __VA_ARGS__); return; } while (0)
+#define KT_ASSERT(c) do { if (!(c)) KT_FAIL("%s", #c); } while (0)
+#define KT_ASSERT_EQ(a, b)                                                        \
+    do {                                                                          \
+        long long a_ = (long long)(a), b_ = (long long)(b);                       \
+        if (a_ != b_) KT_FAIL("%s == %s: %lld != %lld", #a, #b, a_, b_);          \
+    } while (0)
+#define KT_SKIP(reason) do { ktest_skip(reason); return; } while (0)
+
+int ktest_run_all(const char *filter);
+
+#endif

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: MIT
+// The machine-level calls of goro.h: cores, time, exit.
+#include "goro.h"
+#include "arch.h"
+
+int num_cpu(void)
+{
+    return (int)arch_ncpu();
+}
+
+int core_id(void)
+{
+    return (int)cpu_index();
+}
+
+uint64_t cputicks(void)
+{
+    return arch_cycles();
+}
+
+uint64_t nanotime(void)
+{
+    return arch_cycles_to_ns(arch_cycles());
+}
+
+void exit(int code)
+{
+    arch_stop_others();
+    arch_exit(code);
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// The boot table: what the boot core does, in order, from kernel entry to
+// the main goroutine. Each line's comment says what must be true after it.
+#include "bootinfo.h"
+#include "arch.h"
+#include "acpi.h"
+#include "app.h"
+#include "cmdline.h"
+#include "console.h"
+#include "fw_cfg.h"
+#include "page.h"
+#include "printf.h"
+#include "string.h"
+
+struct kparams kparams;
+extern char _image_start[], _image_end[];
+
+static void cmdline_warn(void *ctx, const char *msg)
+{
+    (void)ctx;
+    kprintf("%s\n", msg);
+}
+
+// The loader's command line, plus QEMU's fw_cfg opt/goro/cmdline when
+// present (how tests give an ISO boot its command line).
+static void cmdline_load(struct boot_info *bi, char *line, size_t cap)
+{
+    size_t n = strnlen(bi->cmdline, cap - 1);
+    memcpy(line, bi->cmdline, n);
+    size_t extra = 0;
+    if (n + 2 < cap) {
+        line[n] = ' ';
+        if (fw_cfg_read_file("opt/goro/cmdline", line + n + 1, cap - n - 2, &extra) && extra)
+            n += 1 + extra;
+    }
+    line[n] = 0;
+}
+
+static void ap_main(void)
+{
+    for (;;)
+        arch_idle_halt();
+}
+
+void kmain(struct boot_info *bi)
+{
+    static char line[CMDLINE_MAX];
+    arch_early_init();                              // this core's GS, GDT, TSS, IDT: faults print from here
+    console_init();                                 // serial: kprintf works
+    kprintf("goro: booted by %s\n", bi->loader);
+    cmdline_load(bi, line, sizeof line);
+    kprintf("cmdline: %s\n", line);
+    cmdline_parse(line, &kparams, cmdline_warn, 0); // bad words named and ignored
+    arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications
+    page_init(bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works
+    acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
+    arch_platform_init();                           // direct map, local APIC, TSC frequency
+    arch_start_aps(ap_main);                        // every core online or reported missing
+    int code = app_run_main();                      // main returned
+    kprintf("goro: main returned %d\n", code);
+    arch_exit(code);
+}

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: MIT
+#include <stdarg.h>
+#include "panic.h"
+#include "arch.h"
+#include "printf.h"
+#include "trap_hooks.h"
+
+void panic(const char *fmt, ...)
+{
+    irq_disable();
+    arch_stop_others();
+    console_panic_mode();
+    kprintf("\npanic on cpu %u: ", cpu_index());
+    va_list ap;
+    va_start(ap, fmt);
+    kvprintf(0, fmt, &ap);
+    va_end(ap);
+    kprintf("\n");
+    trap_describe_context();
+    kprintf("backtrace:\n");
+    arch_backtrace((uint64_t)__builtin_frame_address(0), 32);
+    arch_exit(ARCH_EXIT_FATAL);
+}

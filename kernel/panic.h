@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: MIT
+#ifndef GORO_PANIC_H
+#define GORO_PANIC_H
+
+void panic(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+// Preconditions are asserts, not hopes. Always on: they are cheap.
+#define ASSERT(c) \
+    do { if (!(c)) panic("assertion failed: %s (%s:%d)", #c, __FILE__, __LINE__); } while (0)
+
+#endif

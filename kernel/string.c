@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// The C library's memory and string routines. GCC emits calls to memcpy,
+// memset and memmove for struct copies, so these must exist and must not
+// be compiled into calls to themselves (-fno-builtin in the Makefile).
+#include <stdint.h>
+#include "string.h"
+
+void *memcpy(void *dst, const void *src, size_t n)
+{
+    void *d = dst;
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) :: "memory");
+    return dst;
+}
+
+void *memmove(void *dst, const void *src, size_t n)
+{
+    unsigned char *d = dst;
+    const unsigned char *s = src;
+    if (d == s || n == 0)
+        return dst;
+    if (d < s || d >= s + n)
+        return memcpy(dst, src, n);
+    while (n--)
+        d[n] = s[n];
+    return dst;
+}
+
+void *memset(void *dst, int c, size_t n)
+{
+    void *d = dst;
+    __asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+    return dst;
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+    for (size_t i = 0; i < n; i++)
+        if (x[i] != y[i])
+            return x[i] - y[i];
+    return 0;
+}
+
+size_t strlen(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+size_t strnlen(const char *s, size_t max)
+{
+    size_t n = 0;
+    while (n < max && s[n])
+        n++;
+    return n;
+}
+
+int strcmp(const char *a, const char *b)
+{
+    while (*a && *a == *b)
+        a++, b++;
+    return (unsigned char)*a - (unsigned char)*b;
+}
+
+int strncmp(const char *a, const char *b, size_t n)
+{
+    for (; n; n--, a++, b++) {
+        if (*a != *b || !*a)
+            return (unsigned char)*a - (unsigned char)*b;
+    }
+    return 0;
+}
+
+char *strchr(const char *s, int c)
+{
+    for (;; s++) {
+        if (*s == (char)c)
+            return (char *)s;
+        if (!*s)
+            return 0;
+    }
+}
