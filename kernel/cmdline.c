@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: MIT
+// The kernel command line parser (rules in cmdline.h). Pure and
+// freestanding: no libc, no kernel calls, so the same file runs in the
+// kernel and under the host unit tests. Warnings are formatted here into a
+// local buffer and handed to the caller's warn function.
+//
+// The line is copied into p->buf and split in place: separators become
+// NULs, and the app's argv points at the words. Every bad word produces
+// exactly one warning; a line longer than the buffer, or an app with too
+// many arguments, produces one more each.
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "cmdline.h"
+
+#define NS_PER_US 1000ull
+#define NS_PER_MS 1000000ull
+#define NS_PER_S 1000000000ull
+
+#define GOMAXPROCS_MAX 256
+#define QUANTUM_MIN_NS (20 * NS_PER_US)
+#define QUANTUM_MAX_NS NS_PER_S
+#define QUANTUM_DEFAULT_NS (10 * NS_PER_MS)
+#define SCHEDTRACE_MIN_NS NS_PER_MS
+#define SCHEDTRACE_MAX_NS (60 * NS_PER_S)
+
+// ---- small string helpers ------------------------------------------------
+
+static bool str_eq(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
+// True when the first n bytes of a equal the whole of b.
+static bool str_eq_n(const char *a, size_t n, const char *b)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != a[i] || b[i] == '\0')
+            return false;
+    return b[n] == '\0';
+}
+
+static size_t str_len(const char *s)
+{
+    size_t n = 0;
+    while (s[n])
+        n++;
+    return n;
+}
+
+static bool is_sep(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+static bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+static int hex_value(char c)
+{
+    if (is_digit(c))
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+// ---- numbers and durations -----------------------------------------------
+
+// Parses the leading decimal digits of s into *out; returns the first byte
+// after them, or NULL when there are none or the number overflows.
+static const char *parse_decimal(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *start = s;
+    for (; is_digit(*s); s++) {
+        uint64_t d = (uint64_t)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return NULL;
+        v = v * 10 + d;
+    }
+    if (s == start)
+        return NULL;
+    *out = v;
+    return s;
+}
+
+static bool parse_u64(const char *s, uint64_t *out)
+{
+    const char *end = parse_decimal(s, out);
+    return end && *end == '\0';
+}
+
+// Decimal, or hexadecimal after "0x"/"0X"; the whole string must be a number.
+static bool parse_u64_or_hex(const char *s, uint64_t *out)
+{
+    if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+        return parse_u64(s, out);
+    s += 2;
+    if (*s == '\0')
+        return false;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        int d = hex_value(*s);
+        if (d < 0 || v >> 60)
+            return false;
+        v = v << 4 | (uint64_t)d;
+    }
+    *out = v;
+    return true;
+}
+
+bool cmdline_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_ns)
+{
+    uint64_t n, unit;
+    const char *u = parse_decimal(s, &n);
+    if (!u)
+        return false;
+    if (*u == '\0')
+        unit = default_unit_ns;
+    else if (str_eq(u, "us"))
+        unit = NS_PER_US;
+    else if (str_eq(u, "ms"))
+        unit = NS_PER_MS;
+    else if (str_eq(u, "s"))
+        unit = NS_PER_S;
+    else
+        return false;
+    if (unit == 0 || n > UINT64_MAX / unit)
+        return false;
+    *out_ns = n * unit;
+    return true;
+}
+
+// ---- the keys ------------------------------------------------------------
+
+// Why a value was rejected; each has its own wording in the warning.
+enum verdict { V_OK, V_MALFORMED, V_RANGE, V_NEEDS_UNIT };
+
+struct key {
+    const char *name;
+    enum verdict (*set)(struct kparams *p, const char *val);
+    const char *accepts;    // the range or choices, shown in warnings
+    const char *dflt;       // the default, shown in warnings
+};
+
+static enum verdict set_app(struct kparams *p, const char *val)
+{
+    size_t n = str_len(val);
+    if (n >= sizeof p->app)
+        return V_MALFORMED;
+    for (size_t i = 0; i <= n; i++)
+        p->app[i] = val[i];
+    return V_OK;
+}
+
+static enum verdict set_gomaxprocs(struct kparams *p, const char *val)
+{
+    uint64_t v;
+    if (!parse_u64(val, &v))
+        return V_MALFORMED;
+    if (v < 1 || v > GOMAXPROCS_MAX)
+        return V_RANGE;
+    p->gomaxprocs = (int)v;
+    return V_OK;
+}
+
+// A duration that must carry its unit: "10" could mean any of them.
+static enum verdict set_quantum(struct kparams *p, const char *val)
+{
+    uint64_t ns;
+    if (!cmdline_duration(val, 0, &ns)) {
+        uint64_t v;
+        return parse_u64(val, &v) ? V_NEEDS_UNIT : V_MALFORMED;
+    }
+    if (ns < QUANTUM_MIN_NS || ns > QUANTUM_MAX_NS)
+        return V_RANGE;
+    p->quantum_ns = ns;
+    return V_OK;
+}
+
+// Go's schedtrace=X is in milliseconds, so a bare number is too.
+static enum verdict set_schedtrace(struct kparams *p, const char *val)
+{
+    uint64_t ns;
+    if (!cmdline_duration(val, NS_PER_MS, &ns))
+        return V_MALFORMED;
+    if (ns != 0 && (ns < SCHEDTRACE_MIN_NS || ns > SCHEDTRACE_MAX_NS))
+        return V_RANGE;
+    p->schedtrace_ns = ns;
+    return V_OK;
+}
+
+// Returns the index of val in choices (a NULL-terminated list), or -1.
+static int choice(const char *val, const char *const *choices)
+{
+    for (int i = 0; choices[i]; i++)
+        if (str_eq(val, choices[i]))
+            return i;
+    return -1;
+}
+
+static enum verdict set_flag01(bool *flag, const char *val)
+{
+    static const char *const c[] = { "0", "1", NULL };
+    int i = choice(val, c);
+    if (i < 0)
+        return V_MALFORMED;
+    *flag = i == 1;
+    return V_OK;
+}
+
+static enum verdict set_scheddetail(struct kparams *p, const char *val)
+{
+    return set_flag01(&p->scheddetail, val);
+}
+
+static enum verdict set_trace(struct kparams *p, const char *val)
+{
+    return set_flag01(&p->trace, val);
+}
+
+static enum verdict set_steal(struct kparams *p, const char *val)
+{
+    static const char *const c[] = { "numa", "flat", NULL };
+    static const enum steal_policy v[] = { STEAL_NUMA, STEAL_FLAT };
+    int i = choice(val, c);
+    if (i < 0)
+        return V_MALFORMED;
+    p->steal = v[i];
+    return V_OK;
+}
+
+static enum verdict set_idle(struct kparams *p, const char *val)
+{
+    static const char *const c[] = { "hlt", "mwait", "poll", NULL };
+    static const enum idle_policy v[] = { IDLE_HLT, IDLE_MWAIT, IDLE_POLL };
+    int i = choice(val, c);
+    if (i < 0)
+        return V_MALFORMED;
+    p->idle = v[i];
+    return V_OK;
+}
+
+static enum verdict set_numa(struct kparams *p, const char *val)
+{
+    static const char *const c[] = { "on", "1", "off", "0", NULL };
+    int i = choice(val, c);
+    if (i < 0)
+        return V_MALFORMED;
+    p->numa = i < 2;
+    return V_OK;
+}
+
+static enum verdict set_seed(struct kparams *p, const char *val)
+{
+    uint64_t v;
+    if (!parse_u64_or_hex(val, &v))
+        return V_MALFORMED;
+    p->seed = v;
+    p->seed_given = true;
+    return V_OK;
+}
+
+static enum verdict set_simd(struct kparams *p, const char *val)
+{
+    static const char *const c[] = { "on", "off", NULL };
+    int i = choice(val, c);
+    if (i < 0)
+        return V_MALFORMED;
+    p->simd = i == 0;
+    return V_OK;
+}
+
+static const struct key keys[] = {
+    { "app", set_app, "a name of 1..31 characters", "no app" },
+    { "gomaxprocs", set_gomaxprocs, "1..256", "one per core" },
+    { "quantum", set_quantum, "20us..1s, with a unit: us, ms or s", "10ms" },
+    { "schedtrace", set_schedtrace, "0 (off) or 1ms..60s; a bare number is ms", "off" },
+    { "scheddetail", set_scheddetail, "0 or 1", "0" },
+    { "trace", set_trace, "0 or 1", "0" },
+    { "steal", set_steal, "numa or flat", "numa" },
+    { "idle", set_idle, "hlt, mwait or poll", "hlt" },
+    { "numa", set_numa, "on, off, 1 or 0", "on" },
+    { "seed", set_seed, "a decimal or 0x-hex 64-bit number", "no fixed seed" },
+    { "simd", set_simd, "on or off", "on" },
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+_Static_assert(NKEYS <= 32, "keys_set is a 32-bit mask");
+
+static const struct key *find_key(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (str_eq_n(name, len, keys[i].name))
+            return &keys[i];
+    return NULL;
+}
+
+// ---- warnings ------------------------------------------------------------
+
+#define MSG_MAX 256
+#define WORD_SHOWN 48   // longer words are cut, so one warning fits MSG_MAX
+
+struct msg {
+    char s[MSG_MAX];
+    size_t n;
+};
+
+static void msg_put(struct msg *m, const char *s)
+{
+    while (*s && m->n < MSG_MAX - 1)
+        m->s[m->n++] = *s++;
+    m->s[m->n] = '\0';
+}
+
+// Appends at most len bytes of user text (a word from the line), cut at
+// WORD_SHOWN with "..." and with control bytes shown as '?'.
+static void msg_put_user(struct msg *m, const char *s, size_t len)
+{
+    size_t i;
+    for (i = 0; i < len && s[i] && i < WORD_SHOWN && m->n < MSG_MAX - 1; i++) {
+        char c = s[i];
+        m->s[m->n++] = ((unsigned char)c < 0x20 || c == 0x7f) ? '?' : c;
+    }
+    m->s[m->n] = '\0';
+    if (i == WORD_SHOWN && i < len && s[i])
+        msg_put(m, "...");
+}
+
+static void msg_put_word(struct msg *m, const char *s)
+{
+    msg_put_user(m, s, (size_t)-1);
+}
+
+static void msg_put_uint(struct msg *m, uint64_t v)
+{
+    char d[21];
+    int i = (int)sizeof d - 1;
+    d[i] = '\0';
+    do {
+        d[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    msg_put(m, &d[i]);
+}
+
+struct parser {
+    struct kparams *p;
+    cmdline_warn_fn warn;
+    void *ctx;
+    int nwarn;
+    uint32_t keys_set;      // bit i: keys[i] took a good value already
+    bool in_app;            // an app= word was seen: other words are argv
+    bool args_dropped;      // argv overflowed; the overflow was reported
+};
+
+static void emit(struct parser *ps, struct msg *m)
+{
+    ps->nwarn++;
+    if (ps->warn)
+        ps->warn(ps->ctx, m->s);
+}
+
+static const char *const problem[] = {
+    [V_MALFORMED] = " is not valid (",
+    [V_RANGE] = " is out of range (",
+    [V_NEEDS_UNIT] = " needs a unit (",
+};
+
+static void warn_value(struct parser *ps, const struct key *k, const char *val, enum verdict v)
+{
+    struct msg m = { .n = 0 };
+    msg_put(&m, "cmdline: ");
+    msg_put(&m, k->name);
+    msg_put(&m, "=");
+    msg_put_word(&m, val);
+    msg_put(&m, *val ? problem[v] : " has no value (");
+    msg_put(&m, k->accepts);
+    if (ps->keys_set & 1u << (k - keys)) {
+        msg_put(&m, "); keeping the earlier value");
+    } else {
+        msg_put(&m, "); using the default (");
+        msg_put(&m, k->dflt);
+        msg_put(&m, ")");
+    }
+    emit(ps, &m);
+}
+
+static void warn_unknown_key(struct parser *ps, const char *word, size_t keylen)
+{
+    struct msg m = { .n = 0 };
+    msg_put(&m, "cmdline: unknown key \"");
+    msg_put_user(&m, word, keylen);
+    msg_put(&m, "\" in \"");
+    msg_put_word(&m, word);
+    msg_put(&m, "\"; ignored");
+    emit(ps, &m);
+}
+
+static void warn_not_key_value(struct parser *ps, const char *word)
+{
+    struct msg m = { .n = 0 };
+    msg_put(&m, "cmdline: \"");
+    msg_put_word(&m, word);
+    msg_put(&m, "\" is not a key=value word and comes before app=; ignored");
+    emit(ps, &m);
+}
+
+static void warn_too_many_args(struct parser *ps, const char *word)
+{
+    struct msg m = { .n = 0 };
+    msg_put(&m, "cmdline: app \"");
+    msg_put_word(&m, ps->p->app);
+    msg_put(&m, "\" takes at most ");
+    msg_put_uint(&m, CMDLINE_ARGV_MAX - 1);
+    msg_put(&m, " arguments; dropped \"");
+    msg_put_word(&m, word);
+    msg_put(&m, "\" and those after it");
+    emit(ps, &m);
+}
+
+static void warn_truncated(struct parser *ps, const char *rest)
+{
+    struct msg m = { .n = 0 };
+    msg_put(&m, "cmdline: longer than ");
+    msg_put_uint(&m, CMDLINE_MAX - 1);
+    msg_put(&m, " characters; ignored from \"");
+    size_t n = 0;
+    while (rest[n] && !is_sep(rest[n]))
+        n++;
+    msg_put_user(&m, rest, n);
+    msg_put(&m, "\" on");
+    emit(ps, &m);
+}
+
+// ---- the parser ----------------------------------------------------------
+
+static void set_defaults(struct kparams *p)
+{
+    *p = (struct kparams){
+        .gomaxprocs = 0,
+        .quantum_ns = QUANTUM_DEFAULT_NS,
+        .schedtrace_ns = 0,
+        .steal = STEAL_NUMA,
+        .idle = IDLE_HLT,
+        .numa = true,
+        .simd = true,
+    };
+}
+
+// Copies line into p->buf. When it does not fit, the cut moves back to the
+// last separator so no word is taken half (a cut "gomaxprocs=12" must not
+// become gomaxprocs=1), and the rest is reported once.
+static void copy_line(struct parser *ps, const char *line)
+{
+    char *buf = ps->p->buf;
+    size_t n = 0;
+    while (line[n] && n < CMDLINE_MAX - 1) {
+        buf[n] = line[n];
+        n++;
+    }
+    if (line[n] && !is_sep(line[n])) {
+        while (n > 0 && !is_sep(line[n - 1]))
+            n--;
+    }
+    buf[n] = '\0';
+    const char *rest = line + n;
+    while (is_sep(*rest))
+        rest++;
+    if (*rest)
+        warn_truncated(ps, rest);
+}
+
+static void add_arg(struct parser *ps, char *word)
+{
+    struct kparams *p = ps->p;
+    if (p->argc < CMDLINE_ARGV_MAX) {
+        p->argv[p->argc++] = word;
+    } else if (!ps->args_dropped) {
+        ps->args_dropped = true;
+        warn_too_many_args(ps, word);
+    }
+}
+
+// app=NAME starts the application's words. A second app= replaces the name
+// (last wins, like every key) and keeps the arguments gathered so far.
+static void take_app(struct parser *ps, const struct key *k, char *val)
+{
+    struct kparams *p = ps->p;
+    enum verdict v = val[0] ? set_app(p, val) : V_MALFORMED;
+    ps->in_app = true;
+    if (v != V_OK) {
+        warn_value(ps, k, val, v);
+        return;
+    }
+    ps->keys_set |= 1u << (k - keys);
+    p->argv[0] = val;
+}
+
+static void take_word(struct parser *ps, char *word)
+{
+    size_t keylen = 0;
+    while (word[keylen] && word[keylen] != '=')
+        keylen++;
+    const struct key *k = word[keylen] == '=' ? find_key(word, keylen) : NULL;
+    if (k) {
+        char *val = word + keylen + 1;
+        if (k->set == set_app) {
+            take_app(ps, k, val);
+            return;
+        }
+        enum verdict v = val[0] ? k->set(ps->p, val) : V_MALFORMED;
+        if (v == V_OK)
+            ps->keys_set |= 1u << (k - keys);
+        else
+            warn_value(ps, k, val, v);
+    } else if (ps->in_app) {
+        add_arg(ps, word);
+    } else if (word[keylen] == '=') {
+        warn_unknown_key(ps, word, keylen);
+    } else {
+        warn_not_key_value(ps, word);
+    }
+}
+
+// argv[0..] were gathered with slot 0 kept for the name; without a good
+// app= name there is no application and so no argv.
+static void finish_argv(struct kparams *p)
+{
+    if (p->app[0] == '\0')
+        p->argc = 0;
+    for (int i = p->argc; i <= CMDLINE_ARGV_MAX; i++)
+        p->argv[i] = NULL;
+}
+
+int cmdline_parse(const char *line, struct kparams *p, cmdline_warn_fn warn, void *ctx)
+{
+    struct parser ps = { .p = p, .warn = warn, .ctx = ctx };
+    set_defaults(p);
+    // Slot 0 waits for the app's name: arguments may not precede it, but
+    // a rejected app= still collects them, so argc starts at 1 then.
+    p->argc = 1;
+    copy_line(&ps, line ? line : "");
+    char *s = p->buf;
+    for (;;) {
+        while (is_sep(*s))
+            *s++ = '\0';
+        if (*s == '\0')
+            break;
+        char *word = s;
+        while (*s && !is_sep(*s))
+            s++;
+        if (*s)
+            *s++ = '\0';
+        take_word(&ps, word);
+    }
+    finish_argv(p);
+    return ps.nwarn;
+}
