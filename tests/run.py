@@ -82,7 +82,9 @@ def qemu_argv(cfg, build, log, vars_copy, extra_cmdline):
             "-serial", f"file:{log}",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
     if cfg.accel == "kvm":
-        argv += ["-accel", "kvm", "-cpu", "host"]
+        # This host's KVM refuses IA32_ARCH_CAPABILITIES (MSR 0x10a), and
+        # QEMU 7.2 then aborts at start-up with -cpu host alone.
+        argv += ["-accel", "kvm", "-cpu", "host,-arch-capabilities"]
     else:
         argv += ["-accel", "tcg", "-cpu", "max"]
     if cfg.numa:
