@@ -55,13 +55,15 @@ def ktest(name, help, **kw):
     return Config(name, help, ktest=True, **kw)
 
 
-def fault(name, mnemonic, fn):
+def fault(name, help, mnemonic, fns, app=None):
+    """A deliberate fatal error: exit 255 within seconds, the dump's header,
+    then a backtrace frame in one of the app's functions fns."""
     return Config(
-        name,
-        f"deliberate {mnemonic}: exception dump with a backtrace naming {fn}",
-        cmdline=f"app={name.replace('-', '_')}",
+        name, help,
+        cmdline=f"app={app or name.replace('-', '_')}",
         exit_status=255,
-        expect_seq=[rf"EXCEPTION.*{mnemonic}", r"backtrace:", rf"\b{fn}\b"],
+        expect_seq=[rf"EXCEPTION.*{mnemonic}", r"backtrace:",
+                    r"\b(" + "|".join(fns) + r")\b"],
         timeout=30,
     )
 
@@ -70,15 +72,30 @@ CONFIGS = [
     ktest("smp8-kernel", "ktest, -kernel, 8 vCPUs", cores=8, timeout=240),
     ktest("iso-uefi", "ktest, GRUB ISO under OVMF (UEFI), fw_cfg command line",
           boot="iso", firmware="ovmf", timeout=180),
+    ktest("iso-uefi-q35", "ktest, GRUB ISO under OVMF on q35, 4 vCPUs",
+          boot="iso", firmware="ovmf", machine="q35", cores=4, timeout=180),
     ktest("smp4-q35", "ktest, -kernel, q35, 4 vCPUs", cores=4, machine="q35",
           timeout=180),
+    # Until the kernel reads the SRAT this only proves that a NUMA machine
+    # boots; the NUMA tests will check the nodes it finds.
+    ktest("numa2-smp4", "ktest, -kernel, 2 NUMA nodes of 2 vCPUs", cores=4,
+          numa=[NumaNode("0-1", "256M"), NumaNode("2-3", "256M")], timeout=180),
     ktest("smp4-kernel", "ktest, -kernel, 4 vCPUs", cores=4, timeout=180),
     ktest("iso-bios", "ktest, GRUB ISO under SeaBIOS, fw_cfg command line",
           boot="iso", timeout=150),
     ktest("smp2-kernel", "ktest, -kernel, 2 vCPUs", cores=2),
     ktest("smp1-kernel", "ktest, -kernel, 1 vCPU", cores=1),
-    fault("fault-pf", "#PF", "fault_pf_main"),
-    fault("fault-ud", "#UD", "fault_ud_main"),
+    # The faulting helpers are frameless leaves, so the frame-pointer walk
+    # may skip their caller: either name proves the backtrace reached the app.
+    fault("fault-pf", "deliberate #PF: dump and backtrace into apps/faults.c",
+          "#PF", ["touch_unmapped", "fault_pf_main"]),
+    fault("fault-ud", "deliberate #UD: dump and backtrace into apps/faults.c",
+          "#UD", ["run_ud2", "fault_ud_main"]),
+    fault("fault-null", "NULL dereference: page 0 is unmapped, so a #PF dump",
+          "#PF", ["fault_null_main"]),
+    Config("panic", "panic() prints its message and exits 255",
+           cmdline="app=panic", exit_status=255,
+           expect=[r"deliberate panic with 0 argument"], timeout=30),
     Config("exit-code", "an app returning 5 makes QEMU exit (5 << 1) | 1",
            cmdline="app=exit_code 5", exit_status=11, timeout=30),
     Config("badarg-gomaxprocs",
@@ -90,5 +107,6 @@ CONFIGS = [
     # hence simd=off, an integer-only app and a short timeout.
     Config("kvm-smoke", "KVM (-cpu host): x2APIC and TSC-deadline paths",
            accel="kvm", cmdline="simd=off app=hello", timeout=25,
+           expect=[r"cores online \(x2apic\)"],
            optional=True, requires_kvm=True),
 ]

@@ -43,11 +43,14 @@ TAIL_LINES = 12
 # GRUB draws its menu with terminal escapes on the serial line; they would
 # otherwise glue themselves to the first kernel line.
 ANSI_RE = re.compile(r"\x1b(\[[0-9;?]*[A-Za-z]|[()][0-9A-Za-z]|[=>78cDEHM])")
-TEST_RE = re.compile(r"\bTEST (PASS|FAIL|SKIP) (\S+?)(?::\s*(.*))?$")
+# "TEST PASS name (3 ms)", "TEST FAIL name: message": anything after the
+# name other than ": message" (a duration) is not part of the result.
+TEST_RE = re.compile(r"\bTEST (PASS|FAIL|SKIP) ([^\s:]+)(?::\s*(.*))?")
 KTEST_SUMMARY_RE = re.compile(r"\bktest: (\d+) passed, (\d+) failed")
 HOST_RE = re.compile(r"^(PASS|FAIL|SKIP) (\S+?)(?::\s*(.*))?$")
 SEED_RE = re.compile(r"\bseed=(?:0x[0-9a-fA-F]+|\d+)")
 SMP_RE = re.compile(r"\bsmp: (\d+) of (\d+) cores online")
+LOADER_OF_BOOT = {"kernel": "multiboot1", "iso": "multiboot2"}
 
 
 class Result:
@@ -206,6 +209,9 @@ def boot_problems(cfg, lines, status):
             problems.append("no 'smp: K of K cores online' line")
         elif (int(smp[-1].group(1)), int(smp[-1].group(2))) != (cfg.cores, cfg.cores):
             problems.append(f"'{smp[-1].group(0)}', expected {cfg.cores} of {cfg.cores}")
+    loader = LOADER_OF_BOOT[cfg.boot]
+    if not any(f"booted by {loader}" in l for l in lines):
+        problems.append(f"no 'booted by {loader}' line")
     for rx in cfg.expect:
         if not any(re.search(rx, l) for l in lines):
             problems.append(f"no line matches /{rx}/")
