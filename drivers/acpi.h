@@ -91,5 +91,11 @@ const void *acpi_find_table(const void *rsdp, size_t rsdp_len, const char sig[4]
 extern struct acpi_info acpi;
 struct boot_info;
 void acpi_init(const struct boot_info *bi);
+// After acpi_init: acpi_find_table through the RSDP acpi_init used, with
+// kernel mapping and warnings; NULL when there is no such valid table.
+const void *acpi_table(const char sig[4]);
+// After acpi_init: the RSDP's bytes it used (*len of them, 0 and NULL when
+// none) and its physical address (0 when the loader gave only a copy).
+const void *acpi_rsdp(size_t *len, uint64_t *phys);
 
 #endif

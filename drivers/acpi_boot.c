@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: MIT
+// The kernel's side of the ACPI parser (drivers/acpi.c): where the RSDP
+// comes from, how physical memory is reached, where warnings go, and the
+// one-line boot report.
+#include <stdbool.h>
+#include <stdint.h>
+#include "acpi.h"
+#include "bootinfo.h"
+#include "printf.h"
+#include "string.h"
+
+struct acpi_info acpi;
+
+// The RSDP acpi_init used, kept for acpi_table (the loader's copy in
+// boot_info may be reused by then).
+static uint8_t rsdp_copy[36];
+static size_t rsdp_copy_len;
+static uint64_t rsdp_phys;
+
+// Physical memory is identity-mapped. The boot page tables cover only the
+// first 4 GiB, and acpi_init runs on them, so ranges ending above 4 GiB
+// are refused rather than faulted on. (The direct map built later reaches
+// page_max_phys(), but firmware puts ACPI tables below 4 GiB in practice;
+// widen this when a machine shows otherwise.) Page 0 is unmapped once the
+// direct map is up, so it is readable only when ctx says the boot tables
+// are still live (the BIOS data area's EBDA pointer, at 0x40e).
+#define ACPI_MAP_LIMIT (4ull << 30)
+#define PAGE0_END 0x1000
+
+static const void *acpi_map_identity(void *ctx, uint64_t phys, size_t len)
+{
+    bool page0_ok = ctx != 0;
+    if (phys >= ACPI_MAP_LIMIT || len > ACPI_MAP_LIMIT - phys)
+        return 0;
+    if (phys < PAGE0_END && !page0_ok)
+        return 0;
+    return (const void *)(uintptr_t)phys;
+}
+
+static void acpi_warn_console(void *ctx, const char *msg)
+{
+    (void)ctx;
+    kprintf("acpi: %s\n", msg);
+}
+
+// The RSDP's bytes: the loader's copy, else the BIOS areas' (multiboot v1
+// gives none). Returns the length copied into rsdp_copy, 0 when none.
+static size_t acpi_find_rsdp(const struct boot_info *bi)
+{
+    static bool boot_tables = true;
+    const uint8_t *p;
+    uint64_t phys;
+    size_t n;
+
+    if (bi->rsdp_len > 0) {
+        n = bi->rsdp_len < sizeof rsdp_copy ? bi->rsdp_len : sizeof rsdp_copy;
+        memcpy(rsdp_copy, bi->rsdp, n);
+        rsdp_phys = bi->rsdp_phys;
+        return n;
+    }
+    phys = acpi_scan_rsdp(acpi_map_identity, &boot_tables);
+    if (!phys)
+        return 0;
+    p = acpi_map_identity(0, phys, 20);
+    // An ACPI 2.0 RSDP is 36 bytes; acpi_parse checks its length field.
+    n = p && p[15] >= 2 && acpi_map_identity(0, phys, 36) ? 36 : 20;
+    memcpy(rsdp_copy, p, n);
+    rsdp_phys = phys;
+    return n;
+}
+
+static void acpi_report(void)
+{
+    uint32_t enabled = 0;
+    for (uint32_t i = 0; i < acpi.cpu_count; i++)
+        enabled += acpi.cpus[i].enabled;
+    if (!acpi.madt_found)
+        kprintf("acpi: no usable MADT; running on the boot core only\n");
+    if (!acpi.fadt_found)
+        kprintf("acpi: no usable FADT; no ACPI power-off or PM timer\n");
+    kprintf("acpi: RSDP rev %u (%s), MADT %u cpus, %u ioapic, FADT rev %u, PM timer 0x%x%s\n",
+            acpi.rsdp_revision, acpi.xsdt ? "XSDT" : "RSDT", enabled, acpi.ioapic_count,
+            acpi.fadt_revision, acpi.pm_tmr_port, acpi.pm_tmr_32bit ? " (32-bit)" : "");
+}
+
+void acpi_init(const struct boot_info *bi)
+{
+    rsdp_copy_len = acpi_find_rsdp(bi);
+    if (!rsdp_copy_len) {
+        memset(&acpi, 0, sizeof acpi);
+        kprintf("acpi: no RSDP found; running on the boot core only, without ACPI power-off\n");
+        return;
+    }
+    if (acpi_parse(&acpi, rsdp_copy, rsdp_copy_len, acpi_map_identity, 0,
+                   acpi_warn_console, 0) < 0) {
+        kprintf("acpi: no usable RSDP/RSDT; running on the boot core only, without ACPI power-off\n");
+        return;
+    }
+    acpi_report();
+}
+
+const void *acpi_table(const char sig[4])
+{
+    if (!rsdp_copy_len)
+        return 0;
+    return acpi_find_table(rsdp_copy, rsdp_copy_len, sig, acpi_map_identity, 0,
+                           acpi_warn_console, 0);
+}
+
+const void *acpi_rsdp(size_t *len, uint64_t *phys)
+{
+    *len = rsdp_copy_len;
+    *phys = rsdp_phys;
+    return rsdp_copy_len ? rsdp_copy : 0;
+}
