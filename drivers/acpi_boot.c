@@ -69,18 +69,26 @@ static size_t acpi_find_rsdp(const struct boot_info *bi)
     return n;
 }
 
+// One line: what was found, e.g. "acpi: RSDP rev 2 (XSDT), MADT 4 cpus,
+// 1 ioapic, FADT rev 5, PM timer 0x608", after a line for each fallback.
 static void acpi_report(void)
 {
+    char madt[48] = "no MADT", fadt[64] = "no FADT";
     uint32_t enabled = 0;
+
     for (uint32_t i = 0; i < acpi.cpu_count; i++)
         enabled += acpi.cpus[i].enabled;
-    if (!acpi.madt_found)
+    if (acpi.madt_found && enabled)
+        snprintf(madt, sizeof madt, "MADT %u cpus, %u ioapic", enabled, acpi.ioapic_count);
+    else
         kprintf("acpi: no usable MADT; running on the boot core only\n");
-    if (!acpi.fadt_found)
-        kprintf("acpi: no usable FADT; no ACPI power-off or PM timer\n");
-    kprintf("acpi: RSDP rev %u (%s), MADT %u cpus, %u ioapic, FADT rev %u, PM timer 0x%x%s\n",
-            acpi.rsdp_revision, acpi.xsdt ? "XSDT" : "RSDT", enabled, acpi.ioapic_count,
-            acpi.fadt_revision, acpi.pm_tmr_port, acpi.pm_tmr_32bit ? " (32-bit)" : "");
+    if (acpi.fadt_found)
+        snprintf(fadt, sizeof fadt, "FADT rev %u, PM timer 0x%x%s", acpi.fadt_revision,
+                 acpi.pm_tmr_port, acpi.pm_tmr_32bit ? " (32-bit)" : "");
+    else
+        kprintf("acpi: no usable FADT; no ACPI power-off, no PM timer\n");
+    kprintf("acpi: RSDP rev %u (%s), %s, %s\n", acpi.rsdp_revision,
+            acpi.xsdt ? "XSDT" : "RSDT", madt, fadt);
 }
 
 void acpi_init(const struct boot_info *bi)
