@@ -55,34 +55,33 @@ def ktest(name, help, **kw):
     return Config(name, help, ktest=True, **kw)
 
 
-def fault(name, help, mnemonic, fns, app=None):
+def fault(name, help, mnemonic, fns):
     """A deliberate fatal error: exit 255 within seconds, the dump's header,
     then a backtrace frame in one of the app's functions fns."""
     return Config(
         name, help,
-        cmdline=f"app={app or name.replace('-', '_')}",
+        cmdline=f"app={name.replace('-', '_')}",
         exit_status=255,
         expect_seq=[rf"EXCEPTION.*{mnemonic}", r"backtrace:",
                     r"\b(" + "|".join(fns) + r")\b"],
-        timeout=30,
+        timeout=15,
     )
 
 
 CONFIGS = [
-    ktest("smp8-kernel", "ktest, -kernel, 8 vCPUs", cores=8, timeout=240),
+    ktest("smp8-kernel", "ktest, -kernel, 8 vCPUs", cores=8),
     ktest("iso-uefi", "ktest, GRUB ISO under OVMF (UEFI), fw_cfg command line",
-          boot="iso", firmware="ovmf", timeout=180),
+          boot="iso", firmware="ovmf"),
     ktest("iso-uefi-q35", "ktest, GRUB ISO under OVMF on q35, 4 vCPUs",
-          boot="iso", firmware="ovmf", machine="q35", cores=4, timeout=180),
-    ktest("smp4-q35", "ktest, -kernel, q35, 4 vCPUs", cores=4, machine="q35",
-          timeout=180),
+          boot="iso", firmware="ovmf", machine="q35", cores=4),
+    ktest("smp4-q35", "ktest, -kernel, q35, 4 vCPUs", cores=4, machine="q35"),
     # Until the kernel reads the SRAT this only proves that a NUMA machine
     # boots; the NUMA tests will check the nodes it finds.
     ktest("numa2-smp4", "ktest, -kernel, 2 NUMA nodes of 2 vCPUs", cores=4,
-          numa=[NumaNode("0-1", "256M"), NumaNode("2-3", "256M")], timeout=180),
-    ktest("smp4-kernel", "ktest, -kernel, 4 vCPUs", cores=4, timeout=180),
+          numa=[NumaNode("0-1", "256M"), NumaNode("2-3", "256M")]),
+    ktest("smp4-kernel", "ktest, -kernel, 4 vCPUs", cores=4),
     ktest("iso-bios", "ktest, GRUB ISO under SeaBIOS, fw_cfg command line",
-          boot="iso", timeout=150),
+          boot="iso", timeout=90),
     ktest("smp2-kernel", "ktest, -kernel, 2 vCPUs", cores=2),
     ktest("smp1-kernel", "ktest, -kernel, 1 vCPU", cores=1),
     # The faulting helpers are frameless leaves, so the frame-pointer walk
@@ -95,7 +94,7 @@ CONFIGS = [
           "#PF", ["fault_null_main"]),
     Config("panic", "panic() prints its message and exits 255",
            cmdline="app=panic", exit_status=255,
-           expect=[r"deliberate panic with 0 argument"], timeout=30),
+           expect=[r"deliberate panic with 0 argument"], timeout=15),
     Config("exit-code", "an app returning 5 makes QEMU exit (5 << 1) | 1",
            cmdline="app=exit_code 5", exit_status=11, timeout=30),
     Config("badarg-gomaxprocs",

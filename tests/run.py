@@ -191,13 +191,16 @@ def describe_status(status):
     return f"exit {status}"
 
 
-def boot_problems(cfg, lines, status):
+def boot_problems(cfg, lines, status, timeout):
     """What is wrong with a run apart from individual tests; [] when fine."""
     problems = []
     if status is None:
-        problems.append(f"timeout after {cfg.timeout:.0f}s, QEMU killed")
+        problems.append(f"timeout after {timeout:.0f}s, QEMU killed")
     elif status != cfg.exit_status:
         problems.append(f"{describe_status(status)}, expected {cfg.exit_status}")
+    if not any(l.strip() for l in lines):
+        # Every other check would fail too and say nothing more.
+        return problems + ["serial log empty"]
     if cfg.check_cores:
         missing = [n for n in range(cfg.cores)
                    if not any(re.search(rf"\bcpu {n}: apic id \S+ online", l) for l in lines)]
@@ -297,14 +300,15 @@ def run_config(cfg, args, runner):
     argv = qemu_argv(cfg, args.build, log, vars_copy, args.append)
     with open(log + ".cmd", "w") as f:
         f.write(" ".join(shlex.quote(a) for a in argv) + "\n")
-    status, err, secs = runner.run(argv, cfg.timeout)
+    timeout = cfg.timeout * args.timeout_scale
+    status, err, secs = runner.run(argv, timeout)
     lines = read_log(log)
     err = err.strip()
 
     results, problems = [], []
-    if cfg.ktest:
+    if cfg.ktest and any(l.strip() for l in lines):
         results, problems = ktest_results(cfg, lines)
-    problems = boot_problems(cfg, lines, status) + problems
+    problems = boot_problems(cfg, lines, status, timeout) + problems
     if err and status != cfg.exit_status:
         problems.append("qemu: " + err.splitlines()[-1])
 
@@ -318,6 +322,7 @@ def run_config(cfg, args, runner):
     if problems:
         results.insert(0, Result("FAIL", boot_name, "; ".join(problems) + f" (log: {rel})"))
         notes.append(tail(lines))
+        notes.append(f"    qemu command: {os.path.relpath(log)}.cmd")
         if err:
             notes.append("\n".join("    qemu: " + l for l in err.splitlines()[-5:]))
     else:
@@ -327,8 +332,8 @@ def run_config(cfg, args, runner):
             r.reason = (r.reason or "failed") + f" (log: {rel})"
     if any(r.status == "FAIL" for r in results):
         seed = find_seed(lines)
-        notes.append(f"    {cfg.name}: {seed}" if seed
-                     else f"    {cfg.name}: no seed= line in the log")
+        if seed:
+            notes.append(f"    {cfg.name}: {seed}")
     return results, notes
 
 
@@ -416,6 +421,8 @@ def main():
     ap.add_argument("--append", default="",
                     help="words added to every command line, e.g. 'seed=42 filter=chan'")
     ap.add_argument("--seed", help="add seed=N to every command line (replay a run)")
+    ap.add_argument("--timeout-scale", type=float, default=1.0, metavar="F",
+                    help="multiply every hard timeout by F (a slow host)")
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="also print each run's exit status and wall time")
     args = ap.parse_args()
@@ -450,6 +457,13 @@ def main():
             for n in notes:
                 print(n)
             sys.stdout.flush()
+
+    # A CI job that is cancelled sends SIGTERM; QEMU runs in sessions of
+    # their own, so they would outlive the runner unless killed here.
+    def terminate(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, terminate)
+    signal.signal(signal.SIGHUP, terminate)
 
     t0 = time.monotonic()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
