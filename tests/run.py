@@ -173,6 +173,16 @@ def find_seed(lines):
     return None
 
 
+def qemu_error(err):
+    """The line of QEMU's stderr that says what went wrong: after a KVM
+    failure it goes on with a register dump."""
+    lines = err.splitlines()
+    for l in lines:
+        if "error" in l.lower():
+            return l.strip()
+    return lines[0].strip()
+
+
 def describe_status(status):
     if status is None:
         return "timeout"
@@ -310,7 +320,7 @@ def run_config(cfg, args, runner):
         results, problems = ktest_results(cfg, lines)
     problems = boot_problems(cfg, lines, status, timeout) + problems
     if err and status != cfg.exit_status:
-        problems.append("qemu: " + err.splitlines()[-1])
+        problems.append("qemu: " + qemu_error(err))
 
     notes = []
     if args.verbose:
