@@ -1,0 +1,3 @@
+module goro/peers
+
+go 1.19
