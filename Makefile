@@ -15,24 +15,26 @@ QEMU ?= qemu-system-x86_64
 BOOT_ASM := boot/entry.asm boot/trampoline_blob.asm
 BOOT_C := boot/multiboot.c
 
-ARCH_ASM := arch/isr.asm
+ARCH_ASM := arch/isr.asm arch/switch.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
-          arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c
+          arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c
 
 DRIVERS_C := drivers/serial.c drivers/pit.c drivers/qemu_exit.c \
              drivers/acpi.c drivers/acpi_boot.c drivers/fw_cfg.c
 
 KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
             kernel/spinlock.c kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c \
-            kernel/app.c kernel/ktest.c kernel/machine.c kernel/sched_hooks.c
+            kernel/app.c kernel/ktest.c kernel/machine.c \
+            kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
+            kernel/stats.c kernel/runq.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
 KERNEL_VEC_C := kernel/printf_float.c
 
-APPS_C := apps/hello.c apps/faults.c apps/ktest.c
+APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/acpidump.c
 
-KTEST_C := tests/kernel/test_basic.c
+KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c
 
 # An application from outside the tree: a directory of .c files or one file.
 ifneq ($(APP_SRC),)

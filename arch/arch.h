@@ -17,6 +17,7 @@ struct cpu {
     uint32_t index;             // gs:8   dense 0..ncpu-1, BSP is 0
     uint32_t apic_id;           // gs:12
     void *m;                    // gs:16  kernel/'s M for this core
+    uint64_t stack_top;         // the stack this core entered the kernel on: its g0 stack
     // arch/ only below this line
     uint64_t ist_stacks[4];     // tops of the #DF, NMI, #MC, #PF stacks
     uint8_t online;             // written once by the core itself
@@ -85,6 +86,22 @@ static inline uint64_t arch_cycles(void)
 // Called with interrupts off: enables them and halts until one arrives,
 // atomically (sti; hlt), and returns with them off again.
 void arch_idle_halt(void);
+
+// Goroutine context switches (arch/switch.asm). A goroutine's saved
+// context is one stack pointer. arch_mcall saves the caller into *save_rsp
+// and runs fn(arg) on the g0 stack at g0_top with interrupts off; fn never
+// returns. arch_gogo resumes a saved context with interrupts on.
+void arch_mcall(uint64_t *save_rsp, uint64_t g0_top, void (*fn)(void *), void *arg);
+void arch_gogo(uint64_t rsp) __attribute__((noreturn));
+// Prepares a new goroutine's stack [lo, hi) to start fn(arg) and then call
+// exit_fn() when fn returns; returns the rsp to hand to arch_gogo.
+uint64_t arch_stack_init(uint64_t hi, void (*fn)(void *), void *arg, void (*exit_fn)(void));
+
+// Goroutine stacks live in their own virtual region, 4 KiB pages mapped
+// below an unmapped guard page. arch_stack_map maps [lo, hi) to fresh pages.
+#define ARCH_STACK_REGION 0x0000400000000000ull
+#define ARCH_STACK_REGION_SIZE (1ull << 39)
+void arch_stack_map(uint64_t lo, uint64_t hi);
 
 // Time: TSC frequency, found at boot.
 uint64_t arch_tsc_hz(void);

@@ -26,6 +26,7 @@ void idt_init(void);
 void idt_load(void);
 void fpu_init(bool simd);
 void paging_init(void);
+void paging_map_4k(uint64_t va, uint64_t pa);
 void tsc_calibrate(void);
 void tsc_delay_us(uint64_t us);
 

@@ -10,6 +10,7 @@
 #include "page.h"
 #include "panic.h"
 #include "printf.h"
+#include "spinlock.h"
 
 #define PTE_P   (1ull << 0)
 #define PTE_W   (1ull << 1)
@@ -40,6 +41,23 @@ static void map_2m(uint64_t addr, uint64_t flags)
     uint64_t *pdpt = table_next(&pml4[(addr >> 39) & 511]);
     uint64_t *pd = table_next(&pdpt[(addr >> 30) & 511]);
     pd[(addr >> 21) & 511] = addr | PTE_P | PTE_W | PTE_PS | flags;
+}
+
+// Page-table edits after boot (goroutine stacks) are serialized here.
+// Only new mappings are added (never changed), and x86 does not cache
+// not-present entries, so no other core needs a TLB flush.
+static struct spinlock pt_lock = SPINLOCK_INIT("pagetables");
+
+void paging_map_4k(uint64_t va, uint64_t pa)
+{
+    spin_lock(&pt_lock);
+    uint64_t *pdpt = table_next(&pml4[(va >> 39) & 511]);
+    uint64_t *pd = table_next(&pdpt[(va >> 30) & 511]);
+    ASSERT(!(pd[(va >> 21) & 511] & PTE_PS));
+    uint64_t *pt = table_next(&pd[(va >> 21) & 511]);
+    ASSERT(!(pt[(va >> 12) & 511] & PTE_P));
+    pt[(va >> 12) & 511] = pa | PTE_P | PTE_W;
+    spin_unlock(&pt_lock);
 }
 
 void paging_init(void)

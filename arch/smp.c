@@ -36,7 +36,7 @@ static uint32_t ncpu = 1;
 static uint32_t apic_of[MAX_CPUS];          // index -> APIC id, set before the SIPIs
 static uint64_t ap_stack_top[MAX_CPUS];     // by ticket
 static void (*ap_main_fn)(void);
-static bool simd_on;
+bool arch_simd_enabled;        // read by arch/switch.asm
 
 uint32_t arch_ncpu(void)
 {
@@ -50,16 +50,19 @@ void arch_cpu_init(uint32_t index, bool simd)
     fpu_init(simd);
 }
 
+extern uint8_t boot_stack_top[];
+
 void arch_early_init(void)
 {
     cpu_set_gs(0);
+    cpus[0].stack_top = (uint64_t)boot_stack_top;
     idt_init();
     cpu_init_descriptors(0);
 }
 
 void arch_simd_init(bool simd)
 {
-    simd_on = simd;
+    arch_simd_enabled = simd;
     fpu_init(simd);
 }
 
@@ -99,7 +102,6 @@ static uint8_t released;
 // 64-bit entry of every AP, on its own stack, interrupts off.
 static void ap_entry(uint64_t ticket)
 {
-    (void)ticket;
     uint32_t slot = index_of_apic(my_apic_id_cpuid(), planned);
     if (slot != UINT32_MAX) {
         arrived_tsc[slot] = rdtsc();
@@ -108,7 +110,8 @@ static void ap_entry(uint64_t ticket)
             cpu_relax();
         uint32_t idx = final_index[slot];
         if (idx != UINT32_MAX) {
-            arch_cpu_init(idx, simd_on);
+            arch_cpu_init(idx, arch_simd_enabled);
+            cpus[idx].stack_top = ap_stack_top[ticket];
             lapic_init();
             cpus[idx].online_tsc = arrived_tsc[slot];
             __atomic_store_n(&cpus[idx].online, 1, __ATOMIC_RELEASE);  // pairs with the BSP's acquire

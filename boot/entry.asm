@@ -71,7 +71,7 @@ boot_pd:    resb 4096 * 4
 section .bss
 align 16
 global boot_stack_top
-boot_stack: resb 16384
+boot_stack: resb 65536            ; the boot core's g0 stack too
 boot_stack_top:
 
 section .text.boot

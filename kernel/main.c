@@ -11,6 +11,8 @@
 #include "page.h"
 #include "printf.h"
 #include "string.h"
+#include "sched.h"
+#include "trap_hooks.h"
 
 struct kparams kparams;
 extern char _image_start[], _image_end[];
@@ -36,10 +38,29 @@ static void cmdline_load(struct boot_info *bi, char *line, size_t cap)
     line[n] = 0;
 }
 
+static bool sched_ready;
+
 static void ap_main(void)
 {
-    for (;;)
-        arch_idle_halt();
+    while (!__atomic_load_n(&sched_ready, __ATOMIC_ACQUIRE))   // pairs with kmain's release
+        cpu_relax();
+    sched_mstart();
+}
+
+static void main_goroutine(void *arg)
+{
+    (void)arg;
+    int code = app_run_main();
+    kprintf("goro: main returned %d\n", code);
+    exit(code);
+}
+
+static uint64_t boot_seed(void)
+{
+    if (kparams.seed_given)
+        return kparams.seed;
+    uint64_t t = arch_cycles();
+    return (t ^ (t >> 29)) & 0xFFFFFFFFFFFFull;    // short enough to retype
 }
 
 void kmain(struct boot_info *bi)
@@ -56,7 +77,11 @@ void kmain(struct boot_info *bi)
     acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
     arch_platform_init();                           // direct map, local APIC, TSC frequency
     arch_start_aps(ap_main);                        // every core online or reported missing
-    int code = app_run_main();                      // main returned
-    kprintf("goro: main returned %d\n", code);
-    arch_exit(code);
+    arch_set_fault_handler(14, g_stack_fault);      // guard-page hits name the goroutine
+    sched_init(arch_ncpu(), (uint32_t)kparams.gomaxprocs, boot_seed(), kparams.seed_given);
+    go(main_goroutine, 0);                          // the main G is queued on P0
+    __atomic_store_n(&sched.started, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&sched_ready, true, __ATOMIC_RELEASE);
+    irq_disable();
+    schedule();                                     // this core is M0 from here on
 }

@@ -11,8 +11,7 @@
 
 struct spinlock {
     // atomic, any core
-    uint32_t next;          // ticket dispenser
-    uint32_t owner;         // ticket being served
+    uint32_t locked;
     // holder only
     const char *name;
     int32_t cpu;            // holder's core, -1 when free
@@ -20,7 +19,7 @@ struct spinlock {
     uint64_t saved_irq;     // interrupt state before the lock was taken
 };
 
-#define SPINLOCK_INIT(n) { 0, 0, (n), -1, 0, 0 }
+#define SPINLOCK_INIT(n) { 0, (n), -1, 0, 0 }
 
 void spin_lock(struct spinlock *l);
 void spin_unlock(struct spinlock *l);

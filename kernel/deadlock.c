@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: MIT
+// Deadlock detection: when every P is idle, no G is queued anywhere and
+// nothing outside the scheduler (a timer, an interrupt, a G in a blocking
+// call) can ready one, no G can ever run again.
+#include "sched.h"
+#include "panic.h"
+#include "printf.h"
+
+// sched.lock held; called by an M that has just given up its P.
+void checkdead(void)
+{
+    ASSERT(spin_holding(&sched.lock));
+    if (sched.gcwaiting || sched.npidle != sched.gomaxprocs || sched.runq_size)
+        return;
+    if (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE))
+        return;
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++)
+        if (!runq_empty(&allp[i].runq))
+            return;
+    spin_unlock(&sched.lock);
+    arch_stop_others();
+    console_panic_mode();
+    kprintf("fatal error: all goroutines are asleep - deadlock!\n\n");
+    g_dump_all();
+    arch_exit(ARCH_EXIT_FATAL);
+}

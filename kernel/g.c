@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: MIT
+// Goroutine records: creation, stacks, free lists, exit, park and ready,
+// and the public goroutine calls of goro.h.
+#include "sched.h"
+#include "page.h"
+#include "panic.h"
+#include "printf.h"
+#include "trap_hooks.h"
+
+// allg_lock held: every G ever created (they are reused, never freed).
+static struct spinlock allg_lock = SPINLOCK_INIT("allg");
+static struct g *allg;
+static uint64_t nallg;
+// gfree_lock held: dead Gs beyond what the Ps keep.
+static struct spinlock gfree_lock = SPINLOCK_INIT("gfree");
+static struct g *gfree_global;
+static uint32_t ngfree_global;
+// atomic: the next free stack slot in the stack region.
+static uint64_t stack_next = ARCH_STACK_REGION;
+
+const char *gstatus_name(uint32_t s)
+{
+    static const char *const names[] = { "idle", "runnable", "running", "waiting", "syscall", "dead" };
+    return s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+// A new G record with a mapped stack below which one guard page stays
+// unmapped. G records are carved from whole pages.
+struct g *g_alloc(void)
+{
+    static struct spinlock slab_lock = SPINLOCK_INIT("gslab");
+    static struct g *slab;
+    static uint32_t slab_left;
+    spin_lock(&slab_lock);
+    if (!slab_left) {
+        slab = page_alloc(1);
+        slab_left = PAGE_SIZE / sizeof(struct g);
+    }
+    struct g *gp = slab++;
+    slab_left--;
+    spin_unlock(&slab_lock);
+
+    uint64_t slot = __atomic_fetch_add(&stack_next, G_STACK_SLOT, __ATOMIC_RELAXED);
+    if (slot + G_STACK_SLOT > ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
+        panic("goroutine stacks: virtual region exhausted after %lu goroutines", nallg);
+    gp->stack_hi = slot + G_STACK_SLOT;
+    gp->stack_lo = gp->stack_hi - G_STACK_SIZE;
+    arch_stack_map(gp->stack_lo, gp->stack_hi);
+
+    spin_lock(&allg_lock);
+    gp->alllink = allg;
+    allg = gp;
+    nallg++;
+    spin_unlock(&allg_lock);
+    return gp;
+}
+
+// Owner of pp. A dead G for reuse, refilled from the global list in batches.
+struct g *gfget(struct p *pp)
+{
+    if (!pp->gfree && __atomic_load_n(&ngfree_global, __ATOMIC_RELAXED)) {
+        spin_lock(&gfree_lock);
+        while (pp->ngfree < GFREE_LOCAL_MAX / 2 && gfree_global) {
+            struct g *gp = gfree_global;
+            gfree_global = gp->schedlink;
+            ngfree_global--;
+            gp->schedlink = pp->gfree;
+            pp->gfree = gp;
+            pp->ngfree++;
+        }
+        spin_unlock(&gfree_lock);
+    }
+    struct g *gp = pp->gfree;
+    if (gp) {
+        pp->gfree = gp->schedlink;
+        pp->ngfree--;
+    }
+    return gp;
+}
+
+static void gfree_spill(struct p *pp, uint32_t keep)
+{
+    spin_lock(&gfree_lock);
+    while (pp->ngfree > keep) {
+        struct g *gp = pp->gfree;
+        pp->gfree = gp->schedlink;
+        pp->ngfree--;
+        gp->schedlink = gfree_global;
+        gfree_global = gp;
+        ngfree_global++;
+    }
+    spin_unlock(&gfree_lock);
+}
+
+// Owner of pp.
+void gfput(struct p *pp, struct g *gp)
+{
+    gp->schedlink = pp->gfree;
+    pp->gfree = gp;
+    if (++pp->ngfree >= GFREE_LOCAL_MAX)
+        gfree_spill(pp, GFREE_LOCAL_MAX / 2);
+}
+
+void g_free_list_move(struct p *pp)
+{
+    gfree_spill(pp, 0);
+}
+
+static uint64_t new_goid(struct p *pp)
+{
+    if (pp->goidcache == pp->goidcacheend) {
+        pp->goidcache = __atomic_fetch_add(&sched.goidgen, 16, __ATOMIC_RELAXED) + 1;
+        pp->goidcacheend = pp->goidcache + 16;
+    }
+    return pp->goidcache++;
+}
+
+static void goexit1(void);
+
+uint64_t go(void (*fn)(void *), void *arg)
+{
+    struct m *mp = acquirem();
+    struct p *pp = mp->p;
+    struct g *gp = gfget(pp);
+    if (!gp)
+        gp = g_alloc();
+    gp->rsp = arch_stack_init(gp->stack_hi, fn, arg, goexit1);
+    gp->fn = fn;
+    gp->id = new_goid(pp);
+    gp->parent_id = mp->curg ? mp->curg->id : 0;
+    gp->waitreason = 0;
+    gp->waiton = 0;
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+    pp->ncreated++;
+    uint64_t id = gp->id;
+    runqput(pp, gp, true);      // published by runq_put's release store
+    if (__atomic_load_n(&sched.started, __ATOMIC_RELAXED))
+        wakep();
+    releasem(mp);
+    return id;
+}
+
+static void goexit0(struct g *gp)
+{
+    struct p *pp = getm()->p;
+    __atomic_store_n(&gp->status, G_DEAD, __ATOMIC_RELAXED);
+    pp->nexited++;
+    gfput(pp, gp);
+    schedule();
+}
+
+static void goexit1(void)
+{
+    mcall(goexit0);
+    __builtin_unreachable();
+}
+
+void goexit(void)
+{
+    goexit1();
+    __builtin_unreachable();
+}
+
+static void gosched_m(struct g *gp)
+{
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+    runqput(getm()->p, gp, false);
+    schedule();
+}
+
+void gosched(void)
+{
+    mcall(gosched_m);
+}
+
+uint64_t goid(void)
+{
+    struct m *mp = acquirem();
+    uint64_t id = mp->curg ? mp->curg->id : 0;
+    releasem(mp);
+    return id;
+}
+
+int num_goroutine(void)
+{
+    int64_t n = 0;
+    for (uint32_t i = 0; i < MAX_CPUS; i++)
+        n += (int64_t)(__atomic_load_n(&allp[i].ncreated, __ATOMIC_RELAXED) -
+                       __atomic_load_n(&allp[i].nexited, __ATOMIC_RELAXED));
+    return (int)n;
+}
+
+static void park_m(struct g *gp)
+{
+    struct m *mp = getm();
+    __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);
+    bool (*unlockf)(struct g *, void *) = mp->waitunlockf;
+    void *lock = mp->waitlock;
+    mp->waitunlockf = 0;
+    mp->waitlock = 0;
+    if (unlockf && !unlockf(gp, lock)) {
+        // The wait was called off: run gp again at once.
+        __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+        runqput(mp->p, gp, true);
+    }
+    schedule();
+}
+
+// From a G: parks it. unlockf(gp, lock) runs on g0 after the G's context
+// is saved, so whoever it makes the G visible to can ready it safely;
+// returning false cancels the park.
+void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on)
+{
+    struct m *mp = acquirem();
+    mp->waitunlockf = unlockf;
+    mp->waitlock = lock;
+    mp->curg->waitreason = reason;
+    mp->curg->waiton = on;
+    releasem(mp);
+    mcall(park_m);
+}
+
+// From a G (or g0 with a P): makes a parked G runnable on this P.
+void gready(struct g *gp, bool next)
+{
+    ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);
+    struct m *mp = acquirem();
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+    runqput(mp->p, gp, next);
+    wakep();
+    releasem(mp);
+}
+
+void g_dump_all(void)
+{
+    for (struct g *gp = allg; gp; gp = gp->alllink) {
+        uint32_t s = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);
+        if (s == G_DEAD || s == G_IDLE)
+            continue;
+        kprintf("goroutine %lu [%s%s%s]: created by goroutine %lu, entry %s\n", gp->id,
+                gstatus_name(s), gp->waitreason && s == G_WAITING ? ", " : "",
+                gp->waitreason && s == G_WAITING ? gp->waitreason : "", gp->parent_id,
+                ({ uint64_t off; const char *n = arch_symbolize((uint64_t)gp->fn, &off); n ? n : "?"; }));
+        if (s == G_WAITING && gp->waiton)
+            kprintf("  waiting on %p\n", gp->waiton);
+        if (s != G_RUNNING) {
+            // A saved context's frame pointer sits 6 slots above its rsp
+            // (see arch/switch.asm), so the parked G's stack can be walked.
+            const uint64_t *sp = (const uint64_t *)gp->rsp;
+            if (gp->rsp >= gp->stack_lo && gp->rsp + 64 <= gp->stack_hi)
+                arch_backtrace(sp[2], 8);
+        }
+    }
+}
+
+// The trap path's view of the running goroutine.
+void trap_describe_context(void)
+{
+    struct m *mp = getm();
+    if (mp && mp->curg)
+        kprintf("  goroutine %lu (created by goroutine %lu) on cpu %u\n", mp->curg->id,
+                mp->curg->parent_id, cpu_index());
+    else
+        kprintf("  cpu %u on its scheduler stack (no goroutine)\n", cpu_index());
+}
+
+// A fault in a guard page is a stack overflow: name the goroutine.
+bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip)
+{
+    (void)error;
+    (void)rip;
+    if (vector != 14 || addr < ARCH_STACK_REGION || addr >= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
+        return false;
+    uint64_t slot_hi = ((addr - ARCH_STACK_REGION) / G_STACK_SLOT + 1) * G_STACK_SLOT + ARCH_STACK_REGION;
+    if (addr >= slot_hi - G_STACK_SIZE)
+        return false;       // inside a mapped stack: some other problem
+    struct m *mp = getm();
+    struct g *gp = mp ? mp->curg : 0;
+    panic("fatal error: stack overflow: goroutine %lu (created by goroutine %lu) ran past its %u KiB stack (fault at %p)",
+          gp ? gp->id : 0, gp ? gp->parent_id : 0, G_STACK_SIZE / 1024, (void *)addr);
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+// The global run queue and the idle P and M lists. Every function here
+// requires sched.lock.
+#include "sched.h"
+#include "panic.h"
+
+#define NEED_LOCK() ASSERT(spin_holding(&sched.lock))
+
+void globrunq_put(struct g *gp)
+{
+    NEED_LOCK();
+    gp->schedlink = 0;
+    if (sched.runq_tail)
+        sched.runq_tail->schedlink = gp;
+    else
+        sched.runq_head = gp;
+    sched.runq_tail = gp;
+    __atomic_store_n(&sched.runq_size, sched.runq_size + 1, __ATOMIC_RELAXED);
+}
+
+void globrunq_putbatch(struct g **gs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        globrunq_put(gs[i]);
+}
+
+static struct g *globrunq_pop(void)
+{
+    struct g *gp = sched.runq_head;
+    sched.runq_head = gp->schedlink;
+    if (!sched.runq_head)
+        sched.runq_tail = 0;
+    __atomic_store_n(&sched.runq_size, sched.runq_size - 1, __ATOMIC_RELAXED);
+    return gp;
+}
+
+// Takes a fair share of the global queue for pp (at most max when max > 0,
+// never more than half a ring): returns one G and puts the rest on pp's
+// local queue. pp must be the caller's P.
+struct g *globrunq_get(struct p *pp, uint32_t max)
+{
+    NEED_LOCK();
+    if (sched.runq_size == 0)
+        return 0;
+    uint32_t n = sched.runq_size / sched.gomaxprocs + 1;
+    if (n > sched.runq_size)
+        n = sched.runq_size;
+    if (max > 0 && n > max)
+        n = max;
+    if (n > RUNQ_SIZE / 2)
+        n = RUNQ_SIZE / 2;
+    struct g *gp = globrunq_pop();
+    pp->stats.global_gets += n;
+    for (uint32_t i = 1; i < n; i++) {
+        struct g *overflow[RUNQ_SIZE / 2 + 1];
+        // Fits: the ring has room for RUNQ_SIZE/2 more only if it was at
+        // most half full; when it is fuller, overflow goes straight back.
+        uint32_t k = runq_put(&pp->runq, globrunq_pop(), false, overflow);
+        for (uint32_t j = 0; j < k; j++)
+            globrunq_put(overflow[j]);
+    }
+    return gp;
+}
+
+void pidleput(struct p *pp)
+{
+    NEED_LOCK();
+    ASSERT(runq_empty(&pp->runq));
+    pp->status = P_IDLE;
+    pp->m = 0;
+    pp->link = sched.pidle;
+    sched.pidle = pp;
+    __atomic_store_n(&sched.npidle, sched.npidle + 1, __ATOMIC_SEQ_CST);
+}
+
+struct p *pidleget(void)
+{
+    NEED_LOCK();
+    struct p *pp = sched.pidle;
+    if (pp) {
+        sched.pidle = pp->link;
+        __atomic_store_n(&sched.npidle, sched.npidle - 1, __ATOMIC_SEQ_CST);
+    }
+    return pp;
+}
+
+void mput(struct m *mp)
+{
+    NEED_LOCK();
+    ASSERT(!mp->idle);
+    mp->idle = true;
+    mp->schedlink = sched.midle;
+    sched.midle = mp;
+    sched.nmidle++;
+}
+
+struct m *mget(void)
+{
+    NEED_LOCK();
+    struct m *mp = sched.midle;
+    if (mp) {
+        sched.midle = mp->schedlink;
+        sched.nmidle--;
+        mp->idle = false;
+    }
+    return mp;
+}

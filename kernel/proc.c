@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: MIT
+// The goroutine scheduler, after Go's src/runtime/proc.go.
+//
+// Vocabulary
+//   G  a goroutine: a function with its own stack.
+//   M  a core. One per core brought up, for the life of the machine; an M
+//      runs Gs only while it holds a P. Each M has a g0 stack (the stack the
+//      core booted on), and schedule() always runs there, never on a G's
+//      stack: a G is put on a queue only after its context is saved, so no
+//      other core can resume it while it still runs (Go's mcall pattern).
+//   P  the right to run Gs: a local run queue, a runnext slot, a free list
+//      of dead Gs. gomaxprocs Ps exist; cores without one are idle Ms.
+//
+// Where runnable Gs live
+//   - P.runnext: the G most recently readied by the P's running G (a new
+//     goroutine, a channel partner). It runs next and inherits the rest of
+//     the time slice, so a producer/consumer pair ping-pongs on one core.
+//   - P.runq: a 256-slot lock-free ring (kernel/runq.c); the owner puts at
+//     the tail and takes at the head, thieves take half with one CAS.
+//   - the global run queue (sched.lock): overflow from full rings, Gs of
+//     Ps removed by gomaxprocs, preempted Gs. Every 61st schedule on a P
+//     looks there first, so it cannot starve behind busy local queues.
+//
+// Finding work (find_runnable), in order: runnext, the local ring, the
+// global queue, then stealing: up to 4 rounds over all Ps in a random
+// order (a random start and a random stride coprime with gomaxprocs),
+// taking half of a victim's ring; a victim's runnext only in the last
+// round, after a short backoff, because its owner is probably about to
+// run it.
+//
+// Spinning and parking. An M with a P and no work "spins" (steals) before
+// it gives up. At most about half of the busy Ps may have a spinning M
+// (2 * nmspinning < gomaxprocs - npidle), so idle cores do not burn the
+// machine looking at each other's empty queues. The protocol that keeps
+// every runnable G from being stranded while a core sleeps:
+//
+//   1. A G made runnable (go, ready) calls wakep(): if some P is idle and
+//      no M is spinning, it claims the right to start a spinner (CAS
+//      nmspinning 0 -> 1) and hands an idle P to an idle M (startm), then
+//      sends that core an IPI. Only Ms taken from the idle list are sent
+//      IPIs, so a busy core is never interrupted to be woken.
+//   2. A spinning M that finds work stops spinning and, if it was the last
+//      spinner and Ps are still idle, calls wakep() itself: the next M
+//      picks up where it left off. Work is therefore never left without
+//      either a spinner or a running M that will look at it.
+//   3. An M giving up: under sched.lock it re-checks the global queue,
+//      puts its P on the idle list AND itself on the idle M list in the
+//      same critical section (so a waker always finds an M for the P it
+//      takes), then drops spinning, and only then re-checks every local
+//      queue (the "delicate dance": a G queued after our check and before
+//      our nmspinning decrement saw a spinner and did not wake anyone, so
+//      we must look once more after the decrement). If it finds work, it
+//      starts an M for it (possibly itself).
+//   4. An idle M halts with interrupts enabled only between the check of
+//      its nextp and the hlt (sti; hlt): a waker that sets nextp and sends
+//      the IPI either is seen by the check or interrupts the hlt.
+//
+// Rejected alternatives. A single global queue (contention on every
+// schedule; no locality). Waking an M for every G readied (a thundering
+// herd of IPIs: the spinning bound above exists to avoid it). Halting
+// without giving the P back (other cores could not take over its queue).
+// Putting Gs on queues from the G's own stack before switching away (a
+// thief could resume the G on another core while it is still running).
+//
+// Lock order: sched.lock before allg_lock and gfree_lock; the console lock
+// and page allocator lock are leaves. No scheduler lock is held across a
+// context switch.
+#include "sched.h"
+#include "cmdline.h"
+#include "panic.h"
+#include "printf.h"
+#include "trap_hooks.h"
+
+struct sched sched = { .lock = SPINLOCK_INIT("sched") };
+struct m allm[MAX_CPUS];
+struct p allp[MAX_CPUS];
+
+// Strides for the random steal order: every value coprime with n is
+// needed only once per gomaxprocs change, so it is computed then.
+static uint32_t coprimes[MAX_CPUS];
+static uint32_t ncoprimes;
+
+static uint32_t gcd(uint32_t a, uint32_t b)
+{
+    while (b) {
+        uint32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+void steal_order_reset(uint32_t n)
+{
+    ncoprimes = 0;
+    for (uint32_t i = 1; i <= n; i++)
+        if (gcd(i, n) == 1)
+            coprimes[ncoprimes++] = i;
+}
+
+uint64_t fastrand(struct m *mp)
+{
+    uint64_t x = mp->rand;      // xorshift64*
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    mp->rand = x;
+    return x * 2685821657736338717ull;
+}
+
+// Owner of pp only (pp is the caller's P). Puts gp on pp's run queue;
+// half of a full ring goes to the global queue.
+void runqput(struct p *pp, struct g *gp, bool next)
+{
+    struct g *overflow[RUNQ_SIZE / 2 + 1];
+    if (next && sched.chaos && (fastrand(getm()) & 3) == 0)
+        next = false;           // seeded schedules vary runnext use
+    uint32_t n = runq_put(&pp->runq, gp, next, overflow);
+    if (n) {
+        spin_lock(&sched.lock);
+        globrunq_putbatch(overflow, n);
+        spin_unlock(&sched.lock);
+    }
+}
+
+void acquirep(struct m *mp, struct p *pp)
+{
+    ASSERT(mp->p == 0);
+    mp->p = pp;
+    pp->m = mp;
+    pp->status = P_RUNNING;
+}
+
+// Hands pp (or, with pp NULL, any idle P) to an idle M and wakes its core.
+// spinning: the caller has already counted the new M in sched.nmspinning.
+static void startm(struct p *pp, bool spinning)
+{
+    spin_lock(&sched.lock);
+    if (!pp)
+        pp = pidleget();
+    struct m *nmp = pp ? mget() : 0;
+    if (pp && !nmp)
+        pidleput(pp);           // every core is busy: the P waits for one
+    if (!nmp) {
+        spin_unlock(&sched.lock);
+        if (spinning)
+            __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+        return;
+    }
+    nmp->nextspinning = spinning;
+    __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
+    spin_unlock(&sched.lock);
+    struct m *self = getm();
+    if (nmp != self) {
+        if (self && self->p)
+            self->p->stats.wake_ipis++;
+        arch_send_ipi(nmp->id, VEC_WAKE);
+    }
+}
+
+// Any M. Step 1 of the protocol: start a spinning M if Ps are idle and
+// nobody spins.
+void wakep(void)
+{
+    if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) == 0)
+        return;
+    uint32_t zero = 0;
+    if (__atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) != 0 ||
+        !__atomic_compare_exchange_n(&sched.nmspinning, &zero, 1, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_RELAXED))
+        return;
+    startm(0, true);
+}
+
+// Step 2: a spinner that found work hands the baton on.
+static void resetspinning(struct m *mp)
+{
+    mp->spinning = false;
+    uint32_t left = __atomic_sub_fetch(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+    if (left == 0)
+        wakep();
+}
+
+// Step 4: the M waits, halted, until a waker hands it a P.
+static void stopm(struct m *mp)
+{
+    struct p *pp;
+    ASSERT(!irqs_enabled());
+    while (!(pp = __atomic_exchange_n(&mp->nextp, 0, __ATOMIC_ACQUIRE)))  // pairs with startm's release
+        arch_idle_halt();
+    acquirep(mp, pp);
+    mp->spinning = mp->nextspinning;
+}
+
+// A stop-the-world is pending: hand our P over and wait.
+static void gcstopm(struct m *mp)
+{
+    spin_lock(&sched.lock);
+    if (mp->spinning) {
+        mp->spinning = false;
+        __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+    }
+    struct p *pp = mp->p;
+    pp->status = P_STOPPED;
+    pp->m = 0;
+    mp->p = 0;
+    mput(mp);
+    __atomic_fetch_sub(&sched.stopwait, 1, __ATOMIC_RELEASE);  // pairs with stop_the_world's acquire
+    spin_unlock(&sched.lock);
+    stopm(mp);
+}
+
+static struct g *steal_work(struct m *mp, struct p *pp)
+{
+    uint32_t n = sched.gomaxprocs;
+    uint64_t t0 = arch_cycles();
+    for (int round = 0; round < 4; round++) {
+        bool last = round == 3;
+        uint64_t r = fastrand(mp);
+        uint32_t pos = (uint32_t)(r % n);
+        uint32_t inc = coprimes[(r >> 32) % ncoprimes];
+        for (uint32_t i = 0; i < n; i++, pos = (pos + inc) % n) {
+            if (__atomic_load_n(&sched.gcwaiting, __ATOMIC_ACQUIRE))
+                goto none;
+            struct p *victim = &allp[pos];
+            if (victim == pp)
+                continue;
+            pp->stats.steal_attempts++;
+            if (last && runq_len(&victim->runq) == 1 &&
+                __atomic_load_n(&victim->runq.runnext, __ATOMIC_RELAXED)) {
+                // Only runnext is left, and its owner will probably run it
+                // any moment: give it about 3 us before taking it away.
+                uint64_t until = arch_cycles() + arch_ns_to_cycles(3000);
+                while (arch_cycles() < until)
+                    cpu_relax();
+            }
+            uint32_t before = runq_len(&pp->runq);
+            struct g *gp = runq_steal(&pp->runq, &victim->runq, last);
+            if (gp) {
+                pp->stats.steals++;
+                pp->stats.stolen += 1 + runq_len(&pp->runq) - before;
+                pp->stats.steals_local++;
+                pp->stats.spin_cycles += arch_cycles() - t0;
+                return gp;
+            }
+        }
+    }
+none:
+    pp->stats.spin_cycles += arch_cycles() - t0;
+    return 0;
+}
+
+static bool any_local_work(void)
+{
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++)
+        if (!runq_empty(&allp[i].runq))
+            return true;
+    return false;
+}
+
+// Blocks until there is a G to run; returns it with mp holding a P.
+// *inherit: the G came from runnext and continues the time slice.
+static struct g *find_runnable(struct m *mp, bool *inherit)
+{
+    struct g *gp;
+top:
+    *inherit = false;
+    struct p *pp = mp->p;
+    if (__atomic_load_n(&sched.gcwaiting, __ATOMIC_ACQUIRE)) {
+        gcstopm(mp);
+        goto top;
+    }
+    if (pp->schedtick % 61 == 0 && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {
+        spin_lock(&sched.lock);
+        gp = globrunq_get(pp, 1);
+        spin_unlock(&sched.lock);
+        if (gp)
+            return gp;
+    }
+    if ((gp = runq_get(&pp->runq, inherit)))
+        return gp;
+    if (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {
+        spin_lock(&sched.lock);
+        gp = globrunq_get(pp, 0);
+        spin_unlock(&sched.lock);
+        if (gp)
+            return gp;
+    }
+    uint32_t busy = sched.gomaxprocs - __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED);
+    if (mp->spinning || 2 * __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) < busy) {
+        if (!mp->spinning) {
+            mp->spinning = true;
+            __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+        }
+        if ((gp = steal_work(mp, pp)))
+            return gp;
+    }
+
+    // Step 3: give up the P.
+    spin_lock(&sched.lock);
+    if (sched.gcwaiting) {
+        spin_unlock(&sched.lock);
+        goto top;
+    }
+    if (sched.runq_size) {
+        gp = globrunq_get(pp, 0);
+        spin_unlock(&sched.lock);
+        return gp;
+    }
+    pp->stats.halts++;
+    pp->m = 0;
+    mp->p = 0;
+    pidleput(pp);
+    mput(mp);
+    checkdead();
+    spin_unlock(&sched.lock);
+    if (mp->spinning) {
+        mp->spinning = false;
+        __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+        if (any_local_work()) {
+            // Start a spinner for it, possibly this very M (then stopm
+            // returns at once).
+            __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+            startm(0, true);
+        }
+    }
+    stopm(mp);
+    goto top;
+}
+
+static __attribute__((noreturn)) void execute(struct m *mp, struct g *gp, bool inherit)
+{
+    struct p *pp = mp->p;
+    mp->curg = gp;
+    gp->m = mp;
+    __atomic_store_n(&gp->status, G_RUNNING, __ATOMIC_RELAXED);
+    if (!inherit)
+        pp->schedtick++;
+    pp->stats.runs++;
+    arch_gogo(gp->rsp);
+}
+
+// g0 only, interrupts off: finds the next G and runs it. Never returns.
+void schedule(void)
+{
+    struct m *mp = getm();
+    ASSERT(mp->curg == 0 && mp->locks == 0);
+    bool inherit;
+    struct g *gp = find_runnable(mp, &inherit);
+    if (mp->spinning)
+        resetspinning(mp);
+    execute(mp, gp, inherit);
+}
+
+static void mcall_trampoline(void *arg)
+{
+    struct g *gp = arg;
+    struct m *mp = getm();
+    mp->curg = 0;
+    gp->m = 0;
+    mp->mcallfn(gp);
+}
+
+// From a G: saves it and runs fn(gp) on this M's g0 stack. Interrupts go
+// off before the M is read, so the G cannot move to another core between.
+void mcall(void (*fn)(struct g *))
+{
+    irq_disable();
+    struct m *mp = getm();
+    ASSERT(mp->locks == 0 && mp->curg);
+    mp->mcallfn = fn;
+    arch_mcall(&mp->curg->rsp, mp->g0_top, mcall_trampoline, mp->curg);
+}
+
+// No interrupt switches goroutines until preemption exists: the
+// interrupted G always resumes.
+struct trapframe *trap_switch_hook(struct trapframe *tf)
+{
+    return tf;
+}
+
+static void wake_ipi(uint8_t vector)
+{
+    (void)vector;       // waking the hlt was the point; stopm re-checks nextp
+}
+
+void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool chaos)
+{
+    if (nprocs == 0 || nprocs > ncpu)
+        nprocs = ncpu;
+    sched.ncpu = ncpu;
+    sched.seed = seed;
+    sched.chaos = chaos;
+    arch_set_irq_handler(VEC_WAKE, wake_ipi);
+    for (uint32_t i = 0; i < ncpu; i++) {
+        struct m *mp = &allm[i];
+        mp->id = i;
+        mp->rand = seed ^ (0x9E3779B97F4A7C15ull * (i + 1));
+        if (!mp->rand)
+            mp->rand = 1;
+        mp->g0_top = arch_cpu(i)->stack_top;
+        arch_cpu(i)->m = mp;
+    }
+    spin_lock(&sched.lock);
+    sched.gomaxprocs = nprocs;
+    for (uint32_t i = 0; i < nprocs; i++) {
+        allp[i].id = i;
+        runq_init(&allp[i].runq);
+        if (i > 0)
+            pidleput(&allp[i]);
+    }
+    for (uint32_t i = MAX_CPUS; i-- > nprocs;) {
+        allp[i].id = i;
+        allp[i].status = P_DEAD;
+    }
+    steal_order_reset(nprocs);
+    acquirep(&allm[0], &allp[0]);
+    spin_unlock(&sched.lock);
+    kprintf("sched: %u cores, gomaxprocs=%u, seed=%lu%s\n", ncpu, nprocs, seed,
+            chaos ? " (randomized runnext)" : "");
+}
+
+// Every core but the boot core, once: idle until handed a P.
+void sched_mstart(void)
+{
+    struct m *mp = getm();
+    irq_disable();
+    spin_lock(&sched.lock);
+    mput(mp);
+    spin_unlock(&sched.lock);
+    stopm(mp);
+    schedule();
+}

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: MIT
+// The scheduler's data: G, M, P and the global scheduler state.
+// The design essay is at the top of kernel/proc.c.
+#ifndef GORO_SCHED_H
+#define GORO_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "arch.h"
+#include "goro.h"
+#include "runq.h"
+#include "spinlock.h"
+
+// G states, defined by who owns the G and its stack.
+enum gstatus {
+    G_IDLE,         // just allocated, never run: owned by its allocator
+    G_RUNNABLE,     // on a run queue (or in hand between queue and execute);
+                    // not executing; nobody runs on its stack
+    G_RUNNING,      // executing on g->m, which owns it and its stack
+    G_WAITING,      // parked: owned by whatever will ready it (a channel,
+                    // a timer, an interrupt); its stack is not in use
+    G_SYSCALL,      // inside entersyscall/exitsyscall: owns its M, not a P
+    G_DEAD,         // exited: on a free list, stack kept for reuse
+};
+
+// P states, changed only under sched.lock (except P_RUNNING -> the owner).
+enum pstatus {
+    P_IDLE,         // on sched.pidle, no M
+    P_RUNNING,      // held by p->m, which runs Gs with it
+    P_STOPPED,      // taken by a stop-the-world
+    P_DEAD,         // beyond gomaxprocs
+};
+
+#define G_STACK_SIZE (16u * 1024)   // mapped; an unmapped guard page lies below
+#define G_STACK_SLOT (32u * 1024)   // virtual space per G (stack + guard + gap)
+#define GFREE_LOCAL_MAX 64
+
+struct m;
+struct p;
+
+struct g {
+    // the M running it, or the scheduler when it is not running
+    uint64_t rsp;                   // saved context (arch_mcall / arch_stack_init)
+    struct m *m;                    // NULL unless G_RUNNING
+    uint64_t stack_lo, stack_hi;    // usable stack; the guard page is below lo
+    // set at creation by the creator, read-only while the G lives
+    uint64_t id;
+    uint64_t parent_id;
+    void (*fn)(void *);
+    // atomic, any core
+    uint32_t status;                // enum gstatus
+    // the queue or list the G is on (global run queue, free lists)
+    struct g *schedlink;
+    // written by the G itself before it parks; read by dumps
+    const char *waitreason;
+    const void *waiton;
+    // allg_lock held
+    struct g *alllink;
+    // for channels and sync (kernel/chan.c): owned by the parked G's waker
+    void *param;
+    bool success;
+};
+
+struct m {
+    // owner core only
+    struct g *curg;                 // the G running, or NULL on g0
+    struct p *p;                    // the P held, or NULL
+    bool spinning;                  // looking for work; counted in sched.nmspinning
+    uint32_t locks;                 // > 0: the current G must not be preempted or moved
+    uint64_t rand;                  // fastrand state
+    uint64_t g0_top;                // the g0 stack: schedule() always runs here
+    void (*mcallfn)(struct g *);    // what mcall runs on g0
+    bool (*waitunlockf)(struct g *, void *);   // gopark's unlock, run on g0
+    void *waitlock;
+    // atomic, any core: the waker hands an idle M its P here
+    struct p *nextp;
+    bool nextspinning;              // with nextp: start out spinning
+    // sched.lock held
+    struct m *schedlink;            // sched.midle
+    bool idle;                      // on sched.midle
+    // read-only after boot
+    uint32_t id;                    // == core index
+};
+
+struct p {
+    // owner M only (the M holding the P)
+    uint32_t schedtick;             // incremented per time slice
+    struct g *gfree;                // dead Gs for reuse
+    uint32_t ngfree;
+    uint64_t goidcache, goidcacheend;   // batch of G ids
+    uint64_t ncreated, nexited;     // summed by num_goroutine()
+    struct sched_pstats stats;      // owner writes, sched_stats() reads racily
+    // lock-free: see kernel/runq.c
+    struct runq runq;
+    // sched.lock held
+    uint32_t status;                // enum pstatus
+    struct m *m;                    // holder, or NULL
+    struct p *link;                 // sched.pidle
+    // read-only after creation
+    uint32_t id;
+} __attribute__((aligned(64)));
+
+struct sched {
+    struct spinlock lock;
+    // sched.lock held (runq_size and npidle also read atomically as hints)
+    struct g *runq_head, *runq_tail;
+    uint32_t runq_size;
+    struct p *pidle;
+    uint32_t npidle;
+    struct m *midle;
+    uint32_t nmidle;
+    uint32_t gcwaiting;             // a stop-the-world is in progress
+    uint32_t stopwait;              // Ps the stop-the-world still waits for
+    uint32_t gomaxprocs;            // also read racily
+    // atomic, any core
+    uint32_t nmspinning;            // Ms spinning for work
+    uint64_t goidgen;
+    uint32_t nexternal;             // Gs that an interrupt or timer will ready
+    bool started;                   // main G created; wakep active
+    bool chaos;                     // seed= given: randomize runnext use
+    uint64_t seed;
+    uint32_t ncpu;                  // Ms (cores); read-only after sched_init
+};
+
+extern struct sched sched;
+extern struct m allm[MAX_CPUS];
+extern struct p allp[MAX_CPUS];
+
+static inline struct m *getm(void)
+{
+    return (struct m *)this_cpu()->m;
+}
+
+// The running G's M, pinned: while m->locks > 0 the G stays on this M.
+static inline struct m *acquirem(void)
+{
+    struct m *mp = getm();
+    mp->locks++;
+    return mp;
+}
+
+static inline void releasem(struct m *mp)
+{
+    mp->locks--;
+}
+
+// proc.c: the scheduler loop and wake-ups
+void schedule(void) __attribute__((noreturn));
+void mcall(void (*fn)(struct g *));
+void wakep(void);
+void runqput(struct p *pp, struct g *gp, bool next);
+void acquirep(struct m *mp, struct p *pp);
+uint64_t fastrand(struct m *mp);
+void sched_init(uint32_t ncpu, uint32_t gomaxprocs, uint64_t seed, bool chaos);
+void sched_mstart(void) __attribute__((noreturn));
+
+// globrunq.c: the global run queue (sched.lock held)
+void globrunq_put(struct g *gp);
+void globrunq_putbatch(struct g **gs, uint32_t n);
+struct g *globrunq_get(struct p *pp, uint32_t max);
+// The idle P and M lists (sched.lock held)
+void pidleput(struct p *pp);
+struct p *pidleget(void);
+void mput(struct m *mp);
+struct m *mget(void);
+
+// g.c: goroutine records, stacks, free lists
+struct g *gfget(struct p *pp);
+void gfput(struct p *pp, struct g *gp);
+struct g *g_alloc(void);
+void g_free_list_move(struct p *pp);        // a dying P's free Gs -> global
+void g_dump_all(void);
+void gready(struct g *gp, bool next);       // G_WAITING -> runnable
+void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on);
+const char *gstatus_name(uint32_t s);
+bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip);
+
+// procresize.c
+void stop_the_world(const char *why);
+void start_the_world(uint32_t nprocs);
+
+// deadlock.c (sched.lock held)
+void checkdead(void);
+
+#endif

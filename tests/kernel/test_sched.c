@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: MIT
+// Scheduler tests: conservation (every G runs exactly once), spreading by
+// stealing, gomaxprocs changes mid-run, wake-ups after idle gaps, and the
+// fatal reports (deadlock, stack overflow) as apps of their own.
+#include "ktest.h"
+#include "sched.h"
+#include "page.h"
+#include "printf.h"
+#include "string.h"
+
+static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void inc(uint64_t *p) { __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL); }
+
+// Yields until *counter reaches target or timeout_ms passes. Returns false
+// on timeout.
+static bool wait_count(const uint64_t *counter, uint64_t target, uint64_t timeout_ms)
+{
+    uint64_t end = nanotime() + timeout_ms * 1000000;
+    while (load(counter) < target) {
+        if (nanotime() > end)
+            return false;
+        gosched();
+    }
+    return true;
+}
+
+static uint64_t spin_work(uint64_t n)
+{
+    uint64_t x = n;
+    for (uint64_t i = 0; i < n; i++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x;
+}
+
+// ---- 100,000 Gs with uneven work, each run exactly once --------------------
+
+#define MANY 100000u
+#define SPAWNERS 100u
+static uint8_t ran[MANY];
+static uint64_t many_done;
+static uint64_t sink;
+
+static void many_worker(void *arg)
+{
+    uint32_t i = (uint32_t)(uintptr_t)arg;
+    uint32_t h = i * 2654435761u;
+    uint64_t work = (h % 97 == 0) ? 20000 : h % 300;     // 1 in 97 is heavy
+    __atomic_fetch_add(&sink, spin_work(work), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&ran[i], 1, __ATOMIC_RELAXED);
+    inc(&many_done);
+}
+
+static void many_spawner(void *arg)
+{
+    uint32_t base = (uint32_t)(uintptr_t)arg * (MANY / SPAWNERS);
+    for (uint32_t k = 0; k < MANY / SPAWNERS; k++) {
+        go(many_worker, (void *)(uintptr_t)(base + k));
+        if (k % 64 == 63)
+            gosched();      // let the workers run: bounds live stacks
+    }
+}
+
+KTEST(sched_100k_uneven_exactly_once)
+{
+    memset(ran, 0, sizeof ran);
+    many_done = 0;
+    int before = num_goroutine();
+    for (uint32_t s = 0; s < SPAWNERS; s++)
+        go(many_spawner, (void *)(uintptr_t)s);
+    if (!wait_count(&many_done, MANY, 120000))
+        KT_FAIL("only %lu of %u goroutines finished in 120 s", load(&many_done), MANY);
+    for (uint32_t i = 0; i < MANY; i++)
+        if (ran[i] != 1)
+            KT_FAIL("goroutine #%u ran %u times", i, ran[i]);
+    // spawners and workers have all exited (allow the last few to finish
+    // switching out)
+    for (int tries = 0; num_goroutine() != before && tries < 1000; tries++)
+        gosched();
+    KT_ASSERT_EQ(num_goroutine(), before);
+}
+
+// ---- Gs spawned by one G run on every P -------------------------------------
+
+#define SPREAD_BATCH 128u
+static uint64_t spread_done;
+static uint64_t ran_on[MAX_CPUS];
+
+static void spread_worker(void *arg)
+{
+    (void)arg;
+    __atomic_fetch_add(&sink, spin_work(40000), __ATOMIC_RELAXED);
+    inc(&ran_on[core_id()]);
+    inc(&spread_done);
+}
+
+static bool every_other_core_ran(int skip)
+{
+    for (int c = 0; c < num_cpu(); c++)
+        if (c != skip && load(&ran_on[c]) == 0)
+            return false;
+    return true;
+}
+
+// The spawner spins without yielding, so only thieves run its Gs. Batches
+// fit in one ring (no overflow to the global queue); the next batch comes
+// once thieves have emptied the queue, while they are still busy with what
+// they took, so each batch needs more cores. Batches continue until every
+// other core has run one (on an overcommitted host a woken vCPU may come
+// too late for a given batch), up to a deadline that a core never woken
+// or never stealing will miss.
+KTEST(sched_spawned_by_one_run_everywhere)
+{
+    if (gomaxprocs(0) < 2)
+        KT_SKIP("needs two Ps");
+    struct sched_stats before, after;
+    spread_done = 0;
+    memset(ran_on, 0, sizeof ran_on);
+    sched_stats(&before);
+    int spawner_core = core_id();       // spins throughout: cannot move
+    uint64_t spawned = 0, deadline = nanotime() + 60000000000ull;
+    struct runq *mine = &getm()->p->runq;
+    while (!every_other_core_ran(spawner_core) && nanotime() < deadline) {
+        for (uint32_t i = 0; i < SPREAD_BATCH; i++, spawned++)
+            go(spread_worker, 0);
+        while (!runq_empty(mine) && nanotime() < deadline)
+            cpu_relax();
+    }
+    if (!wait_count(&spread_done, spawned, 60000))
+        KT_FAIL("only %lu of %lu finished", load(&spread_done), spawned);
+    sched_stats(&after);
+    for (int c = 0; c < num_cpu(); c++)
+        printf("ktest: spread core %d ran %lu\n", c, load(&ran_on[c]));
+    printf("ktest: spread %lu Gs, steals %lu (%lu Gs), wake IPIs %lu, halts %lu\n", spawned,
+           after.total.steals - before.total.steals, after.total.stolen - before.total.stolen,
+           after.total.wake_ipis - before.total.wake_ipis, after.total.halts - before.total.halts);
+    KT_ASSERT(after.total.steals > before.total.steals);
+    for (int c = 0; c < num_cpu(); c++)
+        if (c != spawner_core && load(&ran_on[c]) == 0)
+            KT_FAIL("core %d ran none of the %lu goroutines in 60 s", c, spawned);
+}
+
+// ---- gomaxprocs changed up and down mid-run loses nothing ---------------------
+
+#define RESIZE_G 3000u
+static uint64_t resize_done;
+static uint8_t resize_ran[RESIZE_G];
+
+static void resize_worker(void *arg)
+{
+    uint32_t i = (uint32_t)(uintptr_t)arg;
+    for (int k = 0; k < 3; k++) {
+        __atomic_fetch_add(&sink, spin_work(200 + i % 500), __ATOMIC_RELAXED);
+        gosched();
+    }
+    __atomic_fetch_add(&resize_ran[i], 1, __ATOMIC_RELAXED);
+    inc(&resize_done);
+}
+
+KTEST(sched_gomaxprocs_resize_mid_run)
+{
+    int orig = gomaxprocs(0);
+    int n = num_cpu();
+    resize_done = 0;
+    memset(resize_ran, 0, sizeof resize_ran);
+    for (uint32_t i = 0; i < RESIZE_G; i++) {
+        go(resize_worker, (void *)(uintptr_t)i);
+        if (i % 500 == 250) {
+            int want = (int)(i / 500) % 2 ? n : 1 + (int)(i / 500) % n;
+            int prev = gomaxprocs(want);
+            KT_ASSERT(prev >= 1 && prev <= n);
+            KT_ASSERT_EQ(gomaxprocs(0), want);
+        }
+    }
+    gomaxprocs(1);
+    gomaxprocs(n);
+    if (!wait_count(&resize_done, RESIZE_G, 60000))
+        KT_FAIL("only %lu of %u finished after resizes", load(&resize_done), RESIZE_G);
+    for (uint32_t i = 0; i < RESIZE_G; i++)
+        if (resize_ran[i] != 1)
+            KT_FAIL("goroutine #%u ran %u times", i, resize_ran[i]);
+    KT_ASSERT_EQ(gomaxprocs(orig), n);
+    KT_ASSERT_EQ(gomaxprocs(0), orig);
+    KT_ASSERT_EQ(gomaxprocs(1000), orig);      // clamps to num_cpu()
+    KT_ASSERT_EQ(gomaxprocs(0), n);
+    gomaxprocs(orig);
+}
+
+// ---- bursts after idle gaps: a halted core must wake -----------------------
+
+static uint64_t burst_done;
+static uint64_t burst_spawn_ns;
+static uint64_t burst_max_delay_ns;
+
+static void burst_worker(void *arg)
+{
+    (void)arg;
+    uint64_t d = nanotime() - __atomic_load_n(&burst_spawn_ns, __ATOMIC_ACQUIRE);
+    uint64_t m = __atomic_load_n(&burst_max_delay_ns, __ATOMIC_RELAXED);
+    while (d > m && !__atomic_compare_exchange_n(&burst_max_delay_ns, &m, d, false,
+                                                 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+    __atomic_fetch_add(&sink, spin_work(500), __ATOMIC_RELAXED);
+    inc(&burst_done);
+}
+
+// The main G spawns a burst and then spins WITHOUT yielding: only other
+// cores can run the burst, so a lost wake-up shows up as a timeout.
+KTEST(sched_bursts_after_idle_wake_halted_cores)
+{
+    if (gomaxprocs(0) < 2)
+        KT_SKIP("needs two Ps");
+    struct sched_stats before, after;
+    sched_stats(&before);
+    burst_max_delay_ns = 0;
+    for (int b = 0; b < 30; b++) {
+        uint64_t gap_end = nanotime() + 2000000ull * (1 + b % 5);   // 2-10 ms idle gap
+        while (nanotime() < gap_end)
+            cpu_relax();
+        burst_done = 0;
+        uint32_t n = 1 + (uint32_t)b % 7;
+        __atomic_store_n(&burst_spawn_ns, nanotime(), __ATOMIC_RELEASE);
+        for (uint32_t i = 0; i < n; i++)
+            go(burst_worker, 0);
+        // The last one spawned sits in our runnext, which thieves take in
+        // their last round, after a short backoff.
+        uint64_t deadline = nanotime() + 100000000ull;     // 100 ms
+        while (load(&burst_done) < n) {
+            if (nanotime() > deadline)
+                KT_FAIL("burst %d: %lu of %u ran within 100 ms while this core spun: a wake-up was lost",
+                        b, load(&burst_done), n);
+            cpu_relax();
+        }
+    }
+    sched_stats(&after);
+    printf("ktest: bursts: max spawn-to-run %lu us, wake IPIs %lu, halts %lu\n",
+           burst_max_delay_ns / 1000, after.total.wake_ipis - before.total.wake_ipis,
+           after.total.halts - before.total.halts);
+    KT_ASSERT(after.total.wake_ipis > before.total.wake_ipis);
+}
+
+// ---- identities and counts ---------------------------------------------------
+
+static uint64_t child_id, child_parent_seen;
+static uint64_t ids_done;
+
+static void id_child(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&child_id, goid(), __ATOMIC_RELAXED);
+    inc(&ids_done);
+}
+
+KTEST(sched_ids_and_counts)
+{
+    ids_done = 0;
+    uint64_t me = goid();
+    KT_ASSERT(me > 0);
+    int before = num_goroutine();
+    uint64_t a = go(id_child, 0);
+    uint64_t b = go(id_child, 0);
+    KT_ASSERT(a != b && a != me && b != me);
+    KT_ASSERT(num_goroutine() >= before);
+    KT_ASSERT(wait_count(&ids_done, 2, 10000));
+    uint64_t seen = __atomic_load_n(&child_id, __ATOMIC_RELAXED);
+    KT_ASSERT(seen == a || seen == b);
+    (void)child_parent_seen;
+    for (int tries = 0; num_goroutine() != before && tries < 1000; tries++)
+        gosched();
+    KT_ASSERT_EQ(num_goroutine(), before);
+}
+
+// ---- fatal reports, each an app of its own (they end the machine) ----------
+
+static bool park_forever(struct g *gp, void *lock)
+{
+    (void)gp;
+    (void)lock;
+    return true;
+}
+
+static void sleeper(void *arg)
+{
+    gopark(park_forever, 0, "test: waits forever", arg);
+}
+
+static int deadlock_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    for (int i = 0; i < 3; i++)
+        go(sleeper, (void *)(uintptr_t)(0x1000 + i));
+    printf("deadlock: every goroutine now waits forever\n");
+    gopark(park_forever, 0, "test: main waits forever", 0);
+    return 0;
+}
+GORO_APP(deadlock, "park every goroutine (expect the deadlock report, exit 255)", deadlock_main);
+
+__attribute__((noinline)) static uint64_t recurse(uint64_t n)
+{
+    volatile uint8_t pad[512];
+    pad[0] = (uint8_t)n;
+    return n == 0 ? pad[0] : recurse(n - 1) + pad[0];
+}
+
+static uint64_t overflow_done;
+static void overflow_child(void *arg)
+{
+    (void)arg;
+    printf("stack_overflow: recursing in goroutine %lu\n", goid());
+    __atomic_fetch_add(&sink, recurse(1u << 20), __ATOMIC_RELAXED);
+    inc(&overflow_done);
+}
+
+static int stack_overflow_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    go(overflow_child, 0);
+    wait_count(&overflow_done, 1, 60000);
+    return 1;
+}
+GORO_APP(stack_overflow, "recurse without bound in a goroutine (expect the overflow error, exit 255)",
+         stack_overflow_main);
