@@ -164,7 +164,7 @@ HOST_SRCS_runq := kernel/runq.c
 HOST_SRCS_page := kernel/pagepool.c
 HOST_SAN_runq := thread
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
-    -Ikernel -Idrivers -Itests/host
+    -iquote kernel -iquote drivers -iquote arch -iquote tests/host
 
 host: $(HOST_TESTS:%=$(BUILD)/host/test_%)
 .SECONDEXPANSION:
