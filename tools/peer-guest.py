@@ -85,8 +85,10 @@ def init_script(peers, args):
 export PATH=/bin
 # The firmware leaves escape sequences without a newline on the console.
 echo
-echo "GUEST clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \
-     "kernel=$(cat /proc/sys/kernel/osrelease)"
+# Guest time is only as good as the TSC calibration done at boot.
+echo "GUEST clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \\
+     "kernel=$(cat /proc/sys/kernel/osrelease)" \\
+     "tsc_mhz=$(dmesg | sed -n 's/.*tsc: Detected \\([0-9.]*\\) MHz.*/\\1/p' | tail -1)"
 echo '### peers begin'
 {runs}
 echo '### peers end'
@@ -106,7 +108,7 @@ def build_initramfs(path, bindir, peers, args):
     c.chardev("dev/null", 1, 3)
     with open(busybox, "rb") as f:
         c.file("bin/busybox", f.read())
-    for applet in ("sh", "mount", "poweroff", "echo", "cat"):
+    for applet in ("sh", "mount", "poweroff", "echo", "cat", "dmesg", "sed", "tail"):
         c.symlink(f"bin/{applet}", "busybox")
     for p in peers:
         with open(os.path.join(bindir, f"peers-{p}"), "rb") as f:
