@@ -17,7 +17,7 @@ BOOT_C := boot/multiboot.c
 
 ARCH_ASM := arch/isr.asm arch/switch.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
-          arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c
+          arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c
 
 DRIVERS_C := drivers/serial.c drivers/pit.c drivers/qemu_exit.c \
              drivers/acpi.c drivers/acpi_boot.c drivers/fw_cfg.c
@@ -32,7 +32,7 @@ KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
 # g0's stack through ordinary calls, never in an interrupt.
 KERNEL_VEC_C := kernel/printf_float.c
 
-APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/acpidump.c
+APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c
 
 KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c
 

@@ -50,6 +50,7 @@ static inline uint32_t cpu_index(void)
 //    missing).
 void arch_early_init(void);
 void arch_simd_init(bool simd);
+extern bool arch_simd_enabled;      // vector registers usable (simd=on)
 void arch_platform_init(void);
 void arch_start_aps(void (*ap_main)(void));
 uint32_t arch_ncpu(void);               // cores online
@@ -88,9 +89,9 @@ static inline uint64_t arch_cycles(void)
 void arch_idle_halt(void);
 
 // Goroutine context switches (arch/switch.asm). A goroutine's saved
-// context is one stack pointer. arch_mcall saves the caller into *save_rsp
-// and runs fn(arg) on the g0 stack at g0_top with interrupts off; fn never
-// returns. arch_gogo resumes a saved context with interrupts on.
+// context is one stack pointer. arch_mcall, called with interrupts off,
+// saves the caller into *save_rsp and runs fn(arg) on the g0 stack at
+// g0_top; fn never returns. arch_gogo resumes a saved context with interrupts on.
 void arch_mcall(uint64_t *save_rsp, uint64_t g0_top, void (*fn)(void *), void *arg);
 void arch_gogo(uint64_t rsp) __attribute__((noreturn));
 // Prepares a new goroutine's stack [lo, hi) to start fn(arg) and then call
@@ -130,6 +131,12 @@ void arch_exit(int code) __attribute__((noreturn));
 
 // Stop every other core (fatal paths), without locks.
 void arch_stop_others(void);
+
+// The CPU's brand string, and how it runs: "tcg", "kvm", "hypervisor" or
+// "native" (arch/cpuinfo.c).
+#include <stddef.h>
+void arch_cpu_model(char *buf, size_t n);
+const char *arch_accel(void);
 
 // The symbol that contains addr, for backtraces; NULL when unknown.
 const char *arch_symbolize(uint64_t addr, uint64_t *offset);

@@ -15,14 +15,32 @@
 #define XCR0_AVX    (1ull << 2)
 #define XCR0_AVX512 (7ull << 5)     // opmask, ZMM_Hi256, Hi16_ZMM
 
+extern uint8_t switch_fp_save[], switch_fp_restore[];
+
+// Boot core only, before any goroutine switch: the switch code's control
+// word save and restore become NOPs (0F 1F 84 00 00000000 is the 8-byte
+// NOP), since stmxcsr/ldmxcsr fault with CR4.OSFXSR clear.
+static void switch_drop_fp(void)
+{
+    static const uint8_t nop8[8] = { 0x0F, 0x1F, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 };
+    for (int i = 0; i < 8; i++) {
+        switch_fp_save[i] = nop8[i];
+        switch_fp_restore[i] = nop8[i];
+    }
+    __asm__ volatile("" ::: "memory");   // a serializing jump follows before either runs
+}
+
 void fpu_init(bool simd)
 {
     uint64_t cr0 = read_cr0();
     cr0 &= ~(uint64_t)(CR0_EM | CR0_TS);
     cr0 |= CR0_MP | CR0_NE;
     write_cr0(cr0);
-    if (!simd)
+    if (!simd) {
+        if (cpu_index() == 0)
+            switch_drop_fp();
         return;
+    }
 
     struct cpuid_regs r1 = cpuid(1, 0);
     uint64_t cr4 = read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT;

@@ -8,21 +8,20 @@
 ; registers the ABI also makes callee-saved. Vector registers themselves
 ; are caller-saved, so a voluntary switch never touches them.
 ;
-; With simd off (CR4.OSFXSR clear) stmxcsr/ldmxcsr would fault, so the
-; control words are skipped and the slot holds junk nobody reads.
+; With simd off (CR4.OSFXSR clear) stmxcsr/ldmxcsr would fault: at boot,
+; arch/fpu.c overwrites the two 8-byte control-word sequences below
+; (switch_fp_save, switch_fp_restore) with NOPs, so no switch tests a flag.
 
-global arch_mcall, arch_gogo, arch_gstart
-extern arch_simd_enabled
+global arch_mcall, arch_gogo, arch_gstart, switch_fp_save, switch_fp_restore
 
 section .text
 
 ; void arch_mcall(uint64_t *save_rsp, uint64_t g0_top, void (*fn)(void *), void *arg)
 ; Saves the caller (a goroutine) so that arch_gogo(*save_rsp) resumes it
-; returning from arch_mcall, then runs fn(arg) on the g0 stack at g0_top
-; with interrupts off. fn must not return.
+; returning from arch_mcall, then runs fn(arg) on the g0 stack at g0_top.
+; The caller has turned interrupts off. fn must not return.
 align 16
 arch_mcall:
-    cli
     push r15
     push r14
     push r13
@@ -30,11 +29,9 @@ arch_mcall:
     push rbp
     push rbx
     sub rsp, 8
-    cmp byte [arch_simd_enabled], 0
-    je .nofp
+switch_fp_save:                     ; 8 bytes, patched to NOPs when simd is off
     stmxcsr [rsp]
     fnstcw [rsp + 4]
-.nofp:
     mov [rdi], rsp
     mov rsp, rsi
     xor ebp, ebp                    ; g0 frames end the backtrace here
@@ -47,11 +44,9 @@ arch_mcall:
 align 16
 arch_gogo:
     mov rsp, rdi
-    cmp byte [arch_simd_enabled], 0
-    je .nofp
+switch_fp_restore:                  ; 8 bytes, patched like switch_fp_save
     ldmxcsr [rsp]
     fldcw [rsp + 4]
-.nofp:
     add rsp, 8
     pop rbx
     pop rbp

@@ -7,12 +7,12 @@
 extern const uint64_t ksyms_count;
 extern const uint64_t ksyms_table[];       // pairs: address, offset into names
 extern const char ksyms_names[];
-extern char _image_start[], _image_end[];
+extern char _image_start[], _etext[];
 
 const char *arch_symbolize(uint64_t addr, uint64_t *offset)
 {
     uint64_t lo = 0, hi = ksyms_count;
-    if (hi == 0 || addr < ksyms_table[0])
+    if (hi == 0 || addr < ksyms_table[0] || addr >= (uint64_t)_etext)
         return 0;
     while (hi - lo > 1) {
         uint64_t mid = (lo + hi) / 2;

@@ -142,11 +142,12 @@ uint64_t go(void (*fn)(void *), void *arg)
 
 static void goexit0(struct g *gp)
 {
-    struct p *pp = getm()->p;
+    struct m *mp = dropg(gp);
+    struct p *pp = mp->p;
     __atomic_store_n(&gp->status, G_DEAD, __ATOMIC_RELAXED);
     pp->nexited++;
     gfput(pp, gp);
-    schedule();
+    schedule_m(mp);
 }
 
 static void goexit1(void)
@@ -163,9 +164,17 @@ void goexit(void)
 
 static void gosched_m(struct g *gp)
 {
+    struct m *mp = dropg(gp);
+    struct p *pp = mp->p;
+    struct g *overflow[RUNQ_SIZE / 2 + 1];
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
-    runqput(getm()->p, gp, false);
-    schedule();
+    uint32_t n = runq_put(&pp->runq, gp, false, overflow);
+    if (__builtin_expect(n != 0, 0)) {
+        spin_lock(&sched.lock);
+        globrunq_putbatch(overflow, n);
+        spin_unlock(&sched.lock);
+    }
+    schedule_m(mp);
 }
 
 void gosched(void)
@@ -192,7 +201,7 @@ int num_goroutine(void)
 
 static void park_m(struct g *gp)
 {
-    struct m *mp = getm();
+    struct m *mp = dropg(gp);
     __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);
     bool (*unlockf)(struct g *, void *) = mp->waitunlockf;
     void *lock = mp->waitlock;

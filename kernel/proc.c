@@ -19,7 +19,8 @@
 //     the tail and takes at the head, thieves take half with one CAS.
 //   - the global run queue (sched.lock): overflow from full rings, Gs of
 //     Ps removed by gomaxprocs, preempted Gs. Every 61st schedule on a P
-//     looks there first, so it cannot starve behind busy local queues.
+//     looks there first (P.globcheck counts down), so it cannot starve
+//     behind busy local queues.
 //
 // Finding work (find_runnable), in order: runnext, the local ring, the
 // global queue, then stealing: up to 4 rounds over all Ps in a random
@@ -260,7 +261,7 @@ static bool any_local_work(void)
 
 // Blocks until there is a G to run; returns it with mp holding a P.
 // *inherit: the G came from runnext and continues the time slice.
-static struct g *find_runnable(struct m *mp, bool *inherit)
+static struct g *find_runnable(struct m *mp, bool *inherit, bool global_first)
 {
     struct g *gp;
 top:
@@ -270,7 +271,8 @@ top:
         gcstopm(mp);
         goto top;
     }
-    if (pp->schedtick % 61 == 0 && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {
+    if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {
+        global_first = false;
         spin_lock(&sched.lock);
         gp = globrunq_get(pp, 1);
         spin_unlock(&sched.lock);
@@ -328,48 +330,39 @@ top:
     goto top;
 }
 
-static __attribute__((noreturn)) void execute(struct m *mp, struct g *gp, bool inherit)
+// g0 only: everything that is not a G in the local queue on a quiet P.
+void schedule_slow(struct m *mp, bool global_first)
 {
-    struct p *pp = mp->p;
-    mp->curg = gp;
-    gp->m = mp;
-    __atomic_store_n(&gp->status, G_RUNNING, __ATOMIC_RELAXED);
-    if (!inherit)
-        pp->schedtick++;
-    pp->stats.runs++;
-    arch_gogo(gp->rsp);
-}
-
-// g0 only, interrupts off: finds the next G and runs it. Never returns.
-void schedule(void)
-{
-    struct m *mp = getm();
-    ASSERT(mp->curg == 0 && mp->locks == 0);
     bool inherit;
-    struct g *gp = find_runnable(mp, &inherit);
+    if (global_first)
+        mp->p->globcheck = GLOBAL_CHECK_PERIOD;
+    struct g *gp = find_runnable(mp, &inherit, global_first);
     if (mp->spinning)
         resetspinning(mp);
     execute(mp, gp, inherit);
 }
 
-static void mcall_trampoline(void *arg)
+// The entry for Ms that may be spinning (one just handed a P by startm)
+// and for callers outside the mcall targets.
+void schedule(void)
 {
-    struct g *gp = arg;
     struct m *mp = getm();
-    mp->curg = 0;
-    gp->m = 0;
-    mp->mcallfn(gp);
+    ASSERT(mp->curg == 0 && mp->locks == 0);
+    if (mp->spinning)
+        schedule_slow(mp, false);
+    schedule_m(mp);
 }
 
-// From a G: saves it and runs fn(gp) on this M's g0 stack. Interrupts go
-// off before the M is read, so the G cannot move to another core between.
+// From a G: saves it and runs fn(gp) on this M's g0 stack, where fn
+// starts with dropg. Interrupts go off before the M is read, so the G
+// cannot move to another core in between.
 void mcall(void (*fn)(struct g *))
 {
     irq_disable();
     struct m *mp = getm();
-    ASSERT(mp->locks == 0 && mp->curg);
-    mp->mcallfn = fn;
-    arch_mcall(&mp->curg->rsp, mp->g0_top, mcall_trampoline, mp->curg);
+    struct g *gp = mp->curg;    // never NULL on a G: page 0 is unmapped, &gp->rsp would fault
+    ASSERT(mp->locks == 0);
+    arch_mcall(&gp->rsp, mp->g0_top, (void (*)(void *))fn, gp);   // returns when gp is resumed
 }
 
 // No interrupt switches goroutines until preemption exists: the
@@ -405,6 +398,7 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool chaos)
     sched.gomaxprocs = nprocs;
     for (uint32_t i = 0; i < nprocs; i++) {
         allp[i].id = i;
+        allp[i].globcheck = GLOBAL_CHECK_PERIOD;
         runq_init(&allp[i].runq);
         if (i > 0)
             pidleput(&allp[i]);

@@ -53,6 +53,7 @@ void start_the_world(uint32_t nprocs)
     uint32_t old = sched.gomaxprocs;
     for (uint32_t i = old; i < nprocs; i++) {
         allp[i].id = i;
+        allp[i].globcheck = GLOBAL_CHECK_PERIOD;
         runq_init(&allp[i].runq);
         allp[i].status = P_STOPPED;
     }

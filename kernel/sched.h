@@ -69,7 +69,6 @@ struct m {
     uint32_t locks;                 // > 0: the current G must not be preempted or moved
     uint64_t rand;                  // fastrand state
     uint64_t g0_top;                // the g0 stack: schedule() always runs here
-    void (*mcallfn)(struct g *);    // what mcall runs on g0
     bool (*waitunlockf)(struct g *, void *);   // gopark's unlock, run on g0
     void *waitlock;
     // atomic, any core: the waker hands an idle M its P here
@@ -85,6 +84,7 @@ struct m {
 struct p {
     // owner M only (the M holding the P)
     uint32_t schedtick;             // incremented per time slice
+    uint32_t globcheck;             // schedules until the global queue is looked at first
     struct g *gfree;                // dead Gs for reuse
     uint32_t ngfree;
     uint64_t goidcache, goidcacheend;   // batch of G ids
@@ -144,8 +144,53 @@ static inline void releasem(struct m *mp)
     mp->locks--;
 }
 
+// On g0, first thing in every mcall target: the G is no longer running.
+static inline struct m *dropg(struct g *gp)
+{
+    struct m *mp = getm();
+    mp->curg = 0;
+    gp->m = 0;
+    return mp;
+}
+
+#define GLOBAL_CHECK_PERIOD 61
+
 // proc.c: the scheduler loop and wake-ups
 void schedule(void) __attribute__((noreturn));
+void schedule_slow(struct m *mp, bool global_first) __attribute__((noreturn));
+
+// g0 only: runs gp on mp. inherit: gp continues the current time slice.
+static inline __attribute__((noreturn, always_inline)) void execute(struct m *mp, struct g *gp, bool inherit)
+{
+    struct p *pp = mp->p;
+    mp->curg = gp;
+    gp->m = mp;
+    __atomic_store_n(&gp->status, G_RUNNING, __ATOMIC_RELAXED);
+    if (!inherit)
+        pp->schedtick++;
+    pp->stats.runs++;
+    arch_gogo(gp->rsp);
+}
+
+// g0 only, interrupts off: finds the next G and runs it. The common case
+// (a G in the local queue, no stop-the-world, not the tick on which the
+// global queue goes first) is inlined into each mcall target; the rest is
+// schedule_slow. mp must not be spinning: an M stops spinning before it
+// runs a G (schedule_slow), so an M coming from a G never is; schedule()
+// sends the others to schedule_slow.
+static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m *mp)
+{
+    struct p *pp = mp->p;
+    bool global_first = --pp->globcheck == 0;
+    if (__builtin_expect(!global_first &&
+                         !__atomic_load_n(&sched.gcwaiting, __ATOMIC_ACQUIRE), 1)) {
+        bool inherit;
+        struct g *gp = runq_get(&pp->runq, &inherit);
+        if (gp)
+            execute(mp, gp, inherit);
+    }
+    schedule_slow(mp, global_first);
+}
 void mcall(void (*fn)(struct g *));
 void wakep(void);
 void runqput(struct p *pp, struct g *gp, bool next);
