@@ -26,7 +26,8 @@ KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
             kernel/spinlock.c kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c \
             kernel/app.c kernel/ktest.c kernel/machine.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
-            kernel/stats.c kernel/runq.c
+            kernel/stats.c kernel/runq.c \
+            kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
@@ -34,7 +35,8 @@ KERNEL_VEC_C := kernel/printf_float.c
 
 APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c
 
-KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c
+KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c \
+           tests/kernel/test_chan.c tests/kernel/test_sync.c
 
 # An application from outside the tree: a directory of .c files or one file.
 ifneq ($(APP_SRC),)

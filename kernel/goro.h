@@ -78,4 +78,175 @@ int core_id(void);
 uint64_t nanotime(void);
 uint64_t cputicks(void);                 // the TSC
 
+// ---- channels, select and sync (kernel/chan.c, select.c, sync*.c) ---------
+//
+// Go's semantics in C. Blocking calls park the calling goroutine; call them
+// from a goroutine with interrupts on. Fatal errors name the goroutine and
+// the call site and stop the machine (QEMU exit 255).
+
+typedef struct chan chan_t;
+
+// A channel of elem_size-byte values (0 is allowed: signals only) with cap
+// buffered slots (0: unbuffered, every send meets a receive). Never NULL.
+chan_t *chan_make(size_t elem_size, size_t cap);
+// Returns the channel's memory. Nobody may use c afterwards; no goroutine
+// may be blocked on it. (Go's collector does this; C needs the call.)
+void chan_free(chan_t *c);
+// Blocks until the value at elem (elem_size bytes; NULL sends the zero
+// value) is taken by a receiver or buffered. Fatal on a closed channel; a
+// nil channel blocks forever.
+void chan_send(chan_t *c, const void *elem);
+// Blocks until a value arrives and copies it to elem (NULL discards it).
+// Returns false when c is closed and drained; elem is zeroed then.
+bool chan_recv(chan_t *c, void *elem);
+// Sends without blocking: true if sent, false if it would block. Fatal on a
+// closed channel, like a select with a default. Also callable from g0 with
+// a P held (a timer's delivery: the lead's time_after/tickers hook here).
+bool chan_try_send(chan_t *c, const void *elem);
+// Receives without blocking. elem is zeroed unless CHAN_RECEIVED.
+enum chan_try_result {
+    CHAN_WOULD_BLOCK = 0,       // nothing to receive now
+    CHAN_RECEIVED = 1,          // a value was copied to elem
+    CHAN_CLOSED = -1,           // closed and drained
+};
+int chan_try_recv(chan_t *c, void *elem);
+// Wakes every blocked receiver (they report closed once the buffer is
+// drained); blocked senders die with the fatal error. Fatal on a nil or
+// closed channel.
+void chan_close(chan_t *c);
+size_t chan_len(chan_t *c);             // values buffered now (a snapshot)
+size_t chan_cap(chan_t *c);
+
+// select: one case per channel operation. A recv case copies into elem
+// (NULL discards) and sets ok (false: closed and drained, elem zeroed).
+struct select_case {
+    chan_t *c;                  // NULL: never ready
+    enum { SELECT_SEND, SELECT_RECV } dir;
+    void *elem;
+    bool ok;
+};
+#define SELECT_MAX_CASES 64
+// Returns the index of the case that proceeded, chosen uniformly among the
+// ready ones; with !block and none ready, returns -1 (the default case).
+// n == 0 with block parks forever, like Go's `select {}`.
+int chan_select(struct select_case *cases, int n, bool block);
+
+// sync. Every type is valid zero-initialized (the _INIT macros are {0}) and
+// must not be copied once used.
+struct goro_waitq {             // internal: a FIFO of parked goroutines
+    uint32_t lock;
+    uint32_t nwait;
+    void *head, *tail;
+};
+
+// A counting semaphore with Go's runtime semantics: acquire waits for a
+// positive count and takes one; waiters are served in FIFO order.
+typedef struct {
+    uint32_t count;
+    struct goro_waitq q;
+} sema_t;
+#define SEMA_INIT {0}
+void sema_acquire(sema_t *s);
+bool sema_try_acquire(sema_t *s);
+void sema_release(sema_t *s);
+
+// Go's sync.Mutex: a CAS fast path, brief spinning while another core
+// holds it, then a FIFO queue; a waiter that waited over 1 ms switches the
+// mutex to starvation mode, where unlock hands it to the oldest waiter.
+typedef struct {
+    int32_t state;
+    sema_t sema;
+} mutex_t;
+#define MUTEX_INIT {0}
+void mutex_lock_slow(mutex_t *m);
+void mutex_unlock_slow(mutex_t *m, int32_t state);
+bool mutex_trylock(mutex_t *m);
+// The fast paths are inline, as in Go: lock is one CAS, unlock one add.
+static inline void mutex_lock(mutex_t *m)
+{
+    int32_t unlocked = 0;
+    if (!__atomic_compare_exchange_n(&m->state, &unlocked, 1, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))     // acquire: pairs with unlock's release
+        mutex_lock_slow(m);
+}
+static inline void mutex_unlock(mutex_t *m)
+{
+    int32_t state = __atomic_sub_fetch(&m->state, 1, __ATOMIC_RELEASE);  // release: publishes the critical section
+    if (state != 0)
+        mutex_unlock_slow(m, state);
+}
+
+// Go's sync.RWMutex: writers wait for readers in progress; a waiting writer
+// blocks new readers.
+typedef struct {
+    mutex_t w;                  // held by the writer
+    sema_t writer_sem;          // the writer waits here for readers to leave
+    sema_t reader_sem;          // readers wait here for the writer
+    int32_t reader_count;       // readers in; minus 2^30 while a writer waits/holds
+    int32_t reader_wait;        // readers the writer still waits for
+} rwmutex_t;
+#define RWMUTEX_INIT {0}
+void rwmutex_rlock(rwmutex_t *rw);
+void rwmutex_runlock(rwmutex_t *rw);
+void rwmutex_lock(rwmutex_t *rw);
+void rwmutex_unlock(rwmutex_t *rw);
+
+// Go's sync.WaitGroup. A negative counter is fatal.
+typedef struct {
+    uint64_t state;             // counter << 32 | waiters
+    sema_t sema;
+} waitgroup_t;
+#define WAITGROUP_INIT {0}
+void wg_add(waitgroup_t *wg, int delta);
+void wg_done(waitgroup_t *wg);
+void wg_wait(waitgroup_t *wg);
+
+// Go's sync.Once: fn(arg) runs once; every once_do returns after it has.
+typedef struct {
+    uint32_t done;
+    mutex_t m;
+} once_t;
+#define ONCE_INIT {0}
+void once_do(once_t *o, void (*fn)(void *), void *arg);
+
+// Go's sync.Cond over a mutex_t. cond_wait unlocks m, waits for a signal,
+// and locks m again before returning.
+typedef struct {
+    uint32_t wait;              // next ticket to hand a waiter
+    uint32_t notify;            // next ticket to wake
+    struct goro_waitq q;
+} cond_t;
+#define COND_INIT {0}
+void cond_wait(cond_t *c, mutex_t *m);
+void cond_signal(cond_t *c);
+void cond_broadcast(cond_t *c);
+
+
+// ---- memory and NUMA (kernel/numa.c, page.c, malloc.c) --------------------
+//
+// Nodes come from the ACPI SRAT (one node without it, or with numa=off) and
+// are numbered 0..numa_nodes()-1. Memory is placed on the node that asks.
+
+int numa_nodes(void);
+// The calling goroutine's node: its core's node, now (a goroutine may move).
+int numa_node(void);
+// The node whose memory holds p, or -1 (not RAM, or a goroutine stack,
+// whose virtual addresses are not translated).
+int numa_node_of(const void *p);
+
+// Go's allocator in C: size classes up to 32 KiB served from per-core
+// caches backed by the calling core's node, larger blocks straight from its
+// pages. Any core may free what any core allocated. Blocks are 16-byte
+// aligned, whole pages (4096-byte aligned) above 32 KiB. Running out of
+// memory is a fatal error (never NULL); so are freeing a pointer malloc did
+// not return and, when it can be seen, freeing one twice.
+void *malloc(size_t size);
+void *calloc(size_t n, size_t size);            // zeroed; overflow is fatal
+void *realloc(void *p, size_t size);            // keeps min(old, new) bytes
+void free(void *p);                             // NULL is ignored
+// From node's memory (falling back to the nearest node when it has none).
+void *malloc_node(size_t size, int node);
+// The usable size of a block: at least what was asked for.
+size_t malloc_usable_size(void *p);
+
 #endif

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: MIT
+// Channels, after Go's src/runtime/chan.go.
+//
+// A channel is a lock, a ring buffer of dataqsiz slots and two queues of
+// parked goroutines (struct sudog, see chan.h). Invariants, c->lock held:
+//   - recvq non-empty  =>  qcount == 0 (a receiver waits only on an empty
+//     buffer) and no sender waits, unless the receivers are select records
+//     that another channel already won (wq_dequeue drops them).
+//   - sendq non-empty  =>  qcount == dataqsiz.
+//   - closed  =>  sendq empty (close wakes them all, fatally); recvq empty.
+// Direct hand-off: a send that finds a receiver waiting copies straight
+// into the receiver's slot and readies it into the sender's runnext, where
+// it inherits the time slice (Go's send/recv). A receive that finds a
+// sender waiting on a full buffer takes the head and moves the sender's
+// value to the tail, so FIFO order holds.
+//
+// Lock-free fast paths (non-blocking operations only, Go's reasoning): a
+// try-send on an open channel that is full, and a try-receive on an empty
+// channel, fail without the lock. Each reads two words in turn (closed,
+// then the emptiness/fullness state, or the reverse) with relaxed loads;
+// since closed never goes back to 0, there was an instant when both
+// observations held together, and the operation linearizes there. The
+// try-receive re-reads emptiness after an acquire load of closed that saw
+// 1, pairing with chan_close's release store, so a value sent before the
+// close is never missed.
+//
+// Memory: chan_make carves the header and buffer from a small size-class
+// allocator over page_alloc (kalloc below), private to this file until the
+// NUMA issue brings malloc; big channels take whole pages.
+#include "chan.h"
+#include "sched.h"
+#include "page.h"
+#include "panic.h"
+#include "printf.h"
+#include "spinlock.h"
+#include "string.h"
+
+// ---- kalloc: power-of-two classes of 64 B .. 2 KiB, whole pages above --------
+
+#define KALLOC_MIN_SHIFT 6
+#define KALLOC_NCLASS 6                 // 64 .. 2048
+#define KALLOC_PAGES 0xffu              // alloc_class of page-backed memory
+
+static struct spinlock kalloc_lock = SPINLOCK_INIT("kalloc");
+static void *kalloc_free[KALLOC_NCLASS];    // kalloc_lock held: free blocks, linked through their first word
+
+static uint32_t kalloc_class(size_t size)
+{
+    uint32_t cls = 0;
+    while (cls < KALLOC_NCLASS && ((size_t)1 << (KALLOC_MIN_SHIFT + cls)) < size)
+        cls++;
+    return cls < KALLOC_NCLASS ? cls : KALLOC_PAGES;
+}
+
+// Zeroed memory for size bytes; *cls records how to free it.
+static void *kalloc(size_t size, uint32_t *cls)
+{
+    *cls = kalloc_class(size);
+    if (*cls == KALLOC_PAGES)
+        return page_alloc((size + PAGE_SIZE - 1) / PAGE_SIZE);
+    size_t bsize = (size_t)1 << (KALLOC_MIN_SHIFT + *cls);
+    spin_lock(&kalloc_lock);
+    if (!kalloc_free[*cls]) {
+        char *pg = page_alloc(1);
+        for (size_t off = 0; off < PAGE_SIZE; off += bsize) {
+            *(void **)(pg + off) = kalloc_free[*cls];
+            kalloc_free[*cls] = pg + off;
+        }
+    }
+    void *p = kalloc_free[*cls];
+    kalloc_free[*cls] = *(void **)p;
+    spin_unlock(&kalloc_lock);
+    memset(p, 0, bsize);
+    return p;
+}
+
+static void kfree(void *p, size_t size, uint32_t cls)
+{
+    if (cls == KALLOC_PAGES) {
+        page_free(p, (size + PAGE_SIZE - 1) / PAGE_SIZE);
+        return;
+    }
+    spin_lock(&kalloc_lock);
+    *(void **)p = kalloc_free[cls];
+    kalloc_free[cls] = p;
+    spin_unlock(&kalloc_lock);
+}
+
+// ---- wait queues ---------------------------------------------------------------
+
+void wq_push_back(struct goro_waitq *q, struct sudog *sg)
+{
+    struct sudog *last = q->tail;
+    sg->next = 0;
+    sg->prev = last;
+    if (last)
+        last->next = sg;
+    else
+        q->head = sg;
+    q->tail = sg;
+}
+
+void wq_push_front(struct goro_waitq *q, struct sudog *sg)
+{
+    struct sudog *first = q->head;
+    sg->prev = 0;
+    sg->next = first;
+    if (first)
+        first->prev = sg;
+    else
+        q->tail = sg;
+    q->head = sg;
+}
+
+struct sudog *wq_dequeue(struct goro_waitq *q)
+{
+    for (;;) {
+        struct sudog *sg = q->head;
+        if (!sg)
+            return 0;
+        q->head = sg->next;
+        if (sg->next)
+            sg->next->prev = 0;
+        else
+            q->tail = 0;
+        sg->next = 0;
+        // A select record is ours only if we are the first to claim its G;
+        // otherwise another channel already woke it, and the G will find
+        // this record gone when it cleans up (wq_remove).
+        uint32_t zero = 0;
+        if (sg->sel && !__atomic_compare_exchange_n(&sg->sel->done, &zero, 1, false,
+                                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))  // acq_rel: one winner among the wakers
+            continue;
+        return sg;
+    }
+}
+
+void wq_remove(struct goro_waitq *q, struct sudog *sg)
+{
+    // Dequeued records have prev == NULL and are not the head; the tail
+    // has next == NULL.
+    if (sg->prev) {
+        sg->prev->next = sg->next;
+    } else if (q->head == sg) {
+        q->head = sg->next;
+    } else {
+        return;
+    }
+    if (sg->next)
+        sg->next->prev = sg->prev;
+    else
+        q->tail = sg->prev;
+    sg->next = sg->prev = 0;
+}
+
+bool wq_park_unlock(struct g *gp, void *lock)
+{
+    (void)gp;
+    wq_unlock(lock);
+    return true;
+}
+
+// ---- fatal errors --------------------------------------------------------------
+
+void chan_fatal(const char *what, void *pc)
+{
+    uint64_t off = 0;
+    const char *fn = arch_symbolize((uint64_t)pc, &off);
+    struct m *mp = getm();
+    uint64_t id = mp && mp->curg ? mp->curg->id : 0;
+    panic("fatal error: %s (goroutine %lu, called from %s+0x%lx)", what, id, fn ? fn : "?", off);
+}
+
+// ---- channels ------------------------------------------------------------------
+
+static inline struct g *curg(void)
+{
+    return getm()->curg;
+}
+
+// Copies one element; src NULL is the zero value, dst NULL discards.
+static inline void elem_copy(void *dst, const void *src, uint32_t size)
+{
+    if (!dst)
+        return;
+    if (!src)
+        memset(dst, 0, size);
+    else if (size == sizeof(uint64_t))
+        *(uint64_t *)dst = *(const uint64_t *)src;
+    else
+        memcpy(dst, src, size);
+}
+
+static inline void elem_zero(void *dst, uint32_t size)
+{
+    if (dst)
+        memset(dst, 0, size);
+}
+
+static inline uint8_t *slot(struct chan *c, size_t i)
+{
+    return c->buf + i * c->elemsize;
+}
+
+chan_t *chan_make(size_t elem_size, size_t cap)
+{
+    if (elem_size >= (1u << 16))
+        panic("chan_make: element size %lu too large (at most 65535)", elem_size);
+    if (cap > ((size_t)1 << 40) / (elem_size ? elem_size : 1))
+        panic("chan_make: capacity %lu out of range", cap);
+    size_t hdr = (sizeof(struct chan) + 15) & ~(size_t)15;
+    uint32_t cls;
+    struct chan *c = kalloc(hdr + elem_size * cap, &cls);
+    c->alloc_class = cls;
+    c->elemsize = (uint32_t)elem_size;
+    c->dataqsiz = cap;
+    c->buf = (uint8_t *)c + hdr;
+    return c;
+}
+
+void chan_free(chan_t *c)
+{
+    if (!c)
+        return;
+    if (c->recvq.head || c->sendq.head)
+        chan_fatal("chan_free of a channel with blocked goroutines", __builtin_return_address(0));
+    size_t hdr = (sizeof(struct chan) + 15) & ~(size_t)15;
+    kfree(c, hdr + (size_t)c->elemsize * c->dataqsiz, c->alloc_class);
+}
+
+size_t chan_len(chan_t *c)
+{
+    return c ? __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) : 0;
+}
+
+size_t chan_cap(chan_t *c)
+{
+    return c ? c->dataqsiz : 0;
+}
+
+// c->lock held. A parked receiver takes elem directly; else a free slot.
+bool chan_send_locked(struct chan *c, const void *elem, struct g **wake, void *pc)
+{
+    if (c->closed)
+        chan_fatal("send on closed channel", pc);
+    struct sudog *sg = wq_dequeue(&c->recvq);
+    if (sg) {
+        elem_copy(sg->elem, elem, c->elemsize);
+        sg->success = true;
+        sg->g->param = sg;
+        *wake = sg->g;
+        return true;
+    }
+    if (c->qcount < c->dataqsiz) {
+        elem_copy(slot(c, c->sendx), elem, c->elemsize);
+        if (++c->sendx == c->dataqsiz)
+            c->sendx = 0;
+        __atomic_store_n(&c->qcount, c->qcount + 1, __ATOMIC_RELAXED);    // racy readers: chan_len, fast paths
+        return true;
+    }
+    return false;
+}
+
+// c->lock held. A parked sender (buffer full or unbuffered) first, then
+// the buffer, then closed.
+int chan_recv_locked(struct chan *c, void *elem, struct g **wake)
+{
+    struct sudog *sg = wq_dequeue(&c->sendq);
+    if (sg) {
+        if (c->dataqsiz == 0) {
+            elem_copy(elem, sg->elem, c->elemsize);
+        } else {
+            // Full buffer: the head goes to us, the sender's value to the
+            // slot it frees, which is now the tail.
+            elem_copy(elem, slot(c, c->recvx), c->elemsize);
+            elem_copy(slot(c, c->recvx), sg->elem, c->elemsize);
+            if (++c->recvx == c->dataqsiz)
+                c->recvx = 0;
+            c->sendx = c->recvx;
+        }
+        sg->success = true;
+        sg->g->param = sg;
+        *wake = sg->g;
+        return CHAN_RECEIVED;
+    }
+    if (c->qcount > 0) {
+        elem_copy(elem, slot(c, c->recvx), c->elemsize);
+        if (++c->recvx == c->dataqsiz)
+            c->recvx = 0;
+        __atomic_store_n(&c->qcount, c->qcount - 1, __ATOMIC_RELAXED);    // racy readers: chan_len, fast paths
+        return CHAN_RECEIVED;
+    }
+    if (c->closed) {
+        elem_zero(elem, c->elemsize);
+        return CHAN_CLOSED;
+    }
+    return CHAN_WOULD_BLOCK;
+}
+
+static inline void ready(struct g *gp)
+{
+    if (gp)
+        gready(gp, true);
+}
+
+static __attribute__((noreturn)) void block_forever(const char *reason)
+{
+    gopark(0, 0, reason, 0);
+    panic("a goroutine blocked on a nil channel was woken");
+}
+
+static inline bool full(struct chan *c)
+{
+    if (c->dataqsiz == 0)
+        return __atomic_load_n(&c->recvq.head, __ATOMIC_RELAXED) == 0;
+    return __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) == c->dataqsiz;
+}
+
+static inline bool empty(struct chan *c)
+{
+    if (c->dataqsiz == 0)
+        return __atomic_load_n(&c->sendq.head, __ATOMIC_RELAXED) == 0;
+    return __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) == 0;
+}
+
+static inline bool chansend(struct chan *c, const void *elem, bool block, void *pc)
+{
+    if (!c) {
+        if (!block)
+            return false;
+        block_forever("chan send (nil chan)");
+    }
+    if (!block && !__atomic_load_n(&c->closed, __ATOMIC_RELAXED) && full(c))
+        return false;
+    struct g *wake = 0;
+    uint64_t fl = irq_save();
+    wq_lock(&c->lock);
+    if (chan_send_locked(c, elem, &wake, pc)) {
+        wq_unlock(&c->lock);
+        ready(wake);
+        irq_restore(fl);
+        return true;
+    }
+    if (!block) {
+        wq_unlock(&c->lock);
+        irq_restore(fl);
+        return false;
+    }
+    struct sudog sg = { .g = curg(), .elem = (void *)elem };
+    wq_push_back(&c->sendq, &sg);
+    gopark(wq_park_unlock, &c->lock, "chan send", c);
+    // Woken by a receiver that took the value, or by chan_close.
+    if (!sg.success)
+        chan_fatal("send on closed channel", pc);
+    return true;
+}
+
+static inline int chanrecv(struct chan *c, void *elem, bool block)
+{
+    if (!c) {
+        if (!block)
+            return CHAN_WOULD_BLOCK;
+        block_forever("chan receive (nil chan)");
+    }
+    if (!block && empty(c)) {
+        if (!__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE)) {  // acquire: pairs with chan_close's release
+            elem_zero(elem, c->elemsize);
+            return CHAN_WOULD_BLOCK;
+        }
+        if (empty(c)) {
+            elem_zero(elem, c->elemsize);
+            return CHAN_CLOSED;
+        }
+    }
+    struct g *wake = 0;
+    uint64_t fl = irq_save();
+    wq_lock(&c->lock);
+    int r = chan_recv_locked(c, elem, &wake);
+    if (r != CHAN_WOULD_BLOCK || !block) {
+        wq_unlock(&c->lock);
+        ready(wake);
+        irq_restore(fl);
+        if (r == CHAN_WOULD_BLOCK)
+            elem_zero(elem, c->elemsize);
+        return r;
+    }
+    struct sudog sg = { .g = curg(), .elem = elem };
+    wq_push_back(&c->recvq, &sg);
+    gopark(wq_park_unlock, &c->lock, "chan receive", c);
+    // Woken by a sender (the value is in elem) or by chan_close (zeroed).
+    return sg.success ? CHAN_RECEIVED : CHAN_CLOSED;
+}
+
+void chan_send(chan_t *c, const void *elem)
+{
+    chansend(c, elem, true, __builtin_return_address(0));
+}
+
+bool chan_try_send(chan_t *c, const void *elem)
+{
+    return chansend(c, elem, false, __builtin_return_address(0));
+}
+
+bool chan_recv(chan_t *c, void *elem)
+{
+    return chanrecv(c, elem, true) == CHAN_RECEIVED;
+}
+
+int chan_try_recv(chan_t *c, void *elem)
+{
+    return chanrecv(c, elem, false);
+}
+
+void chan_close(chan_t *c)
+{
+    void *pc = __builtin_return_address(0);
+    if (!c)
+        chan_fatal("close of nil channel", pc);
+    uint64_t fl = irq_save();
+    wq_lock(&c->lock);
+    if (c->closed)
+        chan_fatal("close of closed channel", pc);
+    __atomic_store_n(&c->closed, 1, __ATOMIC_RELEASE);     // release: pairs with the try-receive fast path
+    // Collect every waiter, then ready them after unlocking. Records stay
+    // valid until their G is readied; they are chained through next.
+    struct sudog *list = 0, *sg;
+    while ((sg = wq_dequeue(&c->recvq))) {
+        elem_zero(sg->elem, c->elemsize);
+        sg->success = false;
+        sg->g->param = sg;
+        sg->next = list;
+        list = sg;
+    }
+    while ((sg = wq_dequeue(&c->sendq))) {
+        sg->success = false;        // the sender dies with the fatal error
+        sg->g->param = sg;
+        sg->next = list;
+        list = sg;
+    }
+    wq_unlock(&c->lock);
+    while (list) {
+        sg = list;
+        list = sg->next;            // read before gready: sg dies with its G's frame
+        gready(sg->g, false);
+    }
+    irq_restore(fl);
+}

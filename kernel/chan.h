@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+// Internals shared by channels (chan.c), select (select.c) and sync
+// (sync.c, sync_sema.c): the waiter record, the wait queue and its lock.
+//
+// Waiter records (Go's sudog) live on the parked goroutine's stack: a G
+// parked in chan_send, chan_select or sema_acquire does not return, so its
+// frame stays put until whoever dequeues the record readies the G. The
+// dequeuer owns the record from dequeue until gready; after gready it must
+// not touch it (the G may already be running and have returned).
+//
+// The queue lock is a word, not a struct spinlock: it is released on g0 by
+// gopark's unlockf, where interrupts must stay off until schedule() has
+// picked the next G (spin_unlock would restore the parked G's interrupt
+// state there), and it sits in zero-initialized public values (mutex_t,
+// cond_t, ...). Rules: take it only with interrupts off (irq_save), which
+// also keeps the holder from being preempted; never hold two queue locks
+// except channels in select's address order; readying a G (gready) may be
+// done with one held.
+#ifndef GORO_CHAN_H
+#define GORO_CHAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "arch.h"
+#include "goro.h"
+
+struct g;
+struct select_state;
+
+struct sudog {
+    // set by the waiter before it is queued, read-only while queued
+    struct g *g;
+    void *elem;                     // chan: value sent / slot to receive into (may be NULL)
+    struct chan *c;                 // select: which channel this record waits on
+    struct select_state *sel;       // NULL unless the G waits in chan_select
+    uint32_t casi;                  // select: the case index
+    // the queue's lock held
+    struct sudog *next, *prev;
+    // written by the dequeuer before gready, read by the G after it resumes
+    uint32_t ticket;                // sema: 1 = the count was handed over; cond: ticket number
+    bool success;                   // chan: a value moved (false: woken by close)
+};
+
+// One per chan_select call that parks: the first waker to CAS done 0 -> 1
+// wins the G; the others skip its records. atomic, any core.
+struct select_state {
+    uint32_t done;
+};
+
+struct chan {
+    // c->lock held (closed and qcount also read racily by the lock-free
+    // non-blocking checks: see chan.c)
+    uint32_t lock;
+    uint32_t closed;
+    size_t qcount;                  // values in buf
+    size_t sendx, recvx;            // buf indices of the next send / receive
+    struct goro_waitq recvq;        // blocked receivers (struct sudog)
+    struct goro_waitq sendq;        // blocked senders
+    // read-only after chan_make
+    size_t dataqsiz;                // cap
+    uint32_t elemsize;
+    uint32_t alloc_class;           // kalloc bookkeeping (chan.c)
+    uint8_t *buf;
+};
+
+static inline void wq_lock(uint32_t *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))    // acquire: pairs with wq_unlock's release
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))
+            cpu_relax();
+}
+
+static inline void wq_unlock(uint32_t *l)
+{
+    __atomic_store_n(l, 0, __ATOMIC_RELEASE);               // release: publishes the critical section
+}
+
+// Queue lock held, for all four.
+void wq_push_back(struct goro_waitq *q, struct sudog *sg);
+void wq_push_front(struct goro_waitq *q, struct sudog *sg);
+// The first record whose G can still be woken: records of a select that
+// another waker already won are dropped. NULL when none.
+struct sudog *wq_dequeue(struct goro_waitq *q);
+// Unlinks sg if it is still queued (a waker may have dropped it).
+void wq_remove(struct goro_waitq *q, struct sudog *sg);
+
+// gopark's unlockf for a queue lock: releases it, keeps interrupts off.
+bool wq_park_unlock(struct g *gp, void *lock);
+
+// chan.c, c->lock held (select.c's passes). Each tries to complete the
+// operation without blocking and, when a parked partner took part, returns
+// it in *wake for the caller to gready after unlocking.
+bool chan_send_locked(struct chan *c, const void *elem, struct g **wake, void *pc);
+int chan_recv_locked(struct chan *c, void *elem, struct g **wake);     // enum chan_try_result
+
+// sync_sema.c: Go's runtime semaphore (semacquire1/semrelease1) on a
+// sema_t. lifo: queue at the front (a waiter that has waited before);
+// handoff: pass the count straight to the first waiter and yield to it.
+void semacquire(sema_t *s, bool lifo, const char *reason);
+void semrelease(sema_t *s, bool handoff);
+
+// "fatal error: what (goroutine N, called from fn+0xoff)", then exit 255.
+void chan_fatal(const char *what, void *pc) __attribute__((noreturn));
+
+#endif

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+// The semaphore under every sync type, and sync.Cond's notify list: after
+// Go's src/runtime/sema.go. Each sema_t carries its own FIFO of waiters
+// (Go hashes addresses into a shared table; C has the room in the value).
+//
+// Semaphore invariants and orderings:
+//   - count: atomic, any core. cansemacquire CASes it down from > 0
+//     (seq_cst); semrelease adds 1 (seq_cst).
+//   - q.nwait: waiters counted before their last check of count. The
+//     acquirer increments nwait and then re-checks count; the releaser
+//     increments count and then reads nwait, all seq_cst: by Dekker's
+//     argument one of them sees the other, so a releaser that reads
+//     nwait == 0 and leaves has a count the acquirer will see. nwait is
+//     changed only under q.lock; read without it as that hint.
+//   - A dequeued waiter is readied after q.lock is released; with handoff
+//     its ticket says it already owns one count.
+//
+// Cond invariants: wait is the next ticket to give a waiter (atomic
+// fetch-add, outside the lock: cond_wait takes its ticket before unlocking
+// the mutex, so a signal after that unlock is counted); notify is the next
+// ticket to wake, written under q.lock and read racily by the fast exits.
+// A waiter whose ticket is below notify when it takes q.lock was already
+// signalled and does not park.
+#include "chan.h"
+#include "sched.h"
+#include "panic.h"
+
+static bool cansemacquire(uint32_t *count)
+{
+    uint32_t v = __atomic_load_n(count, __ATOMIC_SEQ_CST);
+    while (v > 0)
+        if (__atomic_compare_exchange_n(count, &v, v - 1, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST))     // seq_cst: see nwait above
+            return true;
+    return false;
+}
+
+void semacquire(sema_t *s, bool lifo, const char *reason)
+{
+    if (cansemacquire(&s->count))
+        return;
+    struct sudog sg = { 0 };
+    for (;;) {
+        uint64_t fl = irq_save();
+        wq_lock(&s->q.lock);
+        __atomic_fetch_add(&s->q.nwait, 1, __ATOMIC_SEQ_CST);  // seq_cst: before the re-check below
+        if (cansemacquire(&s->count)) {
+            __atomic_fetch_sub(&s->q.nwait, 1, __ATOMIC_RELAXED);
+            wq_unlock(&s->q.lock);
+            irq_restore(fl);
+            return;
+        }
+        sg.g = getm()->curg;
+        sg.ticket = 0;
+        if (lifo)
+            wq_push_front(&s->q, &sg);
+        else
+            wq_push_back(&s->q, &sg);
+        gopark(wq_park_unlock, &s->q.lock, reason, s);
+        if (sg.ticket || cansemacquire(&s->count))
+            return;
+        // Another goroutine took the count first: wait again, at the front.
+        lifo = true;
+    }
+}
+
+void semrelease(sema_t *s, bool handoff)
+{
+    __atomic_fetch_add(&s->count, 1, __ATOMIC_SEQ_CST);   // seq_cst: before the nwait read
+    if (__atomic_load_n(&s->q.nwait, __ATOMIC_SEQ_CST) == 0)
+        return;
+    uint64_t fl = irq_save();
+    wq_lock(&s->q.lock);
+    struct sudog *sg = 0;
+    if (__atomic_load_n(&s->q.nwait, __ATOMIC_RELAXED)) {
+        sg = wq_dequeue(&s->q);
+        if (sg)
+            __atomic_fetch_sub(&s->q.nwait, 1, __ATOMIC_RELAXED);
+    }
+    wq_unlock(&s->q.lock);
+    bool handed = false;
+    if (sg) {
+        handed = handoff && cansemacquire(&s->count);
+        sg->ticket = handed;
+        gready(sg->g, true);        // sg is the woken G's from here on
+    }
+    irq_restore(fl);
+    // Starvation mode: let the waiter that owns the count run now, on our
+    // time slice, instead of after our next lock attempt.
+    if (handed)
+        gosched();
+}
+
+void sema_acquire(sema_t *s)
+{
+    semacquire(s, false, "semacquire");
+}
+
+bool sema_try_acquire(sema_t *s)
+{
+    return cansemacquire(&s->count);
+}
+
+void sema_release(sema_t *s)
+{
+    semrelease(s, false);
+}
+
+// ---- sync.Cond ------------------------------------------------------------------
+
+static bool ticket_less(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+
+void cond_wait(cond_t *c, mutex_t *m)
+{
+    uint32_t t = __atomic_fetch_add(&c->wait, 1, __ATOMIC_SEQ_CST);   // seq_cst: before the unlock
+    mutex_unlock(m);
+    uint64_t fl = irq_save();
+    wq_lock(&c->q.lock);
+    if (ticket_less(t, __atomic_load_n(&c->notify, __ATOMIC_RELAXED))) {
+        wq_unlock(&c->q.lock);
+        irq_restore(fl);
+    } else {
+        struct sudog sg = { .g = getm()->curg, .ticket = t };
+        wq_push_back(&c->q, &sg);
+        gopark(wq_park_unlock, &c->q.lock, "sync.Cond.Wait", c);
+    }
+    mutex_lock(m);
+}
+
+void cond_signal(cond_t *c)
+{
+    // No waiter since the last signal: nothing to do, without the lock.
+    if (__atomic_load_n(&c->wait, __ATOMIC_SEQ_CST) == __atomic_load_n(&c->notify, __ATOMIC_SEQ_CST))
+        return;
+    uint64_t fl = irq_save();
+    wq_lock(&c->q.lock);
+    uint32_t t = c->notify;
+    if (t == __atomic_load_n(&c->wait, __ATOMIC_SEQ_CST)) {
+        wq_unlock(&c->q.lock);
+        irq_restore(fl);
+        return;
+    }
+    __atomic_store_n(&c->notify, t + 1, __ATOMIC_RELAXED);
+    // The waiter with ticket t may not have queued yet (it took the ticket
+    // and is on its way to the lock); then it sees notify > t and returns.
+    struct sudog *sg;
+    for (sg = c->q.head; sg; sg = sg->next)
+        if (sg->ticket == t)
+            break;
+    if (sg)
+        wq_remove(&c->q, sg);
+    wq_unlock(&c->q.lock);
+    if (sg)
+        gready(sg->g, true);
+    irq_restore(fl);
+}
+
+void cond_broadcast(cond_t *c)
+{
+    if (__atomic_load_n(&c->wait, __ATOMIC_SEQ_CST) == __atomic_load_n(&c->notify, __ATOMIC_SEQ_CST))
+        return;
+    uint64_t fl = irq_save();
+    wq_lock(&c->q.lock);
+    struct sudog *list = c->q.head;
+    c->q.head = c->q.tail = 0;
+    __atomic_store_n(&c->notify, __atomic_load_n(&c->wait, __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
+    wq_unlock(&c->q.lock);
+    while (list) {
+        struct sudog *sg = list;
+        list = sg->next;            // read before gready: sg dies with its G's frame
+        gready(sg->g, false);
+    }
+    irq_restore(fl);
+}

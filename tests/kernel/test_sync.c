@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: MIT
+// sync tests: mutual exclusion under contention, starvation mode bounding
+// the longest wait, RWMutex exclusion, WaitGroup and Once under contention,
+// Cond signal and broadcast, the semaphore's FIFO order, and the fatal
+// errors as apps of their own.
+#include "ktest.h"
+#include "goro.h"
+#include "string.h"
+
+static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+
+static bool wait_count(const uint64_t *counter, uint64_t target, uint64_t timeout_ms)
+{
+    uint64_t end = nanotime() + timeout_ms * 1000000;
+    while (load(counter) < target) {
+        if (nanotime() > end)
+            return false;
+        gosched();
+    }
+    return true;
+}
+
+// Busy for about ns, yielding (a stand-in for sleeping, until timers come).
+static void yield_for(uint64_t ns)
+{
+    uint64_t end = nanotime() + ns;
+    while (nanotime() < end)
+        gosched();
+}
+
+// ---- Mutex ----------------------------------------------------------------
+
+#define MU_G 8u
+#define MU_ITERS 3000u
+static mutex_t mu;
+static uint64_t mu_counter;         // mu held
+static uint32_t mu_inside;          // atomic: holders right now
+static uint64_t mu_done, mu_overlap;
+
+static void mu_worker(void *arg)
+{
+    uint32_t seed = (uint32_t)(uintptr_t)arg * 2654435761u + 1;
+    for (uint32_t i = 0; i < MU_ITERS; i++) {
+        mutex_lock(&mu);
+        if (__atomic_fetch_add(&mu_inside, 1, __ATOMIC_RELAXED) != 0)
+            add(&mu_overlap, 1);
+        uint64_t c = mu_counter;
+        seed = seed * 1103515245u + 12345u;
+        if ((seed >> 16) % 16 == 0)
+            gosched();              // park others behind a holder that is off its core
+        mu_counter = c + 1;
+        __atomic_fetch_sub(&mu_inside, 1, __ATOMIC_RELAXED);
+        mutex_unlock(&mu);
+    }
+    add(&mu_done, 1);
+}
+
+KTEST(sync_mutex_mutual_exclusion_counter)
+{
+    memset(&mu, 0, sizeof mu);
+    mu_counter = mu_done = mu_overlap = 0;
+    for (uint32_t i = 0; i < MU_G; i++)
+        go(mu_worker, (void *)(uintptr_t)i);
+    if (!wait_count(&mu_done, MU_G, 240000))
+        KT_FAIL("only %lu of %u workers finished", load(&mu_done), MU_G);
+    KT_ASSERT_EQ(load(&mu_overlap), 0);
+    KT_ASSERT_EQ(mu_counter, MU_G * MU_ITERS);
+    KT_ASSERT_EQ(mu.state, 0);
+    KT_ASSERT(mutex_trylock(&mu));
+    KT_ASSERT(!mutex_trylock(&mu));
+    mutex_unlock(&mu);
+}
+
+// One goroutine takes the mutex again right after each release, holding it
+// 200 us at a time (yielding meanwhile, like Go's TestMutexFairness, which
+// sleeps). In normal mode a woken waiter keeps losing to it; starvation
+// mode must give every waiter the lock within a small multiple of the 1 ms
+// threshold.
+#define STARVE_WAITERS 3u
+#define STARVE_ROUNDS 6u
+static mutex_t starve_mu;
+static uint32_t starve_stop;
+static uint64_t starve_done, starve_max_wait_ns, starve_hog_rounds;
+
+static void starve_hog(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&starve_stop, __ATOMIC_ACQUIRE)) {
+        mutex_lock(&starve_mu);
+        yield_for(200000);
+        mutex_unlock(&starve_mu);
+        add(&starve_hog_rounds, 1);
+    }
+    add(&starve_done, 1);
+}
+
+static void starve_waiter(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < STARVE_ROUNDS; i++) {
+        uint64_t t0 = nanotime();
+        mutex_lock(&starve_mu);
+        uint64_t w = nanotime() - t0;
+        mutex_unlock(&starve_mu);
+        uint64_t old = load(&starve_max_wait_ns);
+        while (w > old && !__atomic_compare_exchange_n(&starve_max_wait_ns, &old, w, false,
+                                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            ;
+        yield_for(500000);
+    }
+    add(&starve_done, 1);
+}
+
+KTEST(sync_mutex_starvation_bounds_longest_wait)
+{
+    memset(&starve_mu, 0, sizeof starve_mu);
+    starve_stop = 0;
+    starve_done = starve_max_wait_ns = starve_hog_rounds = 0;
+    go(starve_hog, 0);
+    for (int i = 0; i < 20; i++)
+        gosched();                  // the hog holds it first
+    for (uint32_t i = 0; i < STARVE_WAITERS; i++)
+        go(starve_waiter, 0);
+    bool ok = wait_count(&starve_done, STARVE_WAITERS, 60000);
+    __atomic_store_n(&starve_stop, 1, __ATOMIC_RELEASE);
+    if (!ok)
+        KT_FAIL("waiters starved: %lu of %u finished in 60 s", load(&starve_done), STARVE_WAITERS);
+    KT_ASSERT(wait_count(&starve_done, STARVE_WAITERS + 1, 10000));
+    printf("ktest: starvation: longest wait %lu us, hog rounds %lu\n", load(&starve_max_wait_ns) / 1000,
+           load(&starve_hog_rounds));
+    // 1 ms to turn starving, one 200 us hold, and slack for TCG and a
+    // loaded host.
+    KT_ASSERT(load(&starve_max_wait_ns) < 250000000ull);
+}
+
+// ---- RWMutex --------------------------------------------------------------
+
+#define RW_READERS 6u
+#define RW_WRITERS 2u
+#define RW_ITERS 1500u
+static rwmutex_t rw;
+static uint64_t rw_a, rw_b;         // equal whenever no writer holds rw
+static uint32_t rw_readers_in, rw_writers_in;
+static uint64_t rw_done, rw_bad, rw_max_readers;
+
+static void rw_reader(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < RW_ITERS; i++) {
+        rwmutex_rlock(&rw);
+        uint32_t n = __atomic_add_fetch(&rw_readers_in, 1, __ATOMIC_RELAXED);
+        uint64_t max = load(&rw_max_readers);
+        while (n > max && !__atomic_compare_exchange_n(&rw_max_readers, &max, n, false,
+                                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            ;
+        if (__atomic_load_n(&rw_writers_in, __ATOMIC_RELAXED) || rw_a != rw_b)
+            add(&rw_bad, 1);
+        if (i % 8 == 0)
+            gosched();
+        __atomic_sub_fetch(&rw_readers_in, 1, __ATOMIC_RELAXED);
+        rwmutex_runlock(&rw);
+    }
+    add(&rw_done, 1);
+}
+
+static void rw_writer(void *arg)
+{
+    (void)arg;
+    for (uint32_t i = 0; i < RW_ITERS / 4; i++) {
+        rwmutex_lock(&rw);
+        if (__atomic_add_fetch(&rw_writers_in, 1, __ATOMIC_RELAXED) != 1 ||
+            __atomic_load_n(&rw_readers_in, __ATOMIC_RELAXED))
+            add(&rw_bad, 1);
+        rw_a++;
+        if (i % 4 == 0)
+            gosched();
+        rw_b++;
+        __atomic_sub_fetch(&rw_writers_in, 1, __ATOMIC_RELAXED);
+        rwmutex_unlock(&rw);
+        gosched();
+    }
+    add(&rw_done, 1);
+}
+
+KTEST(sync_rwmutex_readers_share_writers_exclude)
+{
+    memset(&rw, 0, sizeof rw);
+    rw_a = rw_b = rw_done = rw_bad = rw_max_readers = 0;
+    for (uint32_t i = 0; i < RW_READERS; i++)
+        go(rw_reader, 0);
+    for (uint32_t i = 0; i < RW_WRITERS; i++)
+        go(rw_writer, 0);
+    if (!wait_count(&rw_done, RW_READERS + RW_WRITERS, 240000))
+        KT_FAIL("only %lu finished", load(&rw_done));
+    KT_ASSERT_EQ(load(&rw_bad), 0);
+    KT_ASSERT_EQ(rw_a, RW_WRITERS * (RW_ITERS / 4));
+    KT_ASSERT_EQ(rw_b, rw_a);
+    printf("ktest: rwmutex: up to %lu readers inside at once\n", load(&rw_max_readers));
+}
+
+static uint64_t rw_share_in, rw_share_out;
+
+static void rw_share_reader(void *arg)
+{
+    (void)arg;
+    rwmutex_rlock(&rw);
+    add(&rw_share_in, 1);
+    wait_count(&rw_share_in, RW_READERS, 30000);   // every reader inside together
+    rwmutex_runlock(&rw);
+    add(&rw_share_out, 1);
+}
+
+KTEST(sync_rwmutex_readers_inside_together)
+{
+    memset(&rw, 0, sizeof rw);
+    rw_share_in = rw_share_out = 0;
+    for (uint32_t i = 0; i < RW_READERS; i++)
+        go(rw_share_reader, 0);
+    if (!wait_count(&rw_share_out, RW_READERS, 60000))
+        KT_FAIL("%lu readers got in together, %lu left", load(&rw_share_in), load(&rw_share_out));
+    KT_ASSERT_EQ(load(&rw_share_in), RW_READERS);
+    rwmutex_lock(&rw);              // and a writer after them
+    rwmutex_unlock(&rw);
+}
+
+// ---- WaitGroup ------------------------------------------------------------
+
+#define WG_WORKERS 64u
+#define WG_WAITERS 4u
+#define WG_ROUNDS 8u
+static waitgroup_t wg;
+static uint64_t wg_work, wg_waiters_back, wg_bad;
+
+static void wg_worker(void *arg)
+{
+    (void)arg;
+    if ((uintptr_t)arg & 1)
+        gosched();
+    add(&wg_work, 1);
+    wg_done(&wg);
+}
+
+static void wg_waiter(void *arg)
+{
+    uint64_t want = (uint64_t)(uintptr_t)arg;
+    wg_wait(&wg);
+    if (load(&wg_work) < want)
+        add(&wg_bad, 1);
+    add(&wg_waiters_back, 1);
+}
+
+KTEST(sync_waitgroup_many_waiters_reused)
+{
+    memset(&wg, 0, sizeof wg);
+    wg_work = wg_waiters_back = wg_bad = 0;
+    for (uint32_t round = 1; round <= WG_ROUNDS; round++) {
+        uint64_t want = (uint64_t)round * WG_WORKERS;
+        wg_add(&wg, (int)WG_WORKERS);
+        for (uint32_t i = 0; i < WG_WAITERS; i++)
+            go(wg_waiter, (void *)(uintptr_t)want);
+        for (uint32_t i = 0; i < WG_WORKERS; i++)
+            go(wg_worker, (void *)(uintptr_t)i);
+        wg_wait(&wg);
+        KT_ASSERT(load(&wg_work) >= want);
+        // the next round reuses wg only after every waiter is back
+        if (!wait_count(&wg_waiters_back, (uint64_t)round * WG_WAITERS, 30000))
+            KT_FAIL("round %u: waiters did not return", round);
+    }
+    KT_ASSERT_EQ(load(&wg_bad), 0);
+    KT_ASSERT_EQ(wg.state, 0);
+    wg_wait(&wg);                   // zero counter: returns at once
+}
+
+// ---- Once -----------------------------------------------------------------
+
+#define ONCE_G 32u
+static once_t once;
+static uint64_t once_runs, once_value, once_done, once_bad;
+
+static void once_fn(void *arg)
+{
+    add(&once_runs, 1);
+    for (int i = 0; i < 10; i++)
+        gosched();                  // others arrive while fn runs
+    once_value = (uint64_t)(uintptr_t)arg;
+}
+
+static void once_caller(void *arg)
+{
+    once_do(&once, once_fn, arg);
+    if (once_value == 0)            // fn's write is visible to every caller
+        add(&once_bad, 1);
+    add(&once_done, 1);
+}
+
+KTEST(sync_once_runs_once_under_contention)
+{
+    memset(&once, 0, sizeof once);
+    once_runs = once_value = once_done = once_bad = 0;
+    for (uint32_t i = 0; i < ONCE_G; i++)
+        go(once_caller, (void *)(uintptr_t)(i + 1));
+    KT_ASSERT(wait_count(&once_done, ONCE_G, 30000));
+    KT_ASSERT_EQ(load(&once_runs), 1);
+    KT_ASSERT_EQ(load(&once_bad), 0);
+    once_do(&once, once_fn, (void *)1);
+    KT_ASSERT_EQ(load(&once_runs), 1);
+}
+
+// ---- Cond -----------------------------------------------------------------
+
+#define COND_G 16u
+static mutex_t cond_mu;
+static cond_t cond;
+static uint64_t cond_items;         // cond_mu held
+static uint64_t cond_taken, cond_waiting, cond_gen;
+
+static void cond_consumer(void *arg)
+{
+    (void)arg;
+    mutex_lock(&cond_mu);
+    add(&cond_waiting, 1);
+    while (cond_items == 0)
+        cond_wait(&cond, &cond_mu);
+    cond_items--;
+    mutex_unlock(&cond_mu);
+    add(&cond_taken, 1);
+}
+
+static void gen_waiter(void *arg)
+{
+    (void)arg;
+    mutex_lock(&cond_mu);
+    uint64_t g = cond_gen;
+    add(&cond_waiting, 1);
+    while (cond_gen == g)
+        cond_wait(&cond, &cond_mu);
+    mutex_unlock(&cond_mu);
+    add(&cond_taken, 1);
+}
+
+KTEST(sync_cond_signal_and_broadcast)
+{
+    memset(&cond_mu, 0, sizeof cond_mu);
+    memset(&cond, 0, sizeof cond);
+    cond_items = cond_taken = cond_waiting = 0;
+    cond_signal(&cond);             // nobody waits: no effect
+    for (uint32_t i = 0; i < COND_G; i++)
+        go(cond_consumer, 0);
+    KT_ASSERT(wait_count(&cond_waiting, COND_G, 30000));
+    for (uint32_t i = 0; i < COND_G; i++) {
+        mutex_lock(&cond_mu);
+        cond_items++;
+        cond_signal(&cond);
+        mutex_unlock(&cond_mu);
+        if (i % 3 == 0)
+            gosched();
+    }
+    if (!wait_count(&cond_taken, COND_G, 30000))
+        KT_FAIL("signal: %lu of %u consumers got an item", load(&cond_taken), COND_G);
+    KT_ASSERT_EQ(cond_items, 0);
+
+    cond_taken = cond_waiting = 0;
+    cond_gen = 0;
+    for (uint32_t i = 0; i < COND_G; i++)
+        go(gen_waiter, 0);
+    KT_ASSERT(wait_count(&cond_waiting, COND_G, 30000));
+    mutex_lock(&cond_mu);
+    cond_gen++;
+    cond_broadcast(&cond);
+    mutex_unlock(&cond_mu);
+    if (!wait_count(&cond_taken, COND_G, 30000))
+        KT_FAIL("broadcast woke %lu of %u", load(&cond_taken), COND_G);
+}
+
+// ---- Semaphore: FIFO ------------------------------------------------------
+
+#define SEMA_G 12u
+static sema_t sem;
+static uint64_t sema_order[SEMA_G], sema_next, sema_back;
+
+static void sema_waiter(void *arg)
+{
+    sema_acquire(&sem);
+    uint64_t pos = __atomic_fetch_add(&sema_next, 1, __ATOMIC_ACQ_REL);
+    sema_order[pos] = (uint64_t)(uintptr_t)arg;
+    add(&sema_back, 1);
+}
+
+KTEST(sync_sema_fifo_order)
+{
+    memset(&sem, 0, sizeof sem);
+    sema_next = sema_back = 0;
+    KT_ASSERT(!sema_try_acquire(&sem));
+    sema_release(&sem);
+    KT_ASSERT(sema_try_acquire(&sem));
+    // queue them one at a time, so the queue order is known
+    for (uint32_t i = 0; i < SEMA_G; i++) {
+        go(sema_waiter, (void *)(uintptr_t)i);
+        uint64_t end = nanotime() + 10000000000ull;
+        while (__atomic_load_n(&sem.q.nwait, __ATOMIC_ACQUIRE) != i + 1 && nanotime() < end)
+            gosched();
+        KT_ASSERT_EQ(__atomic_load_n(&sem.q.nwait, __ATOMIC_ACQUIRE), i + 1);
+    }
+    for (uint32_t i = 0; i < SEMA_G; i++) {
+        sema_release(&sem);
+        KT_ASSERT(wait_count(&sema_back, i + 1, 10000));
+    }
+    for (uint32_t i = 0; i < SEMA_G; i++)
+        KT_ASSERT_EQ(sema_order[i], i);
+}
+
+// ---- fatal errors, each an app of its own ---------------------------------
+
+static int unlock_unlocked_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    static mutex_t m;
+    printf("mutex_unlock_unlocked: unlocking a mutex nobody holds\n");
+    mutex_unlock(&m);
+    return 1;
+}
+GORO_APP(mutex_unlock_unlocked, "unlock an unlocked mutex (expect the fatal error, exit 255)",
+         unlock_unlocked_main);
+
+static int wg_negative_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    static waitgroup_t w;
+    wg_add(&w, 1);
+    wg_done(&w);
+    printf("wg_negative: one wg_done too many\n");
+    wg_done(&w);
+    return 1;
+}
+GORO_APP(wg_negative, "drive a WaitGroup counter negative (expect the fatal error, exit 255)",
+         wg_negative_main);
