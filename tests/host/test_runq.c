@@ -253,19 +253,20 @@ static void test_wrap(void)
 // One owner P and NTHIEVES thief Ps. The owner introduces NG fresh Gs, puts
 // (a quarter with next) and gets in phases that alternately fill its ring
 // (overflowing it) and empty it (so thieves take runnext), and now and then
-// drains it all, as gomaxprocs shrinking would. Each thief steals from the
-// owner or from another thief, runs what it got from its own ring, and
-// re-puts it there. Every G is re-put hops times by whoever holds it, then
+// drains it all, as gomaxprocs shrinking would; then it turns thief. A thief
+// runs the Gs of its own ring and, when that is empty, steals from the owner
+// or another thief. Every G is re-put hops times by whoever holds it, then
 // retired. Overflowed or drained Gs go to the holder's private list (the
-// global queue stand-in) and are put again later. No locks and no atomics
-// other than runq's link the threads, so TSan checks runq's orderings alone
-// (the retired counter is relaxed and only ends the loops).
+// global queue stand-in) and are put again later. Nothing but runq orders the
+// threads (queued, retired and timed_out are relaxed), so TSan checks runq's
+// orderings alone.
 
 #define NTHIEVES 3
 #define NG (1u << 19)
 #define NROUNDS 8
 #define MINROUNDS 2
 #define BUDGET_SECS 10.0
+#define ROUND_TIMEOUT_SECS 30
 #define MAXHOPS 3
 
 struct p {
@@ -281,6 +282,17 @@ struct p {
 static struct p ps[1 + NTHIEVES];
 static struct g *stress_gs;
 static uint32_t retired; // atomic
+static struct timespec deadline; // of the round: a lost G would hang it
+static int timed_out; // atomic
+
+// p keeps g to put it again later.
+static void keep(struct p *p, struct g *g)
+{
+    if (p->npriv < NG)
+        p->priv[p->npriv++] = g;
+    else
+        p->dups++; // more Gs than exist: some were duplicated
+}
 
 // p has taken g off a run queue.
 static void took(struct p *p, struct g *g)
@@ -305,7 +317,7 @@ static void put(struct p *p, struct g *g)
         p->overflows++;
         for (uint32_t i = 0; i < n; i++) {
             took(p, ov[i]);
-            p->priv[p->npriv++] = ov[i];
+            keep(p, ov[i]);
         }
     }
 }
@@ -341,6 +353,22 @@ static void steal(struct p *p)
     }
 }
 
+// Checked now and then by a P with nothing to do.
+static bool past_deadline(struct p *p)
+{
+    struct timespec now;
+
+    if (p->misses % 1024)
+        return false;
+    if (__atomic_load_n(&timed_out, __ATOMIC_RELAXED)) // relaxed: only ends the loops
+        return true;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec < deadline.tv_sec)
+        return false;
+    __atomic_store_n(&timed_out, 1, __ATOMIC_RELAXED); // relaxed: only ends the loops
+    return true;
+}
+
 // A P with no fresh Gs: runs its own Gs, re-puts its overflow, steals.
 static void *thief_main(void *arg)
 {
@@ -353,7 +381,7 @@ static void *thief_main(void *arg)
             run(p, g);
         else if (p->npriv)
             put(p, p->priv[--p->npriv]);
-        else if (__atomic_load_n(&retired, __ATOMIC_RELAXED) == NG) // relaxed: see run()
+        else if (__atomic_load_n(&retired, __ATOMIC_RELAXED) >= NG || past_deadline(p)) // relaxed: see run()
             break;
         else
             steal(p);
@@ -381,7 +409,7 @@ static void *owner_main(void *arg)
             p->drains++;
             for (uint32_t j = 0; j < n; j++) {
                 took(p, out[j]);
-                p->priv[p->npriv++] = out[j];
+                keep(p, out[j]);
             }
         } else {
             struct g *g = runq_get(p->q, &inherit);
@@ -405,6 +433,9 @@ static void stress_round(uint32_t round, struct p *sum)
         want_runs += stress_gs[i].hops + 1;
     }
     retired = 0;
+    timed_out = 0;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += ROUND_TIMEOUT_SECS;
     for (uint32_t i = 0; i <= NTHIEVES; i++) {
         ps[i] = (struct p){ .q = runq_new(), .rnd = rnd(&r) | 1, .yield_every = round % 2 ? 4 : 64 };
         ps[i].priv = calloc(NG, sizeof *ps[i].priv);
@@ -434,6 +465,7 @@ static void stress_round(uint32_t round, struct p *sum)
         free(p->q);
         free(p->priv);
     }
+    CHECKF(!timed_out, "round %u: timed out after %d s: Gs lost", round, ROUND_TIMEOUT_SECS);
     CHECKF(runs == want_runs, "round %u: %llu runs, want %llu", round, (unsigned long long)runs,
            (unsigned long long)want_runs);
     uint32_t bad = 0;
