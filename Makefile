@@ -33,7 +33,10 @@ KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
 # g0's stack through ordinary calls, never in an interrupt.
 KERNEL_VEC_C := kernel/printf_float.c
 
-APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c
+APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c \
+          apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
+          apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
+          apps/demos/all.c
 
 KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c

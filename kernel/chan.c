@@ -88,69 +88,12 @@ static void kfree(void *p, size_t size, uint32_t cls)
 
 // ---- wait queues ---------------------------------------------------------------
 
-void wq_push_back(struct goro_waitq *q, struct sudog *sg)
+void wq_lock_slow(uint32_t *l)
 {
-    struct sudog *last = q->tail;
-    sg->next = 0;
-    sg->prev = last;
-    if (last)
-        last->next = sg;
-    else
-        q->head = sg;
-    q->tail = sg;
-}
-
-void wq_push_front(struct goro_waitq *q, struct sudog *sg)
-{
-    struct sudog *first = q->head;
-    sg->prev = 0;
-    sg->next = first;
-    if (first)
-        first->prev = sg;
-    else
-        q->tail = sg;
-    q->head = sg;
-}
-
-struct sudog *wq_dequeue(struct goro_waitq *q)
-{
-    for (;;) {
-        struct sudog *sg = q->head;
-        if (!sg)
-            return 0;
-        q->head = sg->next;
-        if (sg->next)
-            sg->next->prev = 0;
-        else
-            q->tail = 0;
-        sg->next = 0;
-        // A select record is ours only if we are the first to claim its G;
-        // otherwise another channel already woke it, and the G will find
-        // this record gone when it cleans up (wq_remove).
-        uint32_t zero = 0;
-        if (sg->sel && !__atomic_compare_exchange_n(&sg->sel->done, &zero, 1, false,
-                                                    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))  // acq_rel: one winner among the wakers
-            continue;
-        return sg;
-    }
-}
-
-void wq_remove(struct goro_waitq *q, struct sudog *sg)
-{
-    // Dequeued records have prev == NULL and are not the head; the tail
-    // has next == NULL.
-    if (sg->prev) {
-        sg->prev->next = sg->next;
-    } else if (q->head == sg) {
-        q->head = sg->next;
-    } else {
-        return;
-    }
-    if (sg->next)
-        sg->next->prev = sg->prev;
-    else
-        q->tail = sg->prev;
-    sg->next = sg->prev = 0;
+    do {
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))
+            cpu_relax();
+    } while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE));     // acquire: pairs with wq_unlock's release
 }
 
 bool wq_park_unlock(struct g *gp, void *lock)
@@ -164,6 +107,7 @@ bool wq_park_unlock(struct g *gp, void *lock)
 
 void chan_fatal(const char *what, void *pc)
 {
+    irq_disable();                  // stay on this M while reading its G
     uint64_t off = 0;
     const char *fn = arch_symbolize((uint64_t)pc, &off);
     struct m *mp = getm();
@@ -238,8 +182,10 @@ size_t chan_cap(chan_t *c)
     return c ? c->dataqsiz : 0;
 }
 
+#define HOT static inline __attribute__((always_inline))
+
 // c->lock held. A parked receiver takes elem directly; else a free slot.
-bool chan_send_locked(struct chan *c, const void *elem, struct g **wake, void *pc)
+HOT bool send_locked(struct chan *c, const void *elem, struct g **wake, void *pc)
 {
     if (c->closed)
         chan_fatal("send on closed channel", pc);
@@ -247,7 +193,6 @@ bool chan_send_locked(struct chan *c, const void *elem, struct g **wake, void *p
     if (sg) {
         elem_copy(sg->elem, elem, c->elemsize);
         sg->success = true;
-        sg->g->param = sg;
         *wake = sg->g;
         return true;
     }
@@ -263,7 +208,7 @@ bool chan_send_locked(struct chan *c, const void *elem, struct g **wake, void *p
 
 // c->lock held. A parked sender (buffer full or unbuffered) first, then
 // the buffer, then closed.
-int chan_recv_locked(struct chan *c, void *elem, struct g **wake)
+HOT int recv_locked(struct chan *c, void *elem, struct g **wake)
 {
     struct sudog *sg = wq_dequeue(&c->sendq);
     if (sg) {
@@ -279,7 +224,6 @@ int chan_recv_locked(struct chan *c, void *elem, struct g **wake)
             c->sendx = c->recvx;
         }
         sg->success = true;
-        sg->g->param = sg;
         *wake = sg->g;
         return CHAN_RECEIVED;
     }
@@ -295,6 +239,28 @@ int chan_recv_locked(struct chan *c, void *elem, struct g **wake)
         return CHAN_CLOSED;
     }
     return CHAN_WOULD_BLOCK;
+}
+
+bool chan_send_locked(struct chan *c, const void *elem, struct g **wake, void *pc)
+{
+    return send_locked(c, elem, wake, pc);
+}
+
+int chan_recv_locked(struct chan *c, void *elem, struct g **wake)
+{
+    return recv_locked(c, elem, wake);
+}
+
+// Blocking operations run on a G with interrupts on (goro.h says so), so
+// they need not save the flags: the restore is a plain sti.
+#define IF_FLAG (1ull << 9)
+HOT uint64_t irq_off(bool block)
+{
+    if (block) {
+        irq_disable();
+        return IF_FLAG;
+    }
+    return irq_save();
 }
 
 static inline void ready(struct g *gp)
@@ -323,7 +289,7 @@ static inline bool empty(struct chan *c)
     return __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) == 0;
 }
 
-static inline bool chansend(struct chan *c, const void *elem, bool block, void *pc)
+HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
 {
     if (!c) {
         if (!block)
@@ -333,9 +299,9 @@ static inline bool chansend(struct chan *c, const void *elem, bool block, void *
     if (!block && !__atomic_load_n(&c->closed, __ATOMIC_RELAXED) && full(c))
         return false;
     struct g *wake = 0;
-    uint64_t fl = irq_save();
+    uint64_t fl = irq_off(block);
     wq_lock(&c->lock);
-    if (chan_send_locked(c, elem, &wake, pc)) {
+    if (send_locked(c, elem, &wake, pc)) {
         wq_unlock(&c->lock);
         ready(wake);
         irq_restore(fl);
@@ -346,7 +312,11 @@ static inline bool chansend(struct chan *c, const void *elem, bool block, void *
         irq_restore(fl);
         return false;
     }
-    struct sudog sg = { .g = curg(), .elem = (void *)elem };
+    struct sudog sg;                // the fields a waker reads, and the links
+    sg.g = curg();
+    sg.elem = (void *)elem;
+    sg.sel = 0;
+    sg.success = false;
     wq_push_back(&c->sendq, &sg);
     gopark(wq_park_unlock, &c->lock, "chan send", c);
     // Woken by a receiver that took the value, or by chan_close.
@@ -355,7 +325,7 @@ static inline bool chansend(struct chan *c, const void *elem, bool block, void *
     return true;
 }
 
-static inline int chanrecv(struct chan *c, void *elem, bool block)
+HOT int chanrecv(struct chan *c, void *elem, bool block)
 {
     if (!c) {
         if (!block)
@@ -373,9 +343,9 @@ static inline int chanrecv(struct chan *c, void *elem, bool block)
         }
     }
     struct g *wake = 0;
-    uint64_t fl = irq_save();
+    uint64_t fl = irq_off(block);
     wq_lock(&c->lock);
-    int r = chan_recv_locked(c, elem, &wake);
+    int r = recv_locked(c, elem, &wake);
     if (r != CHAN_WOULD_BLOCK || !block) {
         wq_unlock(&c->lock);
         ready(wake);
@@ -384,7 +354,11 @@ static inline int chanrecv(struct chan *c, void *elem, bool block)
             elem_zero(elem, c->elemsize);
         return r;
     }
-    struct sudog sg = { .g = curg(), .elem = elem };
+    struct sudog sg;                // the fields a waker reads, and the links
+    sg.g = curg();
+    sg.elem = elem;
+    sg.sel = 0;
+    sg.success = false;
     wq_push_back(&c->recvq, &sg);
     gopark(wq_park_unlock, &c->lock, "chan receive", c);
     // Woken by a sender (the value is in elem) or by chan_close (zeroed).
@@ -427,13 +401,11 @@ void chan_close(chan_t *c)
     while ((sg = wq_dequeue(&c->recvq))) {
         elem_zero(sg->elem, c->elemsize);
         sg->success = false;
-        sg->g->param = sg;
         sg->next = list;
         list = sg;
     }
     while ((sg = wq_dequeue(&c->sendq))) {
         sg->success = false;        // the sender dies with the fatal error
-        sg->g->param = sg;
         sg->next = list;
         list = sg;
     }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Internals shared by channels (chan.c), select (select.c) and sync
 // (sync.c, sync_sema.c): the waiter record, the wait queue and its lock.
+// Not for applications: tests and benchmarks may include it.
 //
 // Waiter records (Go's sudog) live on the parked goroutine's stack: a G
 // parked in chan_send, chan_select or sema_acquire does not return, so its
@@ -30,7 +31,8 @@ struct select_state;
 struct sudog {
     // set by the waiter before it is queued, read-only while queued
     struct g *g;
-    void *elem;                     // chan: value sent / slot to receive into (may be NULL)
+    void *elem;                     // chan: value sent / slot to receive into (may be NULL);
+                                    // sema: the sema_t waited on
     struct chan *c;                 // select: which channel this record waits on
     struct select_state *sel;       // NULL unless the G waits in chan_select
     uint32_t casi;                  // select: the case index
@@ -42,9 +44,12 @@ struct sudog {
 };
 
 // One per chan_select call that parks: the first waker to CAS done 0 -> 1
-// wins the G; the others skip its records. atomic, any core.
+// wins the G and records which record it dequeued; the others skip its
+// records. done: atomic, any core; win: written by the winner before it
+// readies the G.
 struct select_state {
     uint32_t done;
+    struct sudog *win;
 };
 
 struct chan {
@@ -63,11 +68,12 @@ struct chan {
     uint8_t *buf;
 };
 
+void wq_lock_slow(uint32_t *l);
+
 static inline void wq_lock(uint32_t *l)
 {
-    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))    // acquire: pairs with wq_unlock's release
-        while (__atomic_load_n(l, __ATOMIC_RELAXED))
-            cpu_relax();
+    if (__builtin_expect(__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) != 0, 0))  // acquire: pairs with wq_unlock's release
+        wq_lock_slow(l);
 }
 
 static inline void wq_unlock(uint32_t *l)
@@ -75,14 +81,75 @@ static inline void wq_unlock(uint32_t *l)
     __atomic_store_n(l, 0, __ATOMIC_RELEASE);               // release: publishes the critical section
 }
 
-// Queue lock held, for all four.
-void wq_push_back(struct goro_waitq *q, struct sudog *sg);
-void wq_push_front(struct goro_waitq *q, struct sudog *sg);
-// The first record whose G can still be woken: records of a select that
-// another waker already won are dropped. NULL when none.
-struct sudog *wq_dequeue(struct goro_waitq *q);
-// Unlinks sg if it is still queued (a waker may have dropped it).
-void wq_remove(struct goro_waitq *q, struct sudog *sg);
+// Queue lock held, for all four: FIFO links through sudog next/prev.
+static inline void wq_push_back(struct goro_waitq *q, struct sudog *sg)
+{
+    struct sudog *last = q->tail;
+    sg->next = 0;
+    sg->prev = last;
+    if (last)
+        last->next = sg;
+    else
+        q->head = sg;
+    q->tail = sg;
+}
+
+static inline void wq_push_front(struct goro_waitq *q, struct sudog *sg)
+{
+    struct sudog *first = q->head;
+    sg->prev = 0;
+    sg->next = first;
+    if (first)
+        first->prev = sg;
+    else
+        q->tail = sg;
+    q->head = sg;
+}
+
+static inline struct sudog *wq_dequeue(struct goro_waitq *q)
+{
+    for (;;) {
+        struct sudog *sg = q->head;
+        if (!sg)
+            return 0;
+        q->head = sg->next;
+        if (sg->next)
+            sg->next->prev = 0;
+        else
+            q->tail = 0;
+        sg->next = 0;
+        // A select record is ours only if we are the first to claim its G;
+        // otherwise another channel already woke it, and the G will find
+        // this record gone when it cleans up (wq_remove). So wq_dequeue
+        // returns the first record whose G can still be woken.
+        if (__builtin_expect(sg->sel != 0, 0)) {
+            uint32_t zero = 0;
+            if (!__atomic_compare_exchange_n(&sg->sel->done, &zero, 1, false, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_RELAXED))   // acq_rel: one winner among the wakers
+                continue;
+            sg->sel->win = sg;
+        }
+        return sg;
+    }
+}
+
+static inline void wq_remove(struct goro_waitq *q, struct sudog *sg)
+{
+    // Dequeued records have prev == NULL and are not the head; the tail
+    // has next == NULL.
+    if (sg->prev) {
+        sg->prev->next = sg->next;
+    } else if (q->head == sg) {
+        q->head = sg->next;
+    } else {
+        return;
+    }
+    if (sg->next)
+        sg->next->prev = sg->prev;
+    else
+        q->tail = sg->prev;
+    sg->next = sg->prev = 0;
+}
 
 // gopark's unlockf for a queue lock: releases it, keeps interrupts off.
 bool wq_park_unlock(struct g *gp, void *lock);
@@ -98,6 +165,8 @@ int chan_recv_locked(struct chan *c, void *elem, struct g **wake);     // enum c
 // handoff: pass the count straight to the first waiter and yield to it.
 void semacquire(sema_t *s, bool lifo, const char *reason);
 void semrelease(sema_t *s, bool handoff);
+// Goroutines queued on s now (tests).
+uint32_t sema_waiters(const sema_t *s);
 
 // "fatal error: what (goroutine N, called from fn+0xoff)", then exit 255.
 void chan_fatal(const char *what, void *pc) __attribute__((noreturn));

@@ -140,10 +140,12 @@ struct goro_waitq {             // internal: a FIFO of parked goroutines
 };
 
 // A counting semaphore with Go's runtime semantics: acquire waits for a
-// positive count and takes one; waiters are served in FIFO order.
+// positive count and takes one; waiters are served in FIFO order. The
+// waiters queue in a table hashed by address, as in Go, so that a release
+// touches the value only in its one atomic add: a waiter that returns may
+// free it at once.
 typedef struct {
     uint32_t count;
-    struct goro_waitq q;
 } sema_t;
 #define SEMA_INIT {0}
 void sema_acquire(sema_t *s);
@@ -153,6 +155,8 @@ void sema_release(sema_t *s);
 // Go's sync.Mutex: a CAS fast path, brief spinning while another core
 // holds it, then a FIFO queue; a waiter that waited over 1 ms switches the
 // mutex to starvation mode, where unlock hands it to the oldest waiter.
+// As in Go, mutex_unlock may still touch the mutex after another goroutine
+// has taken it: free one only when no goroutine can be inside its unlock.
 typedef struct {
     int32_t state;
     sema_t sema;

@@ -12,8 +12,8 @@
 //   5. Pass 2: a waiter record per case, all sharing one select_state, is
 //      queued on every channel; the G parks, and selparkcommit unlocks
 //      the channels on g0. The first waker to CAS select_state.done 0 -> 1
-//      owns the G: it completes its case, sets g->param to the record and
-//      readies the G. Wakers that lose the CAS drop the record (wq_dequeue).
+//      owns the G: it records the record it took in select_state.win,
+//      completes its case and readies the G. Wakers that lose the CAS drop the record (wq_dequeue).
 //   6. Pass 3, woken: lock everything again, unlink the records that are
 //      still queued, unlock, report the winner.
 //
@@ -143,9 +143,8 @@ int chan_select(struct select_case *cases, int n, bool block)
 
     // Pass 2: wait on every channel.
     struct g *gp = getm()->curg;
-    struct select_state st = { 0 };
+    struct select_state st = { 0, 0 };
     struct sudog sgs[norder];          // on the stack only while it waits
-    gp->param = 0;
     for (int k = 0; k < norder; k++) {
         int i = lockorder[k];
         struct sudog *sg = &sgs[k];
@@ -156,11 +155,10 @@ int chan_select(struct select_case *cases, int n, bool block)
     struct selpark sp = { cases, lockorder, norder };
     gopark(selparkcommit, &sp, "select", 0);
 
-    // Pass 3: the winner's record is in gp->param; unlink the others.
+    // Pass 3: unlink the records other than the winner's.
     fl = irq_save();
     sellock(cases, lockorder, norder);
-    struct sudog *win = gp->param;
-    gp->param = 0;
+    struct sudog *win = st.win;
     for (int k = 0; k < norder; k++) {
         struct sudog *sg = &sgs[k];
         if (sg != win)

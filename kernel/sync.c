@@ -199,9 +199,8 @@ void rwmutex_unlock(rwmutex_t *rw)
 
 // ---- WaitGroup ----------------------------------------------------------------
 
-void wg_add(waitgroup_t *wg, int delta)
+static void wg_add_pc(waitgroup_t *wg, int delta, void *pc)
 {
-    void *pc = __builtin_return_address(0);
     uint64_t state = __atomic_add_fetch(&wg->state, (uint64_t)(int64_t)delta << 32, __ATOMIC_SEQ_CST);
     int32_t v = (int32_t)(state >> 32);
     uint32_t w = (uint32_t)state;
@@ -220,9 +219,14 @@ void wg_add(waitgroup_t *wg, int delta)
         semrelease(&wg->sema, false);
 }
 
+void wg_add(waitgroup_t *wg, int delta)
+{
+    wg_add_pc(wg, delta, __builtin_return_address(0));
+}
+
 void wg_done(waitgroup_t *wg)
 {
-    wg_add(wg, -1);
+    wg_add_pc(wg, -1, __builtin_return_address(0));
 }
 
 void wg_wait(waitgroup_t *wg)

@@ -1,29 +1,49 @@
 // SPDX-License-Identifier: MIT
 // The semaphore under every sync type, and sync.Cond's notify list: after
-// Go's src/runtime/sema.go. Each sema_t carries its own FIFO of waiters
-// (Go hashes addresses into a shared table; C has the room in the value).
+// Go's src/runtime/sema.go.
 //
-// Semaphore invariants and orderings:
-//   - count: atomic, any core. cansemacquire CASes it down from > 0
+// Semaphore waiters queue in a fixed table of roots hashed by the sema_t's
+// address (Go's semtable), not in the sema_t: a release then touches the
+// value only in its atomic add, after which a waiter may take the count,
+// return and free the value (a waitgroup_t on the waiter's stack, say).
+// A root's list holds every address that hashes to it, each address's
+// records in FIFO order (lifo waiters at the front); dequeue takes the
+// first record for the address. Roots are few-waiter lists, not Go's treap.
+//
+// Invariants and orderings:
+//   - s->count: atomic, any core. cansemacquire CASes it down from > 0
 //     (seq_cst); semrelease adds 1 (seq_cst).
-//   - q.nwait: waiters counted before their last check of count. The
-//     acquirer increments nwait and then re-checks count; the releaser
-//     increments count and then reads nwait, all seq_cst: by Dekker's
-//     argument one of them sees the other, so a releaser that reads
-//     nwait == 0 and leaves has a count the acquirer will see. nwait is
-//     changed only under q.lock; read without it as that hint.
-//   - A dequeued waiter is readied after q.lock is released; with handoff
-//     its ticket says it already owns one count.
+//   - root nwait: waiters on the root counted before their last check of
+//     count. The acquirer increments nwait and then re-checks count; the
+//     releaser increments count and then reads nwait, all seq_cst: by
+//     Dekker's argument one of them sees the other, so a releaser that
+//     reads nwait == 0 and leaves has a count the acquirer will see. nwait
+//     changes only under the root's lock; it is read without it as a hint.
+//   - A dequeued waiter is readied after the root's lock is released;
+//     with handoff its ticket says it already owns one count (handoff only
+//     happens with a waiter blocked on the value, which keeps it alive).
 //
 // Cond invariants: wait is the next ticket to give a waiter (atomic
 // fetch-add, outside the lock: cond_wait takes its ticket before unlocking
 // the mutex, so a signal after that unlock is counted); notify is the next
 // ticket to wake, written under q.lock and read racily by the fast exits.
 // A waiter whose ticket is below notify when it takes q.lock was already
-// signalled and does not park.
+// signalled and does not park. A signaller touches the cond_t only under
+// q.lock (and the racy fast-exit reads), never after readying a waiter.
 #include "chan.h"
 #include "sched.h"
 #include "panic.h"
+
+#define SEMTABLE_SIZE 251
+
+static struct semroot {
+    struct goro_waitq q;            // q.lock held: the list; q.nwait as above
+} __attribute__((aligned(64))) semtable[SEMTABLE_SIZE];
+
+static struct semroot *semroot(const sema_t *s)
+{
+    return &semtable[((uintptr_t)s >> 2) % SEMTABLE_SIZE];
+}
 
 static bool cansemacquire(uint32_t *count)
 {
@@ -39,24 +59,25 @@ void semacquire(sema_t *s, bool lifo, const char *reason)
 {
     if (cansemacquire(&s->count))
         return;
-    struct sudog sg = { 0 };
+    struct semroot *root = semroot(s);
+    struct sudog sg = { .elem = s };
     for (;;) {
         uint64_t fl = irq_save();
-        wq_lock(&s->q.lock);
-        __atomic_fetch_add(&s->q.nwait, 1, __ATOMIC_SEQ_CST);  // seq_cst: before the re-check below
+        wq_lock(&root->q.lock);
+        __atomic_fetch_add(&root->q.nwait, 1, __ATOMIC_SEQ_CST);  // seq_cst: before the re-check below
         if (cansemacquire(&s->count)) {
-            __atomic_fetch_sub(&s->q.nwait, 1, __ATOMIC_RELAXED);
-            wq_unlock(&s->q.lock);
+            __atomic_fetch_sub(&root->q.nwait, 1, __ATOMIC_RELAXED);
+            wq_unlock(&root->q.lock);
             irq_restore(fl);
             return;
         }
         sg.g = getm()->curg;
         sg.ticket = 0;
         if (lifo)
-            wq_push_front(&s->q, &sg);
+            wq_push_front(&root->q, &sg);
         else
-            wq_push_back(&s->q, &sg);
-        gopark(wq_park_unlock, &s->q.lock, reason, s);
+            wq_push_back(&root->q, &sg);
+        gopark(wq_park_unlock, &root->q.lock, reason, s);
         if (sg.ticket || cansemacquire(&s->count))
             return;
         // Another goroutine took the count first: wait again, at the front.
@@ -66,18 +87,24 @@ void semacquire(sema_t *s, bool lifo, const char *reason)
 
 void semrelease(sema_t *s, bool handoff)
 {
-    __atomic_fetch_add(&s->count, 1, __ATOMIC_SEQ_CST);   // seq_cst: before the nwait read
-    if (__atomic_load_n(&s->q.nwait, __ATOMIC_SEQ_CST) == 0)
+    struct semroot *root = semroot(s);
+    __atomic_fetch_add(&s->count, 1, __ATOMIC_SEQ_CST);   // seq_cst: before the nwait read; s may die now
+    if (__atomic_load_n(&root->q.nwait, __ATOMIC_SEQ_CST) == 0)
         return;
     uint64_t fl = irq_save();
-    wq_lock(&s->q.lock);
+    wq_lock(&root->q.lock);
     struct sudog *sg = 0;
-    if (__atomic_load_n(&s->q.nwait, __ATOMIC_RELAXED)) {
-        sg = wq_dequeue(&s->q);
-        if (sg)
-            __atomic_fetch_sub(&s->q.nwait, 1, __ATOMIC_RELAXED);
+    for (struct sudog *w = root->q.head; w; w = w->next) {
+        if (w->elem == s) {
+            sg = w;
+            break;
+        }
     }
-    wq_unlock(&s->q.lock);
+    if (sg) {
+        wq_remove(&root->q, sg);
+        __atomic_fetch_sub(&root->q.nwait, 1, __ATOMIC_RELAXED);
+    }
+    wq_unlock(&root->q.lock);
     bool handed = false;
     if (sg) {
         handed = handoff && cansemacquire(&s->count);
@@ -89,6 +116,19 @@ void semrelease(sema_t *s, bool handoff)
     // time slice, instead of after our next lock attempt.
     if (handed)
         gosched();
+}
+
+uint32_t sema_waiters(const sema_t *s)
+{
+    struct semroot *root = semroot(s);
+    uint32_t n = 0;
+    uint64_t fl = irq_save();
+    wq_lock(&root->q.lock);
+    for (struct sudog *w = root->q.head; w; w = w->next)
+        n += w->elem == s;
+    wq_unlock(&root->q.lock);
+    irq_restore(fl);
+    return n;
 }
 
 void sema_acquire(sema_t *s)

@@ -6,6 +6,7 @@
 #include "ktest.h"
 #include "goro.h"
 #include "string.h"
+#include "chan.h"
 
 static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static void add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
@@ -398,9 +399,9 @@ KTEST(sync_sema_fifo_order)
     for (uint32_t i = 0; i < SEMA_G; i++) {
         go(sema_waiter, (void *)(uintptr_t)i);
         uint64_t end = nanotime() + 10000000000ull;
-        while (__atomic_load_n(&sem.q.nwait, __ATOMIC_ACQUIRE) != i + 1 && nanotime() < end)
+        while (sema_waiters(&sem) != i + 1 && nanotime() < end)
             gosched();
-        KT_ASSERT_EQ(__atomic_load_n(&sem.q.nwait, __ATOMIC_ACQUIRE), i + 1);
+        KT_ASSERT_EQ(sema_waiters(&sem), i + 1);
     }
     for (uint32_t i = 0; i < SEMA_G; i++) {
         sema_release(&sem);
