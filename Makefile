@@ -13,14 +13,15 @@ QEMU ?= qemu-system-x86_64
 # ---- sources (explicit lists; add new files here) -------------------------
 
 BOOT_ASM := boot/entry.asm boot/trampoline_blob.asm
-BOOT_C := boot/multiboot.c
+BOOT_C := boot/multiboot.c boot/uefi.c
 
 ARCH_ASM := arch/isr.asm arch/switch.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
           arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c
 
 DRIVERS_C := drivers/serial.c drivers/pit.c drivers/qemu_exit.c \
-             drivers/acpi.c drivers/acpi_boot.c drivers/fw_cfg.c
+             drivers/acpi.c drivers/acpi_boot.c drivers/fw_cfg.c \
+             drivers/fb.c drivers/font8x16.c
 
 KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
             kernel/spinlock.c kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c \
@@ -185,3 +186,90 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- UEFI: the GNU-EFI loader and the boot images (issue 7) -----------------
+#
+# efi: build/goro-efi.img, a partitionless FAT disk (an ESP) holding
+#   EFI/BOOT/BOOTX64.EFI (boot/efi/loader.c), goro.elf and, when CMDLINE is
+#   set, goro.cmdline. Boot it with OVMF: -drive format=raw,file=goro-efi.img.
+# usb: build/goro-usb.img, to dd onto a stick: grub-mkrescue's hybrid ISO
+#   (BIOS -> GRUB -> multiboot2) whose EFI system partition is replaced by
+#   one with the GNU-EFI loader as EFI/BOOT/BOOTX64.EFI and GRUB's EFI
+#   binary kept beside it as EFI/BOOT/GRUBX64.EFI.
+
+EFI_INC := /usr/include/efi
+EFI_LIB := /usr/lib
+EFI_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -fpic -ffreestanding -fno-stack-protector \
+    -fshort-wchar -mno-red-zone -maccumulate-outgoing-args \
+    -I$(EFI_INC) -I$(EFI_INC)/x86_64 -Ikernel -MD -MP
+EFI_LDFLAGS := -nostdlib -znocombreloc -shared -Bsymbolic -T $(EFI_LIB)/elf_x86_64_efi.lds
+EFI_SECTIONS := -j .text -j .sdata -j .data -j .rodata -j .dynamic -j .dynsym \
+    -j .rel -j .rela -j '.rel.*' -j '.rela.*' -j .reloc
+EFI_IMG_MB := 32
+
+.PHONY: efi usb
+efi: $(BUILD)/goro-efi.img
+usb: $(BUILD)/goro-usb.img
+
+$(BUILD)/efi/loader.o: boot/efi/loader.c kernel/bootinfo.h
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(EFI_CFLAGS) -c $< -o $@
+
+$(BUILD)/efi/loader.so: $(BUILD)/efi/loader.o
+	$(Q)$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $< -L$(EFI_LIB) -lefi -lgnuefi -o $@
+
+$(BUILD)/efi/BOOTX64.EFI: $(BUILD)/efi/loader.so
+	$(call say,EFI,$@)
+	$(Q)objcopy $(EFI_SECTIONS) --target efi-app-x86_64 --subsystem=10 $< $@
+
+# A command line baked into the images' goro.cmdline; empty: no file.
+EFI_CMDLINE := $(CMDLINE)
+$(BUILD)/efi/goro.cmdline: FORCE
+	@mkdir -p $(dir $@)
+	$(Q)printf '%s\n' '$(EFI_CMDLINE)' > $@.tmp
+	$(Q)cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+
+# The ESP's files: $(1) the image, $(2) the size in MiB.
+define mk_esp
+	$(Q)rm -f $(1) && truncate -s $(2)M $(1)
+	$(Q)mformat -i $(1) -v GORO ::
+	$(Q)mmd -i $(1) ::/EFI ::/EFI/BOOT
+	$(Q)mcopy -i $(1) $(BUILD)/efi/BOOTX64.EFI ::/EFI/BOOT/BOOTX64.EFI
+	$(Q)mcopy -i $(1) $(BUILD)/goro.elf ::/goro.elf
+	$(Q)if [ -n '$(strip $(EFI_CMDLINE))' ]; then mcopy -i $(1) $(BUILD)/efi/goro.cmdline ::/goro.cmdline; fi
+endef
+
+$(BUILD)/goro-efi.img: $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline
+	$(call say,ESP,$@)
+	$(call mk_esp,$@.tmp,$(EFI_IMG_MB))
+	$(Q)mv $@.tmp $@
+
+# The ISO's tree and boot equipment as grub-mkrescue made them (the MBR
+# code, El Torito for BIOS, a GPT whose EFI partition is /efi.img), with
+# /efi.img replaced: xorriso cannot resize the partition in place. The ESP
+# stays under 32 MiB, El Torito's limit on a boot image.
+USB_ESP_MB := 16
+$(BUILD)/goro-usb.img: $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline
+	$(call say,USB,$@)
+	$(Q)if [ -d $(BUILD)/usb ]; then chmod -R u+w $(BUILD)/usb; rm -rf $(BUILD)/usb; fi
+	$(Q)mkdir -p $(BUILD)/usb
+	$(Q)xorriso -osirrox on -indev $(BUILD)/goro.iso -extract / $(BUILD)/usb/tree 2> $(BUILD)/usb/xorriso.log
+	$(Q)chmod -R u+w $(BUILD)/usb/tree
+	$(Q)mcopy -i $(BUILD)/usb/tree/efi.img ::/EFI/BOOT/BOOTX64.EFI $(BUILD)/usb/GRUBX64.EFI
+	$(call mk_esp,$(BUILD)/usb/esp.img,$(USB_ESP_MB))
+	$(Q)mcopy -i $(BUILD)/usb/esp.img $(BUILD)/usb/GRUBX64.EFI ::/EFI/BOOT/GRUBX64.EFI
+	$(Q)mv $(BUILD)/usb/esp.img $(BUILD)/usb/tree/efi.img
+	$(Q)xorriso -as mkisofs -o $@.tmp -V GORO -r \
+	    --grub2-mbr --interval:local_fs:0s-15s:zero_mbrpt,zero_gpt,zero_apm:'$(BUILD)/goro.iso' \
+	    --protective-msdos-label -partition_cyl_align off -partition_offset 0 \
+	    -partition_hd_cyl 64 -partition_sec_hd 32 -apm-block-size 2048 \
+	    -efi-boot-part --efi-boot-image -c /boot.catalog \
+	    -b /boot/grub/i386-pc/eltorito.img -no-emul-boot -boot-load-size 4 \
+	    -boot-info-table --grub2-boot-info \
+	    -eltorito-alt-boot -e /efi.img -no-emul-boot \
+	    $(BUILD)/usb/tree 2>> $(BUILD)/usb/xorriso.log || (cat $(BUILD)/usb/xorriso.log; exit 1)
+	$(Q)mv $@.tmp $@
+
+.PHONY: FORCE
+FORCE:

@@ -18,7 +18,7 @@ MB1_FLAGS       equ (1 << 0) | (1 << 1) | (1 << 16)   ; align modules, memory ma
 MB2_MAGIC       equ 0xE85250D6
 
 extern _image_start, _load_end, _bss_start, _bss_end
-extern boot_multiboot
+extern boot_multiboot, boot_uefi
 
 section .multiboot
 align 4
@@ -53,6 +53,15 @@ mb2_header:
     dw 0, 0                 ; end tag
     dd 8
 mb2_header_end:
+
+; The goro header: how boot/efi/loader.c finds boot_efi64 (it scans the
+; first 32 KiB of the first PT_LOAD, 8-byte aligned, for the magic).
+GORO_HDR_MAGIC  equ 0x314948464f524f47   ; "GOROFHI1"
+align 8
+goro_header:
+    dq GORO_HDR_MAGIC
+    dq 1                    ; version
+    dq boot_efi64           ; 64-bit UEFI entry
 
 section .data
 global boot_magic, boot_info_phys, boot_entry_tsc
@@ -201,6 +210,97 @@ long_entry:
     hlt
     jmp .hang
 
+; The GNU-EFI loader's entry (boot/efi/loader.c): 64-bit mode on the
+; firmware's identity-mapped page tables and the loader's stack, interrupts
+; off, rdi = the loader's struct boot_info, which lies outside the image.
+; From here on the state matches long_entry's: goro's GDT, .bss clear, the
+; same 4 GiB identity map, the boot stack. boot_uefi copies the boot_info.
+global boot_efi64
+boot_efi64:
+    cli
+    cld
+    mov r12, rdi
+    lgdt [gdt64_ptr64]
+    push 0x08
+    lea rax, [rel .reload_cs]
+    push rax
+    retfq
+.reload_cs:
+    mov ax, 0x10
+    mov ds, ax
+    mov es, ax
+    mov ss, ax
+    xor eax, eax
+    mov fs, ax
+    mov gs, ax
+
+    ; clear .bss: the firmware's stack and the boot_info are outside it
+    mov rdi, _bss_start
+    mov rcx, _bss_end
+    sub rcx, rdi
+    shr rcx, 3
+    xor eax, eax
+    rep stosq
+
+    ; The twin of _start's tables (if changing one, change both): PML4[0]
+    ; -> PDPT -> four PDs of 2 MiB pages, the 3-4 GiB hole uncached.
+    mov rax, boot_pdpt
+    or rax, 0x3
+    mov [boot_pml4], rax
+    mov rdi, boot_pdpt
+    mov rax, boot_pd
+    or rax, 0x3
+    mov ecx, 4
+.pdpt:
+    mov [rdi], rax
+    add rax, 4096
+    add rdi, 8
+    loop .pdpt
+    mov rdi, boot_pd
+    xor ebx, ebx
+.pd:
+    mov rax, rbx
+    shl rax, 21
+    or rax, 0x83                    ; present, writable, 2 MiB
+    cmp ebx, 3 * 512
+    jb .pd_cached
+    or rax, 0x18                    ; PWT|PCD
+.pd_cached:
+    mov [rdi + rbx * 8], rax
+    inc ebx
+    cmp ebx, 2048
+    jb .pd
+
+    ; NXE as on the 32-bit path, so later tables may use NX
+    mov eax, 0x80000001
+    cpuid
+    test edx, 1 << 20
+    jz .no_nx
+    mov ecx, 0xC0000080
+    rdmsr
+    or eax, 1 << 11
+    wrmsr
+.no_nx:
+    ; PGE off, as on the 32-bit path; clearing it also flushes any global
+    ; firmware translations that the CR3 load below would keep
+    mov rax, cr4
+    and rax, ~(1 << 7)
+    mov cr4, rax
+    mov rax, boot_pml4
+    mov cr3, rax
+    mov rax, cr0
+    or eax, 1 << 16                 ; WP
+    mov cr0, rax
+
+    mov rsp, boot_stack_top
+    xor ebp, ebp
+    mov rdi, r12
+    call boot_uefi
+.hang:
+    cli
+    hlt
+    jmp .hang
+
 section .rodata
 no_lm_msg: db "goro: this CPU has no long mode (x86-64); goro cannot boot here", 13, 10, 0
 
@@ -213,3 +313,6 @@ gdt64_end:
 gdt64_ptr:
     dw gdt64_end - gdt64 - 1
     dd gdt64
+gdt64_ptr64:                        ; lgdt in 64-bit mode reads an 8-byte base
+    dw gdt64_end - gdt64 - 1
+    dq gdt64

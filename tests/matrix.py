@@ -29,6 +29,8 @@ class Config:
     numa: Optional[List[NumaNode]] = None   # None: no -numa, one node
     firmware: str = "seabios"           # seabios | ovmf (ISO boots only)
     boot: str = "kernel"                # kernel (-kernel goro.elf) | iso (GRUB)
+    # | efi (goro-efi.img, the GNU-EFI loader) | efi-nokernel (the same
+    # image without goro.elf) | usb (goro-usb.img as a disk)
     accel: str = "tcg"                  # tcg (-cpu max) | kvm (-cpu host)
     cmdline: str = "app=ktest"
     exit_status: int = 33               # QEMU's exit status; 33 = app returned 0
@@ -48,6 +50,13 @@ class Config:
     # (this machine's KVM is PVM, which cannot run everything a guest does).
     optional: bool = False
     requires_kvm: bool = False
+    # A run that does not end by itself: when this regex matches the serial
+    # log, QEMU is stopped through its monitor (exit status 0).
+    stop_at: Optional[str] = None
+    # With stop_at: drop isa-debug-exit so the kernel halts on its last
+    # line, screendump the display, and compare every character cell with
+    # the log rendered in the kernel's font (tests/fbshot.py).
+    screenshot: bool = False
 
 
 def ktest(name, help, **kw):
@@ -79,6 +88,31 @@ CONFIGS = [
           boot="iso", firmware="ovmf", machine="q35", cores=4, timeout=180),
     ktest("iso-bios", "ktest, GRUB ISO under SeaBIOS, fw_cfg command line",
           boot="iso"),
+    # The GNU-EFI loader (issue 7): OVMF boots goro-efi.img's
+    # EFI/BOOT/BOOTX64.EFI, which loads goro.elf from the same FAT volume.
+    ktest("efi-smp4", "ktest, GNU-EFI loader under OVMF, 4 vCPUs",
+          boot="efi", firmware="ovmf", cores=4, timeout=180),
+    ktest("efi-smp2", "ktest, GNU-EFI loader under OVMF, 2 vCPUs",
+          boot="efi", firmware="ovmf", cores=2),
+    ktest("efi-smp1", "ktest, GNU-EFI loader under OVMF, 1 vCPU",
+          boot="efi", firmware="ovmf", cores=1),
+    ktest("usb-uefi", "ktest, goro-usb.img as a disk under OVMF (GNU-EFI loader)",
+          boot="usb", firmware="ovmf"),
+    ktest("usb-bios", "ktest, goro-usb.img as a disk under SeaBIOS (GRUB)",
+          boot="usb"),
+    Config("efi-nokernel", "GNU-EFI loader without goro.elf: message, back to OVMF",
+           boot="efi-nokernel", firmware="ovmf", cores=1, check_cores=False,
+           stop_at=r"BdsDxe: failed to start Boot", exit_status=0, timeout=60,
+           expect_seq=[r"goro loader: cannot read \\goro\.elf", r"BdsDxe: failed to start Boot"]),
+    # Screenshots: the framebuffer console must show exactly the serial log.
+    Config("fb-efi", "framebuffer console under the GNU-EFI loader (GOP), screendump",
+           boot="efi", firmware="ovmf", cmdline="app=hello", screenshot=True,
+           stop_at=r"machine halted", exit_status=0, timeout=60,
+           expect=[r"hello from goro"]),
+    Config("fb-iso-bios", "framebuffer console under GRUB/SeaBIOS (multiboot2 tag), screendump",
+           boot="iso", cmdline="app=hello", screenshot=True,
+           stop_at=r"machine halted", exit_status=0, timeout=60,
+           expect=[r"hello from goro"]),
     ktest("iso-uefi", "ktest, GRUB ISO under OVMF (UEFI), fw_cfg command line",
           boot="iso", firmware="ovmf"),
     # Until the kernel reads the SRAT this only proves that a NUMA machine

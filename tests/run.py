@@ -32,6 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from matrix import CONFIGS  # noqa: E402
+from fbshot import check_screenshot, run_watched  # noqa: E402
 
 QEMU = os.environ.get("QEMU", "qemu-system-x86_64")
 OVMF_DIR = "/usr/share/OVMF"
@@ -50,7 +51,18 @@ KTEST_SUMMARY_RE = re.compile(r"\bktest: (\d+) passed, (\d+) failed")
 HOST_RE = re.compile(r"^(PASS|FAIL|SKIP) (\S+?)(?::\s*(.*))?$")
 SEED_RE = re.compile(r"\bseed=(?:0x[0-9a-fA-F]+|\d+)")
 SMP_RE = re.compile(r"\bsmp: (\d+) of (\d+) cores online")
-LOADER_OF_BOOT = {"kernel": "multiboot1", "iso": "multiboot2"}
+LOADER_OF_BOOT = {"kernel": "multiboot1", "iso": "multiboot2", "efi": "uefi",
+                  "efi-nokernel": None}
+# Disk images booted from a per-run copy (the firmware may write to them).
+DISK_IMAGE = {"efi": "goro-efi.img", "efi-nokernel": "goro-efi.img", "usb": "goro-usb.img"}
+FONT_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drivers", "font8x16.c")
+
+
+def expected_loader(cfg):
+    # The USB image boots GRUB on BIOS and the GNU-EFI loader on UEFI.
+    if cfg.boot == "usb":
+        return "uefi" if cfg.firmware == "ovmf" else "multiboot2"
+    return LOADER_OF_BOOT[cfg.boot]
 
 
 class Result:
@@ -78,7 +90,7 @@ def fw_cfg_string(s):
     return s.replace(",", ",,")
 
 
-def qemu_argv(cfg, build, log, vars_copy, extra_cmdline):
+def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk=None, monitor=None):
     cmdline = " ".join(w for w in (cfg.cmdline, extra_cmdline) if w)
     argv = [QEMU, "-machine", cfg.machine, "-smp", str(cfg.cores), "-m", cfg.mem,
             "-no-reboot", "-display", "none", "-monitor", "none", "-net", "none",
@@ -97,8 +109,18 @@ def qemu_argv(cfg, build, log, vars_copy, extra_cmdline):
     if cfg.firmware == "ovmf":
         argv += ["-drive", f"if=pflash,format=raw,readonly=on,file={find_firmware(OVMF_CODE)}",
                  "-drive", f"if=pflash,format=raw,file={vars_copy}"]
+    if monitor:
+        argv[argv.index("-monitor") + 1] = f"unix:{monitor},server,nowait"
+    if cfg.screenshot:
+        # No exit device: the kernel halts after its last line and the
+        # screen stays as it left it.
+        i = argv.index("isa-debug-exit,iobase=0xf4,iosize=0x04")
+        del argv[i - 1:i + 1]
     if cfg.boot == "kernel":
         argv += ["-kernel", os.path.join(build, "goro.elf"), "-append", cmdline]
+    elif disk:
+        argv += ["-drive", f"format=raw,file={disk}",
+                 "-fw_cfg", f"name=opt/goro/cmdline,string={fw_cfg_string(cmdline)}"]
     else:
         argv += ["-cdrom", os.path.join(build, "goro.iso"), "-boot", "d",
                  "-fw_cfg", f"name=opt/goro/cmdline,string={fw_cfg_string(cmdline)}"]
@@ -251,8 +273,8 @@ def boot_problems(cfg, lines, status, timeout):
             problems.append("no 'smp: K of K cores online' line")
         elif (int(smp[-1].group(1)), int(smp[-1].group(2))) != (cfg.cores, cfg.cores):
             problems.append(f"'{smp[-1].group(0)}', expected {cfg.cores} of {cfg.cores}")
-    loader = LOADER_OF_BOOT[cfg.boot]
-    if not any(f"booted by {loader}" in l for l in lines):
+    loader = expected_loader(cfg)
+    if loader and not any(f"booted by {loader}" in l for l in lines):
         problems.append(f"no 'booted by {loader}' line")
     for rx in cfg.expect:
         if not any(re.search(rx, l) for l in lines):
@@ -323,9 +345,22 @@ def run_config(cfg, args, runner):
         why = kvm_usable()
         if why:
             return skip(why)
-    image = os.path.join(args.build, "goro.elf" if cfg.boot == "kernel" else "goro.iso")
+    image = os.path.join(args.build, DISK_IMAGE.get(cfg.boot) or
+                         ("goro.elf" if cfg.boot == "kernel" else "goro.iso"))
     if not os.path.exists(image):
         return [Result("FAIL", boot_name, f"{image} not built")], []
+    disk = None
+    if cfg.boot in DISK_IMAGE:
+        disk = os.path.join(args.logs, f"{cfg.name}.img")
+        shutil.copyfile(image, disk)
+        if cfg.boot == "efi-nokernel":
+            rm = subprocess.run(["mdel", "-i", disk, "::/goro.elf"], capture_output=True, text=True)
+            if rm.returncode:
+                return [Result("FAIL", boot_name, f"mdel: {rm.stderr.strip()}")], []
+    monitor = os.path.join(args.logs, f"{cfg.name}.mon") if cfg.stop_at else None
+    shot = os.path.join(args.logs, f"{cfg.name}.ppm") if cfg.screenshot else None
+    if shot and os.path.exists(shot):
+        os.remove(shot)
     vars_copy = None
     if cfg.firmware == "ovmf":
         code, vars_src = find_firmware(OVMF_CODE), find_firmware(OVMF_VARS)
@@ -336,13 +371,16 @@ def run_config(cfg, args, runner):
         vars_copy = os.path.join(args.logs, f"{cfg.name}.vars.fd")
         shutil.copyfile(vars_src, vars_copy)
 
-    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append)
+    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append, disk, monitor)
     with open(log + ".cmd", "w") as f:
         f.write(" ".join(shlex.quote(a) for a in argv) + "\n")
     timeout = cfg.timeout * args.timeout_scale
     held = args.budget.acquire(cfg.cores)
     try:
-        status, err, secs = runner.run(argv, timeout)
+        if cfg.stop_at:
+            status, err, secs = run_watched(runner, argv, log, monitor, cfg.stop_at, shot, timeout)
+        else:
+            status, err, secs = runner.run(argv, timeout)
     finally:
         args.budget.release(held)
     lines = read_log(log)
@@ -352,6 +390,8 @@ def run_config(cfg, args, runner):
     if cfg.ktest and any(l.strip() for l in lines):
         results, problems = ktest_results(cfg, lines)
     problems = boot_problems(cfg, lines, status, timeout) + problems
+    if shot and not problems:
+        problems = check_screenshot(shot, log, FONT_C)
     if err and status != cfg.exit_status:
         problems.append("qemu: " + qemu_error(err))
 
