@@ -20,11 +20,11 @@ ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
           arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c
 
 DRIVERS_C := drivers/serial.c drivers/pit.c drivers/qemu_exit.c \
-             drivers/acpi.c drivers/acpi_boot.c drivers/fw_cfg.c \
+             drivers/acpi.c drivers/acpi_boot.c drivers/acpi_numa.c drivers/fw_cfg.c \
              drivers/fb.c drivers/font8x16.c
 
 KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
-            kernel/spinlock.c kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c \
+            kernel/spinlock.c kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
             kernel/app.c kernel/ktest.c kernel/machine.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c \
@@ -37,10 +37,11 @@ KERNEL_VEC_C := kernel/printf_float.c
 APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c \
           apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
-          apps/demos/all.c
+          apps/demos/all.c apps/bench_mem.c
 
 KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c \
-           tests/kernel/test_chan.c tests/kernel/test_sync.c
+           tests/kernel/test_chan.c tests/kernel/test_sync.c \
+           tests/kernel/test_numa.c tests/kernel/test_malloc.c
 
 # An application from outside the tree: a directory of .c files or one file.
 ifneq ($(APP_SRC),)
@@ -163,9 +164,10 @@ debug: deps $(BUILD)/goro.elf
 
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
-HOST_TESTS := cmdline acpi runq page
+HOST_TESTS := cmdline acpi acpi_numa runq page
 HOST_SRCS_cmdline := kernel/cmdline.c
 HOST_SRCS_acpi := drivers/acpi.c
+HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
 HOST_SRCS_runq := kernel/runq.c
 HOST_SRCS_page := kernel/pagepool.c
 HOST_SAN_runq := thread

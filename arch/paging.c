@@ -23,7 +23,7 @@ static uint64_t *pml4;
 
 static uint64_t *table_alloc(void)
 {
-    uint64_t *t = page_alloc(1);
+    uint64_t *t = page_alloc_low(1);
     ASSERT((uint64_t)t < (4ull << 30));
     return t;
 }

@@ -253,4 +253,33 @@ void *malloc_node(size_t size, int node);
 // The usable size of a block: at least what was asked for.
 size_t malloc_usable_size(void *p);
 
+// ---- memory and NUMA (kernel/numa.c, page.c, malloc.c) --------------------
+//
+// Nodes come from the ACPI SRAT (one node without it, or with numa=off) and
+// are numbered 0..numa_nodes()-1. Memory is placed on the node that asks.
+
+int numa_nodes(void);
+// The calling goroutine's node: its core's node, now (a goroutine may move).
+int numa_node(void);
+// The node whose memory holds p, or -1 (not RAM, or a goroutine stack,
+// whose virtual addresses are not translated).
+int numa_node_of(const void *p);
+
+// Go's allocator in C: size classes up to 32 KiB served from per-core
+// caches backed by the calling core's node, larger blocks straight from its
+// pages. Any core may free what any core allocated. Blocks are 16-byte
+// aligned, whole pages (4096-byte aligned) above 32 KiB. Running out of
+// memory is a fatal error: they never return NULL, except realloc(p, 0),
+// which frees p. Freeing a pointer malloc did not return, or one already
+// freed, is a fatal error too.
+void *malloc(size_t size);
+void *calloc(size_t n, size_t size);            // zeroed; overflow is fatal
+void *realloc(void *p, size_t size);            // keeps min(old, new) bytes
+void free(void *p);                             // NULL is ignored
+// From node's memory (falling back to the nearest node when it has none).
+void *malloc_node(size_t size, int node);
+// The usable size of a block: at least what was asked for.
+size_t malloc_usable_size(void *p);
+
+
 #endif

@@ -8,6 +8,7 @@
 #include "cmdline.h"
 #include "console.h"
 #include "fw_cfg.h"
+#include "numa.h"
 #include "page.h"
 #include "printf.h"
 #include "string.h"
@@ -73,10 +74,12 @@ void kmain(struct boot_info *bi)
     kprintf("cmdline: %s\n", line);
     cmdline_parse(line, &kparams, cmdline_warn, 0); // bad words named and ignored
     arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications
-    page_init(bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works
     acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
+    numa_init(bi);                                  // nodes, their memory, distances (SRAT, SLIT)
+    page_init(bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works, per node
     arch_platform_init();                           // direct map, local APIC, TSC frequency
     arch_start_aps(ap_main);                        // every core online or reported missing
+    numa_init_cores();                              // each core's node, from its APIC id
     arch_set_fault_handler(14, g_stack_fault);      // guard-page hits name the goroutine
     sched_init(arch_ncpu(), (uint32_t)kparams.gomaxprocs, boot_seed(), kparams.seed_given);
     go(main_goroutine, 0);                          // the main G is queued on P0

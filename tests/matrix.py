@@ -10,13 +10,14 @@ long run at the end.
 """
 
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 
 @dataclass
 class NumaNode:
-    cpus: str               # QEMU's cpu range, "0-1"
-    mem: str                # "256M"; the nodes' sizes add up to Config.mem
+    cpus: str               # QEMU's cpu range, "0-1"; "" for a node without CPUs
+    mem: Optional[str]      # "256M" (the nodes' sizes add up to Config.mem); None: no memory
+    socket: Optional[int] = None    # CPUs by socket instead (-numa cpu), with Config.smp
 
 
 @dataclass
@@ -27,6 +28,8 @@ class Config:
     mem: str = "512M"
     machine: str = "pc"                 # pc | q35
     numa: Optional[List[NumaNode]] = None   # None: no -numa, one node
+    numa_dist: List[Tuple[int, int, int]] = field(default_factory=list)  # (src, dst, distance)
+    smp: str = ""                       # -smp topology, e.g. "3,sockets=3,cores=1"; "" = cores
     firmware: str = "seabios"           # seabios | ovmf (ISO boots only)
     boot: str = "kernel"                # kernel (-kernel goro.elf) | iso (GRUB)
     # | efi (goro-efi.img, the GNU-EFI loader) | efi-nokernel (the same
@@ -118,7 +121,31 @@ CONFIGS = [
     # Until the kernel reads the SRAT this only proves that a NUMA machine
     # boots; the NUMA tests will check the nodes it finds.
     ktest("numa2-smp4", "ktest, -kernel, 2 NUMA nodes of 2 vCPUs", cores=4,
-          numa=[NumaNode("0-1", "256M"), NumaNode("2-3", "256M")], timeout=180),
+          numa=[NumaNode("0-1", "256M"), NumaNode("2-3", "256M")], numa_dist=[(0, 1, 20)],
+          expect=[r"numa: 2 nodes: node 0 cpus 0-1 mem 256 MiB, node 1 cpus 2-3 mem 256 MiB; "
+                  r"distances 10 20 / 20 10"], timeout=180),
+    ktest("numa4-q35", "ktest, q35, 4 NUMA nodes of 1 vCPU, SLIT distances 20/30/40",
+          cores=4, machine="q35", mem="1G",
+          numa=[NumaNode(str(i), "256M") for i in range(4)],
+          numa_dist=[(0, 1, 20), (0, 2, 30), (0, 3, 40), (1, 2, 20), (1, 3, 30), (2, 3, 20)],
+          expect=[r"numa: 4 nodes: node 0 cpus 0 mem 256 MiB, node 1 cpus 1 mem 256 MiB, "
+                  r"node 2 cpus 2 mem 256 MiB, node 3 cpus 3 mem 256 MiB; "
+                  r"distances 10 20 30 40 / 20 10 20 30 / 30 20 10 20 / 40 30 20 10"],
+          timeout=180),
+    # Node 2 has a CPU and no memory, node 3 memory and no CPU; no SLIT.
+    ktest("numa4-memless", "ktest, 4 NUMA nodes: one without memory, one without CPUs",
+          cores=3, smp="3,sockets=3,cores=1", mem="768M",
+          numa=[NumaNode("", "256M", socket=0), NumaNode("", "256M", socket=1),
+                NumaNode("", None, socket=2), NumaNode("", "256M")],
+          expect=[r"numa: 4 nodes: node 0 cpus 0 mem 256 MiB, node 1 cpus 1 mem 256 MiB, "
+                  r"node 2 cpus 2 mem 0 MiB, node 3 cpus none mem 256 MiB; "
+                  r"distances 10 20 20 20 / 20 10 20 20 / 20 20 10 20 / 20 20 20 10"],
+          timeout=180),
+    Config("numa-off", "numa=off on a 2-node machine: one node, NUMA tests still pass",
+           cores=2, numa=[NumaNode("0", "256M"), NumaNode("1", "256M")],
+           cmdline="numa=off app=ktest filter=numa", ktest=True,
+           expect=[r"numa: 1 node \(numa=off\): node 0 cpus 0-1 mem \d+ MiB; distances 10$"],
+           timeout=60),
     ktest("smp2-kernel", "ktest, -kernel, 2 vCPUs", cores=2),
     ktest("smp1-kernel", "ktest, -kernel, 1 vCPU", cores=1),
     # The faulting helpers are frameless leaves, so the frame-pointer walk
@@ -129,6 +156,9 @@ CONFIGS = [
           "#UD", ["run_ud2", "fault_ud_main"]),
     fault("fault-null", "NULL dereference: page 0 is unmapped, so a #PF dump",
           "#PF", ["fault_null_main"]),
+    Config("malloc-double-free", "free() of a block twice is a fatal error naming it",
+           cmdline="app=malloc_double_free", exit_status=255,
+           expect=[r"free\(0x[0-9a-f]+\): double free of a block of 112 bytes"], timeout=15),
     Config("panic", "panic() prints its message and exits 255",
            cmdline="app=panic", exit_status=255,
            expect=[r"deliberate panic with 0 argument"], timeout=15),

@@ -92,7 +92,7 @@ def fw_cfg_string(s):
 
 def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk=None, monitor=None):
     cmdline = " ".join(w for w in (cfg.cmdline, extra_cmdline) if w)
-    argv = [QEMU, "-machine", cfg.machine, "-smp", str(cfg.cores), "-m", cfg.mem,
+    argv = [QEMU, "-machine", cfg.machine, "-smp", cfg.smp or str(cfg.cores), "-m", cfg.mem,
             "-no-reboot", "-display", "none", "-monitor", "none", "-net", "none",
             "-serial", f"file:{log}",
             "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
@@ -104,8 +104,16 @@ def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk=None, monitor=None
         argv += ["-accel", "tcg", "-cpu", "max"]
     if cfg.numa:
         for i, node in enumerate(cfg.numa):
-            argv += ["-object", f"memory-backend-ram,id=mem{i},size={node.mem}",
-                     "-numa", f"node,nodeid={i},cpus={node.cpus},memdev=mem{i}"]
+            opts = f"node,nodeid={i}" + (f",cpus={node.cpus}" if node.cpus else "")
+            if node.mem:
+                argv += ["-object", f"memory-backend-ram,id=mem{i},size={node.mem}"]
+                opts += f",memdev=mem{i}"
+            argv += ["-numa", opts]
+        for i, node in enumerate(cfg.numa):
+            if node.socket is not None:
+                argv += ["-numa", f"cpu,node-id={i},socket-id={node.socket}"]
+        for src, dst, val in cfg.numa_dist:
+            argv += ["-numa", f"dist,src={src},dst={dst},val={val}"]
     if cfg.firmware == "ovmf":
         argv += ["-drive", f"if=pflash,format=raw,readonly=on,file={find_firmware(OVMF_CODE)}",
                  "-drive", f"if=pflash,format=raw,file={vars_copy}"]

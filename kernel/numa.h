@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// NUMA topology: nodes, their memory ranges, each core's node, and the
+// distances between nodes. Built at boot from the ACPI SRAT and SLIT
+// (drivers/acpi_numa.c) and, for cores, from the APIC id each core reports;
+// one node when there is no SRAT or the command line says numa=off.
+// Read-only once numa_init_cores has run; the queries take no lock.
+//
+// The public calls (numa_nodes, numa_node, numa_node_of) are in goro.h.
+#ifndef GORO_NUMA_H
+#define GORO_NUMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "acpi_numa.h"
+#include "goro.h"
+
+#define NUMA_MAX_NODES ACPI_NUMA_MAX_NODES
+// The SRAT's ranges plus the usable RAM no range covers (given to node 0).
+#define NUMA_MAX_RANGES (ACPI_NUMA_MAX_RANGES + 16)
+
+struct numa_range {
+    uint64_t base, end;             // [base, end), page-aligned outward
+    uint32_t node;
+    bool hotplug;
+};
+
+struct boot_info;
+// Boot, in this order (kernel/main.c): numa_init after acpi_init and before
+// page_init (the page allocator cuts memory by numa_ranges); numa_init_cores
+// once every core is online (its APIC id known) and before the scheduler.
+void numa_init(const struct boot_info *bi);
+void numa_init_cores(void);
+
+// The ranges, sorted by base and disjoint; *n of them.
+const struct numa_range *numa_ranges(uint32_t *n);
+// The node of a core (dense index 0..ncpu-1). Before numa_init_cores every
+// core reads as node 0.
+int numa_core_node(uint32_t core);
+// The cores of a node, one bit per core index (MAX_CPUS is 64).
+uint64_t numa_node_cores(int node);
+// SLIT distance, 10 on the diagonal; 10/20 without a SLIT.
+int numa_distance(int a, int b);
+// The numa_nodes() nodes ordered by distance from node: node itself first,
+// ties broken by node number. For allocation fallback and steal order.
+const uint8_t *numa_nodes_by_distance(int node);
+// The bytes of RAM the boot memory map gives a node (before any allocation).
+uint64_t numa_node_mem(int node);
+// The node whose range holds physical address pa, or -1.
+int numa_node_of_phys(uint64_t pa);
+
+#endif
