@@ -15,9 +15,9 @@ QEMU ?= qemu-system-x86_64
 BOOT_ASM := boot/entry.asm boot/trampoline_blob.asm
 BOOT_C := boot/multiboot.c boot/uefi.c
 
-ARCH_ASM := arch/isr.asm arch/switch.asm
+ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
-          arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c
+          arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c
 
 DRIVERS_C := drivers/serial.c drivers/pit.c drivers/qemu_exit.c \
              drivers/acpi.c drivers/acpi_boot.c drivers/acpi_numa.c drivers/fw_cfg.c \
@@ -27,7 +27,7 @@ KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
             kernel/spinlock.c kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
             kernel/app.c kernel/ktest.c kernel/machine.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
-            kernel/stats.c kernel/runq.c \
+            kernel/stats.c kernel/runq.c kernel/timer.c kernel/preempt.c kernel/sysmon.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
@@ -39,7 +39,7 @@ APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
           apps/demos/all.c apps/bench_mem.c
 
-KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c \
+KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
            tests/kernel/test_numa.c tests/kernel/test_malloc.c
 

@@ -235,7 +235,7 @@ static void bench_uneven(void)
     int procs = gomaxprocs(0);
     uint64_t ideal = serial / (uint64_t)procs > longest ? serial / (uint64_t)procs : longest;
     uint64_t t[MAX_REPS];
-    struct sched_stats a, b;
+    static struct sched_stats a, b;
     int r_n = reps < 11 ? reps : 11;
     sched_stats(&a);
     for (int r = 0; r < r_n; r++) {

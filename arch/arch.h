@@ -17,6 +17,8 @@ struct cpu {
     uint32_t index;             // gs:8   dense 0..ncpu-1, BSP is 0
     uint32_t apic_id;           // gs:12
     void *m;                    // gs:16  kernel/'s M for this core
+    uint32_t preempt_count;     // gs:24  > 0: the running G is not preempted (one incl/decl)
+    uint32_t pad0;
     uint64_t stack_top;         // the stack this core entered the kernel on: its g0 stack
     // arch/ only below this line
     uint64_t ist_stacks[4];     // tops of the #DF, NMI, #MC, #PF stacks
@@ -30,6 +32,30 @@ static inline struct cpu *this_cpu(void)
     struct cpu *c;
     __asm__ volatile("mov %%gs:0, %0" : "=r"(c));
     return c;
+}
+
+// The preempt count is changed with single gs-relative instructions, so
+// that no interrupt can land between finding this core's counter and
+// changing it (after which the G could be on another core).
+static inline void preempt_count_inc(void)
+{
+    __asm__ volatile("incl %%gs:24" ::: "memory", "cc");
+}
+
+// Returns the count after the decrement, read from the core the G is on by
+// then (the G may move right after the decrement).
+static inline uint32_t preempt_count_dec(void)
+{
+    uint32_t v;
+    __asm__ volatile("decl %%gs:24\n\tmovl %%gs:24, %0" : "=r"(v) :: "memory", "cc");
+    return v;
+}
+
+static inline uint32_t preempt_count(void)
+{
+    uint32_t v;
+    __asm__ volatile("movl %%gs:24, %0" : "=r"(v));
+    return v;
 }
 
 static inline uint32_t cpu_index(void)
@@ -98,6 +124,24 @@ void arch_gogo(uint64_t rsp) __attribute__((noreturn));
 // exit_fn() when fn returns; returns the rsp to hand to arch_gogo.
 uint64_t arch_stack_init(uint64_t hi, void (*fn)(void *), void *arg, void (*exit_fn)(void));
 
+// Asynchronous preemption (arch/preempt.asm). From an interrupt handler
+// on a goroutine's stack, after the EOI: saves the vector state into
+// xsave_area (arch_xsave_size() bytes, 64-byte aligned, zeroed; NULL when
+// simd is off), makes *save_rsp a context that arch_gogo resumes exactly
+// where tf was interrupted, and runs fn(arg) on g0_top. Never returns.
+struct trapframe;
+void arch_preempt(struct trapframe *tf, uint64_t *save_rsp, void *xsave_area, uint64_t g0_top,
+                  void (*fn)(void *), void *arg) __attribute__((noreturn));
+bool arch_preempt_unsafe(const struct trapframe *tf);
+uint32_t arch_xsave_size(void);
+
+// Each core's one-shot timer (arch/timer.c): VEC_TIMER fires at TSC value
+// deadline (at once if it passed). TSC-deadline mode where the CPU has it,
+// else the calibrated APIC one-shot. Interrupts off.
+void arch_timer_arm(uint64_t deadline);
+void arch_timer_cancel(void);
+bool arch_timer_tsc_deadline(void);
+
 // Goroutine stacks live in their own virtual region, 4 KiB pages mapped
 // below an unmapped guard page. arch_stack_map maps [lo, hi) to fresh pages.
 #define ARCH_STACK_REGION 0x0000400000000000ull
@@ -136,6 +180,7 @@ void arch_stop_others(void);
 // "native" (arch/cpuinfo.c).
 #include <stddef.h>
 void arch_cpu_model(char *buf, size_t n);
+bool arch_has_avx2(void);
 const char *arch_accel(void);
 
 // The symbol that contains addr, for backtraces; NULL when unknown.

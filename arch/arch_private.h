@@ -29,6 +29,9 @@ void paging_init(void);
 void paging_map_4k(uint64_t va, uint64_t pa);
 void tsc_calibrate(void);
 void tsc_delay_us(uint64_t us);
+void timer_calibrate(void);
+void timer_init_cpu(void);
+void xsave_init(bool simd);
 
 // Local APIC (arch/lapic.c)
 void lapic_init(void);

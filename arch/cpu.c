@@ -11,6 +11,7 @@ _Static_assert(offsetof(struct cpu, self) == 0, "gs:0 is self");
 _Static_assert(offsetof(struct cpu, index) == 8, "gs:8 is index");
 _Static_assert(offsetof(struct cpu, apic_id) == 12, "gs:12 is apic_id");
 _Static_assert(offsetof(struct cpu, m) == 16, "gs:16 is m");
+_Static_assert(offsetof(struct cpu, preempt_count) == 24, "gs:24 is preempt_count");
 
 struct tss {
     uint32_t rsv0;

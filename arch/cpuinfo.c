@@ -38,3 +38,13 @@ const char *arch_accel(void)
         return "kvm";
     return "hypervisor";
 }
+
+// AVX2 usable: the CPU has it and fpu_init enabled AVX state in XCR0.
+bool arch_has_avx2(void)
+{
+    if (!arch_simd_enabled || !(cpuid(1, 0).ecx & (1u << 27)) || cpuid(0, 0).eax < 7)
+        return false;
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (lo & 6) == 6 && (cpuid(7, 0).ebx & (1u << 5));
+}

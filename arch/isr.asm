@@ -9,7 +9,7 @@
 ; at ring 0 and GS base is per core, never swapped, so there is no swapgs.
 
 extern trap_dispatch
-global isr_stubs
+global isr_stubs, isr_return
 
 section .text
 align 16
@@ -33,6 +33,7 @@ isr_common:
     mov rdi, rsp
     call trap_dispatch
     mov rsp, rax
+isr_return:                         ; rsp = a struct trapframe: restore it and return
     pop r15
     pop r14
     pop r13

@@ -121,6 +121,12 @@ void lapic_timer_oneshot(uint32_t count, uint8_t vector)
     lapic_write(REG_TIMER_INIT, count);
 }
 
+// TSC-deadline mode (LVT timer mode 10b): the deadline MSR arms it.
+void lapic_timer_deadline_mode(uint8_t vector)
+{
+    lapic_write(REG_LVT_TIMER, (2u << 17) | vector);
+}
+
 uint32_t lapic_timer_current(void)
 {
     return lapic_read(REG_TIMER_CUR);

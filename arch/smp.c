@@ -64,6 +64,7 @@ void arch_simd_init(bool simd)
 {
     arch_simd_enabled = simd;
     fpu_init(simd);
+    xsave_init(simd);
 }
 
 void arch_platform_init(void)
@@ -71,6 +72,7 @@ void arch_platform_init(void)
     paging_init();
     lapic_init();
     tsc_calibrate();
+    timer_calibrate();
     cpus[0].online = 1;
     cpus[0].online_tsc = rdtsc();
 }
@@ -113,6 +115,7 @@ static void ap_entry(uint64_t ticket)
             arch_cpu_init(idx, arch_simd_enabled);
             cpus[idx].stack_top = ap_stack_top[ticket];
             lapic_init();
+            timer_init_cpu();
             cpus[idx].online_tsc = arrived_tsc[slot];
             __atomic_store_n(&cpus[idx].online, 1, __ATOMIC_RELEASE);  // pairs with the BSP's acquire
             ap_main_fn();

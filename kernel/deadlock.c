@@ -5,6 +5,7 @@
 #include "sched.h"
 #include "panic.h"
 #include "printf.h"
+#include "timer.h"
 
 // sched.lock held; called by an M that has just given up its P.
 void checkdead(void)
@@ -12,7 +13,8 @@ void checkdead(void)
     ASSERT(spin_holding(&sched.lock));
     if (sched.gcwaiting || sched.npidle != sched.gomaxprocs || sched.runq_size)
         return;
-    if (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&sched.nsyscall, __ATOMIC_ACQUIRE) || timers_pending())
         return;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)
         if (!runq_empty(&allp[i].runq))

@@ -133,7 +133,10 @@ uint64_t go(void (*fn)(void *), void *arg)
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
     pp->ncreated++;
     uint64_t id = gp->id;
-    runqput(pp, gp, true);      // published by runq_put's release store
+    // Seeded schedules vary runnext use for new goroutines (not for
+    // wake-ups, whose latency guarantees rest on runnext).
+    bool next = !(sched.chaos && (fastrand(mp) & 3) == 0);
+    runqput(pp, gp, next);      // published by runq_put's release store
     if (__atomic_load_n(&sched.started, __ATOMIC_RELAXED))
         wakep();
     releasem(mp);
@@ -203,10 +206,10 @@ static void park_m(struct g *gp)
 {
     struct m *mp = dropg(gp);
     __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);
-    bool (*unlockf)(struct g *, void *) = mp->waitunlockf;
-    void *lock = mp->waitlock;
-    mp->waitunlockf = 0;
-    mp->waitlock = 0;
+    bool (*unlockf)(struct g *, void *) = gp->waitunlockf;
+    void *lock = gp->waitlock;
+    gp->waitunlockf = 0;
+    gp->waitlock = 0;
     if (unlockf && !unlockf(gp, lock)) {
         // The wait was called off: run gp again at once.
         __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
@@ -220,12 +223,14 @@ static void park_m(struct g *gp)
 // returning false cancels the park.
 void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on)
 {
-    struct m *mp = acquirem();
-    mp->waitunlockf = unlockf;
-    mp->waitlock = lock;
-    mp->curg->waitreason = reason;
-    mp->curg->waiton = on;
-    releasem(mp);
+    uint64_t f = irq_save();    // the G cannot move while curg is read
+    struct g *gp = getm()->curg;
+    irq_restore(f);
+    // The G may move to another M before mcall: what park_m needs is in the G.
+    gp->waitunlockf = unlockf;
+    gp->waitlock = lock;
+    gp->waitreason = reason;
+    gp->waiton = on;
     mcall(park_m);
 }
 

@@ -77,6 +77,19 @@ int num_cpu(void);
 int core_id(void);
 uint64_t nanotime(void);
 uint64_t cputicks(void);                 // the TSC
+void sleep_ns(uint64_t ns);              // park for at least ns nanoseconds
+
+// A G that must not be preempted or moved to another core between these
+// calls (they nest). A preemption that comes due meanwhile happens at the
+// outermost preempt_enable.
+void preempt_disable(void);
+void preempt_enable(void);
+
+// A blocking call that holds the core (a device poll, a long computation
+// the scheduler should not count on): while inside, sysmon may hand this
+// G's P to an idle core so the Gs queued behind it run there.
+void entersyscall(void);
+void exitsyscall(void);
 
 // ---- channels, select and sync (kernel/chan.c, select.c, sync*.c) ---------
 //

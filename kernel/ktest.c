@@ -5,6 +5,12 @@
 #include "arch.h"
 
 extern const struct ktest __ktest_start[], __ktest_end[];
+int ktest_host_cpus;
+
+bool ktest_cores_are_real(void)
+{
+    return ktest_host_cpus == 0 || num_cpu() <= ktest_host_cpus;
+}
 
 // The running test's outcome. Tests run one at a time from the main
 // goroutine; a test's helper goroutines report through KT_* too, so the

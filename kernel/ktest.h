@@ -40,4 +40,10 @@ bool ktest_failed(void);
 
 int ktest_run_all(const char *filter);
 
+// hostcpus=N from app=ktest's arguments: the host's core count when goro
+// runs in a VM (0 = unknown: assume vCPUs are real cores). Wall-clock
+// bounds hold only while vCPUs do not outnumber host cores.
+extern int ktest_host_cpus;
+bool ktest_cores_are_real(void);
+
 #endif

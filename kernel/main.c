@@ -86,5 +86,6 @@ void kmain(struct boot_info *bi)
     __atomic_store_n(&sched.started, true, __ATOMIC_RELEASE);
     __atomic_store_n(&sched_ready, true, __ATOMIC_RELEASE);
     irq_disable();
+    core_rearm(getm(), arch_cycles());              // sysmon's first look
     schedule();                                     // this core is M0 from here on
 }

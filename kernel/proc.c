@@ -71,6 +71,7 @@
 #include "panic.h"
 #include "printf.h"
 #include "trap_hooks.h"
+#include "timer.h"
 
 struct sched sched = { .lock = SPINLOCK_INIT("sched") };
 struct m allm[MAX_CPUS];
@@ -114,8 +115,6 @@ uint64_t fastrand(struct m *mp)
 void runqput(struct p *pp, struct g *gp, bool next)
 {
     struct g *overflow[RUNQ_SIZE / 2 + 1];
-    if (next && sched.chaos && (fastrand(getm()) & 3) == 0)
-        next = false;           // seeded schedules vary runnext use
     uint32_t n = runq_put(&pp->runq, gp, next, overflow);
     if (n) {
         spin_lock(&sched.lock);
@@ -151,6 +150,7 @@ static void startm(struct p *pp, bool spinning)
     nmp->nextspinning = spinning;
     __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
     spin_unlock(&sched.lock);
+    sysmon_wake();
     struct m *self = getm();
     if (nmp != self) {
         if (self && self->p)
@@ -182,15 +182,53 @@ static void resetspinning(struct m *mp)
         wakep();
 }
 
-// Step 4: the M waits, halted, until a waker hands it a P.
-static void stopm(struct m *mp)
+// A timer of an idle P is due and this idle M watched for it: take an
+// idle P and go run it (find_runnable runs due timers, and steals overdue
+// ones from other Ps). False when a waker already claimed this M.
+static bool take_p_for_timers(struct m *mp)
+{
+    spin_lock(&sched.lock);
+    struct p *pp = mp->idle ? pidleget() : 0;
+    if (pp) {
+        struct m **link = &sched.midle;
+        while (*link != mp)
+            link = &(*link)->schedlink;
+        *link = mp->schedlink;
+        sched.nmidle--;
+        mp->idle = false;
+    }
+    spin_unlock(&sched.lock);
+    if (!pp)
+        return false;
+    __atomic_store_n(&sched.timer_watch, 0, __ATOMIC_RELEASE);
+    acquirep(mp, pp);
+    mp->spinning = true;
+    __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+    return true;
+}
+
+// Step 4: the M waits, halted, until a waker hands it a P (or a timer it
+// watches comes due). Returns holding a P.
+void stopm(struct m *mp)
 {
     struct p *pp;
     ASSERT(!irqs_enabled());
-    while (!(pp = __atomic_exchange_n(&mp->nextp, 0, __ATOMIC_ACQUIRE)))  // pairs with startm's release
+    for (;;) {
+        if ((pp = __atomic_exchange_n(&mp->nextp, 0, __ATOMIC_ACQUIRE))) {   // pairs with startm's release
+            acquirep(mp, pp);
+            mp->spinning = mp->nextspinning;
+            break;
+        }
+        uint64_t next = timers_next();
+        if (next && next <= arch_cycles() && take_p_for_timers(mp))
+            break;
+        core_arm_idle(mp);
         arch_idle_halt();
-    acquirep(mp, pp);
-    mp->spinning = mp->nextspinning;
+    }
+    uint64_t now = arch_cycles();
+    mp->tick_seen = mp->p->schedtick;
+    mp->tick_when = now;
+    core_rearm(mp, now);
 }
 
 // A stop-the-world is pending: hand our P over and wait.
@@ -226,6 +264,16 @@ static struct g *steal_work(struct m *mp, struct p *pp)
             struct p *victim = &allp[pos];
             if (victim == pp)
                 continue;
+            uint64_t vt = __atomic_load_n(&victim->timer0, __ATOMIC_ACQUIRE);
+            if (vt && vt <= arch_cycles() && timers_run(victim, arch_cycles())) {
+                // its timers readied Gs onto our P
+                bool inherit;
+                struct g *gp = runq_get(&pp->runq, &inherit);
+                if (gp) {
+                    pp->stats.spin_cycles += arch_cycles() - t0;
+                    return gp;
+                }
+            }
             pp->stats.steal_attempts++;
             if (last && runq_len(&victim->runq) == 1 &&
                 __atomic_load_n(&victim->runq.runnext, __ATOMIC_RELAXED)) {
@@ -271,6 +319,7 @@ top:
         gcstopm(mp);
         goto top;
     }
+    timers_run(pp, arch_cycles());
     if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {
         global_first = false;
         spin_lock(&sched.lock);
@@ -347,7 +396,7 @@ void schedule_slow(struct m *mp, bool global_first)
 void schedule(void)
 {
     struct m *mp = getm();
-    ASSERT(mp->curg == 0 && mp->locks == 0);
+    ASSERT(mp->curg == 0 && preempt_count() == 0);
     if (mp->spinning)
         schedule_slow(mp, false);
     schedule_m(mp);
@@ -361,15 +410,8 @@ void mcall(void (*fn)(struct g *))
     irq_disable();
     struct m *mp = getm();
     struct g *gp = mp->curg;    // never NULL on a G: page 0 is unmapped, &gp->rsp would fault
-    ASSERT(mp->locks == 0);
+    ASSERT(preempt_count() == 0);
     arch_mcall(&gp->rsp, mp->g0_top, (void (*)(void *))fn, gp);   // returns when gp is resumed
-}
-
-// No interrupt switches goroutines until preemption exists: the
-// interrupted G always resumes.
-struct trapframe *trap_switch_hook(struct trapframe *tf)
-{
-    return tf;
 }
 
 static void wake_ipi(uint8_t vector)
@@ -385,6 +427,8 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool chaos)
     sched.seed = seed;
     sched.chaos = chaos;
     arch_set_irq_handler(VEC_WAKE, wake_ipi);
+    preempt_init();
+    sysmon_init();
     for (uint32_t i = 0; i < ncpu; i++) {
         struct m *mp = &allm[i];
         mp->id = i;

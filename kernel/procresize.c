@@ -9,6 +9,7 @@
 #include "sched.h"
 #include "panic.h"
 #include "printf.h"
+#include "timer.h"
 
 void steal_order_reset(uint32_t n);
 
@@ -34,8 +35,9 @@ void stop_the_world(const char *why)
 }
 
 // Destroys P pp (id >= the new gomaxprocs): its Gs go to the global queue.
-static void p_destroy(struct p *pp)
+static void p_destroy(struct p *pp, struct p *heir)
 {
+    timers_move(pp, heir);
     struct g *gs[RUNQ_SIZE + 1];
     uint32_t n = runq_drain(&pp->runq, gs);
     globrunq_putbatch(gs, n);
@@ -58,7 +60,7 @@ void start_the_world(uint32_t nprocs)
         allp[i].status = P_STOPPED;
     }
     for (uint32_t i = nprocs; i < old; i++)
-        p_destroy(&allp[i]);
+        p_destroy(&allp[i], &allp[0]);
     if (mp->p->id >= nprocs) {
         // Our own P is gone; continue with P0, whose M is parked.
         mp->p = 0;
@@ -111,7 +113,11 @@ int gomaxprocs(int n)
         return old;
     if ((uint32_t)n > sched.ncpu)
         n = (int)sched.ncpu;
+    // Pinned from stop to start: preempted in between, the caller would sit
+    // on the global queue of a stopped world.
+    struct m *mp = acquirem();
     stop_the_world("gomaxprocs");
     start_the_world((uint32_t)n);
+    releasem(mp);
     return old;
 }

@@ -19,7 +19,8 @@ enum gstatus {
     G_RUNNING,      // executing on g->m, which owns it and its stack
     G_WAITING,      // parked: owned by whatever will ready it (a channel,
                     // a timer, an interrupt); its stack is not in use
-    G_SYSCALL,      // inside entersyscall/exitsyscall: owns its M, not a P
+    G_SYSCALL,      // inside entersyscall/exitsyscall: owns its M; its P may be
+                    // handed to another M by sysmon
     G_DEAD,         // exited: on a free list, stack kept for reuse
 };
 
@@ -27,6 +28,7 @@ enum gstatus {
 enum pstatus {
     P_IDLE,         // on sched.pidle, no M
     P_RUNNING,      // held by p->m, which runs Gs with it
+    P_SYSCALL,      // its M runs a G inside a blocking call; sysmon may retake it
     P_STOPPED,      // taken by a stop-the-world
     P_DEAD,         // beyond gomaxprocs
 };
@@ -37,6 +39,7 @@ enum pstatus {
 
 struct m;
 struct p;
+struct timer;
 
 struct g {
     // the M running it, or the scheduler when it is not running
@@ -51,9 +54,13 @@ struct g {
     uint32_t status;                // enum gstatus
     // the queue or list the G is on (global run queue, free lists)
     struct g *schedlink;
-    // written by the G itself before it parks; read by dumps
+    // written by the G itself before it parks; read by dumps and park_m
     const char *waitreason;
     const void *waiton;
+    bool (*waitunlockf)(struct g *, void *);   // gopark's unlock, run on g0
+    void *waitlock;
+    // the M running it; allocated at its first preemption
+    void *xsave;
     // allg_lock held
     struct g *alllink;
     // for channels and sync (kernel/chan.c): owned by the parked G's waker
@@ -66,11 +73,12 @@ struct m {
     struct g *curg;                 // the G running, or NULL on g0
     struct p *p;                    // the P held, or NULL
     bool spinning;                  // looking for work; counted in sched.nmspinning
-    uint32_t locks;                 // > 0: the current G must not be preempted or moved
     uint64_t rand;                  // fastrand state
     uint64_t g0_top;                // the g0 stack: schedule() always runs here
-    bool (*waitunlockf)(struct g *, void *);   // gopark's unlock, run on g0
-    void *waitlock;
+    uint32_t preempt_pending;       // PREEMPT_* reasons, acted on when possible
+    uint64_t armed;                 // TSC deadline armed on this core, 0 = none
+    uint32_t tick_seen;             // p->schedtick at the last timer interrupt
+    uint64_t tick_when;             // when tick_seen was first seen (TSC)
     // atomic, any core: the waker hands an idle M its P here
     struct p *nextp;
     bool nextspinning;              // with nextp: start out spinning
@@ -90,6 +98,15 @@ struct p {
     uint64_t goidcache, goidcacheend;   // batch of G ids
     uint64_t ncreated, nexited;     // summed by num_goroutine()
     struct sched_pstats stats;      // owner writes, sched_stats() reads racily
+    // timers_lock held (timer0 also read atomically by any core)
+    struct spinlock timers_lock;
+    struct timer **timers;          // 4-ary min-heap by when
+    uint32_t ntimers, timers_cap;
+    uint64_t timer0;                // earliest when, 0 = none
+    // the holder M (and sysmon, through status)
+    uint64_t syscall_when;          // TSC at entersyscall
+    uint32_t sysmon_tick;           // schedtick sysmon saw last
+    uint64_t sysmon_when;
     // lock-free: see kernel/runq.c
     struct runq runq;
     // sched.lock held
@@ -115,9 +132,11 @@ struct sched {
     // atomic, any core
     uint32_t nmspinning;            // Ms spinning for work
     uint64_t goidgen;
-    uint32_t nexternal;             // Gs that an interrupt or timer will ready
+    uint32_t nexternal;             // Gs that an interrupt will ready (irq_wait)
+    uint32_t nsyscall;              // Gs inside entersyscall
     bool started;                   // main G created; wakep active
     bool chaos;                     // seed= given: randomize runnext use
+    uint64_t timer_watch;           // the timer deadline an idle M is armed for (atomic)
     uint64_t seed;
     uint32_t ncpu;                  // Ms (cores); read-only after sched_init
 };
@@ -131,17 +150,25 @@ static inline struct m *getm(void)
     return (struct m *)this_cpu()->m;
 }
 
-// The running G's M, pinned: while m->locks > 0 the G stays on this M.
+// The running G's M, pinned: while this core's preempt count is above
+// zero the G is not preempted, so it stays on this M. The count is raised
+// before the M is read, in one instruction (see arch.h).
 static inline struct m *acquirem(void)
 {
-    struct m *mp = getm();
-    mp->locks++;
-    return mp;
+    preempt_count_inc();
+    return getm();
 }
 
+enum { PREEMPT_QUANTUM = 1, PREEMPT_TIMERS = 2 };
+void preempt_deferred(void);
+
+// Ends acquirem. A preemption that came due meanwhile happens now (or,
+// with interrupts off, shortly after they come back on).
 static inline void releasem(struct m *mp)
 {
-    mp->locks--;
+    (void)mp;
+    if (preempt_count_dec() == 0 && __builtin_expect(getm()->preempt_pending != 0, 0))
+        preempt_deferred();
 }
 
 // On g0, first thing in every mcall target: the G is no longer running.
@@ -195,6 +222,7 @@ void mcall(void (*fn)(struct g *));
 void wakep(void);
 void runqput(struct p *pp, struct g *gp, bool next);
 void acquirep(struct m *mp, struct p *pp);
+void stopm(struct m *mp);
 uint64_t fastrand(struct m *mp);
 void sched_init(uint32_t ncpu, uint32_t gomaxprocs, uint64_t seed, bool chaos);
 void sched_mstart(void) __attribute__((noreturn));
@@ -219,6 +247,14 @@ void gready(struct g *gp, bool next);       // G_WAITING -> runnable
 void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on);
 const char *gstatus_name(uint32_t s);
 bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip);
+
+// preempt.c and sysmon.c: each core's timer, preemption, the monitor
+void core_rearm(struct m *mp, uint64_t now);    // interrupts off; mp holds a P
+void core_arm_idle(struct m *mp);               // interrupts off; mp has no P
+void preempt_init(void);
+uint64_t preempt_set_quantum_ns(uint64_t ns);   // returns the previous quantum
+void sysmon_init(void);
+void sysmon_wake(void);
 
 // procresize.c
 void stop_the_world(const char *why);

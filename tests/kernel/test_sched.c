@@ -112,7 +112,7 @@ KTEST(sched_spawned_by_one_run_everywhere)
 {
     if (gomaxprocs(0) < 2)
         KT_SKIP("needs two Ps");
-    struct sched_stats before, after;
+    static struct sched_stats before, after;
     spread_done = 0;
     memset(ran_on, 0, sizeof ran_on);
     sched_stats(&before);
@@ -209,7 +209,7 @@ KTEST(sched_bursts_after_idle_wake_halted_cores)
 {
     if (gomaxprocs(0) < 2)
         KT_SKIP("needs two Ps");
-    struct sched_stats before, after;
+    static struct sched_stats before, after;
     sched_stats(&before);
     burst_max_delay_ns = 0;
     for (int b = 0; b < 30; b++) {

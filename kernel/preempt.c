@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+// Preemption and each core's timer.
+//
+// Each core's one-shot timer is armed for the earliest of: its P's next
+// timer, the running G's quantum check, and (on core 0) sysmon's next look.
+// An idle core arms only for a timer some idle P holds, and only if no
+// other idle core already watches an earlier one. Nothing is periodic.
+//
+// Quantum accounting costs the scheduler's fast path nothing: a slice is
+// recognised by P.schedtick, which execute() already increments. At each
+// timer interrupt the core compares schedtick with what it saw last; the
+// same value a quantum later means one G has run all that time. So a hog
+// is preempted between one and two quanta after its slice began (Go's
+// sysmon has the same window, at 10-20 ms).
+//
+// A preemption is requested by setting m->preempt_pending and acted on at
+// the end of the interrupt (trap_switch_hook), when the interrupted code is
+// a G with no preempt count and not the preemption resume stub.
+// Spinlock holders have interrupts off, so they are never interrupted; a
+// request made while the preempt count is above zero is carried out by
+// releasem when it drops to zero.
+//
+// The preempted G goes to the global queue when its quantum ran out (Go's
+// goschedImpl), to the tail of its own P's queue when the interrupt was for
+// a due timer; the P's due timers run before it picks the next G.
+#include "sched.h"
+#include "cmdline.h"
+#include "page.h"
+#include "panic.h"
+#include "timer.h"
+#include "trap_hooks.h"
+
+uint64_t quantum_cycles;
+void sysmon_tick(uint64_t now);
+uint64_t sysmon_deadline(void);
+
+static bool others_runnable(struct p *pp)
+{
+    return !runq_empty(&pp->runq) || __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED);
+}
+
+static uint64_t min_nz(uint64_t a, uint64_t b)
+{
+    return !a ? b : !b ? a : a < b ? a : b;
+}
+
+// Interrupts off. Arms this core's timer for what it must watch now.
+void core_rearm(struct m *mp, uint64_t now)
+{
+    (void)now;
+    uint64_t d = 0;
+    struct p *pp = mp->p;
+    if (pp) {
+        d = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);
+        if (mp->curg)
+            d = min_nz(d, mp->tick_when + quantum_cycles);
+    }
+    if (mp->id == 0)
+        d = min_nz(d, sysmon_deadline());
+    if (d == mp->armed)
+        return;
+    if (d)
+        arch_timer_arm(d);
+    else
+        arch_timer_cancel();
+    mp->armed = d;
+}
+
+// An M about to halt without a P: watch the earliest timer of the idle Ps
+// unless another idle core already watches one at least as early.
+void core_arm_idle(struct m *mp)
+{
+    uint64_t next = timers_next();
+    uint64_t d = 0;
+    if (next) {
+        uint64_t w = __atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE);
+        while ((!w || next < w) &&
+               !__atomic_compare_exchange_n(&sched.timer_watch, &w, next, false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE))
+            ;
+        if (!w || next < w)
+            d = next;
+    }
+    if (mp->id == 0)
+        d = min_nz(d, sysmon_deadline());
+    if (d != mp->armed) {
+        if (d)
+            arch_timer_arm(d);
+        else
+            arch_timer_cancel();
+        mp->armed = d;
+    }
+}
+
+// The quantum and timer checks for a core running a G. Interrupts off.
+static void preempt_check(struct m *mp, uint64_t now, bool force)
+{
+    struct p *pp = mp->p;
+    if (!pp || !mp->curg)
+        return;
+    uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);
+    if (t0 && t0 <= now)
+        mp->preempt_pending |= PREEMPT_TIMERS;
+    if (pp->schedtick != mp->tick_seen) {
+        mp->tick_seen = pp->schedtick;
+        mp->tick_when = now;
+    } else if (force || now - mp->tick_when >= quantum_cycles) {
+        if (others_runnable(pp))
+            mp->preempt_pending |= PREEMPT_QUANTUM;
+        else
+            mp->tick_when = now;        // alone on its P: a new slice
+    }
+}
+
+static void timer_irq(uint8_t vector)
+{
+    (void)vector;
+    struct m *mp = getm();
+    uint64_t now = arch_cycles();
+    mp->armed = 0;
+    preempt_check(mp, now, false);
+    if (mp->id == 0)
+        sysmon_tick(now);
+    if (mp->p)
+        core_rearm(mp, now);
+    else
+        core_arm_idle(mp);
+}
+
+// sysmon's backstop: this core's own timer did not act on an overrun.
+static void preempt_ipi(uint8_t vector)
+{
+    (void)vector;
+    struct m *mp = getm();
+    preempt_check(mp, arch_cycles(), true);
+}
+
+static void *g_xsave_area(struct g *gp)
+{
+    uint32_t size = arch_xsave_size();
+    if (!size)
+        return 0;
+    if (!gp->xsave)
+        gp->xsave = page_alloc((size + PAGE_SIZE - 1) / PAGE_SIZE);   // zeroed, page-aligned
+    return gp->xsave;
+}
+
+static uint32_t preempt_reason[MAX_CPUS];
+
+static void preempt_m(void *arg)
+{
+    struct g *gp = arg;
+    struct m *mp = dropg(gp);
+    struct p *pp = mp->p;
+    uint32_t reason = preempt_reason[mp->id];
+    uint64_t now = arch_cycles();
+    pp->stats.preemptions++;
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+    if (reason & PREEMPT_QUANTUM) {
+        spin_lock(&sched.lock);
+        globrunq_put(gp);
+        spin_unlock(&sched.lock);
+    } else {
+        runqput(pp, gp, false);
+    }
+    timers_run(pp, now);
+    mp->tick_seen = pp->schedtick;
+    mp->tick_when = now;
+    core_rearm(mp, now);
+    schedule();
+}
+
+// The interrupted G is preempted here when a request is pending and it is
+// safe; otherwise the interrupt returns to it.
+struct trapframe *trap_switch_hook(struct trapframe *tf)
+{
+    struct m *mp = getm();
+    if (!mp || !mp->preempt_pending || !mp->curg || preempt_count())
+        return tf;              // none due, not a G, or releasem will do it
+    if (arch_preempt_unsafe(tf)) {
+        // the resume stub's first instruction: try again in a moment
+        arch_timer_arm(arch_cycles() + arch_ns_to_cycles(2000));
+        mp->armed = 0;
+        return tf;
+    }
+    struct g *gp = mp->curg;
+    preempt_reason[mp->id] = mp->preempt_pending;
+    mp->preempt_pending = 0;
+    arch_preempt(tf, &gp->rsp, g_xsave_area(gp), mp->g0_top, preempt_m, gp);
+}
+
+static void preempt_deferred_m(struct g *gp)
+{
+    preempt_m(gp);
+}
+
+// releasem reached zero with a preemption pending: a voluntary switch
+// (callee-saved state only: we are at a call boundary).
+void preempt_deferred(void)
+{
+    if (!irqs_enabled()) {
+        // The caller still runs with interrupts off (a lock is held, or a
+        // gopark is on its way): let the timer ask again a moment after.
+        arch_timer_arm(arch_cycles() + arch_ns_to_cycles(2000));
+        getm()->armed = 0;
+        return;
+    }
+    irq_disable();              // before reading the M: the G must not move meanwhile
+    struct m *mp = getm();
+    if (!mp->preempt_pending || !mp->curg || preempt_count()) {
+        irq_enable();
+        return;                 // moved to a core with nothing pending
+    }
+    preempt_reason[mp->id] = mp->preempt_pending;
+    mp->preempt_pending = 0;
+    mcall(preempt_deferred_m);
+}
+
+void preempt_disable(void)
+{
+    preempt_count_inc();
+}
+
+void preempt_enable(void)
+{
+    releasem(0);
+}
+
+// The time slice, in force from each core's next timer interrupt.
+uint64_t preempt_set_quantum_ns(uint64_t ns)
+{
+    uint64_t old = arch_cycles_to_ns(quantum_cycles);
+    __atomic_store_n(&quantum_cycles, arch_ns_to_cycles(ns), __ATOMIC_RELAXED);
+    uint64_t f = irq_save();
+    struct m *mp = getm();
+    if (mp->p)
+        core_rearm(mp, arch_cycles());      // this core at once; the others at their next interrupt
+    irq_restore(f);
+    return old;
+}
+
+// Boot core, before the scheduler starts.
+void preempt_init(void)
+{
+    quantum_cycles = arch_ns_to_cycles(kparams.quantum_ns);
+    arch_set_irq_handler(VEC_TIMER, timer_irq);
+    arch_set_irq_handler(VEC_PREEMPT, preempt_ipi);
+}

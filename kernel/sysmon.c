@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+// sysmon: the monitor, run from core 0's timer interrupt.
+//
+// Each look: Ps whose G has been inside entersyscall for more than 20 us
+// while work waits are handed to an idle core; a core whose G overran its
+// quantum by half a quantum more (its own timer should have acted) gets a
+// preemption IPI; schedtrace lines are printed when due. Looks come every
+// 20 us while there is something to do, backing off by doubling to 10 ms
+// when there is not, as Go's sysmon does; with every P idle and no
+// schedtrace, sysmon sleeps and core 0 arms nothing for it. startm wakes it.
+#include "sched.h"
+#include "cmdline.h"
+#include "printf.h"
+#include "timer.h"
+
+extern uint64_t quantum_cycles;
+static uint64_t next_look;          // TSC; 0 = asleep
+static uint64_t delay;
+static uint64_t next_trace;
+static uint64_t boot_tsc;
+
+uint64_t sysmon_deadline(void)
+{
+    return __atomic_load_n(&next_look, __ATOMIC_RELAXED);
+}
+
+// Any core: something started running; make sure sysmon looks soon.
+void sysmon_wake(void)
+{
+    if (__atomic_load_n(&next_look, __ATOMIC_RELAXED) == 0) {
+        __atomic_store_n(&next_look, arch_cycles() + arch_ns_to_cycles(20000), __ATOMIC_RELAXED);
+        if (cpu_index() != 0)
+            arch_send_ipi(0, VEC_TIMER);    // core 0 re-arms in its handler
+    }
+}
+
+// A P just taken from a G in a blocking call (status P_IDLE, not yet on
+// the idle list): to an idle core when there is work, else to the idle
+// list. With no core free its queue goes global, for whoever runs next.
+static void handoffp(struct p *pp)
+{
+    spin_lock(&sched.lock);
+    pp->m = 0;
+    bool work = !runq_empty(&pp->runq) || sched.runq_size;
+    struct m *nmp = work ? mget() : 0;
+    if (!nmp) {
+        struct g *gs[RUNQ_SIZE + 1];
+        globrunq_putbatch(gs, runq_drain(&pp->runq, gs));
+        pidleput(pp);
+        spin_unlock(&sched.lock);
+        return;
+    }
+    pp->m = 0;
+    nmp->nextspinning = false;
+    __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
+    spin_unlock(&sched.lock);
+    arch_send_ipi(nmp->id, VEC_WAKE);
+}
+
+static bool retake(uint64_t now)
+{
+    bool acted = false;
+    uint64_t syscall_limit = arch_ns_to_cycles(20000);
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
+        struct p *pp = &allp[i];
+        uint32_t s = __atomic_load_n(&pp->status, __ATOMIC_ACQUIRE);
+        if (s == P_SYSCALL) {
+            if (now - pp->syscall_when < syscall_limit)
+                continue;
+            if (runq_empty(&pp->runq) && !__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED))
+                continue;       // nothing waits for it
+            if (!__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED))
+                continue;       // no core could take it
+            uint32_t want = P_SYSCALL;
+            if (__atomic_compare_exchange_n(&pp->status, &want, P_IDLE, false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_RELAXED)) {
+                handoffp(pp);
+                acted = true;
+            }
+        } else if (s == P_RUNNING && pp->m) {
+            if (pp->schedtick != pp->sysmon_tick) {
+                pp->sysmon_tick = pp->schedtick;
+                pp->sysmon_when = now;
+            } else if (now - pp->sysmon_when > quantum_cycles + quantum_cycles / 2 &&
+                       pp->m->id != 0) {
+                arch_send_ipi(pp->m->id, VEC_PREEMPT);
+                pp->sysmon_when = now;
+                acted = true;
+            }
+        }
+    }
+    return acted;
+}
+
+// Go's format: SCHED 1004ms: gomaxprocs=4 idleprocs=1 threads=4
+// spinningthreads=0 idlethreads=1 runqueue=0 [3 0 1 0]
+static void schedtrace(uint64_t now)
+{
+    char line[512];
+    int n = snprintf(line, sizeof line,
+                     "SCHED %lums: gomaxprocs=%u idleprocs=%u threads=%u spinningthreads=%u idlethreads=%u runqueue=%u [",
+                     arch_cycles_to_ns(now - boot_tsc) / 1000000, sched.gomaxprocs,
+                     __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED), sched.ncpu,
+                     __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED),
+                     __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED),
+                     __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED));
+    for (uint32_t i = 0; i < sched.gomaxprocs && n < (int)sizeof line - 16; i++)
+        n += snprintf(line + n, sizeof line - (size_t)n, i ? " %u" : "%u", runq_len(&allp[i].runq));
+    kprintf("%s]\n", line);
+    if (!kparams.scheddetail)
+        return;
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
+        struct p *pp = &allp[i];
+        struct m *mp = pp->m;
+        kprintf("  P%u: status=%u schedtick=%u m=%d runqsize=%u gfreecnt=%u timerslen=%u\n", i,
+                pp->status, pp->schedtick, mp ? (int)mp->id : -1, runq_len(&pp->runq), pp->ngfree,
+                pp->ntimers);
+    }
+    for (uint32_t i = 0; i < sched.ncpu; i++) {
+        struct m *mp = &allm[i];
+        kprintf("  M%u: p=%d curg=%ld locks=%u spinning=%s idle=%s\n", i, mp->p ? (int)mp->p->id : -1,
+                mp->curg ? (long)mp->curg->id : -1L, arch_cpu(i)->preempt_count, mp->spinning ? "true" : "false",
+                mp->idle ? "true" : "false");
+    }
+}
+
+// Core 0's timer interrupt.
+void sysmon_tick(uint64_t now)
+{
+    if (!boot_tsc)
+        boot_tsc = now;
+    uint64_t look = __atomic_load_n(&next_look, __ATOMIC_RELAXED);
+    if (!look || now < look)
+        return;
+    bool acted = retake(now);
+    if (kparams.schedtrace_ns && now >= next_trace) {
+        schedtrace(now);
+        next_trace = now + arch_ns_to_cycles(kparams.schedtrace_ns);
+    }
+    uint64_t min = arch_ns_to_cycles(20000), max = arch_ns_to_cycles(10000000);
+    delay = acted || !delay ? min : delay * 2 > max ? max : delay * 2;
+    bool busy = __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) < sched.gomaxprocs;
+    uint64_t next = now + delay;
+    if (kparams.schedtrace_ns && next_trace < next)
+        next = next_trace;
+    __atomic_store_n(&next_look, busy || kparams.schedtrace_ns ? next : 0, __ATOMIC_RELAXED);
+}
+
+void sysmon_init(void)
+{
+    boot_tsc = arch_cycles();
+    next_trace = boot_tsc + arch_ns_to_cycles(kparams.schedtrace_ns);
+    __atomic_store_n(&next_look, boot_tsc + arch_ns_to_cycles(20000), __ATOMIC_RELAXED);
+}
+
+// ---- blocking calls ---------------------------------------------------------
+
+// The G keeps its M (and, unless sysmon retakes it, its P) throughout; it
+// is pinned so it cannot be preempted in the middle.
+void entersyscall(void)
+{
+    struct m *mp = acquirem();
+    struct p *pp = mp->p;
+    __atomic_fetch_add(&sched.nsyscall, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&mp->curg->status, G_SYSCALL, __ATOMIC_RELAXED);
+    pp->syscall_when = arch_cycles();
+    __atomic_store_n(&pp->status, P_SYSCALL, __ATOMIC_RELEASE);    // pairs with retake's CAS
+}
+
+static void exitsyscall0(struct g *gp)
+{
+    struct m *mp = dropg(gp);
+    spin_lock(&sched.lock);
+    struct p *pp = pidleget();
+    if (!pp) {
+        __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+        globrunq_put(gp);
+        mput(mp);
+        spin_unlock(&sched.lock);
+        stopm(mp);
+        schedule();
+    }
+    spin_unlock(&sched.lock);
+    acquirep(mp, pp);
+    execute(mp, gp, true);
+}
+
+void exitsyscall(void)
+{
+    struct m *mp = getm();      // pinned since entersyscall
+    struct p *pp = mp->p;
+    uint32_t want = P_SYSCALL;
+    __atomic_fetch_sub(&sched.nsyscall, 1, __ATOMIC_RELAXED);
+    if (__atomic_compare_exchange_n(&pp->status, &want, P_RUNNING, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED)) {
+        __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);
+        releasem(mp);
+        return;
+    }
+    // sysmon handed our P to another core: find another, or queue the G
+    // and idle this core.
+    mp->p = 0;
+    __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);
+    preempt_count_dec();        // mcall needs zero; interrupts are off from here
+    irq_disable();
+    mcall(exitsyscall0);
+}

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+// Preemption, timers and sysmon: no goroutine can hog a core.
+#include "ktest.h"
+#include "sched.h"
+#include "timer.h"
+#include "string.h"
+#include "cmdline.h"
+
+static uint64_t kparams_quantum_us(void) { return kparams.quantum_ns / 1000; }
+
+static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+static void sort_u64(uint64_t *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            uint64_t t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+}
+
+static void wait_count(const uint64_t *c, uint64_t n)
+{
+    while (load(c) < n)
+        gosched();
+}
+
+// ---- CPU hogs on every P and a 1 ms sleeper --------------------------------
+
+static uint64_t hog_stop, hogs_done;
+
+// A tight loop with no calls: only an interrupt can take the core away.
+static void hog(void *arg)
+{
+    volatile uint64_t *count = arg;
+    while (!__atomic_load_n(&hog_stop, __ATOMIC_RELAXED))
+        (*count)++;
+    __atomic_fetch_add(&hogs_done, 1, __ATOMIC_RELEASE);
+}
+
+#define SLEEPS 60
+static uint64_t late_ns[SLEEPS];
+static uint64_t sleeper_done;
+
+static void sleeper(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < SLEEPS; i++) {
+        uint64_t t0 = nanotime();
+        sleep_ns(1000000);
+        uint64_t d = nanotime() - t0;
+        late_ns[i] = d >= 1000000 ? d - 1000000 : 0;
+        if (d < 1000000)
+            late_ns[i] = ~0ull;         // early: flagged below
+    }
+    store(&sleeper_done, 1);
+}
+
+static void hogs_with_sleeper(int procs)
+{
+    int orig = gomaxprocs(procs);
+    uint64_t counts[MAX_CPUS] = { 0 };
+    hog_stop = hogs_done = sleeper_done = 0;
+    for (int i = 0; i < procs; i++)
+        go(hog, &counts[i]);
+    go(sleeper, 0);
+    // The main G is one more runnable G: it yields until the sleeper is done.
+    wait_count(&sleeper_done, 1);
+    store(&hog_stop, 1);
+    wait_count(&hogs_done, (uint64_t)procs);
+    gomaxprocs(orig);
+    for (int i = 0; i < SLEEPS; i++)
+        if (late_ns[i] == ~0ull)
+            KT_FAIL("sleep %d returned early", i);
+    sort_u64(late_ns, SLEEPS);
+    uint64_t p50 = late_ns[SLEEPS / 2], p99 = late_ns[SLEEPS - 1 - SLEEPS / 100], max = late_ns[SLEEPS - 1];
+    printf("ktest: gomaxprocs=%d hogs=%d sleeper lateness p50 %lu us p99 %lu us max %lu us (quantum %lu us)\n",
+           procs, procs, p50 / 1000, p99 / 1000, max / 1000, kparams_quantum_us());
+    for (int i = 0; i < procs; i++)
+        KT_ASSERT(counts[i] > 0);
+    // With more busy vCPUs than host cores, the host's scheduler delays
+    // whole vCPUs, timer interrupts included: no guest bounds that.
+    if (ktest_cores_are_real() || procs == 1)
+        KT_ASSERT(p99 <= kparams_quantum_us() * 1000);
+}
+
+KTEST(preempt_hogs_and_sleeper_one_p)
+{
+    hogs_with_sleeper(1);
+}
+
+KTEST(preempt_hogs_and_sleeper_all_ps)
+{
+    hogs_with_sleeper(num_cpu());
+}
+
+// ---- vector state survives thousands of preemptions -------------------------
+
+typedef double v4d __attribute__((vector_size(32)));
+
+__attribute__((noinline, target("avx2"))) static double avx_checksum(int rounds)
+{
+    v4d a = { 1.0, 2.0, 3.0, 4.0 }, b = { 0.5, 0.25, 0.125, 0.0625 }, acc = { 0, 0, 0, 0 };
+    for (int r = 0; r < rounds; r++) {
+        a = a * 1.0000001 + b;
+        b = b * 0.9999999 + a * 1e-9;
+        acc += a - b;
+    }
+    return acc[0] + acc[1] * 3 + acc[2] * 7 + acc[3] * 11;
+}
+
+__attribute__((noinline)) static double sse_checksum(int rounds)
+{
+    double x = 1.0, y = 2.0, s = 0;
+    for (int r = 0; r < rounds; r++) {
+        x = x * 1.0000003 + y * 1e-7;
+        y = y * 0.9999997 + x * 1e-7;
+        s += x - y;
+    }
+    return s;
+}
+
+#define SIMD_ROUNDS 4000000
+static double simd_ref_avx, simd_ref_sse;
+static uint64_t simd_bad, simd_done;
+
+static void simd_worker(void *arg)
+{
+    bool avx = arg != 0;
+    for (int k = 0; k < 2; k++) {
+        double v = avx ? avx_checksum(SIMD_ROUNDS) : sse_checksum(SIMD_ROUNDS);
+        if (v != (avx ? simd_ref_avx : simd_ref_sse))
+            __atomic_fetch_add(&simd_bad, 1, __ATOMIC_RELAXED);
+    }
+    __atomic_fetch_add(&simd_done, 1, __ATOMIC_RELEASE);
+}
+
+KTEST(preempt_keeps_vector_state)
+{
+    if (!arch_simd_enabled)
+        KT_SKIP("simd=off");
+    bool have_avx2 = arch_has_avx2();
+    preempt_disable();
+    simd_ref_sse = sse_checksum(SIMD_ROUNDS);
+    if (have_avx2)
+        simd_ref_avx = avx_checksum(SIMD_ROUNDS);
+    preempt_enable();
+    uint64_t old_q = preempt_set_quantum_ns(50000);
+    int orig = gomaxprocs(1);
+    static struct sched_stats a, b;
+    sched_stats(&a);
+    simd_bad = simd_done = 0;
+    int n = 0;
+    for (int i = 0; i < 2; i++, n++)
+        go(simd_worker, 0);
+    if (have_avx2)
+        for (int i = 0; i < 2; i++, n++)
+            go(simd_worker, (void *)1);
+    wait_count(&simd_done, (uint64_t)n);
+    sched_stats(&b);
+    gomaxprocs(orig);
+    preempt_set_quantum_ns(old_q);
+    uint64_t pre = b.total.preemptions - a.total.preemptions;
+    printf("ktest: vector workers: %lu preemptions, %lu bad checksums (avx2 %s)\n", pre, simd_bad,
+           have_avx2 ? "yes" : "no");
+    KT_ASSERT_EQ(simd_bad, 0);
+    KT_ASSERT(pre >= 100);
+}
+
+// ---- a preempt-disabled region is never preempted ---------------------------
+
+static uint64_t other_ran;
+
+static void other(void *arg)
+{
+    (void)arg;
+    store(&other_ran, nanotime());
+}
+
+KTEST(preempt_disabled_region_defers)
+{
+    int orig = gomaxprocs(1);
+    uint64_t old_q = preempt_set_quantum_ns(200000);
+    static struct sched_stats a, b, c;
+    other_ran = 0;
+    preempt_disable();
+    go(other, 0);                       // runnable on our P the whole time
+    sched_stats(&a);
+    int core = core_id();
+    uint64_t end = nanotime() + 10000000;   // 50 quanta
+    while (nanotime() < end)
+        cpu_relax();
+    sched_stats(&b);
+    bool moved = core_id() != core;
+    bool ran_inside = load(&other_ran) != 0;
+    uint64_t t_enable = nanotime();
+    preempt_enable();                   // the deferred preemption happens here
+    sched_stats(&c);
+    uint64_t ran = load(&other_ran);
+    preempt_set_quantum_ns(old_q);
+    gomaxprocs(orig);
+    KT_ASSERT(!moved);
+    KT_ASSERT(!ran_inside);
+    KT_ASSERT_EQ(b.total.preemptions, a.total.preemptions);
+    KT_ASSERT(c.total.preemptions > b.total.preemptions);
+    KT_ASSERT(ran >= t_enable);         // the other G ran right at preempt_enable
+}
+
+// ---- a G stuck in a blocking call hands its P over --------------------------
+
+static uint64_t queued_done, queued_core_mask, blocker_out;
+
+static void queued(void *arg)
+{
+    (void)arg;
+    __atomic_fetch_or(&queued_core_mask, 1ull << core_id(), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&queued_done, 1, __ATOMIC_RELEASE);
+}
+
+static void blocker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 8; i++)
+        go(queued, 0);                  // queued behind us on our P
+    entersyscall();
+    uint64_t end = nanotime() + 50000000;
+    while (nanotime() < end && load(&queued_done) < 8)
+        cpu_relax();
+    store(&blocker_out, load(&queued_done));
+    exitsyscall();
+}
+
+KTEST(preempt_syscall_handoff_to_spare_core)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs a spare core");
+    int orig = gomaxprocs(1);
+    queued_done = queued_core_mask = 0;
+    blocker_out = ~0ull;
+    go(blocker, 0);
+    wait_count(&queued_done, 8);
+    while (load(&blocker_out) == ~0ull)
+        gosched();
+    gomaxprocs(orig);
+    printf("ktest: syscall hand-off: %lu of 8 ran while the blocker was inside, core mask %lx\n",
+           load(&blocker_out), load(&queued_core_mask));
+    KT_ASSERT_EQ(load(&blocker_out), 8);
+}
+
+// ---- timers fire in order and never early ------------------------------------
+
+#define NTIMERS 300
+static struct timer tms[NTIMERS];
+static uint64_t fired_when[NTIMERS], fired_at[NTIMERS];
+static uint64_t nfired;
+
+static void record(struct timer *t, uint64_t now)
+{
+    uint64_t k = __atomic_fetch_add(&nfired, 1, __ATOMIC_ACQ_REL);
+    fired_when[k] = t->when;
+    fired_at[k] = now;
+}
+
+KTEST(timers_fire_in_order_never_early)
+{
+    int orig = gomaxprocs(1);
+    nfired = 0;
+    uint64_t base = arch_cycles() + arch_ns_to_cycles(2000000);
+    uint64_t x = 12345;
+    for (int i = 0; i < NTIMERS; i++) {
+        x = x * 6364136223846793005ull + 1;
+        tms[i] = (struct timer){ .when = base + arch_ns_to_cycles((x >> 33) % 20000000), .f = record };
+        timer_start(&tms[i]);
+    }
+    // one stopped before it fires
+    KT_ASSERT(timer_stop(&tms[7]));
+    KT_ASSERT(!timer_stop(&tms[7]));
+    uint64_t end = nanotime() + 1000000000;
+    while (load(&nfired) < NTIMERS - 1 && nanotime() < end)
+        sleep_ns(1000000);
+    gomaxprocs(orig);
+    KT_ASSERT_EQ(load(&nfired), NTIMERS - 1);
+    for (int i = 0; i < NTIMERS - 1; i++) {
+        if (fired_at[i] < fired_when[i])
+            KT_FAIL("timer %d fired %lu cycles early", i, fired_when[i] - fired_at[i]);
+        if (i && fired_when[i] < fired_when[i - 1])
+            KT_FAIL("timer %d (when %lu) fired after a later one (%lu)", i, fired_when[i], fired_when[i - 1]);
+    }
+}
