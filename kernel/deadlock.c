@@ -11,7 +11,8 @@
 void checkdead(void)
 {
     ASSERT(spin_holding(&sched.lock));
-    if (sched.gcwaiting || sched.npidle != sched.gomaxprocs || sched.runq_size)
+    if (sched.gcwaiting || sched.npidle != sched.gomaxprocs || sched.runq_size ||
+        __atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE))
         return;
     if (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&sched.nsyscall, __ATOMIC_ACQUIRE) || timers_pending())

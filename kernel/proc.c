@@ -299,6 +299,40 @@ none:
     return 0;
 }
 
+// The ready-from-interrupt list is a Treiber stack: handlers push with a
+// CAS; find_runnable takes the whole list with one exchange, so there is no
+// ABA (nothing is ever popped singly).
+void ready_from_irq(struct g *gp)
+{
+    ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+    struct g *head = __atomic_load_n(&sched.irqready, __ATOMIC_RELAXED);
+    do
+        gp->schedlink = head;
+    while (!__atomic_compare_exchange_n(&sched.irqready, &head, gp, true, __ATOMIC_RELEASE,   // pairs with irqready_take's acquire
+                                        __ATOMIC_RELAXED));
+    wakep();
+}
+
+// Owner of pp. Moves every interrupt-readied G to pp's queue (overflow to
+// the global queue) and returns one to run.
+static struct g *irqready_take(struct p *pp)
+{
+    if (!__atomic_load_n(&sched.irqready, __ATOMIC_RELAXED))
+        return 0;
+    struct g *list = __atomic_exchange_n(&sched.irqready, 0, __ATOMIC_ACQUIRE);
+    if (!list)
+        return 0;
+    struct g *first = list;
+    list = list->schedlink;
+    while (list) {
+        struct g *next = list->schedlink;
+        runqput(pp, list, false);
+        list = next;
+    }
+    return first;
+}
+
 static bool any_local_work(void)
 {
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)
@@ -337,6 +371,8 @@ top:
         if (gp)
             return gp;
     }
+    if ((gp = irqready_take(pp)))
+        return gp;
     uint32_t busy = sched.gomaxprocs - __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED);
     if (mp->spinning || 2 * __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) < busy) {
         if (!mp->spinning) {
@@ -357,6 +393,10 @@ top:
         gp = globrunq_get(pp, 0);
         spin_unlock(&sched.lock);
         return gp;
+    }
+    if (__atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE)) {
+        spin_unlock(&sched.lock);
+        goto top;
     }
     pp->stats.halts++;
     pp->m = 0;

@@ -137,6 +137,7 @@ struct sched {
     bool started;                   // main G created; wakep active
     bool chaos;                     // seed= given: randomize runnext use
     uint64_t timer_watch;           // the timer deadline an idle M is armed for (atomic)
+    struct g *irqready;             // Gs readied by interrupt handlers: a lock-free stack
     uint64_t seed;
     uint32_t ncpu;                  // Ms (cores); read-only after sched_init
 };
@@ -226,6 +227,12 @@ void stopm(struct m *mp);
 uint64_t fastrand(struct m *mp);
 void sched_init(uint32_t ncpu, uint32_t gomaxprocs, uint64_t seed, bool chaos);
 void sched_mstart(void) __attribute__((noreturn));
+
+// Interrupt context (or anywhere): gp, G_WAITING, becomes runnable. It is
+// pushed on sched.irqready, which find_runnable takes whole after the global
+// queue, and an idle core is woken. The caller must have counted gp in
+// sched.nexternal while it waited, and uncounts it before calling this.
+void ready_from_irq(struct g *gp);
 
 // globrunq.c: the global run queue (sched.lock held)
 void globrunq_put(struct g *gp);

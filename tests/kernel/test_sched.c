@@ -24,6 +24,16 @@ static bool wait_count(const uint64_t *counter, uint64_t target, uint64_t timeou
     return true;
 }
 
+// Yields until num_goroutine() == n (Gs that just finished may still be
+// switching out on another core) or 5 s pass.
+static int settle_goroutines(int n)
+{
+    uint64_t end = nanotime() + 5000000000ull;
+    while (num_goroutine() != n && nanotime() < end)
+        gosched();
+    return num_goroutine();
+}
+
 static uint64_t spin_work(uint64_t n)
 {
     uint64_t x = n;
@@ -72,11 +82,7 @@ KTEST(sched_100k_uneven_exactly_once)
     for (uint32_t i = 0; i < MANY; i++)
         if (ran[i] != 1)
             KT_FAIL("goroutine #%u ran %u times", i, ran[i]);
-    // spawners and workers have all exited (allow the last few to finish
-    // switching out)
-    for (int tries = 0; num_goroutine() != before && tries < 1000; tries++)
-        gosched();
-    KT_ASSERT_EQ(num_goroutine(), before);
+    KT_ASSERT_EQ(settle_goroutines(before), before);
 }
 
 // ---- Gs spawned by one G run on every P -------------------------------------
@@ -264,9 +270,7 @@ KTEST(sched_ids_and_counts)
     uint64_t seen = __atomic_load_n(&child_id, __ATOMIC_RELAXED);
     KT_ASSERT(seen == a || seen == b);
     (void)child_parent_seen;
-    for (int tries = 0; num_goroutine() != before && tries < 1000; tries++)
-        gosched();
-    KT_ASSERT_EQ(num_goroutine(), before);
+    KT_ASSERT_EQ(settle_goroutines(before), before);
 }
 
 // ---- fatal reports, each an app of its own (they end the machine) ----------
