@@ -27,7 +27,7 @@ KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
             kernel/spinlock.c kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
             kernel/app.c kernel/ktest.c kernel/machine.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
-            kernel/stats.c kernel/runq.c kernel/timer.c kernel/preempt.c kernel/sysmon.c \
+            kernel/stats.c kernel/runq.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
@@ -37,7 +37,7 @@ KERNEL_VEC_C := kernel/printf_float.c
 APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c \
           apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
-          apps/demos/all.c apps/bench_mem.c
+          apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c
 
 KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
@@ -181,7 +181,7 @@ $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) tests/host/check.h
 	$(HOSTCC) $(HOST_CFLAGS) -fsanitize=$(or $(HOST_SAN_$*),address,undefined) \
 	    -fno-sanitize-recover=all $< $(HOST_SRCS_$*) -o $@
 
-test: deps all host
+test: deps all efi usb host
 	$(PYTHON) tests/run.py --build $(BUILD)
 
 clean:

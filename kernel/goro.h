@@ -144,6 +144,17 @@ struct select_case {
 // n == 0 with block parks forever, like Go's `select {}`.
 int chan_select(struct select_case *cases, int n, bool block);
 
+// Timer channels (kernel/timechan.c). time_after: a channel that receives
+// the nanotime() of the moment ns have passed (Go's time.After); the caller
+// frees the channel with chan_free once received from. A ticker's channel
+// (one slot) receives the time every period; ticks are dropped while the
+// reader is behind, as in Go. ticker_stop frees the ticker and its channel.
+typedef struct ticker ticker_t;
+chan_t *time_after(uint64_t ns);
+ticker_t *ticker_new(uint64_t period_ns);
+chan_t *ticker_chan(ticker_t *t);
+void ticker_stop(ticker_t *t);
+
 // sync. Every type is valid zero-initialized (the _INIT macros are {0}) and
 // must not be copied once used.
 struct goro_waitq {             // internal: a FIFO of parked goroutines
@@ -255,33 +266,6 @@ int numa_node_of(const void *p);
 // caches backed by the calling core's node, larger blocks straight from its
 // pages. Any core may free what any core allocated. Blocks are 16-byte
 // aligned, whole pages (4096-byte aligned) above 32 KiB. Running out of
-// memory is a fatal error (never NULL); so are freeing a pointer malloc did
-// not return and, when it can be seen, freeing one twice.
-void *malloc(size_t size);
-void *calloc(size_t n, size_t size);            // zeroed; overflow is fatal
-void *realloc(void *p, size_t size);            // keeps min(old, new) bytes
-void free(void *p);                             // NULL is ignored
-// From node's memory (falling back to the nearest node when it has none).
-void *malloc_node(size_t size, int node);
-// The usable size of a block: at least what was asked for.
-size_t malloc_usable_size(void *p);
-
-// ---- memory and NUMA (kernel/numa.c, page.c, malloc.c) --------------------
-//
-// Nodes come from the ACPI SRAT (one node without it, or with numa=off) and
-// are numbered 0..numa_nodes()-1. Memory is placed on the node that asks.
-
-int numa_nodes(void);
-// The calling goroutine's node: its core's node, now (a goroutine may move).
-int numa_node(void);
-// The node whose memory holds p, or -1 (not RAM, or a goroutine stack,
-// whose virtual addresses are not translated).
-int numa_node_of(const void *p);
-
-// Go's allocator in C: size classes up to 32 KiB served from per-core
-// caches backed by the calling core's node, larger blocks straight from its
-// pages. Any core may free what any core allocated. Blocks are 16-byte
-// aligned, whole pages (4096-byte aligned) above 32 KiB. Running out of
 // memory is a fatal error: they never return NULL, except realloc(p, 0),
 // which frees p. Freeing a pointer malloc did not return, or one already
 // freed, is a fatal error too.
@@ -294,5 +278,21 @@ void *malloc_node(size_t size, int node);
 // The usable size of a block: at least what was asked for.
 size_t malloc_usable_size(void *p);
 
+// ---- interrupts and console input (kernel/irqwait.c, console_in.c) --------
+//
+// irq_wait is the netpoller's analogue: the calling goroutine parks until
+// interrupt `vector` fires, and the interrupt readies it. Device vectors
+// are 0x30-0x4F: ISA IRQ n is 0x30 + n (COM1, IRQ 4, is 0x34). Every
+// goroutine waiting on a vector wakes at its next interrupt; one that fired
+// while nobody waited is kept, and the next irq_wait returns at once.
+// Returns the number of interrupts the call consumed (>= 1), or -1 when no
+// driver has attached the vector (nothing would ever fire it).
+int irq_wait(uint8_t vector);
+// Reads one line from the console (COM1) into buf, without its end ("\n",
+// "\r" or "\r\n"), NUL-terminated; bytes beyond cap - 1 are dropped. Typed
+// bytes are echoed; backspace erases. Sleeps in irq_wait while no input
+// waits. Returns the line's length, or -1 when the console has no receive
+// interrupt (no usable IOAPIC in the MADT). One line is read at a time.
+int console_read_line(char *buf, size_t cap);
 
 #endif

@@ -51,9 +51,10 @@ void core_rearm(struct m *mp, uint64_t now)
     uint64_t d = 0;
     struct p *pp = mp->p;
     if (pp) {
+        // Holding a P, the M runs a G or is about to (on g0, between Gs):
+        // either way the quantum check is due.
         d = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);
-        if (mp->curg)
-            d = min_nz(d, mp->tick_when + quantum_cycles);
+        d = min_nz(d, mp->tick_when + quantum_cycles);
     }
     if (mp->id == 0)
         d = min_nz(d, sysmon_deadline());
@@ -67,19 +68,26 @@ void core_rearm(struct m *mp, uint64_t now)
 }
 
 // An M about to halt without a P: watch the earliest timer of the idle Ps
-// unless another idle core already watches one at least as early.
+// unless another idle core already watches one at least as early. The
+// watcher knows itself (m->watching), so interrupts that re-arm it keep
+// the watch; a watch left by a core that since took a P is released in
+// core_leave_idle.
 void core_arm_idle(struct m *mp)
 {
     uint64_t next = timers_next();
     uint64_t d = 0;
     if (next) {
         uint64_t w = __atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE);
-        while ((!w || next < w) &&
-               !__atomic_compare_exchange_n(&sched.timer_watch, &w, next, false, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_ACQUIRE))
-            ;
-        if (!w || next < w)
-            d = next;
+        for (;;) {
+            if (w && w <= next && w != mp->watching)
+                break;                  // another idle core watches an earlier one
+            if (__atomic_compare_exchange_n(&sched.timer_watch, &w, next, false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_ACQUIRE)) {
+                mp->watching = next;
+                d = next;
+                break;
+            }
+        }
     }
     if (mp->id == 0)
         d = min_nz(d, sysmon_deadline());
@@ -90,6 +98,25 @@ void core_arm_idle(struct m *mp)
             arch_timer_cancel();
         mp->armed = d;
     }
+}
+
+// mp just got a P. If it watched the idle Ps' timers, the watch is
+// released and another idle core is woken to take it over (it re-arms on
+// its way back to halt).
+void core_leave_idle(struct m *mp)
+{
+    uint64_t w = mp->watching;
+    if (!w)
+        return;
+    mp->watching = 0;
+    __atomic_compare_exchange_n(&sched.timer_watch, &w, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    if (!timers_pending())
+        return;
+    spin_lock(&sched.lock);
+    struct m *other = sched.midle;
+    spin_unlock(&sched.lock);
+    if (other && other != mp)
+        arch_send_ipi(other->id, VEC_WAKE);
 }
 
 // The quantum and timer checks for a core running a G. Interrupts off.

@@ -200,7 +200,6 @@ static bool take_p_for_timers(struct m *mp)
     spin_unlock(&sched.lock);
     if (!pp)
         return false;
-    __atomic_store_n(&sched.timer_watch, 0, __ATOMIC_RELEASE);
     acquirep(mp, pp);
     mp->spinning = true;
     __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
@@ -226,6 +225,7 @@ void stopm(struct m *mp)
         arch_idle_halt();
     }
     uint64_t now = arch_cycles();
+    core_leave_idle(mp);
     mp->tick_seen = mp->p->schedtick;
     mp->tick_when = now;
     core_rearm(mp, now);

@@ -77,6 +77,7 @@ struct m {
     uint64_t g0_top;                // the g0 stack: schedule() always runs here
     uint32_t preempt_pending;       // PREEMPT_* reasons, acted on when possible
     uint64_t armed;                 // TSC deadline armed on this core, 0 = none
+    uint64_t watching;              // the sched.timer_watch deadline this idle M set, 0 = none
     uint32_t tick_seen;             // p->schedtick at the last timer interrupt
     uint64_t tick_when;             // when tick_seen was first seen (TSC)
     // atomic, any core: the waker hands an idle M its P here
@@ -258,6 +259,7 @@ bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip)
 // preempt.c and sysmon.c: each core's timer, preemption, the monitor
 void core_rearm(struct m *mp, uint64_t now);    // interrupts off; mp holds a P
 void core_arm_idle(struct m *mp);               // interrupts off; mp has no P
+void core_leave_idle(struct m *mp);             // mp got a P: hand its timer watch on
 void preempt_init(void);
 uint64_t preempt_set_quantum_ns(uint64_t ns);   // returns the previous quantum
 void sysmon_init(void);

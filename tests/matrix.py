@@ -192,7 +192,7 @@ CONFIGS = [
     Config("quantum50us-chan-smp4", "channels under a 50 us quantum, 4 vCPUs",
            cores=4, cmdline="quantum=50us seed=6 app=ktest filter=chan", ktest=True, timeout=240),
     Config("demos", "the seeds' examples as demos that check themselves",
-           cores=4, cmdline="app=demos", expect=[r"demos: 7 passed, 0 failed"], timeout=180),
+           cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     Config("chan-send-closed", "send on a closed channel is fatal, naming the goroutine and call site",
            cmdline="app=chan_send_closed", exit_status=255, timeout=15,
            expect=[r"fatal error: send on closed channel \(goroutine \d+, called from send_closed_main\+0x[0-9a-f]+\)"]),

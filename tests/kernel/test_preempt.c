@@ -124,7 +124,8 @@ __attribute__((noinline)) static double sse_checksum(int rounds)
 
 #define SIMD_ROUNDS 4000000
 static double simd_ref_avx, simd_ref_sse;
-static uint64_t simd_bad, simd_done;
+static uint64_t simd_bad;
+static waitgroup_t simd_wg;
 
 static void simd_worker(void *arg)
 {
@@ -134,7 +135,7 @@ static void simd_worker(void *arg)
         if (v != (avx ? simd_ref_avx : simd_ref_sse))
             __atomic_fetch_add(&simd_bad, 1, __ATOMIC_RELAXED);
     }
-    __atomic_fetch_add(&simd_done, 1, __ATOMIC_RELEASE);
+    wg_done(&simd_wg);
 }
 
 KTEST(preempt_keeps_vector_state)
@@ -151,14 +152,16 @@ KTEST(preempt_keeps_vector_state)
     int orig = gomaxprocs(1);
     static struct sched_stats a, b;
     sched_stats(&a);
-    simd_bad = simd_done = 0;
-    int n = 0;
-    for (int i = 0; i < 2; i++, n++)
+    // The main G waits parked, so the workers alone share the P and each
+    // runs whole quanta.
+    simd_bad = 0;
+    wg_add(&simd_wg, have_avx2 ? 4 : 2);
+    for (int i = 0; i < 2; i++)
         go(simd_worker, 0);
     if (have_avx2)
-        for (int i = 0; i < 2; i++, n++)
+        for (int i = 0; i < 2; i++)
             go(simd_worker, (void *)1);
-    wait_count(&simd_done, (uint64_t)n);
+    wg_wait(&simd_wg);
     sched_stats(&b);
     gomaxprocs(orig);
     preempt_set_quantum_ns(old_q);
@@ -288,4 +291,35 @@ KTEST(timers_fire_in_order_never_early)
         if (i && fired_when[i] < fired_when[i - 1])
             KT_FAIL("timer %d (when %lu) fired after a later one (%lu)", i, fired_when[i], fired_when[i - 1]);
     }
+}
+
+// ---- every P idle, only a timer pending: an idle core must watch it --------
+
+KTEST(timers_wake_an_all_idle_machine)
+{
+    // Nothing else runs: each sleep leaves every P idle with one timer
+    // pending, which only an idle core's armed timer can deliver.
+    for (int i = 0; i < 20; i++) {
+        uint64_t t0 = nanotime();
+        sleep_ns(2000000);
+        uint64_t d = nanotime() - t0;
+        if (d < 2000000)
+            KT_FAIL("sleep %d returned after %lu us, before its 2 ms", i, d / 1000);
+        if (d > 2000000000ull)
+            KT_FAIL("sleep %d took %lu ms: the idle machine missed its timer", i, d / 1000000);
+    }
+    uint64_t fired;
+    chan_t *c = time_after(3000000);
+    uint64_t t0 = nanotime();
+    KT_ASSERT(chan_recv(c, &fired));
+    KT_ASSERT(fired >= t0 + 3000000 - 100000 && nanotime() - t0 >= 3000000);
+    chan_free(c);
+    ticker_t *tk = ticker_new(1000000);
+    uint64_t start = nanotime(), t;
+    for (uint64_t i = 1; i <= 5; i++) {
+        KT_ASSERT(chan_recv(ticker_chan(tk), &t));
+        if (t < start + i * 1000000)
+            KT_FAIL("tick %lu at %lu us, before %lu us", i, (t - start) / 1000, i * 1000);
+    }
+    ticker_stop(tk);
 }
