@@ -39,7 +39,7 @@ APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
           apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c
 
-KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c \
+KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
            tests/kernel/test_numa.c tests/kernel/test_malloc.c
 

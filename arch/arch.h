@@ -142,11 +142,16 @@ void arch_timer_arm(uint64_t deadline);
 void arch_timer_cancel(void);
 bool arch_timer_tsc_deadline(void);
 
-// Goroutine stacks live in their own virtual region, 4 KiB pages mapped
-// below an unmapped guard page. arch_stack_map maps [lo, hi) to fresh pages.
+// Goroutine stacks live in their own virtual region of 4 KiB pages.
+// arch_stack_reserve creates the page tables for [lo, hi) (nothing mapped);
+// arch_stack_map_page then maps one page there without locks or allocation,
+// so the page-fault handler can grow a stack. arch_virt_to_phys translates
+// (identity outside the region; 0 when unmapped).
 #define ARCH_STACK_REGION 0x0000400000000000ull
 #define ARCH_STACK_REGION_SIZE (1ull << 39)
-void arch_stack_map(uint64_t lo, uint64_t hi);
+void arch_stack_reserve(uint64_t lo, uint64_t hi);
+bool arch_stack_map_page(uint64_t va, void *page);
+uint64_t arch_virt_to_phys(uint64_t va);
 
 // Time: TSC frequency, found at boot.
 uint64_t arch_tsc_hz(void);

@@ -27,6 +27,8 @@ void idt_load(void);
 void fpu_init(bool simd);
 void paging_init(void);
 void paging_map_4k(uint64_t va, uint64_t pa);
+void paging_ensure_tables(uint64_t va);
+bool paging_set_pte(uint64_t va, uint64_t pa);
 void tsc_calibrate(void);
 void tsc_delay_us(uint64_t us);
 void timer_calibrate(void);

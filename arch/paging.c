@@ -21,8 +21,16 @@
 
 static uint64_t *pml4;
 
+// Until the full direct map is live only the first 4 GiB are mapped, so
+// tables must come from there; after it, from anywhere (goroutine stacks'
+// tables would otherwise use up low memory: a million of them need 500 MiB).
+// The PML4 itself stays low: the AP trampoline loads CR3 in 32-bit mode.
+static bool direct_map_live;
+
 static uint64_t *table_alloc(void)
 {
+    if (direct_map_live)
+        return page_alloc(1);
     uint64_t *t = page_alloc_low(1);
     ASSERT((uint64_t)t < (4ull << 30));
     return t;
@@ -60,6 +68,56 @@ void paging_map_4k(uint64_t va, uint64_t pa)
     spin_unlock(&pt_lock);
 }
 
+// Creates (under the lock) every table above va's PTE, so that a later
+// paging_set_pte for va needs no lock and no allocation: the page-fault
+// handler maps goroutine stack pages that way.
+void paging_ensure_tables(uint64_t va)
+{
+    spin_lock(&pt_lock);
+    uint64_t *pdpt = table_next(&pml4[(va >> 39) & 511]);
+    uint64_t *pd = table_next(&pdpt[(va >> 30) & 511]);
+    ASSERT(!(pd[(va >> 21) & 511] & PTE_PS));
+    table_next(&pd[(va >> 21) & 511]);
+    spin_unlock(&pt_lock);
+}
+
+// The PTE slot of va, whose tables exist (paging_ensure_tables); NULL if not.
+static uint64_t *pte_of(uint64_t va)
+{
+    uint64_t e = pml4[(va >> 39) & 511];
+    if (!(e & PTE_P))
+        return 0;
+    e = ((uint64_t *)(e & PTE_ADDR))[(va >> 30) & 511];
+    if (!(e & PTE_P))
+        return 0;
+    e = ((uint64_t *)(e & PTE_ADDR))[(va >> 21) & 511];
+    if (!(e & PTE_P) || (e & PTE_PS))
+        return 0;
+    return &((uint64_t *)(e & PTE_ADDR))[(va >> 12) & 511];
+}
+
+// Lock-free: each PTE of a goroutine's stack is written only by the fault
+// for that page (or at the G's creation), never concurrently. A not-present
+// entry is never cached by the TLB, so no flush is needed.
+bool paging_set_pte(uint64_t va, uint64_t pa)
+{
+    uint64_t *pte = pte_of(va);
+    if (!pte)
+        return false;
+    __atomic_store_n(pte, pa | PTE_P | PTE_W, __ATOMIC_RELEASE);
+    return true;
+}
+
+uint64_t arch_virt_to_phys(uint64_t va)
+{
+    if (va < ARCH_STACK_REGION || va >= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
+        return va;      // the direct map is the identity
+    uint64_t *pte = pte_of(va);
+    if (!pte || !(*pte & PTE_P))
+        return 0;
+    return (*pte & PTE_ADDR) | (va & 0xFFF);
+}
+
 void paging_init(void)
 {
     pml4 = table_alloc();
@@ -80,5 +138,6 @@ void paging_init(void)
         map_2m(a, mmio ? (PTE_PCD | PTE_PWT) : 0);
     }
     write_cr3((uint64_t)pml4);
+    direct_map_live = true;
     kprintf("paging: direct map of %lu MiB, page 0 unmapped\n", top >> 20);
 }

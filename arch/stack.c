@@ -4,12 +4,19 @@
 #include "page.h"
 #include "panic.h"
 
-void arch_stack_map(uint64_t lo, uint64_t hi)
+void arch_stack_reserve(uint64_t lo, uint64_t hi)
 {
     ASSERT(lo >= ARCH_STACK_REGION && hi <= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE);
     ASSERT(!(lo & (PAGE_SIZE - 1)) && !(hi & (PAGE_SIZE - 1)));
-    for (uint64_t va = lo; va < hi; va += PAGE_SIZE)
-        paging_map_4k(va, (uint64_t)page_alloc(1));
+    for (uint64_t va = lo; va < hi; va += 2ull << 20)
+        paging_ensure_tables(va);
+    paging_ensure_tables(hi - 1);
+}
+
+bool arch_stack_map_page(uint64_t va, void *page)
+{
+    ASSERT(va >= ARCH_STACK_REGION && va < ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE);
+    return paging_set_pte(va & ~(PAGE_SIZE - 1), (uint64_t)page);
 }
 
 void arch_gstart(void);

@@ -124,7 +124,8 @@ struct trapframe *trap_dispatch(struct trapframe *tf)
     if (v < 32) {
         if (v == 2)
             nmi(tf);
-        if (fault_handlers[v] && fault_handlers[v](v, tf->error, read_cr2(), tf->rip))
+        if (fault_handlers[v] &&
+            fault_handlers[v](v, tf->error, read_cr2(), tf->rip, tf->rflags & (1u << 9)))
             return tf;
         fatal_exception(tf);
     }

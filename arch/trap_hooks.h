@@ -16,8 +16,10 @@ void trap_describe_context(void);
 struct trapframe *trap_switch_hook(struct trapframe *tf);
 
 // A handler for exception vector v (< 32) that returns true when it
-// resolved the fault (e.g. a stack page mapped on first touch).
-typedef bool (*fault_handler_fn)(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip);
+// resolved the fault (e.g. a stack page mapped on first touch). irqs_on:
+// the faulting code had interrupts enabled, so it held no spinlock.
+typedef bool (*fault_handler_fn)(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip,
+                                 bool irqs_on);
 void arch_set_fault_handler(uint8_t vector, fault_handler_fn fn);
 
 #endif

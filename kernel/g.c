@@ -24,35 +24,46 @@ const char *gstatus_name(uint32_t s)
     return s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
-// A new G record with a mapped stack below which one guard page stays
-// unmapped. G records are carved from whole pages.
-struct g *g_alloc(void)
+// A new G: a stack slot of G_STACK_SLOT bytes whose top page, from node's
+// memory, holds the struct g; the stack grows down from just below it.
+struct g *g_alloc(int node)
 {
-    static struct spinlock slab_lock = SPINLOCK_INIT("gslab");
-    static struct g *slab;
-    static uint32_t slab_left;
-    spin_lock(&slab_lock);
-    if (!slab_left) {
-        slab = page_alloc(1);
-        slab_left = PAGE_SIZE / sizeof(struct g);
-    }
-    struct g *gp = slab++;
-    slab_left--;
-    spin_unlock(&slab_lock);
-
     uint64_t slot = __atomic_fetch_add(&stack_next, G_STACK_SLOT, __ATOMIC_RELAXED);
     if (slot + G_STACK_SLOT > ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
         panic("goroutine stacks: virtual region exhausted after %lu goroutines", nallg);
-    gp->stack_hi = slot + G_STACK_SLOT;
-    gp->stack_lo = gp->stack_hi - G_STACK_SIZE;
-    arch_stack_map(gp->stack_lo, gp->stack_hi);
-
+    uint64_t top = slot + G_STACK_SLOT;
+    arch_stack_reserve(slot + G_STACK_GUARD, top);
+    void *page = page_alloc_node(1, node);      // zeroed
+    if (!arch_stack_map_page(top - PAGE_SIZE, page))
+        panic("goroutine stacks: no page table for %p", (void *)top);
+    struct g *gp = (struct g *)(top - G_RECORD_SIZE);
+    gp->stack_hi = (uint64_t)gp & ~15ull;
+    gp->stack_lo = slot + G_STACK_GUARD;
+    gp->node = node;
     spin_lock(&allg_lock);
     gp->alllink = allg;
     allg = gp;
     nallg++;
     spin_unlock(&allg_lock);
     return gp;
+}
+
+// From a G, pinned (mp is its M): tops up the pages the fault handler
+// takes, from this core's node. The handler cannot allocate itself: the
+// faulting code may hold the allocator's lock.
+void stack_spares_refill(struct m *mp)
+{
+    while (mp->nspare < M_SPARE_PAGES) {
+        void *page = page_alloc(1);
+        uint64_t f = irq_save();
+        if (mp->nspare < M_SPARE_PAGES) {
+            mp->spare[mp->nspare++] = page;
+            page = 0;
+        }
+        irq_restore(f);
+        if (page)
+            page_free(page, 1);
+    }
 }
 
 // Owner of pp. A dead G for reuse, refilled from the global list in batches.
@@ -123,7 +134,9 @@ uint64_t go(void (*fn)(void *), void *arg)
     struct p *pp = mp->p;
     struct g *gp = gfget(pp);
     if (!gp)
-        gp = g_alloc();
+        gp = g_alloc(pp->node);
+    if (__builtin_expect(mp->nspare < M_SPARE_PAGES / 2, 0))
+        stack_spares_refill(mp);
     gp->rsp = arch_stack_init(gp->stack_hi, fn, arg, goexit1);
     gp->fn = fn;
     gp->id = new_goid(pp);
@@ -278,18 +291,34 @@ void trap_describe_context(void)
         kprintf("  cpu %u on its scheduler stack (no goroutine)\n", cpu_index());
 }
 
-// A fault in a guard page is a stack overflow: name the goroutine.
-bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip)
+// #PF on the IST stack, interrupts off. Inside a G's slot: a guard-page hit
+// is a stack overflow, fatal, naming the G that owns the slot; any other
+// not-present page is stack growth, mapped from this core's spare pages.
+bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip, bool irqs_on)
 {
-    (void)error;
     (void)rip;
     if (vector != 14 || addr < ARCH_STACK_REGION || addr >= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
         return false;
-    uint64_t slot_hi = ((addr - ARCH_STACK_REGION) / G_STACK_SLOT + 1) * G_STACK_SLOT + ARCH_STACK_REGION;
-    if (addr >= slot_hi - G_STACK_SIZE)
-        return false;       // inside a mapped stack: some other problem
+    uint64_t slot = ARCH_STACK_REGION + (addr - ARCH_STACK_REGION) / G_STACK_SLOT * G_STACK_SLOT;
+    if (slot >= __atomic_load_n(&stack_next, __ATOMIC_RELAXED) || (error & 1))
+        return false;           // no G there, or a protection fault: not ours to fix
+    struct g *gp = (struct g *)(slot + G_STACK_SLOT - G_RECORD_SIZE);
+    if (addr < slot + G_STACK_GUARD)
+        panic("fatal error: stack overflow: goroutine %lu (created by goroutine %lu) ran past its %lu KiB stack (fault at %p)",
+              gp->id, gp->parent_id, (gp->stack_hi - gp->stack_lo) / 1024, (void *)addr);
+    // A spare page first. With interrupts on at the fault the code held no
+    // spinlock, so the allocator is safe to enter (deep recursion outruns
+    // the spares); with them off it may hold the allocator's own lock.
     struct m *mp = getm();
-    struct g *gp = mp ? mp->curg : 0;
-    panic("fatal error: stack overflow: goroutine %lu (created by goroutine %lu) ran past its %u KiB stack (fault at %p)",
-          gp ? gp->id : 0, gp ? gp->parent_id : 0, G_STACK_SIZE / 1024, (void *)addr);
+    void *page;
+    if (mp && mp->nspare)
+        page = mp->spare[--mp->nspare];
+    else if (irqs_on)
+        page = page_alloc(1);
+    else
+        panic("fatal error: goroutine %lu's stack grew inside a spinlock with no spare page on core %u (fault at %p)",
+              gp->id, cpu_index(), (void *)addr);
+    if (!arch_stack_map_page(addr, page))
+        panic("goroutine stacks: no page table at %p", (void *)addr);
+    return true;
 }

@@ -72,6 +72,8 @@
 #include "printf.h"
 #include "trap_hooks.h"
 #include "timer.h"
+#include "numa.h"
+#include "page.h"
 
 struct sched sched = { .lock = SPINLOCK_INIT("sched") };
 struct m allm[MAX_CPUS];
@@ -249,54 +251,79 @@ static void gcstopm(struct m *mp)
     stopm(mp);
 }
 
-static struct g *steal_work(struct m *mp, struct p *pp)
+// One steal attempt on victim; last: the final round, which may take its
+// runnext. Runs victim's overdue timers first (they ready Gs onto pp).
+static struct g *steal_from(struct p *pp, struct p *victim, bool last)
 {
-    uint32_t n = sched.gomaxprocs;
-    uint64_t t0 = arch_cycles();
-    for (int round = 0; round < 4; round++) {
-        bool last = round == 3;
-        uint64_t r = fastrand(mp);
-        uint32_t pos = (uint32_t)(r % n);
-        uint32_t inc = coprimes[(r >> 32) % ncoprimes];
+    uint64_t vt = __atomic_load_n(&victim->timer0, __ATOMIC_ACQUIRE);
+    if (vt && vt <= arch_cycles() && timers_run(victim, arch_cycles())) {
+        bool inherit;
+        struct g *gp = runq_get(&pp->runq, &inherit);
+        if (gp)
+            return gp;
+    }
+    pp->stats.steal_attempts++;
+    if (last && runq_len(&victim->runq) == 1 &&
+        __atomic_load_n(&victim->runq.runnext, __ATOMIC_RELAXED)) {
+        // Only runnext is left, and its owner will probably run it any
+        // moment: give it about 3 us before taking it away.
+        uint64_t until = arch_cycles() + arch_ns_to_cycles(3000);
+        while (arch_cycles() < until)
+            cpu_relax();
+    }
+    uint32_t before = runq_len(&pp->runq);
+    struct g *gp = runq_steal(&pp->runq, &victim->runq, last);
+    if (gp) {
+        pp->stats.steals++;
+        pp->stats.stolen += 1 + runq_len(&pp->runq) - before;
+        if (victim->node == pp->node)
+            pp->stats.steals_local++;
+        else
+            pp->stats.steals_remote++;
+    }
+    return gp;
+}
+
+// The victims of one stealing round for pp, in visit order: every other P
+// once, in a random order (random start, random stride coprime with
+// gomaxprocs, from r). With by_node, the nodes nearest first (SLIT order),
+// each node's Ps in that random order. Returns how many it wrote.
+uint32_t steal_order(const struct p *pp, uint64_t r, bool by_node, struct p **out)
+{
+    uint32_t n = sched.gomaxprocs, k = 0;
+    int nnodes = by_node ? numa_nodes() : 1;
+    const uint8_t *order = numa_nodes_by_distance(pp->node);
+    uint32_t start = (uint32_t)(r % n), inc = coprimes[(r >> 32) % ncoprimes];
+    for (int j = 0; j < nnodes; j++) {
+        uint32_t pos = start;
         for (uint32_t i = 0; i < n; i++, pos = (pos + inc) % n) {
-            if (__atomic_load_n(&sched.gcwaiting, __ATOMIC_ACQUIRE))
-                goto none;
             struct p *victim = &allp[pos];
-            if (victim == pp)
-                continue;
-            uint64_t vt = __atomic_load_n(&victim->timer0, __ATOMIC_ACQUIRE);
-            if (vt && vt <= arch_cycles() && timers_run(victim, arch_cycles())) {
-                // its timers readied Gs onto our P
-                bool inherit;
-                struct g *gp = runq_get(&pp->runq, &inherit);
-                if (gp) {
-                    pp->stats.spin_cycles += arch_cycles() - t0;
-                    return gp;
-                }
-            }
-            pp->stats.steal_attempts++;
-            if (last && runq_len(&victim->runq) == 1 &&
-                __atomic_load_n(&victim->runq.runnext, __ATOMIC_RELAXED)) {
-                // Only runnext is left, and its owner will probably run it
-                // any moment: give it about 3 us before taking it away.
-                uint64_t until = arch_cycles() + arch_ns_to_cycles(3000);
-                while (arch_cycles() < until)
-                    cpu_relax();
-            }
-            uint32_t before = runq_len(&pp->runq);
-            struct g *gp = runq_steal(&pp->runq, &victim->runq, last);
-            if (gp) {
-                pp->stats.steals++;
-                pp->stats.stolen += 1 + runq_len(&pp->runq) - before;
-                pp->stats.steals_local++;
-                pp->stats.spin_cycles += arch_cycles() - t0;
-                return gp;
-            }
+            if (victim != pp && (!by_node || victim->node == order[j]))
+                out[k++] = victim;
         }
     }
-none:
+    return k;
+}
+
+// Up to 4 rounds; steal=numa (the default) orders each round by node
+// when there is more than one.
+static struct g *steal_work(struct m *mp, struct p *pp)
+{
+    bool by_node = kparams.steal == STEAL_NUMA && numa_nodes() > 1;
+    struct p *victims[MAX_CPUS];
+    uint64_t t0 = arch_cycles();
+    struct g *gp = 0;
+    for (int round = 0; round < 4 && !gp; round++) {
+        uint32_t nv = steal_order(pp, fastrand(mp), by_node, victims);
+        for (uint32_t i = 0; i < nv && !gp; i++) {
+            if (__atomic_load_n(&sched.gcwaiting, __ATOMIC_ACQUIRE))
+                goto out;
+            gp = steal_from(pp, victims[i], round == 3);
+        }
+    }
+out:
     pp->stats.spin_cycles += arch_cycles() - t0;
-    return 0;
+    return gp;
 }
 
 // The ready-from-interrupt list is a Treiber stack: handlers push with a
@@ -383,7 +410,10 @@ top:
             return gp;
     }
 
-    // Step 3: give up the P.
+    // Step 3: give up the P. (Idle time is when the stack-fault spares
+    // are topped up; go() does it too.)
+    if (mp->nspare < M_SPARE_PAGES)
+        stack_spares_refill(mp);
     spin_lock(&sched.lock);
     if (sched.gcwaiting) {
         spin_unlock(&sched.lock);
@@ -477,9 +507,13 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool chaos)
             mp->rand = 1;
         mp->g0_top = arch_cpu(i)->stack_top;
         arch_cpu(i)->m = mp;
+        for (; mp->nspare < M_SPARE_PAGES; mp->nspare++)
+            mp->spare[mp->nspare] = page_alloc_node(1, numa_core_node(i));
     }
     spin_lock(&sched.lock);
     sched.gomaxprocs = nprocs;
+    for (uint32_t i = 0; i < MAX_CPUS; i++)
+        allp[i].node = numa_core_node(i % ncpu);
     for (uint32_t i = 0; i < nprocs; i++) {
         allp[i].id = i;
         allp[i].globcheck = GLOBAL_CHECK_PERIOD;

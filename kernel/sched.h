@@ -33,8 +33,16 @@ enum pstatus {
     P_DEAD,         // beyond gomaxprocs
 };
 
-#define G_STACK_SIZE (16u * 1024)   // mapped; an unmapped guard page lies below
-#define G_STACK_SLOT (32u * 1024)   // virtual space per G (stack + guard + gap)
+// Each G owns G_STACK_SLOT bytes of the stack region: an unmapped guard
+// page at the bottom, its stack, and its own struct g in the top page.
+// Only that top page is mapped when the G is made; the rest is mapped on
+// first touch by the page-fault handler, from the faulting core's node.
+// A parked G therefore costs one page plus its share of a page table
+// (4096 / (2 MiB / G_STACK_SLOT) = 512 bytes): 4.5 KiB, struct g included.
+#define G_STACK_SLOT (256u * 1024)
+#define G_STACK_GUARD 4096u
+#define G_RECORD_SIZE ((sizeof(struct g) + 63) & ~(size_t)63)
+#define M_SPARE_PAGES 8
 #define GFREE_LOCAL_MAX 64
 
 struct m;
@@ -61,6 +69,8 @@ struct g {
     void *waitlock;
     // the M running it; allocated at its first preemption
     void *xsave;
+    // read-only after creation
+    int32_t node;                   // where its first stack page came from
     // allg_lock held
     struct g *alllink;
     // for channels and sync (kernel/chan.c): owned by the parked G's waker
@@ -77,6 +87,8 @@ struct m {
     uint64_t g0_top;                // the g0 stack: schedule() always runs here
     uint32_t preempt_pending;       // PREEMPT_* reasons, acted on when possible
     uint64_t armed;                 // TSC deadline armed on this core, 0 = none
+    void *spare[M_SPARE_PAGES];     // zeroed pages for stack faults (touched with interrupts off)
+    uint32_t nspare;
     uint64_t watching;              // the sched.timer_watch deadline this idle M set, 0 = none
     uint32_t tick_seen;             // p->schedtick at the last timer interrupt
     uint64_t tick_when;             // when tick_seen was first seen (TSC)
@@ -116,6 +128,7 @@ struct p {
     struct p *link;                 // sched.pidle
     // read-only after creation
     uint32_t id;
+    int32_t node;                   // NUMA node its Gs and their stacks come from
 } __attribute__((aligned(64)));
 
 struct sched {
@@ -226,6 +239,7 @@ void runqput(struct p *pp, struct g *gp, bool next);
 void acquirep(struct m *mp, struct p *pp);
 void stopm(struct m *mp);
 uint64_t fastrand(struct m *mp);
+uint32_t steal_order(const struct p *pp, uint64_t r, bool by_node, struct p **out);
 void sched_init(uint32_t ncpu, uint32_t gomaxprocs, uint64_t seed, bool chaos);
 void sched_mstart(void) __attribute__((noreturn));
 
@@ -248,13 +262,14 @@ struct m *mget(void);
 // g.c: goroutine records, stacks, free lists
 struct g *gfget(struct p *pp);
 void gfput(struct p *pp, struct g *gp);
-struct g *g_alloc(void);
+struct g *g_alloc(int node);
+void stack_spares_refill(struct m *mp);
 void g_free_list_move(struct p *pp);        // a dying P's free Gs -> global
 void g_dump_all(void);
 void gready(struct g *gp, bool next);       // G_WAITING -> runnable
 void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on);
 const char *gstatus_name(uint32_t s);
-bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip);
+bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip, bool irqs_on);
 
 // preempt.c and sysmon.c: each core's timer, preemption, the monitor
 void core_rearm(struct m *mp, uint64_t now);    // interrupts off; mp holds a P

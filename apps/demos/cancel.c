@@ -86,10 +86,12 @@ static int cancel_main(int argc, char **argv)
 
     // goroutines finish exiting just after their wg_done (on other cores,
     // which an overcommitted host may be slow to run)
-    for (uint64_t end = nanotime() + 10000000000ull; num_goroutine() != before && nanotime() < end;)
+    for (uint64_t end = nanotime() + 10000000000ull; num_goroutine() > before && nanotime() < end;)
         gosched();
     printf("cancel: goroutines %d -> %d\n", before, num_goroutine());
-    ok = ok && num_goroutine() == before;
+    // <=: a straggler of an earlier demo may finish exiting meanwhile; what
+    // matters is that none of ours is left.
+    ok = ok && num_goroutine() <= before;
     chan_free(g.out);
     chan_free(g.done);
     chan_free(s.done);

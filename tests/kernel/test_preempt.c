@@ -80,9 +80,12 @@ static void hogs_with_sleeper(int procs)
            procs, procs, p50 / 1000, p99 / 1000, max / 1000, kparams_quantum_us());
     for (int i = 0; i < procs; i++)
         KT_ASSERT(counts[i] > 0);
-    // With more busy vCPUs than host cores, the host's scheduler delays
-    // whole vCPUs, timer interrupts included: no guest bounds that.
-    if (ktest_cores_are_real() || procs == 1)
+    // The median is always within the quantum. The tail is bounded only on
+    // real cores: in a VM the host deschedules whole vCPUs, timer
+    // interrupts included (measured in CI here, two QEMUs sharing two host
+    // cores: one-P p99 from 3 to 76 ms with p50 under 10 ms).
+    KT_ASSERT(p50 <= kparams_quantum_us() * 1000);
+    if (ktest_host_cpus == 0)
         KT_ASSERT(p99 <= kparams_quantum_us() * 1000);
 }
 

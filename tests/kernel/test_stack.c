@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+// Growable stacks, the cost of a parked goroutine, placement on the P's
+// node, the NUMA steal order, and a million parked goroutines.
+#include "ktest.h"
+#include "sched.h"
+#include "numa.h"
+#include "page.h"
+#include "cmdline.h"
+#include "string.h"
+
+static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+
+static void wait_count(const uint64_t *c, uint64_t n)
+{
+    uint64_t end = nanotime() + 60000000000ull;
+    while (load(c) < n && nanotime() < end)
+        gosched();
+}
+
+// ---- a stack grows to 200 KiB on demand ------------------------------------
+
+__attribute__((noinline)) static uint64_t deep(uint32_t depth, volatile uint8_t *lowest)
+{
+    volatile uint8_t frame[480];
+    frame[0] = (uint8_t)depth;
+    frame[479] = (uint8_t)(depth >> 8);
+    if ((uintptr_t)frame < (uintptr_t)*(volatile uintptr_t *)lowest)
+        *(volatile uintptr_t *)lowest = (uintptr_t)frame;
+    if (depth == 0)
+        return frame[0];
+    return deep(depth - 1, lowest) + frame[0] + frame[479];
+}
+
+static uint64_t deep_done, deep_used, deep_sum;
+
+static void deep_g(void *arg)
+{
+    (void)arg;
+    uintptr_t lowest = ~(uintptr_t)0;
+    uint64_t top = (uint64_t)__builtin_frame_address(0);
+    deep_sum = deep(430, (volatile uint8_t *)&lowest);     // over 200 KiB of frames
+    deep_used = top - lowest;
+    __atomic_store_n(&deep_done, 1, __ATOMIC_RELEASE);
+}
+
+KTEST(stack_grows_to_200k_on_demand)
+{
+    deep_done = 0;
+    go(deep_g, 0);
+    wait_count(&deep_done, 1);
+    KT_ASSERT_EQ(load(&deep_done), 1);
+    uint64_t expect = 0;
+    for (uint32_t d = 0; d <= 430; d++)
+        expect += (d == 0) ? 0 : (uint8_t)d + (uint8_t)(d >> 8);
+    KT_ASSERT_EQ(deep_sum, expect);
+    printf("ktest: deep recursion used %lu KiB of stack\n", deep_used / 1024);
+    KT_ASSERT(deep_used >= 200 * 1024);
+}
+
+// ---- what a parked goroutine costs ------------------------------------------
+
+#define PARKERS 512
+static struct g *parked[PARKERS];
+static uint64_t nparked, parkers_done;
+
+static bool publish(struct g *gp, void *arg)
+{
+    uint64_t i = __atomic_fetch_add(&nparked, 1, __ATOMIC_ACQ_REL);
+    (void)arg;
+    parked[i] = gp;
+    return true;
+}
+
+static void parker(void *arg)
+{
+    gopark(publish, arg, "test: parked", 0);
+    __atomic_fetch_add(&parkers_done, 1, __ATOMIC_RELEASE);
+}
+
+// Bytes mapped for gp's slot plus its share of the page table that maps it.
+static uint64_t slot_bytes(const struct g *gp)
+{
+    uint64_t top = ((uint64_t)gp + G_RECORD_SIZE + 4095) & ~4095ull;
+    uint64_t pages = 0;
+    for (uint64_t va = top - G_STACK_SLOT; va < top; va += 4096)
+        pages += arch_virt_to_phys(va) != 0;
+    return pages * 4096 + 4096 / ((2u << 20) / G_STACK_SLOT);
+}
+
+KTEST(stack_parked_g_costs_4_5k)
+{
+    nparked = parkers_done = 0;
+    for (int i = 0; i < PARKERS; i++)
+        go(parker, 0);
+    wait_count(&nparked, PARKERS);
+    // Reused Gs keep what they once mapped; Gs that never grew hold one page.
+    uint64_t costs[PARKERS], ones = 0;
+    for (int i = 0; i < PARKERS; i++) {
+        costs[i] = slot_bytes(parked[i]);
+        ones += costs[i] == 4096 + 512;
+    }
+    for (int i = 0; i < PARKERS; i++)
+        gready(parked[i], false);
+    wait_count(&parkers_done, PARKERS);
+    uint64_t min = ~0ull;
+    for (int i = 0; i < PARKERS; i++)
+        if (costs[i] < min)
+            min = costs[i];
+    printf("ktest: a parked G holds %lu bytes (struct g inside; %lu of %d at the minimum)\n", min,
+           ones, PARKERS);
+    KT_ASSERT(G_RECORD_SIZE <= 1024);
+    KT_ASSERT(min <= 4608);
+}
+
+// ---- stack pages come from the running core's node ----------------------------
+
+static uint64_t node_done, node_bad, node_checked;
+
+static void node_toucher(void *arg)
+{
+    (void)arg;
+    volatile uint8_t buf[48 * 1024];        // new stack pages, faulted in here
+    for (size_t i = 0; i < sizeof buf; i += 4096)
+        buf[i] = 1;
+    preempt_disable();
+    int node = numa_core_node((uint32_t)core_id());
+    for (size_t i = 0; i < sizeof buf; i += 4096) {
+        uint64_t pa = arch_virt_to_phys((uint64_t)&buf[i]);
+        __atomic_fetch_add(&node_checked, 1, __ATOMIC_RELAXED);
+        if (numa_node_of_phys(pa) != node && page_node_free(node) > 1024)
+            __atomic_fetch_add(&node_bad, 1, __ATOMIC_RELAXED);
+    }
+    preempt_enable();
+    __atomic_fetch_add(&node_done, 1, __ATOMIC_RELEASE);
+}
+
+KTEST(stack_pages_from_the_local_node)
+{
+    if (numa_nodes() < 2)
+        KT_SKIP("one NUMA node");
+    node_done = node_bad = node_checked = 0;
+    for (int i = 0; i < 64; i++)
+        go(node_toucher, 0);
+    wait_count(&node_done, 64);
+    printf("ktest: %lu stack pages checked, %lu from another node\n", node_checked, node_bad);
+    KT_ASSERT_EQ(node_bad, 0);
+}
+
+// ---- the NUMA steal order -------------------------------------------------------
+
+KTEST(steal_order_same_node_first)
+{
+    if (numa_nodes() < 2)
+        KT_SKIP("one NUMA node");
+    struct p *victims[MAX_CPUS];
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
+        for (uint64_t r = 1; r < 50; r++) {
+            uint64_t rr = r * 0x9E3779B97F4A7C15ull;
+            uint32_t n = steal_order(&allp[i], rr, true, victims);
+            KT_ASSERT_EQ(n, sched.gomaxprocs - 1);
+            int last_dist = 0;
+            for (uint32_t k = 0; k < n; k++) {
+                int d = numa_distance(allp[i].node, victims[k]->node);
+                if (d < last_dist)
+                    KT_FAIL("P%u's steal order visits node %d (distance %d) after distance %d", i,
+                            victims[k]->node, d, last_dist);
+                last_dist = d;
+                for (uint32_t j = 0; j < k; j++)
+                    if (victims[j] == victims[k])
+                        KT_FAIL("P%u's steal order visits P%u twice", i, victims[k]->id);
+            }
+        }
+    }
+}
+
+// ---- a million parked goroutines (an app: it needs a 6 GiB guest) -------------
+
+static struct g **millions;
+static uint64_t mparked, mdone;
+
+static bool mpublish(struct g *gp, void *arg)
+{
+    (void)arg;
+    millions[__atomic_fetch_add(&mparked, 1, __ATOMIC_ACQ_REL)] = gp;
+    return true;
+}
+
+static void mparker(void *arg)
+{
+    gopark(mpublish, arg, "test: one of a million", 0);
+    __atomic_fetch_add(&mdone, 1, __ATOMIC_RELEASE);
+}
+
+static int park_million_main(int argc, char **argv)
+{
+    uint64_t n = 1000000;
+    if (argc > 1) {
+        n = 0;
+        for (const char *p = argv[1]; *p >= '0' && *p <= '9'; p++)
+            n = n * 10 + (uint64_t)(*p - '0');
+    }
+    millions = calloc(n, sizeof *millions);
+    uint64_t free0 = page_free_count(), t0 = nanotime();
+    for (uint64_t i = 0; i < n; i++) {
+        go(mparker, 0);
+        if ((i & 1023) == 1023)
+            gosched();          // let them park as we go
+    }
+    while (load(&mparked) < n)
+        gosched();
+    uint64_t used = (free0 - page_free_count()) * PAGE_SIZE;
+    printf("park_million: %lu goroutines parked in %lu ms, %lu bytes each (num_goroutine %d)\n", n,
+           (nanotime() - t0) / 1000000, used / n, num_goroutine());
+    for (uint64_t i = 0; i < n; i++)
+        gready(millions[i], false);
+    while (load(&mdone) < n)
+        gosched();
+    printf("park_million: all %lu finished in %lu ms\n", n, (nanotime() - t0) / 1000000);
+    return used / n <= 4608 + 64 ? 0 : 1;
+}
+GORO_APP(park_million, "park N (default 1000000) goroutines, report bytes each, release them",
+         park_million_main);
