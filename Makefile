@@ -21,14 +21,15 @@ ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
 
 DRIVERS_C := drivers/serial.c drivers/pit.c drivers/qemu_exit.c \
              drivers/acpi.c drivers/acpi_boot.c drivers/acpi_numa.c drivers/fw_cfg.c \
-             drivers/fb.c drivers/font8x16.c
+             drivers/fb.c drivers/font8x16.c drivers/ioapic.c
 
 KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
             kernel/spinlock.c kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
             kernel/app.c kernel/ktest.c kernel/machine.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
-            kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c
+            kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
+            kernel/irqwait.c kernel/console_in.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
@@ -37,11 +38,11 @@ KERNEL_VEC_C := kernel/printf_float.c
 APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c \
           apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
-          apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c
+          apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c
 
 KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
-           tests/kernel/test_numa.c tests/kernel/test_malloc.c
+           tests/kernel/test_numa.c tests/kernel/test_malloc.c tests/kernel/test_irqwait.c
 
 # An application from outside the tree: a directory of .c files or one file.
 ifneq ($(APP_SRC),)

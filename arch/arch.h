@@ -160,6 +160,7 @@ uint64_t arch_cycles_to_ns(uint64_t cycles);
 
 // Interrupts between cores. Vectors named here; handlers registered by
 // kernel/ run with interrupts off on the receiving core.
+// Device interrupts use 0x30-0x4F (kernel/irqwait.h: ISA IRQ n at 0x30 + n).
 enum {
     VEC_TIMER = 0xF0,
     VEC_WAKE = 0xF1,

@@ -16,3 +16,12 @@ int pit_oneshot_done(void)
 {
     return inb(0x61) & 0x20;
 }
+
+void pit_ch0_oneshot(uint16_t ticks)
+{
+    // Channel 0, lobyte/hibyte, mode 0: OUT (ISA IRQ 0) falls at once and
+    // rises when the count reaches zero, one edge; it then stays high.
+    outb(0x43, 0x30);
+    outb(0x40, ticks & 0xFF);
+    outb(0x40, ticks >> 8);
+}

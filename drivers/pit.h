@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The 8254 PIT's channel 2, used only as a reference clock at boot.
+// The 8254 PIT's channel 2, a reference clock at boot, and channel 0, a
+// device interrupt source for tests (ISA IRQ 0).
 #ifndef GORO_PIT_H
 #define GORO_PIT_H
 #include <stdint.h>
@@ -10,5 +11,9 @@
 void pit_oneshot_start(uint16_t ticks);
 // True once the countdown started by pit_oneshot_start has reached zero.
 int pit_oneshot_done(void);
+
+// Starts a one-shot countdown of ticks on channel 0: ISA IRQ 0 rises once
+// when it reaches zero (route and unmask it through the IOAPIC first).
+void pit_ch0_oneshot(uint16_t ticks);
 
 #endif

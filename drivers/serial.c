@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
-// 16550 UART on COM1, 115200 8N1, polled transmit.
+// 16550 UART on COM1, 115200 8N1, polled transmit; receive by interrupt
+// (kernel/console_in.c) or by polling serial_getc.
 #include "serial.h"
 #include "x86.h"
 
 #define COM1 0x3F8
 enum { DATA = 0, IER = 1, FCR = 2, LCR = 3, MCR = 4, LSR = 5 };
+#define LSR_DR   0x01     // a received byte waits in RBR
 #define LSR_THRE 0x20
+#define IER_ERBFI 0x01    // interrupt when received data is available
 
 void serial_init(void)
 {
@@ -32,4 +35,20 @@ void serial_write(const char *s, size_t n)
             put('\r');
         put(s[i]);
     }
+}
+
+void serial_enable_rx_irq(void)
+{
+    // Trigger at 1 byte, FIFO kept on and not cleared: bytes that came
+    // before stay readable, and each new one interrupts at once instead of
+    // after the FIFO's character timeout.
+    outb(COM1 + FCR, 0x01);
+    outb(COM1 + IER, IER_ERBFI);
+}
+
+int serial_getc(void)
+{
+    if (!(inb(COM1 + LSR) & LSR_DR))
+        return -1;
+    return inb(COM1 + DATA);
 }

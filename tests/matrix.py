@@ -60,6 +60,10 @@ class Config:
     # line, screendump the display, and compare every character cell with
     # the log rendered in the kernel's font (tests/fbshot.py).
     screenshot: bool = False
+    # Bytes written to the guest's COM1 once a log line matches serial_after
+    # (run.py then connects COM1 through a socket; the log is kept as usual).
+    serial_input: Optional[str] = None
+    serial_after: str = r"\bready\b"
 
 
 def ktest(name, help, **kw):
@@ -197,6 +201,10 @@ CONFIGS = [
            cores=4, cmdline="quantum=50us seed=6 app=ktest filter=chan", ktest=True, timeout=240),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
+    Config("echo", "app=echo: lines typed on COM1 arrive by its interrupt (IOAPIC) and come back",
+           cores=2, cmdline="app=echo", serial_input="hello\nworld\nquit\n",
+           serial_after=r"^echo: ready", expect_seq=[r"^echo: hello$", r"^echo: world$"],
+           timeout=30),
     Config("chan-send-closed", "send on a closed channel is fatal, naming the goroutine and call site",
            cmdline="app=chan_send_closed", exit_status=255, timeout=15,
            expect=[r"fatal error: send on closed channel \(goroutine \d+, called from send_closed_main\+0x[0-9a-f]+\)"]),

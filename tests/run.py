@@ -25,8 +25,10 @@ import re
 import shutil
 import shlex
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -90,7 +92,7 @@ def fw_cfg_string(s):
     return s.replace(",", ",,")
 
 
-def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk=None, monitor=None):
+def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk=None, monitor=None, com1=None):
     # ktest asserts wall-clock bounds only while vCPUs fit on the host's cores
     host = f"hostcpus={os.cpu_count() or 1}" if cfg.ktest and "app=ktest" in cfg.cmdline else ""
     cmdline = " ".join(w for w in (cfg.cmdline, host, extra_cmdline) if w)
@@ -121,6 +123,12 @@ def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk=None, monitor=None
                  "-drive", f"if=pflash,format=raw,file={vars_copy}"]
     if monitor:
         argv[argv.index("-monitor") + 1] = f"unix:{monitor},server,nowait"
+    if com1:
+        # QEMU connects to the runner's socket at start-up, before the guest
+        # runs, and its chardev logfile keeps the log what -serial file: made.
+        i = argv.index(f"file:{log}")
+        argv[i - 1:i + 1] = ["-chardev", f"socket,id=com1,path={fw_cfg_string(com1)},"
+                             f"logfile={fw_cfg_string(log)}", "-serial", "chardev:com1"]
     if cfg.screenshot:
         # No exit device: the kernel halts after its last line and the
         # screen stays as it left it.
@@ -202,6 +210,54 @@ class VcpuBudget:
         with self.cond:
             self.used -= n
             self.cond.notify_all()
+
+
+class SerialFeeder:
+    """Config.serial_input: the listening end of the guest's COM1. Reads
+    (and drops: the chardev logs it) everything the guest writes, so it never
+    waits on a full socket, and sends the input once the output matches
+    serial_after."""
+
+    def __init__(self, cfg):
+        self.dir = tempfile.mkdtemp(prefix="goro-com1-")   # short: sun_path has 108 bytes
+        self.path = os.path.join(self.dir, "com1")
+        self.listener = socket.socket(socket.AF_UNIX)
+        self.listener.bind(self.path)
+        self.listener.listen(1)
+        self.after = re.compile(cfg.serial_after, re.M)
+        self.data = cfg.serial_input.encode()
+        self.sent = False
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def start(self):
+        self.thread.start()
+
+    def _serve(self):
+        self.listener.settimeout(60)
+        try:
+            conn, _ = self.listener.accept()
+        except OSError:
+            return
+        with conn:
+            seen = ""
+            while True:
+                try:
+                    d = conn.recv(4096)
+                except OSError:
+                    return
+                if not d:
+                    return
+                if not self.sent:
+                    text = ANSI_RE.sub("", (seen + d.decode(errors="replace")).replace("\r", ""))
+                    if self.after.search(text):
+                        conn.sendall(self.data)
+                        self.sent = True
+                    seen = text[-4096:]
+
+    def close(self):
+        self.listener.close()
+        self.thread.join(timeout=5)
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def kill_group(p):
@@ -381,18 +437,24 @@ def run_config(cfg, args, runner):
         vars_copy = os.path.join(args.logs, f"{cfg.name}.vars.fd")
         shutil.copyfile(vars_src, vars_copy)
 
-    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append, disk, monitor)
+    feeder = SerialFeeder(cfg) if cfg.serial_input is not None else None
+    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append, disk, monitor,
+                     feeder.path if feeder else None)
     with open(log + ".cmd", "w") as f:
         f.write(" ".join(shlex.quote(a) for a in argv) + "\n")
     timeout = cfg.timeout * args.timeout_scale
     held = args.budget.acquire(cfg.cores)
     try:
+        if feeder:
+            feeder.start()
         if cfg.stop_at:
             status, err, secs = run_watched(runner, argv, log, monitor, cfg.stop_at, shot, timeout)
         else:
             status, err, secs = runner.run(argv, timeout)
     finally:
         args.budget.release(held)
+        if feeder:
+            feeder.close()
     lines = read_log(log)
     err = err.strip()
 
@@ -400,6 +462,8 @@ def run_config(cfg, args, runner):
     if cfg.ktest and any(l.strip() for l in lines):
         results, problems = ktest_results(cfg, lines)
     problems = boot_problems(cfg, lines, status, timeout) + problems
+    if feeder and not feeder.sent:
+        problems.append(f"serial input never sent: no output matched /{cfg.serial_after}/")
     if shot and not problems:
         problems = check_screenshot(shot, log, FONT_C)
     if err and status != cfg.exit_status:

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+// irq_wait: a goroutine parks until an interrupt fires, and the interrupt
+// handler readies it. This is the role of Go's netpoller (a G blocked on a
+// file descriptor is readied by the poller, not by another G), with a
+// device vector in place of the descriptor.
+//
+// One line per device vector. A parked G is described by a waiter record
+// on its own stack (Go's sudog): it lives until the G resumes, and the G
+// resumes only after whoever ended the wait is done with the record.
+//
+// Invariants, under line->lock:
+//   - waiters != NULL implies pending == 0. An interrupt either readies
+//     every waiter or, when there is none, is counted in pending; a G
+//     never parks while pending > 0.
+//   - every waiter's G is G_WAITING with its context saved, and is counted
+//     once in sched.nexternal, so the deadlock detector knows that
+//     something outside the scheduler will ready it.
+//
+// The protocol:
+//   1. irq_wait takes pending if it is non-zero and returns at once: an
+//      interrupt that fired with nobody waiting is not lost.
+//   2. Otherwise it parks (gopark). On g0, after the G's context is saved
+//      and it is G_WAITING, irqwait_park takes the lock and looks at
+//      pending again (an interrupt may have come after step 1); if there
+//      is one the park is called off and the G runs on. If not, it counts
+//      the G in sched.nexternal and publishes the record on the list.
+//   3. The handler, on whatever core the interrupt reaches, runs the
+//      driver's hook (which quiets the device), then under the lock takes
+//      the whole list, or counts pending when it is empty. Outside the
+//      lock it readies each G with ready_from_irq and only then uncounts
+//      it from sched.nexternal.
+//
+// Why the count drops after the G is on sched.irqready, not before: the
+// deadlock detector (all Ps idle, under sched.lock) must not see the count
+// at zero while the G is on neither list. The handler never takes
+// sched.lock, so only the order of the two writes can prevent it: the
+// push (release) comes before the decrement (release), so a detector that
+// loads nexternal (acquire) before irqready sees the push whenever it sees
+// the decrement; checkdead must load them in that order. Meanwhile the G may already run, park again and
+// count itself again: the count is a sum, and it is briefly one too high,
+// which only delays a deadlock report.
+//
+// Lock order: line->lock is a leaf. The hook runs with no line lock held.
+#include <limits.h>
+#include "irqwait.h"
+#include "panic.h"
+#include "sched.h"
+
+struct irqwaiter {
+    struct irqline *line;       // set by the G before it parks
+    struct g *gp;               // line->lock held (set by irqwait_park)
+    struct irqwaiter *next;     // line->lock held
+    uint32_t n;                 // interrupts consumed: written by whoever ends the wait
+};
+
+struct irqline {
+    struct spinlock lock;
+    // line->lock held
+    struct irqwaiter *waiters;
+    uint32_t nwaiting;
+    uint32_t pending;           // interrupts that found no waiter, saturating
+    bool attached;              // also read atomically by irq_wait (acquire)
+    // written once by irq_attach (release), read by the handler (acquire)
+    irq_hook_fn hook;
+    // atomic, relaxed: statistics only
+    uint64_t count;
+};
+
+static struct irqline lines[IRQ_NVEC] = {
+    [0 ... IRQ_NVEC - 1] = { .lock = SPINLOCK_INIT("irqline") },
+};
+
+static struct irqline *line_of(uint8_t vector)
+{
+    if (vector < IRQ_VEC_BASE || vector > IRQ_VEC_LAST)
+        return 0;
+    return &lines[vector - IRQ_VEC_BASE];
+}
+
+// Interrupt context, interrupts off. Step 3.
+static void irqline_intr(uint8_t vector)
+{
+    ASSERT(!irqs_enabled());
+    struct irqline *l = line_of(vector);
+    __atomic_fetch_add(&l->count, 1, __ATOMIC_RELAXED);
+    irq_hook_fn hook = __atomic_load_n(&l->hook, __ATOMIC_ACQUIRE);  // pairs with irq_attach's release
+    if (hook)
+        hook(vector);
+    spin_lock(&l->lock);
+    struct irqwaiter *w = l->waiters;
+    l->waiters = 0;
+    l->nwaiting = 0;
+    if (!w && l->pending != UINT32_MAX)
+        l->pending++;
+    spin_unlock(&l->lock);
+    while (w) {
+        struct irqwaiter *next = w->next;
+        struct g *gp = w->gp;
+        w->n = 1;
+        ready_from_irq(gp);     // w may be gone from here on: gp can run and return
+        __atomic_fetch_sub(&sched.nexternal, 1, __ATOMIC_RELEASE);    // after the push: see above
+        w = next;
+    }
+}
+
+int irq_attach(uint8_t vector, irq_hook_fn hook)
+{
+    struct irqline *l = line_of(vector);
+    if (!l)
+        return -1;
+    spin_lock(&l->lock);
+    bool ok = !l->attached || l->hook == hook;
+    if (ok && !l->attached) {
+        __atomic_store_n(&l->hook, hook, __ATOMIC_RELEASE);    // pairs with irqline_intr's acquire
+        arch_set_irq_handler(vector, irqline_intr);
+        __atomic_store_n(&l->attached, true, __ATOMIC_RELEASE); // pairs with irq_wait's acquire
+    }
+    spin_unlock(&l->lock);
+    return ok ? 0 : -1;
+}
+
+static uint32_t take_pending(struct irqline *l)
+{
+    spin_lock(&l->lock);
+    uint32_t n = l->pending;
+    l->pending = 0;
+    spin_unlock(&l->lock);
+    return n;
+}
+
+// g0, interrupts off, gp saved and G_WAITING (park_m). Step 2.
+static bool irqwait_park(struct g *gp, void *arg)
+{
+    ASSERT(!irqs_enabled());
+    struct irqwaiter *w = arg;
+    struct irqline *l = w->line;
+    spin_lock(&l->lock);
+    if (l->pending) {
+        w->n = l->pending;
+        l->pending = 0;
+        spin_unlock(&l->lock);
+        return false;
+    }
+    w->gp = gp;
+    // Counted before the record is visible, so the handler's decrement
+    // cannot come first. Relaxed: this M reaches checkdead only after
+    // giving its P back under sched.lock, which publishes the increment.
+    __atomic_fetch_add(&sched.nexternal, 1, __ATOMIC_RELAXED);
+    w->next = l->waiters;
+    l->waiters = w;
+    l->nwaiting++;
+    spin_unlock(&l->lock);
+    return true;
+}
+
+int irq_wait(uint8_t vector)
+{
+    struct irqline *l = line_of(vector);
+    if (!l || !__atomic_load_n(&l->attached, __ATOMIC_ACQUIRE))    // pairs with irq_attach's release
+        return -1;
+    uint32_t n = take_pending(l);
+    if (!n) {
+        struct irqwaiter w = { .line = l };
+        gopark(irqwait_park, &w, "irq wait", l);
+        n = w.n;
+    }
+    return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+uint32_t irq_take_pending(uint8_t vector)
+{
+    struct irqline *l = line_of(vector);
+    return l ? take_pending(l) : 0;
+}
+
+uint64_t irq_count(uint8_t vector)
+{
+    struct irqline *l = line_of(vector);
+    return l ? __atomic_load_n(&l->count, __ATOMIC_RELAXED) : 0;
+}
+
+uint32_t irq_nwaiting(uint8_t vector)
+{
+    struct irqline *l = line_of(vector);
+    if (!l)
+        return 0;
+    spin_lock(&l->lock);
+    uint32_t n = l->nwaiting;
+    spin_unlock(&l->lock);
+    return n;
+}
