@@ -113,6 +113,11 @@ static inline uint64_t arch_cycles(void)
 // Called with interrupts off: enables them and halts until one arrives,
 // atomically (sti; hlt), and returns with them off again.
 void arch_idle_halt(void);
+// The same contract, waiting for a write to the 8 bytes at addr (or an
+// interrupt): MONITOR/MWAIT where arch_has_mwait(), or a pause loop.
+bool arch_has_mwait(void);
+void arch_idle_mwait(const volatile void *addr);
+void arch_idle_poll(const volatile void *addr);
 
 // Goroutine context switches (arch/switch.asm). A goroutine's saved
 // context is one stack pointer. arch_mcall, called with interrupts off,
@@ -153,7 +158,9 @@ void arch_stack_reserve(uint64_t lo, uint64_t hi);
 bool arch_stack_map_page(uint64_t va, void *page);
 uint64_t arch_virt_to_phys(uint64_t va);
 
-// Time: TSC frequency, found at boot.
+// Time: TSC frequency, found at boot. The ACPI PM timer, when the FADT
+// names one, is the preferred reference (set before arch_platform_init).
+void arch_set_pm_timer(uint16_t port, bool is_32bit);
 uint64_t arch_tsc_hz(void);
 uint64_t arch_ns_to_cycles(uint64_t ns);
 uint64_t arch_cycles_to_ns(uint64_t cycles);

@@ -3,6 +3,7 @@
 // main that returned 0, (v << 1) | 1 for a return value v in 1..15 (larger
 // values clamp to 15), 255 for a fatal error.
 #include "arch_private.h"
+#include "x86.h"
 #include "qemu_exit.h"
 #include "printf.h"
 
@@ -29,4 +30,33 @@ void arch_exit(int code)
 void arch_idle_halt(void)
 {
     __asm__ volatile("sti; hlt; cli" ::: "memory");
+}
+
+bool arch_has_mwait(void)
+{
+    return cpuid(1, 0).ecx & (1u << 3);
+}
+
+// Waits until *addr may have changed or an interrupt came, with interrupts
+// enabled only inside the wait (as arch_idle_halt). MONITOR arms on addr's
+// line; the re-check after it closes the window in which a write before
+// the arming would be missed. sti sits right before MWAIT (its shadow
+// covers it), so an interrupt ends the wait with plain hints (ECX = 0; the
+// "wake on masked interrupts" extension is optional and absent under TCG).
+void arch_idle_mwait(const volatile void *addr)
+{
+    __asm__ volatile("monitor" :: "a"(addr), "c"(0), "d"(0));
+    if (*(const volatile uint64_t *)addr)
+        return;
+    __asm__ volatile("sti; mwait; cli" :: "a"(0), "c"(0) : "memory");
+}
+
+// Spins with interrupts enabled until *addr is set or a little while
+// passes (the caller loops): no halt, lowest wake-up latency, a busy core.
+void arch_idle_poll(const volatile void *addr)
+{
+    __asm__ volatile("sti" ::: "memory");
+    for (int i = 0; i < 1000 && !*(const volatile uint64_t *)addr; i++)
+        __asm__ volatile("pause" ::: "memory");
+    __asm__ volatile("cli" ::: "memory");
 }

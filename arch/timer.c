@@ -31,14 +31,20 @@ void timer_calibrate(void)
         timer_init_cpu();
         return;
     }
-    // Count down from the maximum for 5 ms of TSC time.
+    // Count down from the maximum for 5 ms of TSC time; each end reads the
+    // count bracketed by TSC reads (see arch/tsc.c), so a descheduled vCPU
+    // does not skew the ratio.
     lapic_timer_oneshot(0xFFFFFFFFu, VEC_TIMER);
-    uint64_t t0 = rdtsc();
+    uint64_t a0 = rdtsc();
+    uint32_t c0 = lapic_timer_current();
+    uint64_t a1 = rdtsc();
     tsc_delay_us(5000);
-    uint32_t left = lapic_timer_current();
-    uint64_t t1 = rdtsc();
+    uint64_t b0 = rdtsc();
+    uint32_t c1 = lapic_timer_current();
+    uint64_t b1 = rdtsc();
     lapic_timer_stop();
-    apic_hz = (uint64_t)(0xFFFFFFFFu - left) * arch_tsc_hz() / (t1 - t0);
+    uint64_t t0 = a0 + (a1 - a0) / 2, t1 = b0 + (b1 - b0) / 2;
+    apic_hz = (uint64_t)(c0 - c1) * arch_tsc_hz() / (t1 - t0);
     apic_per_tsc_24 = (apic_hz << 24) / arch_tsc_hz();
     kprintf("timer: APIC one-shot, %lu.%03lu MHz\n", apic_hz / 1000000, (apic_hz / 1000) % 1000);
 }

@@ -24,31 +24,103 @@ static uint64_t tsc_from_cpuid(void)
     return (uint64_t)r.ecx * r.ebx / r.eax;
 }
 
-static uint64_t tsc_measure_pit(void)
+// A reference clock read together with the TSC. Each sample brackets the
+// reference read between two TSC reads and keeps the bracket's midpoint;
+// a sample whose bracket is wide (the vCPU was descheduled mid-read, or an
+// SMI) is taken again. The frequency is the ratio of the two elapsed
+// counts, so time lost anywhere else cancels out: a busy VM host cannot
+// skew it, unlike waiting for the PIT's output pin.
+struct refclock {
+    uint64_t hz;
+    uint64_t mask;              // the counter's width
+    bool down;                  // counts down (the PIT)
+    uint64_t (*read)(void);
+};
+
+static uint16_t pm_port;
+static bool pm_32bit;
+
+void arch_set_pm_timer(uint16_t port, bool is_32bit)
 {
-    const uint16_t ticks = PIT_HZ / 100;   // 10 ms
-    uint64_t s[3];
-    for (int i = 0; i < 3; i++) {
-        pit_oneshot_start(ticks);
+    pm_port = port;
+    pm_32bit = is_32bit;
+}
+
+static uint64_t pm_read(void) { return inl(pm_port); }
+static uint64_t pit_read(void) { return pit_ch2_read(); }
+
+static bool sample(const struct refclock *rc, uint64_t *tsc, uint64_t *ref)
+{
+    for (int tries = 0; tries < 100; tries++) {
         uint64_t t0 = rdtsc();
-        while (!pit_oneshot_done())
-            ;
-        s[i] = (rdtsc() - t0) * PIT_HZ / ticks;
+        uint64_t r = rc->read() & rc->mask;
+        uint64_t t1 = rdtsc();
+        if (t1 - t0 < 200000) {         // about 50-100 us at any plausible TSC rate
+            *tsc = t0 + (t1 - t0) / 2;
+            *ref = r;
+            return true;
+        }
     }
-    // median of three
-    if (s[0] > s[1]) { uint64_t t = s[0]; s[0] = s[1]; s[1] = t; }
-    if (s[1] > s[2]) { uint64_t t = s[1]; s[1] = s[2]; s[2] = t; }
-    if (s[0] > s[1]) { uint64_t t = s[0]; s[0] = s[1]; s[1] = t; }
-    return s[1];
+    return false;
+}
+
+// TSC ticks per second over about 10 ms of the reference; 0 on failure.
+static uint64_t measure(const struct refclock *rc)
+{
+    uint64_t t0, r0, t1, r1;
+    if (!sample(rc, &t0, &r0))
+        return 0;
+    uint64_t want = rc->hz / 100, elapsed = 0;
+    do {
+        if (!sample(rc, &t1, &r1))
+            return 0;
+        elapsed = (rc->down ? r0 - r1 : r1 - r0) & rc->mask;
+    } while (elapsed < want && elapsed < rc->mask / 2);
+    return elapsed ? (t1 - t0) * rc->hz / elapsed : 0;
+}
+
+static uint64_t median5(uint64_t *s)
+{
+    for (int i = 1; i < 5; i++)
+        for (int j = i; j > 0 && s[j - 1] > s[j]; j--) {
+            uint64_t t = s[j];
+            s[j] = s[j - 1];
+            s[j - 1] = t;
+        }
+    return s[2];
+}
+
+static uint64_t tsc_measure(const char **how)
+{
+    struct refclock pm = { 3579545, 0, false, pm_read };
+    struct refclock pit = { PIT_HZ, 0xFFFF, true, pit_read };
+    const struct refclock *rc = &pit;
+    *how = "PIT";
+    if (pm_port) {
+        pm.mask = pm_32bit ? 0xFFFFFFFFu : 0xFFFFFFu;
+        rc = &pm;
+        *how = "ACPI PM timer";
+    } else {
+        outb(0x61, (inb(0x61) & ~0x02) | 0x01);     // gate channel 2 on, speaker off
+        outb(0x43, 0xB4);                           // channel 2, lo/hi, mode 2 (rate), binary
+        outb(0x42, 0xFF);
+        outb(0x42, 0xFF);
+    }
+    uint64_t s[5];
+    for (int i = 0; i < 5; i++)
+        s[i] = measure(rc);
+    return median5(s);
 }
 
 void tsc_calibrate(void)
 {
     const char *how = "CPUID 0x15";
     tsc_hz = tsc_from_cpuid();
+    if (!tsc_hz)
+        tsc_hz = tsc_measure(&how);
     if (!tsc_hz) {
-        how = "PIT";
-        tsc_hz = tsc_measure_pit();
+        tsc_hz = 1000000000;    // no usable reference: say so, keep going
+        how = "no reference clock answered; assuming 1 GHz";
     }
     ns_per_cycle_32 = (1000000000ull << 32) / tsc_hz;
     cycles_per_ns_32 = ((tsc_hz / 1000000000ull) << 32) + ((tsc_hz % 1000000000ull) << 32) / 1000000000ull;

@@ -25,3 +25,10 @@ void pit_ch0_oneshot(uint16_t ticks)
     outb(0x40, ticks & 0xFF);
     outb(0x40, ticks >> 8);
 }
+
+uint16_t pit_ch2_read(void)
+{
+    outb(0x43, 0x80);           // latch channel 2
+    uint8_t lo = inb(0x42);
+    return (uint16_t)(lo | (inb(0x42) << 8));
+}

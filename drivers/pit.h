@@ -16,4 +16,7 @@ int pit_oneshot_done(void);
 // when it reaches zero (route and unmask it through the IOAPIC first).
 void pit_ch0_oneshot(uint16_t ticks);
 
+// Latches and reads channel 2's current count (counting down).
+uint16_t pit_ch2_read(void);
+
 #endif

@@ -11,11 +11,13 @@
 void checkdead(void)
 {
     ASSERT(spin_holding(&sched.lock));
-    if (sched.gcwaiting || sched.npidle != sched.gomaxprocs || sched.runq_size ||
-        __atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE))
-        return;
+    // nexternal before irqready: an interrupt handler pushes on irqready and
+    // only then uncounts the G, so one of the two loads sees it.
     if (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&sched.nsyscall, __ATOMIC_ACQUIRE) || timers_pending())
+        return;
+    if (sched.gcwaiting || sched.npidle != sched.gomaxprocs || sched.runq_size ||
+        __atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE))
         return;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)
         if (!runq_empty(&allp[i].runq))

@@ -8,6 +8,7 @@
 #include "cmdline.h"
 #include "console.h"
 #include "fw_cfg.h"
+#include "ioapic.h"
 #include "numa.h"
 #include "page.h"
 #include "printf.h"
@@ -77,7 +78,9 @@ void kmain(struct boot_info *bi)
     acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
     numa_init(bi);                                  // nodes, their memory, distances (SRAT, SLIT)
     page_init(bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works, per node
+    arch_set_pm_timer((uint16_t)acpi.pm_tmr_port, acpi.pm_tmr_32bit);   // TSC reference
     arch_platform_init();                           // direct map, local APIC, TSC frequency
+    ioapic_init();                                  // every IOAPIC pin masked; irq_wait routes its own
     arch_start_aps(ap_main);                        // every core online or reported missing
     numa_init_cores();                              // each core's node, from its APIC id
     arch_set_fault_handler(14, g_stack_fault);      // guard-page hits name the goroutine

@@ -184,6 +184,21 @@ static void resetspinning(struct m *mp)
         wakep();
 }
 
+// How an idle core waits (idle= on the command line). A waker stores
+// nextp before its IPI, so mwait and poll wake on the store itself, hlt on
+// the IPI; all three return with interrupts off and the caller re-checks.
+static enum idle_policy idle_how = IDLE_HLT;
+
+static void idle_wait(struct m *mp)
+{
+    if (idle_how == IDLE_MWAIT)
+        arch_idle_mwait(&mp->nextp);
+    else if (idle_how == IDLE_POLL)
+        arch_idle_poll(&mp->nextp);
+    else
+        arch_idle_halt();
+}
+
 // A timer of an idle P is due and this idle M watched for it: take an
 // idle P and go run it (find_runnable runs due timers, and steals overdue
 // ones from other Ps). False when a waker already claimed this M.
@@ -224,7 +239,7 @@ void stopm(struct m *mp)
         if (next && next <= arch_cycles() && take_p_for_timers(mp))
             break;
         core_arm_idle(mp);
-        arch_idle_halt();
+        idle_wait(mp);
     }
     uint64_t now = arch_cycles();
     core_leave_idle(mp);
@@ -381,6 +396,11 @@ top:
         goto top;
     }
     timers_run(pp, arch_cycles());
+    // Every 61st schedule the Gs readied by interrupts and the global queue
+    // come before the local queue, so a P whose Gs keep yielding to each
+    // other cannot starve them.
+    if (global_first && (gp = irqready_take(pp)))
+        return gp;
     if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {
         global_first = false;
         spin_lock(&sched.lock);
@@ -438,7 +458,7 @@ top:
     if (mp->spinning) {
         mp->spinning = false;
         __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
-        if (any_local_work()) {
+        if (any_local_work() || __atomic_load_n(&sched.irqready, __ATOMIC_SEQ_CST)) {
             // Start a spinner for it, possibly this very M (then stopm
             // returns at once).
             __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
@@ -497,6 +517,14 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool chaos)
     sched.seed = seed;
     sched.chaos = chaos;
     arch_set_irq_handler(VEC_WAKE, wake_ipi);
+    idle_how = kparams.idle;
+    if (idle_how == IDLE_MWAIT && !arch_simd_enabled) {
+        kprintf("sched: idle=mwait needs simd=on here (MONITOR kills this machine's PVM guests); using hlt\n");
+        idle_how = IDLE_HLT;
+    } else if (idle_how == IDLE_MWAIT && !arch_has_mwait()) {
+        kprintf("sched: idle=mwait: this CPU has no MONITOR/MWAIT; using hlt\n");
+        idle_how = IDLE_HLT;
+    }
     preempt_init();
     sysmon_init();
     for (uint32_t i = 0; i < ncpu; i++) {
@@ -528,8 +556,9 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool chaos)
     steal_order_reset(nprocs);
     acquirep(&allm[0], &allp[0]);
     spin_unlock(&sched.lock);
-    kprintf("sched: %u cores, gomaxprocs=%u, seed=%lu%s\n", ncpu, nprocs, seed,
-            chaos ? " (randomized runnext)" : "");
+    static const char *const idle_names[] = { "hlt", "mwait", "poll" };
+    kprintf("sched: %u cores, gomaxprocs=%u, seed=%lu%s, idle=%s\n", ncpu, nprocs, seed,
+            chaos ? " (randomized runnext)" : "", idle_names[idle_how]);
 }
 
 // Every core but the boot core, once: idle until handed a P.

@@ -245,8 +245,9 @@ void sched_mstart(void) __attribute__((noreturn));
 
 // Interrupt context (or anywhere): gp, G_WAITING, becomes runnable. It is
 // pushed on sched.irqready, which find_runnable takes whole after the global
-// queue, and an idle core is woken. The caller must have counted gp in
-// sched.nexternal while it waited, and uncounts it before calling this.
+// queue, and an idle core is woken. The caller counts gp in
+// sched.nexternal while it waits and uncounts it after this returns
+// (checkdead reads nexternal first, then irqready).
 void ready_from_irq(struct g *gp);
 
 // globrunq.c: the global run queue (sched.lock held)
