@@ -18,7 +18,7 @@ struct cpu {
     uint32_t apic_id;           // gs:12
     void *m;                    // gs:16  kernel/'s M for this core
     uint32_t preempt_count;     // gs:24  > 0: the running G is not preempted (one incl/decl)
-    uint32_t pad0;
+    uint32_t preempt_pending;   // gs:28  kernel/'s preemption requests for this core's G
     uint64_t stack_top;         // the stack this core entered the kernel on: its g0 stack
     // arch/ only below this line
     uint64_t ist_stacks[4];     // tops of the #DF, NMI, #MC, #PF stacks
@@ -48,6 +48,22 @@ static inline uint32_t preempt_count_dec(void)
 {
     uint32_t v;
     __asm__ volatile("decl %%gs:24\n\tmovl %%gs:24, %0" : "=r"(v) :: "memory", "cc");
+    return v;
+}
+
+// Decrements the count; true when it reached zero (the decrement's own
+// zero flag: no second read).
+static inline bool preempt_count_dec_zero(void)
+{
+    bool zero;
+    __asm__ volatile("decl %%gs:24" : "=@ccz"(zero) :: "memory");
+    return zero;
+}
+
+static inline uint32_t preempt_pending_here(void)
+{
+    uint32_t v;
+    __asm__ volatile("movl %%gs:28, %0" : "=r"(v));
     return v;
 }
 

@@ -12,6 +12,7 @@ _Static_assert(offsetof(struct cpu, index) == 8, "gs:8 is index");
 _Static_assert(offsetof(struct cpu, apic_id) == 12, "gs:12 is apic_id");
 _Static_assert(offsetof(struct cpu, m) == 16, "gs:16 is m");
 _Static_assert(offsetof(struct cpu, preempt_count) == 24, "gs:24 is preempt_count");
+_Static_assert(offsetof(struct cpu, preempt_pending) == 28, "gs:28 is preempt_pending");
 
 struct tss {
     uint32_t rsv0;

@@ -185,11 +185,8 @@ static void gosched_m(struct g *gp)
     struct g *overflow[RUNQ_SIZE / 2 + 1];
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
     uint32_t n = runq_put(&pp->runq, gp, false, overflow);
-    if (__builtin_expect(n != 0, 0)) {
-        spin_lock(&sched.lock);
-        globrunq_putbatch(overflow, n);
-        spin_unlock(&sched.lock);
-    }
+    if (__builtin_expect(n != 0, 0))
+        runq_overflow(overflow, n);
     schedule_m(mp);
 }
 
@@ -215,45 +212,49 @@ int num_goroutine(void)
     return (int)n;
 }
 
-static void park_m(struct g *gp)
+static void park_m(void *arg)
 {
+    struct g *gp = arg;
     struct m *mp = dropg(gp);
     __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);
     bool (*unlockf)(struct g *, void *) = gp->waitunlockf;
-    void *lock = gp->waitlock;
-    gp->waitunlockf = 0;
-    gp->waitlock = 0;
-    if (unlockf && !unlockf(gp, lock)) {
+    if (unlockf && !unlockf(gp, gp->waitlock)) {
         // The wait was called off: run gp again at once.
         __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
         runqput(mp->p, gp, true);
     }
-    schedule();
+    schedule_m(mp);
 }
 
 // From a G: parks it. unlockf(gp, lock) runs on g0 after the G's context
 // is saved, so whoever it makes the G visible to can ready it safely;
-// returning false cancels the park.
+// returning false cancels the park. The wait fields are written with
+// interrupts off, in the same step as the switch, so the G cannot move to
+// another M in between.
 void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on)
 {
-    uint64_t f = irq_save();    // the G cannot move while curg is read
-    struct g *gp = getm()->curg;
-    irq_restore(f);
-    // The G may move to another M before mcall: what park_m needs is in the G.
+    irq_disable();
+    struct m *mp = getm();
+    struct g *gp = mp->curg;
+    ASSERT(preempt_count() == 0);
     gp->waitunlockf = unlockf;
     gp->waitlock = lock;
     gp->waitreason = reason;
     gp->waiton = on;
-    mcall(park_m);
+    arch_mcall(&gp->rsp, mp->g0_top, park_m, gp);     // returns when gp is readied and runs
 }
 
-// From a G (or g0 with a P): makes a parked G runnable on this P.
+// Owner of the P (a G, or g0 with a P): makes a parked G runnable on this
+// P, in runnext when next (it inherits the time slice).
 void gready(struct g *gp, bool next)
 {
     ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);
     struct m *mp = acquirem();
+    struct g *overflow[RUNQ_SIZE / 2 + 1];
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
-    runqput(mp->p, gp, next);
+    uint32_t n = runq_put(&mp->p->runq, gp, next, overflow);
+    if (__builtin_expect(n != 0, 0))
+        runq_overflow(overflow, n);
     wakep();
     releasem(mp);
 }

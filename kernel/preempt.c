@@ -13,7 +13,7 @@
 // is preempted between one and two quanta after its slice began (Go's
 // sysmon has the same window, at 10-20 ms).
 //
-// A preemption is requested by setting m->preempt_pending and acted on at
+// A preemption is requested by setting the core's preempt_pending and acted on at
 // the end of the interrupt (trap_switch_hook), when the interrupted code is
 // a G with no preempt count and not the preemption resume stub.
 // Spinlock holders have interrupts off, so they are never interrupted; a
@@ -127,13 +127,13 @@ static void preempt_check(struct m *mp, uint64_t now, bool force)
         return;
     uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);
     if (t0 && t0 <= now)
-        mp->preempt_pending |= PREEMPT_TIMERS;
+        PREEMPT_PENDING(mp) |= PREEMPT_TIMERS;
     if (pp->schedtick != mp->tick_seen) {
         mp->tick_seen = pp->schedtick;
         mp->tick_when = now;
     } else if (force || now - mp->tick_when >= quantum_cycles) {
         if (others_runnable(pp))
-            mp->preempt_pending |= PREEMPT_QUANTUM;
+            PREEMPT_PENDING(mp) |= PREEMPT_QUANTUM;
         else
             mp->tick_when = now;        // alone on its P: a new slice
     }
@@ -202,7 +202,7 @@ static void preempt_m(void *arg)
 struct trapframe *trap_switch_hook(struct trapframe *tf)
 {
     struct m *mp = getm();
-    if (!mp || !mp->preempt_pending || !mp->curg || preempt_count())
+    if (!mp || !PREEMPT_PENDING(mp) || !mp->curg || preempt_count())
         return tf;              // none due, not a G, or releasem will do it
     if (arch_preempt_unsafe(tf)) {
         // the resume stub's first instruction: try again in a moment
@@ -211,8 +211,8 @@ struct trapframe *trap_switch_hook(struct trapframe *tf)
         return tf;
     }
     struct g *gp = mp->curg;
-    preempt_reason[mp->id] = mp->preempt_pending;
-    mp->preempt_pending = 0;
+    preempt_reason[mp->id] = PREEMPT_PENDING(mp);
+    PREEMPT_PENDING(mp) = 0;
     arch_preempt(tf, &gp->rsp, g_xsave_area(gp), mp->g0_top, preempt_m, gp);
 }
 
@@ -234,12 +234,12 @@ void preempt_deferred(void)
     }
     irq_disable();              // before reading the M: the G must not move meanwhile
     struct m *mp = getm();
-    if (!mp->preempt_pending || !mp->curg || preempt_count()) {
+    if (!PREEMPT_PENDING(mp) || !mp->curg || preempt_count()) {
         irq_enable();
         return;                 // moved to a core with nothing pending
     }
-    preempt_reason[mp->id] = mp->preempt_pending;
-    mp->preempt_pending = 0;
+    preempt_reason[mp->id] = PREEMPT_PENDING(mp);
+    PREEMPT_PENDING(mp) = 0;
     mcall(preempt_deferred_m);
 }
 

@@ -112,17 +112,23 @@ uint64_t fastrand(struct m *mp)
     return x * 2685821657736338717ull;
 }
 
+// The cold half of a put into a full ring: what runq_put moved out goes
+// to the global queue.
+__attribute__((noinline, cold)) void runq_overflow(struct g **gs, uint32_t n)
+{
+    spin_lock(&sched.lock);
+    globrunq_putbatch(gs, n);
+    spin_unlock(&sched.lock);
+}
+
 // Owner of pp only (pp is the caller's P). Puts gp on pp's run queue;
 // half of a full ring goes to the global queue.
 void runqput(struct p *pp, struct g *gp, bool next)
 {
     struct g *overflow[RUNQ_SIZE / 2 + 1];
     uint32_t n = runq_put(&pp->runq, gp, next, overflow);
-    if (n) {
-        spin_lock(&sched.lock);
-        globrunq_putbatch(overflow, n);
-        spin_unlock(&sched.lock);
-    }
+    if (__builtin_expect(n != 0, 0))
+        runq_overflow(overflow, n);
 }
 
 void acquirep(struct m *mp, struct p *pp)

@@ -85,7 +85,6 @@ struct m {
     bool spinning;                  // looking for work; counted in sched.nmspinning
     uint64_t rand;                  // fastrand state
     uint64_t g0_top;                // the g0 stack: schedule() always runs here
-    uint32_t preempt_pending;       // PREEMPT_* reasons, acted on when possible
     uint64_t armed;                 // TSC deadline armed on this core, 0 = none
     void *spare[M_SPARE_PAGES];     // zeroed pages for stack faults (touched with interrupts off)
     uint32_t nspare;
@@ -182,9 +181,14 @@ void preempt_deferred(void);
 static inline void releasem(struct m *mp)
 {
     (void)mp;
-    if (preempt_count_dec() == 0 && __builtin_expect(getm()->preempt_pending != 0, 0))
+    if (preempt_count_dec_zero() && __builtin_expect(preempt_pending_here() != 0, 0))
         preempt_deferred();
 }
+
+// The pending preemption reasons (PREEMPT_*) of mp, which must be this
+// core's M: they live in the per-core struct, so that releasem tests them
+// with one gs-relative load.
+#define PREEMPT_PENDING(mp) (*({ (void)(mp); &this_cpu()->preempt_pending; }))
 
 // On g0, first thing in every mcall target: the G is no longer running.
 static inline struct m *dropg(struct g *gp)
@@ -236,6 +240,7 @@ static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m 
 void mcall(void (*fn)(struct g *));
 void wakep(void);
 void runqput(struct p *pp, struct g *gp, bool next);
+void runq_overflow(struct g **gs, uint32_t n);
 void acquirep(struct m *mp, struct p *pp);
 void stopm(struct m *mp);
 uint64_t fastrand(struct m *mp);
