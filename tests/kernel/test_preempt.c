@@ -90,7 +90,10 @@ static void hogs_with_sleeper(int procs)
     // real cores: in a VM the host deschedules whole vCPUs, timer
     // interrupts included (measured in CI here, two QEMUs sharing two host
     // cores: one-P p99 from 3 to 76 ms with p50 under 10 ms).
-    KT_ASSERT(p50 <= kparams_quantum_us() * 1000);
+    // In a VM with more vCPUs than host cores even the median is the
+    // host's to decide (8 busy vCPUs on 2 host cores: p50 of 30-50 ms).
+    if (ktest_cores_are_real())
+        KT_ASSERT(p50 <= kparams_quantum_us() * 1000);
     if (ktest_host_cpus == 0)
         KT_ASSERT(p99 <= kparams_quantum_us() * 1000);
 }
@@ -201,8 +204,10 @@ KTEST(preempt_disabled_region_defers)
     go(other, 0);                       // runnable on our P the whole time
     sched_stats(&a);
     int core = core_id();
-    uint64_t end = nanotime() + 10000000;   // 50 quanta
-    while (nanotime() < end)
+    // 50 quanta at least, and until a preemption has come due (a loaded
+    // host may not run this vCPU for a while)
+    uint64_t end = nanotime() + 10000000, give_up = nanotime() + 5000000000ull;
+    while ((nanotime() < end || !this_cpu()->preempt_pending) && nanotime() < give_up)
         cpu_relax();
     sched_stats(&b);
     bool moved = core_id() != core;
@@ -283,7 +288,9 @@ KTEST(timers_fire_in_order_never_early)
 {
     int orig = gomaxprocs(1);
     nfired = 0;
-    uint64_t base = arch_cycles() + arch_ns_to_cycles(2000000);
+    // far enough ahead that none fires before timer 7 is stopped below,
+    // however slowly a loaded host runs this loop
+    uint64_t base = arch_cycles() + arch_ns_to_cycles(100000000);
     uint64_t x = 12345;
     for (int i = 0; i < NTIMERS; i++) {
         x = x * 6364136223846793005ull + 1;
@@ -293,7 +300,7 @@ KTEST(timers_fire_in_order_never_early)
     // one stopped before it fires
     KT_ASSERT(timer_stop(&tms[7]));
     KT_ASSERT(!timer_stop(&tms[7]));
-    uint64_t end = nanotime() + 1000000000;
+    uint64_t end = nanotime() + 5000000000ull;
     while (load(&nfired) < NTIMERS - 1 && nanotime() < end)
         sleep_ns(1000000);
     gomaxprocs(orig);
