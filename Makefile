@@ -38,7 +38,8 @@ KERNEL_VEC_C := kernel/printf_float.c
 APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c \
           apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
-          apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c
+          apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c \
+          apps/bench_time.c
 
 KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
@@ -276,3 +277,21 @@ $(BUILD)/goro-usb.img: $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.
 
 .PHONY: FORCE
 FORCE:
+
+# ---- benchmarks (issue 8) ----------------------------------------------------
+#
+# bench: goro's suites (app=bench, bench_chan, bench_mem, bench_time) under
+#   QEMU TCG with 1 and 2 vCPUs, once more under the insncount plugin, and
+#   the Go and pthread peers (tools/peer-guest.py --quick: the same TCG,
+#   then natively; fresh result files are reused), side by side: one table
+#   on stdout, $(BUILD)/bench/results.json, plots in $(BUILD)/bench/plots/.
+#   tools/bench.py --from-serial LOG does the same for a real machine's
+#   serial capture (README, "Performance"). BENCH_ARGS passes options.
+# Debian's python3-matplotlib belongs to Debian's python3, which need not be
+# the first python3 on PATH.
+BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,$(PYTHON))
+BENCH_ARGS ?=
+
+bench: deps $(BUILD)/goro.elf
+	@sh tools/deps-bench.sh
+	$(BENCH_PYTHON) tools/bench.py --build $(BUILD) $(BENCH_ARGS)

@@ -1,0 +1,730 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""make bench: goro's benchmarks beside the Go and pthread peers.
+
+Boots goro under QEMU TCG (-cpu max, 1 and 2 vCPUs, -m 1G) with app=bench,
+app=bench_chan, app=bench_mem and app=bench_time; boots it once more with
+1 vCPU under the insncount plugin for instructions per operation; runs the
+peers (tools/peer-guest.py --quick: the same TCG with the same vCPU counts,
+then natively) unless their result files are fresh; then prints one table,
+goro | Go | pthread with ratios, writes $BUILD/bench/results.json and draws
+plots (PNG and SVG) under $BUILD/bench/plots/.
+
+On real hardware goro boots from a USB stick with app=bench... on its
+command line and prints the same lines on the serial port; a capture of
+those runs gives the same table, JSON and plots:
+
+    tools/bench.py --from-serial serial.log [--peers-dir DIR]
+
+Examples:
+    tools/bench.py                        # what make bench runs
+    tools/bench.py --no-peers --cpus 2    # goro only
+    tools/bench.py --report-only          # re-read the saved logs
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import insncount_report  # noqa: E402
+
+# app=... arguments of the quick runs: about a minute of TCG for all four.
+APPS = [
+    ("bench", "quick=1"),
+    ("bench_chan", "quick=1"),
+    ("bench_mem", "reps=5 mb=16"),
+    ("bench_time", "quick=1"),
+]
+# Apps whose measured loops carry insncount markers.
+INSN_APPS = [("bench", "quick=1"), ("bench_chan", "quick=1"),
+             ("bench_time", "quick=1 filter=sleep_lateness"),
+             ("bench_time", "quick=1 filter=timer_latency")]
+
+LINE_RE = re.compile(r"(HOST|GUEST|CONFIG|BENCH|CDF|SKIP|INSN|DONE|NOTE) .*")
+
+# Go 1.19's instructions per op under the same TCG (../shared/tools/insncount/
+# README.md): phrase in that README -> benchmark name, and the figure it
+# gave when this script was written, used when the README is not beside us.
+GO_INSN = {
+    "Gosched switch": ("yield_switch", 490),
+    "goroutine spawn+run+exit": ("spawn_exit", 1340),
+    "unbuffered ping-pong round trip": ("pingpong_1p", 2370),
+    "sync-channel hand-off": ("chan_sync", 1040),
+    "uncontended Mutex lock+unlock": ("mutex_uncontended", 22),
+}
+
+
+def log(msg):
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def loadavg():
+    try:
+        return open("/proc/loadavg").read().split()[:3]
+    except OSError:
+        return ["?"] * 3
+
+
+# ---- parsing --------------------------------------------------------------------
+
+
+def kv_of(words):
+    """key=value words -> dict; quoted values (cpu="...") rejoined."""
+    out, i = {}, 0
+    while i < len(words):
+        w = words[i]
+        if "=" in w:
+            k, v = w.split("=", 1)
+            if v.startswith('"') and not (len(v) > 1 and v.endswith('"')):
+                while i + 1 < len(words) and not words[i].endswith('"'):
+                    i += 1
+                    v += " " + words[i]
+            out[k] = num(v.strip('"'))
+        i += 1
+    return out
+
+
+def num(v):
+    try:
+        return int(v)
+    except ValueError:
+        try:
+            return float(v)
+        except ValueError:
+            return v
+
+
+def parse_lines(text):
+    """Result lines of one run -> {config, bench: [...], cdf: [...], insn: [...], skip, host}."""
+    run = {"config": {}, "bench": [], "cdf": [], "insn": [], "skip": [], "host": {}, "guest": {}}
+    impl = None         # app=bench_mem's lines carry no impl=: the CONFIG's
+    for raw in text.replace("\r", "").split("\n"):
+        m = LINE_RE.search(raw)
+        if not m:
+            continue
+        words = m.group(0).split()
+        kind = words[0]
+        if kind in ("CONFIG", "HOST", "GUEST"):
+            cfg = kv_of(words[1:])
+            key = kind.lower()
+            # Peer files hold one CONFIG per peer: keep each impl's.
+            if kind == "CONFIG":
+                impl = cfg.get("impl", "?")
+                run["config"].setdefault(impl, cfg)
+            else:
+                run[key].update(cfg)
+                if kind == "HOST" and "loadavg" in cfg:
+                    run.setdefault("loads", []).append(cfg["loadavg"])
+        elif kind in ("BENCH", "CDF", "INSN", "SKIP") and len(words) > 1:
+            rec = {"name": words[1]}
+            if impl:
+                rec["impl"] = impl
+            rec.update(kv_of(words[2:]))
+            if kind == "CDF":
+                rec["permille"] = [int(x) for x in str(rec.get("permille", "")).split(",") if x]
+                rec["us"] = [float(x) for x in str(rec.get("us", "")).split(",") if x]
+            run[kind.lower()].append(rec)
+    return run
+
+
+def merge(into, run):
+    for k in ("bench", "cdf", "insn", "skip"):
+        into[k] += run[k]
+    into.setdefault("loads", []).extend(run.get("loads", []))
+    for impl, cfg in run["config"].items():
+        into["config"].setdefault(impl, cfg)
+    into["host"].update(run["host"])
+    into["guest"].update(run["guest"])
+
+
+def empty_run():
+    return {"config": {}, "bench": [], "cdf": [], "insn": [], "skip": [], "host": {}, "guest": {}}
+
+
+# ---- running goro -----------------------------------------------------------------
+
+
+def qemu_cmd(elf, cpus, cmdline, plugin=None, plugin_log=None):
+    cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-smp", str(cpus), "-m", "1G",
+           "-no-reboot", "-display", "none", "-serial", "stdio",
+           "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel", elf, "-append", cmdline]
+    if plugin:
+        cmd += ["-plugin", plugin, "-d", "plugin", "-D", plugin_log]
+    return cmd
+
+
+def boot(elf, cpus, app, args, outdir, timeout, tag, plugin=None):
+    cmdline = f"app={app} {args}".strip()
+    filt = re.search(r"filter=(\S+)", args)
+    logpath = os.path.join(outdir, f"goro-{tag}-{app}{'-' + filt.group(1) if filt else ''}.log")
+    insn_log = logpath[:-4] + ".insn.log" if plugin else None
+    if insn_log and os.path.exists(insn_log):
+        os.unlink(insn_log)
+    cmd = ["timeout", str(timeout)] + qemu_cmd(elf, cpus, cmdline, plugin, insn_log)
+    t0 = time.time()
+    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = p.stdout.decode(errors="replace")
+    host = (f"HOST accel=tcg cores={cpus} host_cpus={os.cpu_count()} loadavg={'/'.join(loadavg())} "
+            f"date={time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
+    with open(logpath, "w") as f:
+        f.write(host + out)
+    ok = p.returncode == 33
+    log(f"goro {tag} app={app} {args}: qemu exit {p.returncode}{'' if ok else ' (FAILED)'} "
+        f"after {time.time() - t0:.0f}s -> {logpath}")
+    return logpath, insn_log, ok
+
+
+def insn_lines_for(text, insn_log):
+    """INSN lines from a plugin log and the BENCH lines that marked it."""
+    groups = []
+    for rec in parse_lines(text)["bench"]:
+        if "mark_pairs" in rec and "mark_n" in rec:
+            groups.append((rec["name"] + variant_suffix(rec), int(rec["mark_pairs"]), int(rec["mark_n"]),
+                           rec.get("impl", "goro")))
+    if not groups:
+        return []
+    try:
+        res = insncount_report.insn_per_op(insn_log, [g[:3] for g in groups])
+    except (OSError, ValueError) as e:
+        log(f"insncount: {e}")
+        return []
+    return insncount_report.format_lines(res, [g[3] for g in groups])
+
+
+def variant_suffix(rec):
+    """Distinguishes lines of one benchmark name (procs=, mode=, size=)."""
+    v = variant(rec)
+    return f"[{v}]" if v else ""
+
+
+def variant(rec):
+    name = rec["name"]
+    if name.startswith("spawn_tree_fib") or name.startswith("quantum_"):
+        key = "procs" if name.startswith("spawn_tree") else "quantum_us"
+        return f"{key}={rec.get(key)}"
+    for key in ("mode", "size", "pages", "from_node"):
+        if key in rec:
+            v = f"{key}={rec[key]}"
+            if key == "from_node":
+                v += f",to_node={rec.get('to_node')}"
+            return v
+    return ""
+
+
+def run_goro(opts, outdir):
+    elf = opts.elf
+    results = {}
+    for cpus in opts.cpus:
+        tag = f"tcg-{cpus}"
+        run = empty_run()
+        for app, args in APPS:
+            path, _, _ = boot(elf, cpus, app, args, outdir, opts.timeout, tag)
+            merge(run, parse_lines(open(path, errors="replace").read()))
+        results[tag] = run
+    if opts.insncount:
+        plugin = build_plugin(opts)
+        if plugin:
+            run = empty_run()
+            for app, args in INSN_APPS:
+                path, insn_log, ok = boot(elf, 1, app, args, outdir, opts.timeout, "tcg-1-insncount", plugin)
+                text = open(path, errors="replace").read()
+                lines = insn_lines_for(text, insn_log)
+                run["insn"] += parse_lines("\n".join(lines))["insn"]
+                with open(path, "a") as f:
+                    f.write("\n".join(lines) + "\n")
+            results["tcg-1-insncount"] = run
+    return results
+
+
+def build_plugin(opts):
+    env = dict(os.environ, BUILD=opts.build)
+    subprocess.run([os.path.join(ROOT, "tools", "build-insncount.sh")], env=env, check=False,
+                   stdout=sys.stderr)
+    path = os.path.join(opts.build, "insncount", "libinsncount.so")
+    if not os.path.exists(path):
+        log("insncount plugin unavailable: no instruction counts")
+        return None
+    return os.path.abspath(path)
+
+
+# ---- peers ----------------------------------------------------------------------------
+
+
+def peer_files(outdir, cpus):
+    files = {f"tcg-{c}": os.path.join(outdir, f"peers-tcg-{c}.txt") for c in cpus}
+    files.update({f"native-{c}": os.path.join(outdir, f"peers-native-{c}.txt") for c in cpus})
+    return files
+
+
+def fresh(path, max_age):
+    return os.path.exists(path) and time.time() - os.path.getmtime(path) < max_age
+
+
+def run_peers(opts, outdir):
+    env = dict(os.environ, BUILD=opts.build)
+    files = peer_files(outdir, opts.cpus)
+    stale = [k for k, p in files.items() if not fresh(p, opts.peers_max_age)]
+    if stale:
+        accels = sorted({k.split("-")[0] for k in stale})
+        cpus = sorted({k.split("-")[1] for k in stale})
+        cmd = [os.path.join(ROOT, "tools", "peer-guest.py"), "--quick", "--accel", ",".join(accels),
+               "--cpus", ",".join(cpus)]
+        log("peers: " + " ".join(cmd))
+        if subprocess.run(cmd, env=env).returncode != 0:
+            log("peers: peer-guest.py reported a failure; the table shows what it wrote")
+    else:
+        log(f"peers: reusing results younger than {opts.peers_max_age}s in {outdir}")
+    insn = os.path.join(outdir, "peers-tcg-1-insncount.txt")
+    if opts.insncount and not fresh(insn, opts.peers_max_age):
+        plugin = build_plugin(opts)
+        if plugin:
+            cmd = [os.path.join(ROOT, "tools", "peer-guest.py"), "--quick", "--accel", "tcg",
+                   "--cpus", "1", "--peers", "pthread", "--insncount", plugin, "--no-build"]
+            log("peers: " + " ".join(cmd))
+            subprocess.run(cmd, env=env)
+
+
+def read_peers(outdir, cpus, peers_dir=None):
+    d = peers_dir or outdir
+    out = {}
+    for tag in [f"tcg-{c}" for c in cpus] + [f"native-{c}" for c in cpus] + ["tcg-1-insncount"]:
+        p = os.path.join(d, f"peers-{tag}.txt")
+        if os.path.exists(p):
+            out[tag] = parse_lines(open(p, errors="replace").read())
+            out[tag]["file"] = p
+    return out
+
+
+def go_insn_figures():
+    figs = {name: v for name, v in GO_INSN.values()}
+    readme = os.path.join(ROOT, "..", "shared", "tools", "insncount", "README.md")
+    try:
+        text = " ".join(open(readme).read().split())
+    except OSError:
+        return figs, "built-in copy"
+    for phrase, (name, _) in GO_INSN.items():
+        m = re.search(r"(\d+) (?:instructions )?per " + re.escape(phrase), text)
+        if m:
+            figs[name] = int(m.group(1))
+    return figs, os.path.relpath(readme, ROOT)
+
+
+# ---- from a serial capture ---------------------------------------------------------------
+
+
+def split_serial(text):
+    """A capture of several boots: each CONFIG line starts a run; runs are
+    grouped by the core count and accel they report."""
+    runs, cur = {}, None
+    for raw in text.replace("\r", "").split("\n"):
+        m = LINE_RE.search(raw)
+        if not m:
+            continue
+        line = m.group(0)
+        if line.startswith("CONFIG "):
+            cfg = kv_of(line.split()[1:])
+            accel = cfg.get("accel", "hw")
+            tag = f"{'hw' if accel in ('native',) else accel}-{cfg.get('cores', '?')}"
+            cur = runs.setdefault(tag, empty_run())
+            merge(cur, parse_lines(line))
+        elif cur is not None:
+            merge(cur, parse_lines(line))
+    return runs
+
+
+# ---- the table ---------------------------------------------------------------------------------
+
+
+def find(run, name, impl=None, **match):
+    if not run:
+        return None
+    for rec in run["bench"]:
+        if rec["name"] != name or (impl and rec.get("impl") != impl):
+            continue
+        if all(str(rec.get(k)) == str(v) for k, v in match.items()):
+            return rec
+    return None
+
+
+# (label, name, match, metric) where metric picks the figure compared.
+ROWS = [
+    ("yield_switch", "yield_switch", {}, "ns"),
+    ("spawn_exit", "spawn_exit", {}, "ns"),
+    ("spawn_tree_fib procs=1", "spawn_tree_fib", {"procs": 1}, "fib"),
+    ("spawn_tree_fib procs=2", "spawn_tree_fib", {"procs": 2}, "fib"),
+    ("uneven_work", "uneven_work", {}, "uneven"),
+    ("wake_latency runnext", "wake_latency", {"mode": "runnext"}, "lat"),
+    ("wake_latency runq", "wake_latency", {"mode": "runq"}, "lat"),
+    ("raw_ipi_roundtrip", "raw_ipi_roundtrip", {}, "lat"),
+    ("timer_latency busy", "timer_latency", {"mode": "busy"}, "lat"),
+    ("timer_latency idle", "timer_latency", {"mode": "idle"}, "lat"),
+    ("sleep_lateness_1us", "sleep_lateness_1us", {}, "lat"),
+    ("sleep_lateness_100us", "sleep_lateness_100us", {}, "lat"),
+    ("sleep_lateness_1ms", "sleep_lateness_1ms", {}, "lat"),
+    ("ticker_lateness_hogs", "ticker_lateness_hogs", {}, "lat"),
+    ("quantum_tradeoff 10ms", "quantum_tradeoff", {"quantum_us": 10000}, "quantum"),
+    ("quantum_tradeoff 1ms", "quantum_tradeoff", {"quantum_us": 1000}, "quantum"),
+    ("quantum_tradeoff 100us", "quantum_tradeoff", {"quantum_us": 100}, "quantum"),
+    ("quantum_tradeoff 50us", "quantum_tradeoff", {"quantum_us": 50}, "quantum"),
+    ("chan_sync", "chan_sync", {}, "ns"),
+    ("pingpong_1p", "pingpong_1p", {}, "ns"),
+    ("pingpong_2p", "pingpong_2p", {}, "ns"),
+    ("chan_buffered", "chan_buffered", {}, "ns"),
+    ("select_uncontended", "select_uncontended", {}, "ns"),
+    ("mutex_uncontended", "mutex_uncontended", {}, "ns"),
+    ("mutex_contended", "mutex_contended", {}, "ns"),
+    ("malloc_free 64B", "malloc_free", {"size": 64}, "ns"),
+    ("malloc_free 4KiB", "malloc_free", {"size": 4096}, "ns"),
+    ("page_alloc_free 1p", "page_alloc_free", {"pages": 1}, "ns"),
+    ("parked_g_bytes", "parked_g_bytes", {}, "bytes"),
+    ("boot_time", "boot_time", {}, "boot"),
+]
+UNITS = {"ns": "ns/op", "fib": "ms (speedup)", "uneven": "ms (x ideal)", "lat": "p50/p99 us",
+         "quantum": "p50/p99 us, hog loss", "bytes": "bytes/G", "boot": "ms"}
+
+
+def figure(rec, metric):
+    """(text, value compared in ratios) of one result."""
+    if rec is None:
+        return "-", None
+    if metric == "ns":
+        v = rec.get("ns_per_op")
+        return f"{v:.1f} [{rec.get('ns_per_op_min', 0):.0f}-{rec.get('ns_per_op_max', 0):.0f}]", v
+    if metric == "fib":
+        v, sp = rec.get("ms"), rec.get("speedup")
+        return f"{v:.1f} (x{sp:.2f})" if v is not None and sp is not None else "?", v
+    if metric == "uneven":
+        v = rec.get("makespan_ms")
+        return f"{v:.1f} (x{rec.get('ratio', 0):.2f})", v
+    if metric == "lat":
+        p50, p99 = rec.get("p50_us"), rec.get("p99_us")
+        return f"{p50:.1f} / {p99:.0f}", p50
+    if metric == "quantum":
+        return (f"{rec['sleeper_p50_us']:.0f} / {rec['sleeper_p99_us']:.0f}, "
+                f"{rec['hog_loss_pct']:.1f}%"), rec["sleeper_p50_us"]
+    if metric == "bytes":
+        v = rec.get("bytes_per_g")
+        return f"{v:.0f}", v
+    if metric == "boot":
+        v = rec.get("ms")
+        return f"{v:.1f}", v
+    return "?", None
+
+
+def ratio(a, b):
+    if a is None or b is None or not b:
+        return "-"
+    return f"{a / b:.2f}"
+
+
+def build_table(goro_runs, peers, goro_label):
+    """Rows: benchmark, unit, cores, goro, Go, pthread, goro/Go, goro/pthread,
+    Go native, pthread native."""
+    rows = []
+    for label, name, match, metric in ROWS:
+        for tag in sorted(goro_runs):
+            if tag.endswith("insncount"):
+                continue
+            cores = tag.split("-")[-1]
+            g = find(goro_runs[tag], name, "goro", **match)
+            if g is None and name == "pingpong_2p":
+                continue
+            # same setting: TCG peers beside goro under TCG; on hardware, the
+            # peers run natively on that machine (--peers-dir)
+            same = peers.get(tag)
+            nat = peers.get(f"native-{cores}")
+            go_rec = find(same, name, "go", **match)
+            pt_rec = find(same, name, "pthread", **match)
+            if g is None and go_rec is None and pt_rec is None:
+                continue
+            gt, gv = figure(g, metric)
+            got, gov = figure(go_rec, metric)
+            ptt, ptv = figure(pt_rec, metric)
+            nt_go, _ = figure(find(nat, name, "go", **match), metric)
+            nt_pt, _ = figure(find(nat, name, "pthread", **match), metric)
+            rows.append({"benchmark": label, "unit": UNITS[metric], "cores": cores,
+                         "goro": gt, "go": got, "pthread": ptt,
+                         "goro_go": ratio(gv, gov), "goro_pthread": ratio(gv, ptv),
+                         "go_native": nt_go, "pthread_native": nt_pt,
+                         "goro_value": gv, "go_value": gov, "pthread_value": ptv})
+    return rows
+
+
+def print_table(rows, goro_label, out):
+    hdr = ["benchmark", "unit", "cores", f"goro ({goro_label})", f"Go ({goro_label})",
+           f"pthread ({goro_label})", "goro/Go", "goro/pthread", "Go (native)", "pthread (native)"]
+    keys = ["benchmark", "unit", "cores", "goro", "go", "pthread", "goro_go", "goro_pthread",
+            "go_native", "pthread_native"]
+    lines = ["| " + " | ".join(hdr) + " |", "|" + " --- |" * len(hdr)]
+    for r in rows:
+        lines.append("| " + " | ".join(str(r[k]) for k in keys) + " |")
+    out.write("\n".join(lines) + "\n")
+
+
+def insn_table(goro_runs, peers, out):
+    go_figs, go_src = go_insn_figures()
+    goro_insn = {}
+    for rec in goro_runs.get("tcg-1-insncount", {"insn": []})["insn"]:
+        goro_insn[rec["name"]] = rec["insn_per_op"]
+    pt_insn = {}
+    for rec in peers.get("tcg-1-insncount", {"insn": []})["insn"]:
+        if rec.get("impl") == "pthread":
+            pt_insn[rec["name"]] = rec["insn_per_op"]
+    names = list(dict.fromkeys(list(goro_insn) + [n for n in pt_insn if n not in goro_insn]))
+    if not names:
+        return []
+    rows = []
+    for n in names:
+        base = n.split("[")[0]
+        g, go, pt = goro_insn.get(n), go_figs.get(base), pt_insn.get(base)
+        rows.append({"benchmark": n, "goro": g, "go": go, "pthread": pt,
+                     "goro_go": ratio(g, go), "goro_pthread": ratio(g, pt)})
+    out.write(f"\nInstructions per op (insncount plugin, TCG, 1 vCPU, all vCPUs counted; "
+              f"Go's from {go_src}):\n\n")
+    out.write("| benchmark | goro | Go | pthread | goro/Go | goro/pthread |\n|" + " --- |" * 6 + "\n")
+    fmt = lambda v: "-" if v is None else f"{v:.0f}"     # noqa: E731
+    for r in rows:
+        out.write(f"| {r['benchmark']} | {fmt(r['goro'])} | {fmt(r['go'])} | {fmt(r['pthread'])} | "
+                  f"{r['goro_go']} | {r['goro_pthread']} |\n")
+    return rows
+
+
+# ---- plots ----------------------------------------------------------------------------------------
+
+
+def plots(goro_runs, peers, plotdir, goro_label):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib missing (tools/deps-bench.sh installs python3-matplotlib): no plots")
+        return []
+    os.makedirs(plotdir, exist_ok=True)
+    made = []
+
+    def save(fig, stem):
+        for ext in ("png", "svg"):
+            p = os.path.join(plotdir, f"{stem}.{ext}")
+            fig.savefig(p, dpi=110, bbox_inches="tight")
+            made.append(p)
+        plt.close(fig)
+
+    goro_tags = [t for t in sorted(goro_runs) if not t.endswith("insncount")]
+    top = goro_tags[-1] if goro_tags else None
+
+    # speedup against cores: spawn_tree_fib
+    fig, ax = plt.subplots(figsize=(6, 4))
+    series = []
+    if top:
+        series.append((f"goro ({goro_label})", goro_runs[top], "goro", "o-"))
+    tcg_top = max((t for t in peers if t.startswith("tcg-") and not t.endswith("insncount")), default=None)
+    nat_top = max((t for t in peers if t.startswith("native-")), default=None)
+    if tcg_top:
+        series.append(("Go (TCG)", peers[tcg_top], "go", "s--"))
+    if nat_top:
+        series.append(("Go (native)", peers[nat_top], "go", "^:"))
+    maxp = 1
+    for label, run, impl, style in series:
+        pts = sorted((r["procs"], r.get("speedup")) for r in run["bench"]
+                     if r["name"] == "spawn_tree_fib" and r.get("impl") == impl and r.get("speedup"))
+        if pts:
+            ax.plot([p for p, _ in pts], [s for _, s in pts], style, label=label)
+            maxp = max(maxp, pts[-1][0])
+    ax.plot([1, maxp], [1, maxp], color="grey", lw=0.8, label="ideal")
+    ax.set_xlabel("cores (gomaxprocs / vCPUs)")
+    ax.set_ylabel("speedup over 1 core (x)")
+    ax.set_title("spawn_tree_fib: speedup against cores")
+    ax.set_xticks(range(1, maxp + 1))
+    ax.legend()
+    ax.grid(alpha=0.3)
+    save(fig, "speedup")
+
+    # latency CDFs: one figure per kind, one panel per machine setting
+    kinds = [("latency_wakeup", "wake-up latency",
+              ["wake_latency", "raw_ipi_roundtrip", "timer_latency"]),
+             ("latency_sleep", "sleep lateness",
+              ["sleep_lateness_1us", "sleep_lateness_100us", "sleep_lateness_1ms"]),
+             ("latency_preempt", "lateness among CPU hogs (ticker; 1 ms sleeper by quantum)",
+              ["ticker_lateness_hogs", "quantum_sleeper"])]
+    styles = {"goro": "-", "go": "--", "pthread": ":"}
+    envs = [t for t in goro_tags] + [t for t in sorted(peers) if t.startswith("native-")]
+    for stem, title, names in kinds:
+        fig, axes = plt.subplots(1, len(envs), figsize=(5.2 * len(envs), 4.6), sharey=True,
+                                 squeeze=False)
+        for ax, env in zip(axes[0], envs):
+            runs = []
+            if env in goro_runs:
+                runs.append(goro_runs[env])
+            peer_env = env if env in peers else env.replace("hw-", "native-")
+            if peer_env in peers and (env in goro_runs or env.startswith("native-")):
+                runs.append(peers[peer_env])
+            drawn = 0
+            for run in runs:
+                cdfs = {(c["name"], variant(c)): c for c in run["cdf"]}
+                for r in run["bench"]:
+                    if r["name"] not in names or "p50_us" not in r:
+                        continue
+                    c = cdfs.get((r["name"], variant(r)))
+                    if c and c["us"]:
+                        xs, ys = c["us"], [p / 1000 for p in c["permille"]]
+                    else:       # only the summary quantiles were printed
+                        xs = [r["min_us"], r["p50_us"], r["p90_us"], r["p99_us"], r["max_us"]]
+                        ys = [0, 0.5, 0.9, 0.99, 1.0]
+                    impl = r.get("impl", "?")
+                    lab = f"{impl} {r['name'].replace('sleep_lateness_', 'sleep ')} {variant(r)}".strip()
+                    ax.plot([max(v, 0.1) for v in xs], ys, styles.get(impl, "-."), marker=".",
+                            ms=3, drawstyle="steps-post", label=lab)
+                    drawn += 1
+            ax.set_xscale("log")
+            ax.set_xlabel("latency (us, log scale)")
+            ax.set_title(env.replace("tcg-", "TCG, vCPUs=").replace("native-", "native, CPUs=")
+                         .replace("hw-", "hardware, cores="))
+            ax.grid(alpha=0.3)
+            if drawn:
+                ax.legend(fontsize=6, loc="lower right")
+        axes[0][0].set_ylabel("fraction of samples <= latency")
+        fig.suptitle(title + " (goro solid, Go dashed, pthread dotted)")
+        save(fig, stem)
+
+    # quantum trade-off
+    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    for tag in goro_tags:
+        pts = [r for r in goro_runs[tag]["bench"] if r["name"] == "quantum_tradeoff"]
+        if not pts:
+            continue
+        xs = [r["hog_loss_pct"] for r in pts]
+        # horizontal bars: half the disagreement of the two hogs-alone runs
+        xerr = [r.get("base_spread_pct", 0) / 2 for r in pts]
+        for key, style in (("sleeper_p50_us", "o-"), ("sleeper_p99_us", "s--")):
+            ax.errorbar(xs, [r[key] for r in pts], xerr=xerr, fmt=style, capsize=3,
+                        label=f"{key.split('_')[1]} ({tag})")
+        for r in pts:
+            ax.annotate(f"{r['quantum_us']} us", (r["hog_loss_pct"], r["sleeper_p50_us"]), fontsize=7,
+                        textcoords="offset points", xytext=(4, 4))
+    ax.set_yscale("log")
+    ax.set_xlabel("hogs' throughput lost (% of hogs alone)")
+    ax.set_ylabel("1 ms sleeper lateness (us, log scale)")
+    ax.set_title(f"quantum trade-off, goro ({goro_label}); labels: quantum")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    save(fig, "quantum_tradeoff")
+    return made
+
+
+# ---- main ------------------------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--build", default=os.environ.get("BUILD", "build"), help="build directory (default $BUILD or build)")
+    ap.add_argument("--elf", default="", help="goro image (default BUILD/goro.elf)")
+    ap.add_argument("--cpus", default="1,2", help="vCPU counts (default 1,2; never more than host cores)")
+    ap.add_argument("--no-peers", action="store_true", help="goro only")
+    ap.add_argument("--no-insncount", dest="insncount", action="store_false", help="skip instruction counts")
+    ap.add_argument("--peers-max-age", type=int, default=6 * 3600,
+                    help="reuse peer result files younger than this many seconds (default 6 h)")
+    ap.add_argument("--peers-dir", default="", help="read peer results from here (with --from-serial)")
+    ap.add_argument("--from-serial", default="", metavar="LOG",
+                    help="parse a serial capture of app=bench* runs on real hardware instead of running QEMU")
+    ap.add_argument("--out", default="", help="where results.json and plots/ go (default BUILD/bench, "
+                    "or BUILD/bench/serial with --from-serial)")
+    ap.add_argument("--report-only", action="store_true", help="re-read the logs of the last run")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per QEMU boot (default 300)")
+    opts = ap.parse_args()
+    opts.cpus = [int(c) for c in opts.cpus.split(",") if c]
+    opts.elf = opts.elf or os.path.join(opts.build, "goro.elf")
+    outdir = os.path.join(opts.build, "bench")
+    os.makedirs(outdir, exist_ok=True)
+    t_start = time.time()
+    load_start = loadavg()
+
+    if opts.from_serial:
+        goro_runs = split_serial(open(opts.from_serial, errors="replace").read())
+        if not goro_runs:
+            sys.exit(f"bench: no CONFIG/BENCH lines in {opts.from_serial}")
+        goro_label = "hw" if any(t.startswith("hw-") for t in goro_runs) else "serial"
+        cores = sorted({int(t.split("-")[1]) for t in goro_runs if t.split("-")[1].isdigit()})
+        peers = read_peers(outdir, cores, opts.peers_dir or None) if opts.peers_dir else {}
+        # Peers measured natively on the same machine compare with goro there.
+        for c in cores:
+            if f"native-{c}" in peers:
+                peers[f"hw-{c}"] = peers[f"native-{c}"]
+    else:
+        if not opts.report_only:
+            if not os.path.exists(opts.elf):
+                sys.exit(f"bench: {opts.elf} missing: make BUILD={opts.build} first")
+            run_goro(opts, outdir)
+            if not opts.no_peers:
+                run_peers(opts, outdir)
+        goro_runs = {}
+        for c in opts.cpus:
+            run = empty_run()
+            for app, args in APPS:
+                p = os.path.join(outdir, f"goro-tcg-{c}-{app}.log")
+                if os.path.exists(p):
+                    merge(run, parse_lines(open(p, errors="replace").read()))
+            goro_runs[f"tcg-{c}"] = run
+        ins = empty_run()
+        for p in sorted(glob.glob(os.path.join(outdir, "goro-tcg-1-insncount-*.log"))):
+            ins["insn"] += parse_lines(open(p, errors="replace").read())["insn"]
+        goro_runs["tcg-1-insncount"] = ins
+        peers = {} if opts.no_peers else read_peers(outdir, opts.cpus)
+        goro_label = "TCG"
+
+    resdir = opts.out or (os.path.join(outdir, "serial") if opts.from_serial else outdir)
+    os.makedirs(resdir, exist_ok=True)
+    rows = build_table(goro_runs, peers, goro_label)
+    load_end = loadavg()
+    machine = machine_line(goro_runs, load_start, load_end, opts.from_serial, peers)
+    out = sys.stdout
+    out.write(f"\n{machine}\n\n")
+    print_table(rows, goro_label, out)
+    irows = insn_table(goro_runs, peers, out)
+    made = plots(goro_runs, peers, os.path.join(resdir, "plots"), goro_label)
+    res = {"machine": machine, "loadavg_start": load_start, "loadavg_end": load_end,
+           "seconds": round(time.time() - t_start, 1), "goro_label": goro_label,
+           "goro": goro_runs, "peers": peers, "table": rows, "insn_table": irows, "plots": made}
+    path = os.path.join(resdir, "results.json")
+    with open(path, "w") as f:
+        json.dump(res, f, indent=1, default=str)
+    out.write(f"\nresults: {path}; plots: {os.path.join(resdir, 'plots')}/ "
+              f"({len(made)} files); {time.time() - t_start:.0f}s\n")
+    return 0
+
+
+def machine_line(goro_runs, l0, l1, serial="", peers=None):
+    cfg = {}
+    for tag, run in goro_runs.items():
+        cfg = run["config"].get("goro") or cfg
+        if cfg:
+            break
+    if serial:
+        cores = ",".join(t.split("-")[1] for t in goro_runs)
+        return (f"machine: serial capture {serial}: goro cpu=\"{cfg.get('cpu', '?')}\" "
+                f"cores={cores} accel={cfg.get('accel', '?')} tsc_mhz={cfg.get('tsc_mhz', '?')}")
+    qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True).stdout
+    qv = re.search(r"version (\S+)", qemu or "")
+    # The 1-minute load average at each boot (HOST lines of the saved logs).
+    def span(runs):
+        ls = [float(str(h).split("/")[0]) for h in host_loads(runs)]
+        return f"{min(ls):.1f}-{max(ls):.1f}" if ls else "?"
+    return (f"machine: {os.cpu_count()} host CPUs, goro cpu=\"{cfg.get('cpu', '?')}\" "
+            f"accel={cfg.get('accel', '?')} tsc_mhz={cfg.get('tsc_mhz', '?')}, "
+            f"qemu {qv.group(1) if qv else '?'}; 1-min load average {span(goro_runs)} at goro's boots, "
+            f"{span(peers or {})} at the peers' runs; {time.strftime('%Y-%m-%d %H:%M')}")
+
+
+def host_loads(goro_runs):
+    return [la for run in goro_runs.values() for la in run.get("loads", [])]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
