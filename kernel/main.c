@@ -75,6 +75,8 @@ void kmain(struct boot_info *bi)
     kprintf("cmdline: %s\n", line);
     cmdline_parse(line, &kparams, cmdline_warn, 0); // bad words named and ignored
     arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications
+    if (kparams.trace)
+        kprintf("cmdline: trace=1: the event trace is not implemented yet; ignored\n");
     acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
     numa_init(bi);                                  // nodes, their memory, distances (SRAT, SLIT)
     page_init(bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works, per node
