@@ -78,9 +78,12 @@ void core_arm_idle(struct m *mp)
     uint64_t d = 0;
     if (next) {
         uint64_t w = __atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE);
+        uint64_t now = arch_cycles();
         for (;;) {
-            if (w && w <= next && w != mp->watching)
-                break;                  // another idle core watches an earlier one
+            // another idle core watches one at least as early; a watch
+            // already in the past is stale (its watcher has moved on)
+            if (w && w <= next && w != mp->watching && w > now)
+                break;
             if (__atomic_compare_exchange_n(&sched.timer_watch, &w, next, false, __ATOMIC_ACQ_REL,
                                             __ATOMIC_ACQUIRE)) {
                 mp->watching = next;

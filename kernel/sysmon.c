@@ -147,7 +147,8 @@ void sysmon_tick(uint64_t now)
     }
     uint64_t min = arch_ns_to_cycles(20000), max = arch_ns_to_cycles(10000000);
     delay = acted || !delay ? min : delay * 2 > max ? max : delay * 2;
-    bool busy = __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) < sched.gomaxprocs;
+    bool busy = __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) < sched.gomaxprocs ||
+                __atomic_load_n(&sched.nsyscall, __ATOMIC_RELAXED);
     uint64_t next = now + delay;
     if (kparams.schedtrace_ns && next_trace < next)
         next = next_trace;
@@ -173,6 +174,7 @@ void entersyscall(void)
     __atomic_store_n(&mp->curg->status, G_SYSCALL, __ATOMIC_RELAXED);
     pp->syscall_when = arch_cycles();
     __atomic_store_n(&pp->status, P_SYSCALL, __ATOMIC_RELEASE);    // pairs with retake's CAS
+    sysmon_wake();              // asleep, it would never retake this P (Go does the same)
 }
 
 static void exitsyscall0(struct g *gp)

@@ -146,6 +146,14 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         spin_lock(&pp->timers_lock);
     }
     spin_unlock(&pp->timers_lock);
+    // A periodic timer went back in the heap: this core must watch it if
+    // the P is its own (an idle core re-arms on its way to halt anyway).
+    struct m *mp = getm();
+    if (ran && mp->p == pp) {
+        uint64_t f = irq_save();
+        core_rearm(mp, arch_cycles());
+        irq_restore(f);
+    }
     return ran;
 }
 
