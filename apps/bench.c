@@ -135,35 +135,37 @@ static uint64_t spawn_body(uint64_t n)
 
 // ---- spawn_tree_fib -------------------------------------------------------------
 
-struct fib_job {
-    int n;
-    uint64_t result;
-    uint64_t done;
-};
-
 static uint64_t fib_seq(int n)
 {
     return n < 2 ? (uint64_t)n : fib_seq(n - 1) + fib_seq(n - 2);
 }
 
-static void fib_go(void *arg);
+// As the Go peer's fibSpawn: a goroutine for fib(n-1) at every node above
+// the cutoff, joined through a one-slot channel (the parent parks).
+struct fib_job {
+    int n;
+    chan_t *result;
+};
+
+static uint64_t fib_par(int n);
+
+static void fib_go(void *arg)
+{
+    struct fib_job *j = arg;
+    uint64_t v = fib_par(j->n);
+    chan_send(j->result, &v);
+}
 
 static uint64_t fib_par(int n)
 {
     if (n <= 15)
         return fib_seq(n);
-    struct fib_job child = { n - 1, 0, 0 };
+    struct fib_job child = { n - 1, chan_make(sizeof(uint64_t), 1) };
     go(fib_go, &child);
-    uint64_t b = fib_par(n - 2);
-    wait_for(&child.done, 1);
-    return child.result + b;
-}
-
-static void fib_go(void *arg)
-{
-    struct fib_job *j = arg;
-    j->result = fib_par(j->n);
-    __atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+    uint64_t b = fib_par(n - 2), a;
+    chan_recv(child.result, &a);
+    chan_free(child.result);
+    return a + b;
 }
 
 static void bench_fib(int depth)
@@ -196,7 +198,8 @@ static void bench_fib(int depth)
 // ---- uneven_work: 1000 tasks from one goroutine ---------------------------------
 
 #define UNEVEN_TASKS 1000
-static uint64_t uneven_done, uneven_sink;
+static uint64_t uneven_sink;
+static waitgroup_t uneven_wg;       // the main G parks, as the Go peer's wg.Wait
 
 static uint32_t units(uint32_t i)
 {
@@ -218,7 +221,7 @@ static uint64_t work(uint32_t u)
 static void uneven_task(void *arg)
 {
     __atomic_fetch_add(&uneven_sink, work((uint32_t)(uintptr_t)arg), __ATOMIC_RELAXED);
-    __atomic_fetch_add(&uneven_done, 1, __ATOMIC_RELEASE);
+    wg_done(&uneven_wg);
 }
 
 static void bench_uneven(void)
@@ -239,11 +242,11 @@ static void bench_uneven(void)
     int r_n = reps < 11 ? reps : 11;
     sched_stats(&a);
     for (int r = 0; r < r_n; r++) {
-        uneven_done = 0;
         uint64_t s = nanotime();
+        wg_add(&uneven_wg, UNEVEN_TASKS);
         for (uint32_t i = 0; i < UNEVEN_TASKS; i++)
             go(uneven_task, (void *)(uintptr_t)units(i));
-        wait_for(&uneven_done, UNEVEN_TASKS);
+        wg_wait(&uneven_wg);
         t[r] = nanotime() - s;
     }
     sched_stats(&b);
