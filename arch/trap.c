@@ -103,6 +103,15 @@ static __attribute__((noreturn)) void fatal_exception(struct trapframe *tf)
     uint64_t off;
     const char *sym = arch_symbolize(tf->rip, &off);
     kprintf("  #0 %016lx %s+0x%lx\n", tf->rip, sym ? sym : "?", off);
+    // A frameless leaf (GCC keeps none where no stack is needed) leaves its
+    // caller's return address at rsp, which the frame-pointer walk skips.
+    if (arch_virt_to_phys(tf->rsp) && arch_virt_to_phys(tf->rsp + 7)) {
+        uint64_t ret = *(const uint64_t *)tf->rsp, roff;
+        const char *rsym = arch_symbolize(ret - 1, &roff);
+        if (rsym)
+            kprintf("  #0' %016lx %s+0x%lx (return address at rsp: the caller, if #0 is a frameless leaf)\n",
+                    ret, rsym, roff + 1);
+    }
     arch_backtrace(tf->rbp, 32);
     arch_exit(ARCH_EXIT_FATAL);
 }
