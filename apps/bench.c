@@ -10,6 +10,7 @@
 // (tools/insncount_report.py pairs markers with the mark_n= keys).
 // Numbers are measured, never asserted.
 #include "goro.h"
+#include "bench_util.h"
 #include "sched.h"
 #include "numa.h"
 #include "cmdline.h"
@@ -21,29 +22,6 @@ static int reps = 31;
 static uint64_t target_ns = 50000000;      // per repetition
 static const char *filter;
 
-#define MARK_BEGIN() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x01,0x00,0xed,0xfe" ::: "memory")
-#define MARK_END() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x02,0x00,0xed,0xfe" ::: "memory")
-
-static bool wanted(const char *name)
-{
-    if (!filter)
-        return true;
-    size_t n = strlen(filter);
-    for (const char *s = name; *s; s++)
-        if (strncmp(s, filter, n) == 0)
-            return true;
-    return false;
-}
-
-static void sort_u64(uint64_t *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint64_t t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-}
 
 // Runs body(n) reps times after calibrating n; prints one BENCH line.
 static void throughput(const char *name, const char *op, int procs, uint64_t (*body)(uint64_t n))
@@ -65,9 +43,9 @@ static void throughput(const char *name, const char *op, int procs, uint64_t (*b
     uint64_t cyc[MAX_REPS];
     for (int r = 0; r < reps; r++) {
         uint64_t c0 = cputicks();
-        MARK_BEGIN();
+        BENCH_MARK_BEGIN();
         body(n);
-        MARK_END();
+        BENCH_MARK_END();
         cyc[r] = cputicks() - c0;
     }
     sort_u64(cyc, reps);
@@ -398,23 +376,23 @@ static int bench_main(int argc, char **argv)
     }
     config_line();
     int orig = gomaxprocs(0);
-    if (wanted("yield_switch")) {
+    if (bench_wanted(filter, "yield_switch")) {
         gomaxprocs(1);
         throughput("yield_switch", "switch", 1, yield_body);
         gomaxprocs(orig);
     }
-    if (wanted("spawn_exit")) {
+    if (bench_wanted(filter, "spawn_exit")) {
         gomaxprocs(1);
         throughput("spawn_exit", "spawn+run+exit", 1, spawn_body);
         gomaxprocs(orig);
     }
-    if (wanted("spawn_tree_fib"))
+    if (bench_wanted(filter, "spawn_tree_fib"))
         bench_fib(quick ? 30 : 32);
-    if (wanted("uneven_work"))
+    if (bench_wanted(filter, "uneven_work"))
         bench_uneven();
-    if (wanted("steal_policy"))
+    if (bench_wanted(filter, "steal_policy"))
         bench_steal_policy();
-    if (wanted("wake_latency")) {
+    if (bench_wanted(filter, "wake_latency")) {
         bench_wake(false);
         bench_wake(true);
     }

@@ -8,6 +8,7 @@
 // plugin gives instructions per op (tools/insncount_report.py).
 // Numbers are measured, never asserted.
 #include "goro.h"
+#include "bench_util.h"
 #include "arch.h"
 #include "string.h"
 
@@ -23,34 +24,13 @@ static bool marking;
 #define MARK_BEGIN()                                                                  \
     do {                                                                              \
         if (marking)                                                                  \
-            __asm__ volatile(".byte 0x0f,0x1f,0x80,0x01,0x00,0xed,0xfe" ::: "memory"); \
+            BENCH_MARK_BEGIN();                                                       \
     } while (0)
 #define MARK_END()                                                                    \
     do {                                                                              \
         if (marking)                                                                  \
-            __asm__ volatile(".byte 0x0f,0x1f,0x80,0x02,0x00,0xed,0xfe" ::: "memory"); \
+            BENCH_MARK_END();                                                         \
     } while (0)
-
-static bool wanted(const char *name)
-{
-    if (!filter)
-        return true;
-    size_t n = strlen(filter);
-    for (const char *s = name; *s; s++)
-        if (strncmp(s, filter, n) == 0)
-            return true;
-    return false;
-}
-
-static void sort_u64(uint64_t *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint64_t t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-}
 
 // body(n) runs n operations between MARK_BEGIN and MARK_END and returns the
 // TSC cycles they took. Calibrates n to about target_ns, then runs reps
@@ -315,23 +295,23 @@ static int bench_chan_main(int argc, char **argv)
     int ncpu = num_cpu();
     printf("CONFIG impl=goro cores=%d gomaxprocs=%d accel=%s cpu=\"%s\" tsc_mhz=%lu reps=%d\n", ncpu,
            gomaxprocs(0), arch_accel(), model, arch_tsc_hz() / 1000000, reps);
-    if (wanted("chan_sync"))
+    if (bench_wanted(filter, "chan_sync"))
         throughput("chan_sync", "handoff", ncpu, chan_sync_body);
-    if (wanted("pingpong_1p"))
+    if (bench_wanted(filter, "pingpong_1p"))
         throughput("pingpong_1p", "roundtrip", 1, pingpong_body);
-    if (wanted("pingpong_2p")) {
+    if (bench_wanted(filter, "pingpong_2p")) {
         if (ncpu < 2)
             printf("SKIP pingpong_2p impl=goro reason=needs_2_cores\n");
         else
             throughput("pingpong_2p", "roundtrip", 2, pingpong_body);
     }
-    if (wanted("chan_buffered"))
+    if (bench_wanted(filter, "chan_buffered"))
         throughput("chan_buffered", "item cap=128", ncpu, buffered_body);
-    if (wanted("select_uncontended"))
+    if (bench_wanted(filter, "select_uncontended"))
         throughput("select_uncontended", "select", 1, select_body);
-    if (wanted("mutex_uncontended"))
+    if (bench_wanted(filter, "mutex_uncontended"))
         throughput("mutex_uncontended", "lock_unlock", 1, mutex_uncontended_body);
-    if (wanted("mutex_contended"))
+    if (bench_wanted(filter, "mutex_contended"))
         throughput("mutex_contended", "lock_unlock goroutines=4", ncpu, mutex_contended_body);
     printf("DONE impl=goro\n");
     return 0;

@@ -13,6 +13,7 @@
 // nodes are one host process's memory, so remote latency equals local:
 // the output says so; the chase tells the truth on multi-socket hardware.
 #include "goro.h"
+#include "bench_util.h"
 #include "numa.h"
 #include "page.h"
 #include "sched.h"
@@ -23,27 +24,6 @@
 static int reps = 21;
 static uint64_t chase_mb = 64;
 static const char *filter;
-
-static bool wanted(const char *name)
-{
-    if (!filter)
-        return true;
-    size_t n = strlen(filter);
-    for (const char *s = name; *s; s++)
-        if (strncmp(s, filter, n) == 0)
-            return true;
-    return false;
-}
-
-static void sort_u64(uint64_t *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint64_t t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-}
 
 // One BENCH line from reps per-repetition cycle counts of n operations each.
 static void report(const char *name, const char *keys, uint64_t *cyc, uint64_t n)
@@ -290,17 +270,17 @@ static int bench_mem_main(int argc, char **argv)
     if (chase_mb == 0)
         chase_mb = 1;
     config_line();
-    if (wanted("malloc_free"))
+    if (bench_wanted(filter, "malloc_free"))
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
             bench_malloc_free(sizes[i], sizes[i] > 32768 ? 2000 : 20000);
-    if (wanted("malloc_batch"))
+    if (bench_wanted(filter, "malloc_batch"))
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
             bench_malloc_batch(sizes[i]);
-    if (wanted("page_alloc_free")) {
+    if (bench_wanted(filter, "page_alloc_free")) {
         bench_pages(1, 2000);
         bench_pages(16, 200);
     }
-    if (wanted("mem_latency"))
+    if (bench_wanted(filter, "mem_latency"))
         bench_latency();
     return 0;
 }

@@ -33,6 +33,7 @@
 // (mark_pairs=, mark_n=; tools/insncount_report.py). Numbers are measured,
 // never asserted.
 #include "goro.h"
+#include "bench_util.h"
 #include "app.h"
 #include "arch.h"
 #include "bootinfo.h"
@@ -42,8 +43,6 @@
 #include "string.h"
 #include "timer.h"
 
-#define MARK_BEGIN() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x01,0x00,0xed,0xfe" ::: "memory")
-#define MARK_END() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x02,0x00,0xed,0xfe" ::: "memory")
 
 // Vectors no device or scheduler IPI uses (arch.h: devices 0x30-0x4F,
 // the kernel's own 0xF0 and up).
@@ -54,17 +53,6 @@
 
 static const char *filter;
 static bool quick;
-
-static bool wanted(const char *name)
-{
-    if (!filter)
-        return true;
-    size_t n = strlen(filter);
-    for (const char *s = name; *s; s++)
-        if (strncmp(s, filter, n) == 0)
-            return true;
-    return false;
-}
 
 static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 
@@ -217,7 +205,7 @@ static void bench_timer(bool idle)
     pr.t.f = probe_fire;
     pr.wake = idle ? chan_make(0, 1) : 0;
     if (idle)
-        MARK_BEGIN();
+        BENCH_MARK_BEGIN();
     for (int i = 0; i < n; i++) {
         // 50..177 us ahead, varied so the deadline does not ride in phase
         // with anything periodic.
@@ -233,7 +221,7 @@ static void bench_timer(bool idle)
         lat[i] = (int64_t)arch_cycles_to_ns(pr.fired - pr.t.when);
     }
     if (idle)
-        MARK_END();
+        BENCH_MARK_END();
     char head[64], tail[48];
     snprintf(head, sizeof head, "procs=%d mode=%s", gomaxprocs(0), idle ? "idle" : "busy");
     snprintf(tail, sizeof tail, "mark_pairs=1 mark_n=%d", n);
@@ -306,13 +294,13 @@ static void bench_sleep(const char *name, uint64_t ns)
     static int64_t lat[MAX_SAMPLES];
     for (int i = 0; i < 3; i++)
         sleep_ns(ns);
-    MARK_BEGIN();
+    BENCH_MARK_BEGIN();
     for (int i = 0; i < n; i++) {
         uint64_t t0 = nanotime();
         sleep_ns(ns);
         lat[i] = (int64_t)(nanotime() - t0 - ns);
     }
-    MARK_END();
+    BENCH_MARK_END();
     char head[64], tail[48];
     snprintf(head, sizeof head, "procs=%d sleep_us=%lu", gomaxprocs(0), ns / 1000);
     snprintf(tail, sizeof tail, "mark_pairs=1 mark_n=%d", n);
@@ -471,25 +459,25 @@ static int bench_time_main(int argc, char **argv)
            arch_timer_tsc_deadline() ? "tsc-deadline" : "apic-oneshot",
            kparams.quantum_ns / 1000, quick);
     // First, while the free G lists are short (see parked_g_bytes).
-    if (wanted("parked_g_bytes"))
+    if (bench_wanted(filter, "parked_g_bytes"))
         bench_parked();
-    if (wanted("boot_time"))
+    if (bench_wanted(filter, "boot_time"))
         bench_boot();
-    if (wanted("timer_latency")) {
+    if (bench_wanted(filter, "timer_latency")) {
         bench_timer(false);
         bench_timer(true);
     }
-    if (wanted("raw_ipi_roundtrip"))
+    if (bench_wanted(filter, "raw_ipi_roundtrip"))
         bench_ipi();
-    if (wanted("sleep_lateness_1us"))
+    if (bench_wanted(filter, "sleep_lateness_1us"))
         bench_sleep("sleep_lateness_1us", 1000);
-    if (wanted("sleep_lateness_100us"))
+    if (bench_wanted(filter, "sleep_lateness_100us"))
         bench_sleep("sleep_lateness_100us", 100000);
-    if (wanted("sleep_lateness_1ms"))
+    if (bench_wanted(filter, "sleep_lateness_1ms"))
         bench_sleep("sleep_lateness_1ms", 1000000);
-    if (wanted("ticker_lateness_hogs"))
+    if (bench_wanted(filter, "ticker_lateness_hogs"))
         bench_ticker();
-    if (wanted("quantum_tradeoff"))
+    if (bench_wanted(filter, "quantum_tradeoff"))
         bench_quantum();
     printf("DONE impl=goro\n");
     return 0;

@@ -82,3 +82,12 @@ char *strchr(const char *s, int c)
             return 0;
     }
 }
+
+char *strstr(const char *s, const char *sub)
+{
+    size_t n = strlen(sub);
+    for (; *s; s++)
+        if (strncmp(s, sub, n) == 0)
+            return (char *)s;
+    return n == 0 ? (char *)s : 0;
+}

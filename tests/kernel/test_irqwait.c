@@ -3,6 +3,7 @@
 // interrupt. IPIs on IRQ_VEC_TEST stand in for a device; the PIT's
 // channel 0 through the IOAPIC is a real one.
 #include "ktest.h"
+#include "sort.h"
 #include "sched.h"
 #include "irqwait.h"
 #include "ioapic.h"
@@ -62,16 +63,6 @@ static bool send_delivered(uint8_t vec, uint32_t cpu)
         else
             nap();
     return true;
-}
-
-static void sort_u64(uint64_t *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint64_t t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
 }
 
 static bool nexternal_settles(void)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Preemption, timers and sysmon: no goroutine can hog a core.
 #include "ktest.h"
+#include "sort.h"
 #include "sched.h"
 #include "timer.h"
 #include "string.h"
@@ -16,16 +17,6 @@ static uint64_t tsc_skew_ns(void) { return ktest_host_cpus ? 200000 : 0; }
 
 static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static void store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-
-static void sort_u64(uint64_t *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint64_t t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
-}
 
 static void wait_count(const uint64_t *c, uint64_t n)
 {

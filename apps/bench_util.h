@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: MIT
+// What every benchmark app shares: insncount's marker NOPs (see
+// ../shared/tools/insncount: nopl 0xFEED00xx(%rax)), which bracket one
+// measured repetition, and the filter= test.
+#ifndef GORO_BENCH_UTIL_H
+#define GORO_BENCH_UTIL_H
+#include <stdbool.h>
+#include "string.h"
+#include "sort.h"
+
+#define BENCH_MARK_BEGIN() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x01,0x00,0xed,0xfe" ::: "memory")
+#define BENCH_MARK_END() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x02,0x00,0xed,0xfe" ::: "memory")
+
+// filter=SUBSTR picks benchmarks by name; no filter picks all.
+static inline bool bench_wanted(const char *filter, const char *name)
+{
+    return !filter || strstr(name, filter);
+}
+
+#endif
