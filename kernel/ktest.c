@@ -41,6 +41,17 @@ bool ktest_failed(void)
     return __atomic_load_n(&failed, __ATOMIC_ACQUIRE);
 }
 
+bool kt_wait_count(const uint64_t *counter, uint64_t target, uint64_t timeout_ms)
+{
+    uint64_t end = nanotime() + timeout_ms * 1000000;
+    while (kt_load(counter) < target) {
+        if (nanotime() > end)
+            return false;
+        gosched();
+    }
+    return true;
+}
+
 int ktest_run_all(const char *filter)
 {
     int pass = 0, fail = 0, skip = 0;

@@ -8,21 +8,6 @@
 #include "goro.h"
 #include "string.h"
 
-static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static void add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
-
-// Yields until *counter reaches target or timeout_ms passes.
-static bool wait_count(const uint64_t *counter, uint64_t target, uint64_t timeout_ms)
-{
-    uint64_t end = nanotime() + timeout_ms * 1000000;
-    while (load(counter) < target) {
-        if (nanotime() > end)
-            return false;
-        gosched();
-    }
-    return true;
-}
-
 // ---- single-goroutine semantics ----------------------------------------------
 
 KTEST(chan_buffered_fifo_and_close)
@@ -161,11 +146,11 @@ static void cons_producer(void *arg)
         } else {
             chan_send(cons.c[0], &msg);
         }
-        add(&cons.sum_sent, (uint32_t)msg);
+        kt_add(&cons.sum_sent, (uint32_t)msg);
         if ((i & 127) == 0)
             gosched();
     }
-    add(&cons.producers_done, 1);
+    kt_add(&cons.producers_done, 1);
 }
 
 static void cons_take(uint64_t msg)
@@ -176,8 +161,8 @@ static void cons_take(uint64_t msg)
         return;
     }
     __atomic_fetch_add(&cons.seen[idx], 1, __ATOMIC_RELAXED);
-    add(&cons.sum_recv, (uint32_t)msg);
-    add(&cons.received, 1);
+    kt_add(&cons.sum_recv, (uint32_t)msg);
+    kt_add(&cons.received, 1);
 }
 
 static void cons_consumer(void *arg)
@@ -203,7 +188,7 @@ static void cons_consumer(void *arg)
             cons_take(msg);
         }
     }
-    add(&cons.consumers_done, 1);
+    kt_add(&cons.consumers_done, 1);
 }
 
 static void conservation(size_t cap, bool use_select)
@@ -218,25 +203,25 @@ static void conservation(size_t cap, bool use_select)
         go(cons_consumer, 0);
     for (uint32_t p = 0; p < CONS_PRODUCERS; p++)
         go(cons_producer, (void *)(uintptr_t)p);
-    if (!wait_count(&cons.producers_done, CONS_PRODUCERS, 240000))
-        KT_FAIL("producers stuck: %lu of %u done, %lu received", load(&cons.producers_done),
-                CONS_PRODUCERS, load(&cons.received));
+    if (!kt_wait_count(&cons.producers_done, CONS_PRODUCERS, 240000))
+        KT_FAIL("producers stuck: %lu of %u done, %lu received", kt_load(&cons.producers_done),
+                CONS_PRODUCERS, kt_load(&cons.received));
     if (use_select) {
         // every message must be in before quit, which consumers may pick
         // over a pending message
-        if (!wait_count(&cons.received, CONS_TOTAL, 60000))
-            KT_FAIL("only %lu of %u received", load(&cons.received), CONS_TOTAL);
+        if (!kt_wait_count(&cons.received, CONS_TOTAL, 60000))
+            KT_FAIL("only %lu of %u received", kt_load(&cons.received), CONS_TOTAL);
         chan_close(cons.quit);
     } else {
         chan_close(cons.c[0]);
     }
-    if (!wait_count(&cons.consumers_done, CONS_CONSUMERS, 60000))
-        KT_FAIL("consumers stuck after close: %lu of %u done", load(&cons.consumers_done), CONS_CONSUMERS);
-    KT_ASSERT_EQ(load(&cons.received), CONS_TOTAL);
+    if (!kt_wait_count(&cons.consumers_done, CONS_CONSUMERS, 60000))
+        KT_FAIL("consumers stuck after close: %lu of %u done", kt_load(&cons.consumers_done), CONS_CONSUMERS);
+    KT_ASSERT_EQ(kt_load(&cons.received), CONS_TOTAL);
     for (uint32_t i = 0; i < CONS_TOTAL; i++)
         if (cons.seen[i] != 1)
             KT_FAIL("message %u received %u times", i, cons.seen[i]);
-    KT_ASSERT_EQ(load(&cons.sum_recv), load(&cons.sum_sent));
+    KT_ASSERT_EQ(kt_load(&cons.sum_recv), kt_load(&cons.sum_sent));
     for (int k = 0; k < 3; k++) {
         KT_ASSERT_EQ(chan_len(cons.c[k]), 0);
         chan_free(cons.c[k]);
@@ -258,10 +243,10 @@ static void close_receiver(void *arg)
 {
     chan_t *c = arg;
     uint64_t v = 0xdead;
-    add(&close_started, 1);
+    kt_add(&close_started, 1);
     if (chan_recv(c, &v) || v != 0)
-        add(&close_bad, 1);
-    add(&close_woken, 1);
+        kt_add(&close_bad, 1);
+    kt_add(&close_woken, 1);
 }
 
 static void close_selector(void *arg)
@@ -274,15 +259,15 @@ static void close_selector(void *arg)
         { .c = c, .dir = SELECT_RECV, .elem = &v },
         { .c = 0, .dir = SELECT_RECV, .elem = &w },
     };
-    add(&close_started, 1);
+    kt_add(&close_started, 1);
     int r = chan_select(cs, 3, true);
     if (r != 1 || cs[1].ok || v != 0 || w != 0xbeef)
-        add(&close_bad, 1);
+        kt_add(&close_bad, 1);
     // the record on `never` is gone: a try-send finds nobody
     if (chan_try_send(never, &w))
-        add(&close_bad, 1);
+        kt_add(&close_bad, 1);
     chan_free(never);
-    add(&close_woken, 1);
+    kt_add(&close_woken, 1);
 }
 
 KTEST(chan_close_wakes_every_receiver)
@@ -291,13 +276,13 @@ KTEST(chan_close_wakes_every_receiver)
     chan_t *c = chan_make(sizeof(uint64_t), 0);
     for (uint32_t i = 0; i < CLOSE_WAITERS; i++)
         go(i & 1 ? close_selector : close_receiver, c);
-    KT_ASSERT(wait_count(&close_started, CLOSE_WAITERS, 30000));
+    KT_ASSERT(kt_wait_count(&close_started, CLOSE_WAITERS, 30000));
     for (int i = 0; i < 200; i++)
         gosched();          // most are parked by now; the rest see closed at once
     chan_close(c);
-    if (!wait_count(&close_woken, CLOSE_WAITERS, 30000))
-        KT_FAIL("only %lu of %u receivers woke", load(&close_woken), CLOSE_WAITERS);
-    KT_ASSERT_EQ(load(&close_bad), 0);
+    if (!kt_wait_count(&close_woken, CLOSE_WAITERS, 30000))
+        KT_FAIL("only %lu of %u receivers woke", kt_load(&close_woken), CLOSE_WAITERS);
+    KT_ASSERT_EQ(kt_load(&close_bad), 0);
     chan_free(c);
 }
 
@@ -391,7 +376,7 @@ static void dup_peer(void *arg)
             chan_send(a->c, &v);
         } else {
             chan_recv(a->c, &v);
-            add(&a->got, 1);
+            kt_add(&a->got, 1);
         }
     }
 }
@@ -419,7 +404,7 @@ KTEST(chan_select_same_channel_twice)
     }
     KT_ASSERT_EQ(sends, a.n / 2);
     KT_ASSERT_EQ(recvs, a.n / 2);
-    KT_ASSERT(wait_count(&a.got, a.n / 2, 10000));
+    KT_ASSERT(kt_wait_count(&a.got, a.n / 2, 10000));
     chan_free(a.c);
 }
 

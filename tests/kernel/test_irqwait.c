@@ -17,14 +17,11 @@
 // the very waiter it waits for on one core.
 static void nap(void) { sleep_ns(20000); }
 
-static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static void store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-
 // Yields until *p >= v or timeout_ns pass; false on timeout.
 static bool wait_until(const uint64_t *p, uint64_t v, uint64_t timeout_ns)
 {
     uint64_t end = nanotime() + timeout_ns;
-    while (load(p) < v)
+    while (kt_load(p) < v)
         if (nanotime() > end)
             return false;
         else
@@ -105,7 +102,7 @@ KTEST(irqwait_ipi_wakes_waiter)
     KT_ASSERT_EQ(irq_attach(IRQ_VEC_TEST, 0), 0);
     irq_take_pending(IRQ_VEC_TEST);
     uint64_t lat[ROUNDS];
-    store(&woke_done, 0);
+    kt_store(&woke_done, 0);
     for (int i = 0; i < ROUNDS; i++) {
         go(waiter, 0);
         if (!wait_waiters(IRQ_VEC_TEST, 1))
@@ -132,7 +129,7 @@ KTEST(irqwait_wakes_all_waiters)
 {
     KT_ASSERT_EQ(irq_attach(IRQ_VEC_TEST, 0), 0);
     irq_take_pending(IRQ_VEC_TEST);
-    store(&woke_done, 0);
+    kt_store(&woke_done, 0);
     for (int i = 0; i < NWAITERS; i++)
         go(waiter, 0);
     if (!wait_waiters(IRQ_VEC_TEST, NWAITERS))
@@ -140,7 +137,7 @@ KTEST(irqwait_wakes_all_waiters)
     KT_ASSERT(__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) >= NWAITERS);
     arch_send_ipi(other_core(), IRQ_VEC_TEST);
     if (!wait_until(&woke_done, NWAITERS, 5 * SEC))
-        KT_FAIL("%lu of %d waiters woke", load(&woke_done), NWAITERS);
+        KT_FAIL("%lu of %d waiters woke", kt_load(&woke_done), NWAITERS);
     KT_ASSERT_EQ(irq_nwaiting(IRQ_VEC_TEST), 0);
     KT_ASSERT_EQ(irq_take_pending(IRQ_VEC_TEST), 0);   // consumed by the waiters, not kept
     KT_ASSERT(nexternal_settles());
@@ -155,25 +152,25 @@ static uint64_t rescue_stop, rescued;
 static void rescuer(void *arg)
 {
     (void)arg;
-    for (int i = 0; i < 300 && !load(&rescue_stop); i++)
+    for (int i = 0; i < 300 && !kt_load(&rescue_stop); i++)
         sleep_ns(10000000);
-    if (!load(&rescue_stop)) {
-        store(&rescued, 1);
+    if (!kt_load(&rescue_stop)) {
+        kt_store(&rescued, 1);
         arch_send_ipi(0, IRQ_VEC_TEST);
     }
-    store(&rescue_stop, 2);
+    kt_store(&rescue_stop, 2);
 }
 
 static void rescue_start(void)
 {
-    store(&rescue_stop, 0);
-    store(&rescued, 0);
+    kt_store(&rescue_stop, 0);
+    kt_store(&rescued, 0);
     go(rescuer, 0);
 }
 
 static void rescue_end(void)
 {
-    store(&rescue_stop, 1);
+    kt_store(&rescue_stop, 1);
     wait_until(&rescue_stop, 2, 10 * SEC);
 }
 
@@ -185,7 +182,7 @@ KTEST(irqwait_interrupt_before_wait)
     rescue_start();
     int n = irq_wait(IRQ_VEC_TEST);         // must not park: the interrupt is kept
     rescue_end();
-    KT_ASSERT(!load(&rescued));
+    KT_ASSERT(!kt_load(&rescued));
     KT_ASSERT_EQ(n, 1);
     // Three, each delivered before the next is sent: one call takes them all.
     for (int i = 0; i < 3; i++)
@@ -193,7 +190,7 @@ KTEST(irqwait_interrupt_before_wait)
     rescue_start();
     n = irq_wait(IRQ_VEC_TEST);
     rescue_end();
-    KT_ASSERT(!load(&rescued));
+    KT_ASSERT(!kt_load(&rescued));
     KT_ASSERT_EQ(n, 3);
     KT_ASSERT_EQ(irq_take_pending(IRQ_VEC_TEST), 0);
 }
@@ -210,23 +207,23 @@ static void consumer(void *arg)
 {
     (void)arg;
     uint64_t sum = 0;
-    while (sum < STREAM && !load(&rescue_stop)) {
+    while (sum < STREAM && !kt_load(&rescue_stop)) {
         int n = irq_wait(IRQ_VEC_TEST);
         if (n < 1)
             break;
         sum += (uint64_t)n;
     }
-    store(&consumed, sum);
-    store(&stream_done, 1);
+    kt_store(&consumed, sum);
+    kt_store(&stream_done, 1);
 }
 
 KTEST(irqwait_stream_loses_nothing)
 {
     KT_ASSERT_EQ(irq_attach(IRQ_VEC_TEST, 0), 0);
     irq_take_pending(IRQ_VEC_TEST);
-    store(&consumed, 0);
-    store(&stream_done, 0);
-    store(&rescue_stop, 0);
+    kt_store(&consumed, 0);
+    kt_store(&stream_done, 0);
+    kt_store(&rescue_stop, 0);
     go(consumer, 0);
     for (int i = 0; i < STREAM; i++) {
         if (!send_delivered(IRQ_VEC_TEST, (uint32_t)i % (uint32_t)num_cpu()))
@@ -236,12 +233,12 @@ KTEST(irqwait_stream_loses_nothing)
     }
     if (!wait_until(&stream_done, 1, 5 * SEC)) {
         uint32_t left = irq_nwaiting(IRQ_VEC_TEST);
-        store(&rescue_stop, 1);
+        kt_store(&rescue_stop, 1);
         arch_send_ipi(0, IRQ_VEC_TEST);
         wait_until(&stream_done, 1, 5 * SEC);
-        KT_FAIL("the consumer saw %lu of %d interrupts (%u parked)", load(&consumed), STREAM, left);
+        KT_FAIL("the consumer saw %lu of %d interrupts (%u parked)", kt_load(&consumed), STREAM, left);
     }
-    KT_ASSERT_EQ(load(&consumed), STREAM);
+    KT_ASSERT_EQ(kt_load(&consumed), STREAM);
     KT_ASSERT(nexternal_settles());
 }
 

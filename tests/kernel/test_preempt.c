@@ -15,15 +15,6 @@ static uint64_t kparams_quantum_us(void) { return kparams.quantum_ns / 1000; }
 // up to about 50 us: such checks allow 200 us there.
 static uint64_t tsc_skew_ns(void) { return ktest_host_cpus ? 200000 : 0; }
 
-static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static void store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-
-static void wait_count(const uint64_t *c, uint64_t n)
-{
-    while (load(c) < n)
-        gosched();
-}
-
 // ---- CPU hogs on every P and a 1 ms sleeper --------------------------------
 
 static uint64_t hog_stop, hogs_done;
@@ -52,7 +43,7 @@ static void sleeper(void *arg)
         if (d < 1000000)
             late_ns[i] = ~0ull;         // early: flagged below
     }
-    store(&sleeper_done, 1);
+    kt_store(&sleeper_done, 1);
 }
 
 static void hogs_with_sleeper(int procs)
@@ -64,9 +55,9 @@ static void hogs_with_sleeper(int procs)
         go(hog, &counts[i]);
     go(sleeper, 0);
     // The main G is one more runnable G: it yields until the sleeper is done.
-    wait_count(&sleeper_done, 1);
-    store(&hog_stop, 1);
-    wait_count(&hogs_done, (uint64_t)procs);
+    kt_wait_count(&sleeper_done, 1, 60000);
+    kt_store(&hog_stop, 1);
+    kt_wait_count(&hogs_done, (uint64_t)procs, 60000);
     gomaxprocs(orig);
     for (int i = 0; i < SLEEPS; i++)
         if (late_ns[i] == ~0ull)
@@ -182,7 +173,7 @@ static uint64_t other_ran;
 static void other(void *arg)
 {
     (void)arg;
-    store(&other_ran, nanotime());
+    kt_store(&other_ran, nanotime());
 }
 
 KTEST(preempt_disabled_region_defers)
@@ -202,15 +193,15 @@ KTEST(preempt_disabled_region_defers)
         cpu_relax();
     sched_stats(&b);
     bool moved = core_id() != core;
-    bool ran_inside = load(&other_ran) != 0;
+    bool ran_inside = kt_load(&other_ran) != 0;
     uint64_t t_enable = nanotime();
     preempt_enable();                   // the deferred preemption happens here
     sched_stats(&c);
     // The other G usually runs right then; the scheduler's fairness (the
     // global queue first every 61st schedule) may run this one first.
-    for (uint64_t end = nanotime() + 1000000000; !load(&other_ran) && nanotime() < end;)
+    for (uint64_t end = nanotime() + 1000000000; !kt_load(&other_ran) && nanotime() < end;)
         gosched();
-    uint64_t ran = load(&other_ran);
+    uint64_t ran = kt_load(&other_ran);
     preempt_set_quantum_ns(old_q);
     gomaxprocs(orig);
     KT_ASSERT(!moved);
@@ -238,9 +229,9 @@ static void blocker(void *arg)
         go(queued, 0);                  // queued behind us on our P
     entersyscall();
     uint64_t end = nanotime() + 50000000;
-    while (nanotime() < end && load(&queued_done) < 8)
+    while (nanotime() < end && kt_load(&queued_done) < 8)
         cpu_relax();
-    store(&blocker_out, load(&queued_done));
+    kt_store(&blocker_out, kt_load(&queued_done));
     exitsyscall();
 }
 
@@ -252,13 +243,13 @@ KTEST(preempt_syscall_handoff_to_spare_core)
     queued_done = queued_core_mask = 0;
     blocker_out = ~0ull;
     go(blocker, 0);
-    wait_count(&queued_done, 8);
-    while (load(&blocker_out) == ~0ull)
+    kt_wait_count(&queued_done, 8, 60000);
+    while (kt_load(&blocker_out) == ~0ull)
         gosched();
     gomaxprocs(orig);
     printf("ktest: syscall hand-off: %lu of 8 ran while the blocker was inside, core mask %lx\n",
-           load(&blocker_out), load(&queued_core_mask));
-    KT_ASSERT_EQ(load(&blocker_out), 8);
+           kt_load(&blocker_out), kt_load(&queued_core_mask));
+    KT_ASSERT_EQ(kt_load(&blocker_out), 8);
 }
 
 // ---- timers fire in order and never early ------------------------------------
@@ -292,10 +283,10 @@ KTEST(timers_fire_in_order_never_early)
     KT_ASSERT(timer_stop(&tms[7]));
     KT_ASSERT(!timer_stop(&tms[7]));
     uint64_t end = nanotime() + 5000000000ull;
-    while (load(&nfired) < NTIMERS - 1 && nanotime() < end)
+    while (kt_load(&nfired) < NTIMERS - 1 && nanotime() < end)
         sleep_ns(1000000);
     gomaxprocs(orig);
-    KT_ASSERT_EQ(load(&nfired), NTIMERS - 1);
+    KT_ASSERT_EQ(kt_load(&nfired), NTIMERS - 1);
     for (int i = 0; i < NTIMERS - 1; i++) {
         if (fired_at[i] + arch_ns_to_cycles(tsc_skew_ns()) < fired_when[i])
             KT_FAIL("timer %d fired %lu cycles early", i, fired_when[i] - fired_at[i]);

@@ -8,22 +8,6 @@
 #include "printf.h"
 #include "string.h"
 
-static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static void inc(uint64_t *p) { __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL); }
-
-// Yields until *counter reaches target or timeout_ms passes. Returns false
-// on timeout.
-static bool wait_count(const uint64_t *counter, uint64_t target, uint64_t timeout_ms)
-{
-    uint64_t end = nanotime() + timeout_ms * 1000000;
-    while (load(counter) < target) {
-        if (nanotime() > end)
-            return false;
-        gosched();
-    }
-    return true;
-}
-
 // Yields until num_goroutine() == n (Gs that just finished may still be
 // switching out on another core) or 5 s pass.
 static int settle_goroutines(int n)
@@ -57,7 +41,7 @@ static void many_worker(void *arg)
     uint64_t work = (h % 97 == 0) ? 20000 : h % 300;     // 1 in 97 is heavy
     __atomic_fetch_add(&sink, spin_work(work), __ATOMIC_RELAXED);
     __atomic_fetch_add(&ran[i], 1, __ATOMIC_RELAXED);
-    inc(&many_done);
+    kt_add(&many_done, 1);
 }
 
 static void many_spawner(void *arg)
@@ -77,8 +61,8 @@ KTEST(sched_100k_uneven_exactly_once)
     int before = num_goroutine();
     for (uint32_t s = 0; s < SPAWNERS; s++)
         go(many_spawner, (void *)(uintptr_t)s);
-    if (!wait_count(&many_done, MANY, 120000))
-        KT_FAIL("only %lu of %u goroutines finished in 120 s", load(&many_done), MANY);
+    if (!kt_wait_count(&many_done, MANY, 120000))
+        KT_FAIL("only %lu of %u goroutines finished in 120 s", kt_load(&many_done), MANY);
     for (uint32_t i = 0; i < MANY; i++)
         if (ran[i] != 1)
             KT_FAIL("goroutine #%u ran %u times", i, ran[i]);
@@ -95,14 +79,14 @@ static void spread_worker(void *arg)
 {
     (void)arg;
     __atomic_fetch_add(&sink, spin_work(40000), __ATOMIC_RELAXED);
-    inc(&ran_on[core_id()]);
-    inc(&spread_done);
+    kt_add(&ran_on[core_id()], 1);
+    kt_add(&spread_done, 1);
 }
 
 static bool every_other_core_ran(int skip)
 {
     for (int c = 0; c < num_cpu(); c++)
-        if (c != skip && load(&ran_on[c]) == 0)
+        if (c != skip && kt_load(&ran_on[c]) == 0)
             return false;
     return true;
 }
@@ -131,17 +115,17 @@ KTEST(sched_spawned_by_one_run_everywhere)
         while (!runq_empty(mine) && nanotime() < deadline)
             cpu_relax();
     }
-    if (!wait_count(&spread_done, spawned, 60000))
-        KT_FAIL("only %lu of %lu finished", load(&spread_done), spawned);
+    if (!kt_wait_count(&spread_done, spawned, 60000))
+        KT_FAIL("only %lu of %lu finished", kt_load(&spread_done), spawned);
     sched_stats(&after);
     for (int c = 0; c < num_cpu(); c++)
-        printf("ktest: spread core %d ran %lu\n", c, load(&ran_on[c]));
+        printf("ktest: spread core %d ran %lu\n", c, kt_load(&ran_on[c]));
     printf("ktest: spread %lu Gs, steals %lu (%lu Gs), wake IPIs %lu, halts %lu\n", spawned,
            after.total.steals - before.total.steals, after.total.stolen - before.total.stolen,
            after.total.wake_ipis - before.total.wake_ipis, after.total.halts - before.total.halts);
     KT_ASSERT(after.total.steals > before.total.steals);
     for (int c = 0; c < num_cpu(); c++)
-        if (c != spawner_core && load(&ran_on[c]) == 0)
+        if (c != spawner_core && kt_load(&ran_on[c]) == 0)
             KT_FAIL("core %d ran none of the %lu goroutines in 60 s", c, spawned);
 }
 
@@ -159,7 +143,7 @@ static void resize_worker(void *arg)
         gosched();
     }
     __atomic_fetch_add(&resize_ran[i], 1, __ATOMIC_RELAXED);
-    inc(&resize_done);
+    kt_add(&resize_done, 1);
 }
 
 KTEST(sched_gomaxprocs_resize_mid_run)
@@ -179,8 +163,8 @@ KTEST(sched_gomaxprocs_resize_mid_run)
     }
     gomaxprocs(1);
     gomaxprocs(n);
-    if (!wait_count(&resize_done, RESIZE_G, 60000))
-        KT_FAIL("only %lu of %u finished after resizes", load(&resize_done), RESIZE_G);
+    if (!kt_wait_count(&resize_done, RESIZE_G, 60000))
+        KT_FAIL("only %lu of %u finished after resizes", kt_load(&resize_done), RESIZE_G);
     for (uint32_t i = 0; i < RESIZE_G; i++)
         if (resize_ran[i] != 1)
             KT_FAIL("goroutine #%u ran %u times", i, resize_ran[i]);
@@ -206,7 +190,7 @@ static void burst_worker(void *arg)
                                                  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         ;
     __atomic_fetch_add(&sink, spin_work(500), __ATOMIC_RELAXED);
-    inc(&burst_done);
+    kt_add(&burst_done, 1);
 }
 
 // The main G spawns a burst and then spins WITHOUT yielding: only other
@@ -230,10 +214,10 @@ KTEST(sched_bursts_after_idle_wake_halted_cores)
         // The last one spawned sits in our runnext, which thieves take in
         // their last round, after a short backoff.
         uint64_t deadline = nanotime() + 100000000ull;     // 100 ms
-        while (load(&burst_done) < n) {
+        while (kt_load(&burst_done) < n) {
             if (nanotime() > deadline)
                 KT_FAIL("burst %d: %lu of %u ran within 100 ms while this core spun: a wake-up was lost",
-                        b, load(&burst_done), n);
+                        b, kt_load(&burst_done), n);
             cpu_relax();
         }
     }
@@ -253,7 +237,7 @@ static void id_child(void *arg)
 {
     (void)arg;
     __atomic_store_n(&child_id, goid(), __ATOMIC_RELAXED);
-    inc(&ids_done);
+    kt_add(&ids_done, 1);
 }
 
 KTEST(sched_ids_and_counts)
@@ -266,7 +250,7 @@ KTEST(sched_ids_and_counts)
     uint64_t b = go(id_child, 0);
     KT_ASSERT(a != b && a != me && b != me);
     KT_ASSERT(num_goroutine() >= before);
-    KT_ASSERT(wait_count(&ids_done, 2, 10000));
+    KT_ASSERT(kt_wait_count(&ids_done, 2, 10000));
     uint64_t seen = __atomic_load_n(&child_id, __ATOMIC_RELAXED);
     KT_ASSERT(seen == a || seen == b);
     (void)child_parent_seen;
@@ -311,14 +295,14 @@ static void overflow_child(void *arg)
     (void)arg;
     printf("stack_overflow: recursing in goroutine %lu\n", goid());
     __atomic_fetch_add(&sink, recurse(1u << 20), __ATOMIC_RELAXED);
-    inc(&overflow_done);
+    kt_add(&overflow_done, 1);
 }
 
 static int stack_overflow_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
     go(overflow_child, 0);
-    wait_count(&overflow_done, 1, 60000);
+    kt_wait_count(&overflow_done, 1, 60000);
     return 1;
 }
 GORO_APP(stack_overflow, "recurse without bound in a goroutine (expect the overflow error, exit 255)",

@@ -8,15 +8,6 @@
 #include "cmdline.h"
 #include "string.h"
 
-static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-
-static void wait_count(const uint64_t *c, uint64_t n)
-{
-    uint64_t end = nanotime() + 60000000000ull;
-    while (load(c) < n && nanotime() < end)
-        gosched();
-}
-
 // ---- a stack grows to 200 KiB on demand ------------------------------------
 
 __attribute__((noinline)) static uint64_t deep(uint32_t depth, volatile uint8_t *lowest)
@@ -47,8 +38,8 @@ KTEST(stack_grows_to_200k_on_demand)
 {
     deep_done = 0;
     go(deep_g, 0);
-    wait_count(&deep_done, 1);
-    KT_ASSERT_EQ(load(&deep_done), 1);
+    kt_wait_count(&deep_done, 1, 60000);
+    KT_ASSERT_EQ(kt_load(&deep_done), 1);
     uint64_t expect = 0;
     for (uint32_t d = 0; d <= 430; d++)
         expect += (d == 0) ? 0 : (uint8_t)d + (uint8_t)(d >> 8);
@@ -92,7 +83,7 @@ KTEST(stack_parked_g_costs_4_5k)
     nparked = parkers_done = 0;
     for (int i = 0; i < PARKERS; i++)
         go(parker, 0);
-    wait_count(&nparked, PARKERS);
+    kt_wait_count(&nparked, PARKERS, 60000);
     // Reused Gs keep what they once mapped; Gs that never grew hold one page.
     uint64_t costs[PARKERS], ones = 0;
     for (int i = 0; i < PARKERS; i++) {
@@ -101,7 +92,7 @@ KTEST(stack_parked_g_costs_4_5k)
     }
     for (int i = 0; i < PARKERS; i++)
         gready(parked[i], false);
-    wait_count(&parkers_done, PARKERS);
+    kt_wait_count(&parkers_done, PARKERS, 60000);
     uint64_t min = ~0ull;
     for (int i = 0; i < PARKERS; i++)
         if (costs[i] < min)
@@ -141,7 +132,7 @@ KTEST(stack_pages_from_the_local_node)
     node_done = node_bad = node_checked = 0;
     for (int i = 0; i < 64; i++)
         go(node_toucher, 0);
-    wait_count(&node_done, 64);
+    kt_wait_count(&node_done, 64, 60000);
     printf("ktest: %lu stack pages checked, %lu from another node\n", node_checked, node_bad);
     KT_ASSERT_EQ(node_bad, 0);
 }
@@ -206,14 +197,14 @@ static int park_million_main(int argc, char **argv)
         if ((i & 1023) == 1023)
             gosched();          // let them park as we go
     }
-    while (load(&mparked) < n)
+    while (kt_load(&mparked) < n)
         gosched();
     uint64_t used = (free0 - page_free_count()) * PAGE_SIZE;
     printf("park_million: %lu goroutines parked in %lu ms, %lu bytes each (num_goroutine %d)\n", n,
            (nanotime() - t0) / 1000000, used / n, num_goroutine());
     for (uint64_t i = 0; i < n; i++)
         gready(millions[i], false);
-    while (load(&mdone) < n)
+    while (kt_load(&mdone) < n)
         gosched();
     printf("park_million: all %lu finished in %lu ms\n", n, (nanotime() - t0) / 1000000);
     return used / n <= 4608 + 64 ? 0 : 1;

@@ -8,20 +8,6 @@
 #include "string.h"
 #include "chan.h"
 
-static uint64_t load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static void add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
-
-static bool wait_count(const uint64_t *counter, uint64_t target, uint64_t timeout_ms)
-{
-    uint64_t end = nanotime() + timeout_ms * 1000000;
-    while (load(counter) < target) {
-        if (nanotime() > end)
-            return false;
-        gosched();
-    }
-    return true;
-}
-
 // Busy for about ns, yielding (a stand-in for sleeping, until timers come).
 static void yield_for(uint64_t ns)
 {
@@ -45,7 +31,7 @@ static void mu_worker(void *arg)
     for (uint32_t i = 0; i < MU_ITERS; i++) {
         mutex_lock(&mu);
         if (__atomic_fetch_add(&mu_inside, 1, __ATOMIC_RELAXED) != 0)
-            add(&mu_overlap, 1);
+            kt_add(&mu_overlap, 1);
         uint64_t c = mu_counter;
         seed = seed * 1103515245u + 12345u;
         if ((seed >> 16) % 16 == 0)
@@ -54,7 +40,7 @@ static void mu_worker(void *arg)
         __atomic_fetch_sub(&mu_inside, 1, __ATOMIC_RELAXED);
         mutex_unlock(&mu);
     }
-    add(&mu_done, 1);
+    kt_add(&mu_done, 1);
 }
 
 KTEST(sync_mutex_mutual_exclusion_counter)
@@ -63,9 +49,9 @@ KTEST(sync_mutex_mutual_exclusion_counter)
     mu_counter = mu_done = mu_overlap = 0;
     for (uint32_t i = 0; i < MU_G; i++)
         go(mu_worker, (void *)(uintptr_t)i);
-    if (!wait_count(&mu_done, MU_G, 240000))
-        KT_FAIL("only %lu of %u workers finished", load(&mu_done), MU_G);
-    KT_ASSERT_EQ(load(&mu_overlap), 0);
+    if (!kt_wait_count(&mu_done, MU_G, 240000))
+        KT_FAIL("only %lu of %u workers finished", kt_load(&mu_done), MU_G);
+    KT_ASSERT_EQ(kt_load(&mu_overlap), 0);
     KT_ASSERT_EQ(mu_counter, MU_G * MU_ITERS);
     KT_ASSERT_EQ(mu.state, 0);
     KT_ASSERT(mutex_trylock(&mu));
@@ -91,9 +77,9 @@ static void starve_hog(void *arg)
         mutex_lock(&starve_mu);
         yield_for(200000);
         mutex_unlock(&starve_mu);
-        add(&starve_hog_rounds, 1);
+        kt_add(&starve_hog_rounds, 1);
     }
-    add(&starve_done, 1);
+    kt_add(&starve_done, 1);
 }
 
 static void starve_waiter(void *arg)
@@ -104,13 +90,13 @@ static void starve_waiter(void *arg)
         mutex_lock(&starve_mu);
         uint64_t w = nanotime() - t0;
         mutex_unlock(&starve_mu);
-        uint64_t old = load(&starve_max_wait_ns);
+        uint64_t old = kt_load(&starve_max_wait_ns);
         while (w > old && !__atomic_compare_exchange_n(&starve_max_wait_ns, &old, w, false,
                                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             ;
         yield_for(500000);
     }
-    add(&starve_done, 1);
+    kt_add(&starve_done, 1);
 }
 
 KTEST(sync_mutex_starvation_bounds_longest_wait)
@@ -123,16 +109,16 @@ KTEST(sync_mutex_starvation_bounds_longest_wait)
         gosched();                  // the hog holds it first
     for (uint32_t i = 0; i < STARVE_WAITERS; i++)
         go(starve_waiter, 0);
-    bool ok = wait_count(&starve_done, STARVE_WAITERS, 60000);
+    bool ok = kt_wait_count(&starve_done, STARVE_WAITERS, 60000);
     __atomic_store_n(&starve_stop, 1, __ATOMIC_RELEASE);
     if (!ok)
-        KT_FAIL("waiters starved: %lu of %u finished in 60 s", load(&starve_done), STARVE_WAITERS);
-    KT_ASSERT(wait_count(&starve_done, STARVE_WAITERS + 1, 10000));
-    printf("ktest: starvation: longest wait %lu us, hog rounds %lu\n", load(&starve_max_wait_ns) / 1000,
-           load(&starve_hog_rounds));
+        KT_FAIL("waiters starved: %lu of %u finished in 60 s", kt_load(&starve_done), STARVE_WAITERS);
+    KT_ASSERT(kt_wait_count(&starve_done, STARVE_WAITERS + 1, 10000));
+    printf("ktest: starvation: longest wait %lu us, hog rounds %lu\n", kt_load(&starve_max_wait_ns) / 1000,
+           kt_load(&starve_hog_rounds));
     // 1 ms to turn starving, one 200 us hold, and slack for TCG and a
     // loaded host.
-    KT_ASSERT(load(&starve_max_wait_ns) < 250000000ull);
+    KT_ASSERT(kt_load(&starve_max_wait_ns) < 250000000ull);
 }
 
 // ---- RWMutex --------------------------------------------------------------
@@ -151,18 +137,18 @@ static void rw_reader(void *arg)
     for (uint32_t i = 0; i < RW_ITERS; i++) {
         rwmutex_rlock(&rw);
         uint32_t n = __atomic_add_fetch(&rw_readers_in, 1, __ATOMIC_RELAXED);
-        uint64_t max = load(&rw_max_readers);
+        uint64_t max = kt_load(&rw_max_readers);
         while (n > max && !__atomic_compare_exchange_n(&rw_max_readers, &max, n, false,
                                                         __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             ;
         if (__atomic_load_n(&rw_writers_in, __ATOMIC_RELAXED) || rw_a != rw_b)
-            add(&rw_bad, 1);
+            kt_add(&rw_bad, 1);
         if (i % 8 == 0)
             gosched();
         __atomic_sub_fetch(&rw_readers_in, 1, __ATOMIC_RELAXED);
         rwmutex_runlock(&rw);
     }
-    add(&rw_done, 1);
+    kt_add(&rw_done, 1);
 }
 
 static void rw_writer(void *arg)
@@ -172,7 +158,7 @@ static void rw_writer(void *arg)
         rwmutex_lock(&rw);
         if (__atomic_add_fetch(&rw_writers_in, 1, __ATOMIC_RELAXED) != 1 ||
             __atomic_load_n(&rw_readers_in, __ATOMIC_RELAXED))
-            add(&rw_bad, 1);
+            kt_add(&rw_bad, 1);
         rw_a++;
         if (i % 4 == 0)
             gosched();
@@ -181,7 +167,7 @@ static void rw_writer(void *arg)
         rwmutex_unlock(&rw);
         gosched();
     }
-    add(&rw_done, 1);
+    kt_add(&rw_done, 1);
 }
 
 KTEST(sync_rwmutex_readers_share_writers_exclude)
@@ -192,12 +178,12 @@ KTEST(sync_rwmutex_readers_share_writers_exclude)
         go(rw_reader, 0);
     for (uint32_t i = 0; i < RW_WRITERS; i++)
         go(rw_writer, 0);
-    if (!wait_count(&rw_done, RW_READERS + RW_WRITERS, 240000))
-        KT_FAIL("only %lu finished", load(&rw_done));
-    KT_ASSERT_EQ(load(&rw_bad), 0);
+    if (!kt_wait_count(&rw_done, RW_READERS + RW_WRITERS, 240000))
+        KT_FAIL("only %lu finished", kt_load(&rw_done));
+    KT_ASSERT_EQ(kt_load(&rw_bad), 0);
     KT_ASSERT_EQ(rw_a, RW_WRITERS * (RW_ITERS / 4));
     KT_ASSERT_EQ(rw_b, rw_a);
-    printf("ktest: rwmutex: up to %lu readers inside at once\n", load(&rw_max_readers));
+    printf("ktest: rwmutex: up to %lu readers inside at once\n", kt_load(&rw_max_readers));
 }
 
 static uint64_t rw_share_in, rw_share_out;
@@ -206,10 +192,10 @@ static void rw_share_reader(void *arg)
 {
     (void)arg;
     rwmutex_rlock(&rw);
-    add(&rw_share_in, 1);
-    wait_count(&rw_share_in, RW_READERS, 30000);   // every reader inside together
+    kt_add(&rw_share_in, 1);
+    kt_wait_count(&rw_share_in, RW_READERS, 30000);   // every reader inside together
     rwmutex_runlock(&rw);
-    add(&rw_share_out, 1);
+    kt_add(&rw_share_out, 1);
 }
 
 KTEST(sync_rwmutex_readers_inside_together)
@@ -218,9 +204,9 @@ KTEST(sync_rwmutex_readers_inside_together)
     rw_share_in = rw_share_out = 0;
     for (uint32_t i = 0; i < RW_READERS; i++)
         go(rw_share_reader, 0);
-    if (!wait_count(&rw_share_out, RW_READERS, 60000))
-        KT_FAIL("%lu readers got in together, %lu left", load(&rw_share_in), load(&rw_share_out));
-    KT_ASSERT_EQ(load(&rw_share_in), RW_READERS);
+    if (!kt_wait_count(&rw_share_out, RW_READERS, 60000))
+        KT_FAIL("%lu readers got in together, %lu left", kt_load(&rw_share_in), kt_load(&rw_share_out));
+    KT_ASSERT_EQ(kt_load(&rw_share_in), RW_READERS);
     rwmutex_lock(&rw);              // and a writer after them
     rwmutex_unlock(&rw);
 }
@@ -238,7 +224,7 @@ static void wg_worker(void *arg)
     (void)arg;
     if ((uintptr_t)arg & 1)
         gosched();
-    add(&wg_work, 1);
+    kt_add(&wg_work, 1);
     wg_done(&wg);
 }
 
@@ -246,9 +232,9 @@ static void wg_waiter(void *arg)
 {
     uint64_t want = (uint64_t)(uintptr_t)arg;
     wg_wait(&wg);
-    if (load(&wg_work) < want)
-        add(&wg_bad, 1);
-    add(&wg_waiters_back, 1);
+    if (kt_load(&wg_work) < want)
+        kt_add(&wg_bad, 1);
+    kt_add(&wg_waiters_back, 1);
 }
 
 KTEST(sync_waitgroup_many_waiters_reused)
@@ -263,12 +249,12 @@ KTEST(sync_waitgroup_many_waiters_reused)
         for (uint32_t i = 0; i < WG_WORKERS; i++)
             go(wg_worker, (void *)(uintptr_t)i);
         wg_wait(&wg);
-        KT_ASSERT(load(&wg_work) >= want);
+        KT_ASSERT(kt_load(&wg_work) >= want);
         // the next round reuses wg only after every waiter is back
-        if (!wait_count(&wg_waiters_back, (uint64_t)round * WG_WAITERS, 30000))
+        if (!kt_wait_count(&wg_waiters_back, (uint64_t)round * WG_WAITERS, 30000))
             KT_FAIL("round %u: waiters did not return", round);
     }
-    KT_ASSERT_EQ(load(&wg_bad), 0);
+    KT_ASSERT_EQ(kt_load(&wg_bad), 0);
     KT_ASSERT_EQ(wg.state, 0);
     wg_wait(&wg);                   // zero counter: returns at once
 }
@@ -281,7 +267,7 @@ static uint64_t once_runs, once_value, once_done, once_bad;
 
 static void once_fn(void *arg)
 {
-    add(&once_runs, 1);
+    kt_add(&once_runs, 1);
     for (int i = 0; i < 10; i++)
         gosched();                  // others arrive while fn runs
     once_value = (uint64_t)(uintptr_t)arg;
@@ -291,8 +277,8 @@ static void once_caller(void *arg)
 {
     once_do(&once, once_fn, arg);
     if (once_value == 0)            // fn's write is visible to every caller
-        add(&once_bad, 1);
-    add(&once_done, 1);
+        kt_add(&once_bad, 1);
+    kt_add(&once_done, 1);
 }
 
 KTEST(sync_once_runs_once_under_contention)
@@ -301,11 +287,11 @@ KTEST(sync_once_runs_once_under_contention)
     once_runs = once_value = once_done = once_bad = 0;
     for (uint32_t i = 0; i < ONCE_G; i++)
         go(once_caller, (void *)(uintptr_t)(i + 1));
-    KT_ASSERT(wait_count(&once_done, ONCE_G, 30000));
-    KT_ASSERT_EQ(load(&once_runs), 1);
-    KT_ASSERT_EQ(load(&once_bad), 0);
+    KT_ASSERT(kt_wait_count(&once_done, ONCE_G, 30000));
+    KT_ASSERT_EQ(kt_load(&once_runs), 1);
+    KT_ASSERT_EQ(kt_load(&once_bad), 0);
     once_do(&once, once_fn, (void *)1);
-    KT_ASSERT_EQ(load(&once_runs), 1);
+    KT_ASSERT_EQ(kt_load(&once_runs), 1);
 }
 
 // ---- Cond -----------------------------------------------------------------
@@ -320,12 +306,12 @@ static void cond_consumer(void *arg)
 {
     (void)arg;
     mutex_lock(&cond_mu);
-    add(&cond_waiting, 1);
+    kt_add(&cond_waiting, 1);
     while (cond_items == 0)
         cond_wait(&cond, &cond_mu);
     cond_items--;
     mutex_unlock(&cond_mu);
-    add(&cond_taken, 1);
+    kt_add(&cond_taken, 1);
 }
 
 static void gen_waiter(void *arg)
@@ -333,11 +319,11 @@ static void gen_waiter(void *arg)
     (void)arg;
     mutex_lock(&cond_mu);
     uint64_t g = cond_gen;
-    add(&cond_waiting, 1);
+    kt_add(&cond_waiting, 1);
     while (cond_gen == g)
         cond_wait(&cond, &cond_mu);
     mutex_unlock(&cond_mu);
-    add(&cond_taken, 1);
+    kt_add(&cond_taken, 1);
 }
 
 KTEST(sync_cond_signal_and_broadcast)
@@ -348,7 +334,7 @@ KTEST(sync_cond_signal_and_broadcast)
     cond_signal(&cond);             // nobody waits: no effect
     for (uint32_t i = 0; i < COND_G; i++)
         go(cond_consumer, 0);
-    KT_ASSERT(wait_count(&cond_waiting, COND_G, 30000));
+    KT_ASSERT(kt_wait_count(&cond_waiting, COND_G, 30000));
     for (uint32_t i = 0; i < COND_G; i++) {
         mutex_lock(&cond_mu);
         cond_items++;
@@ -357,21 +343,21 @@ KTEST(sync_cond_signal_and_broadcast)
         if (i % 3 == 0)
             gosched();
     }
-    if (!wait_count(&cond_taken, COND_G, 30000))
-        KT_FAIL("signal: %lu of %u consumers got an item", load(&cond_taken), COND_G);
+    if (!kt_wait_count(&cond_taken, COND_G, 30000))
+        KT_FAIL("signal: %lu of %u consumers got an item", kt_load(&cond_taken), COND_G);
     KT_ASSERT_EQ(cond_items, 0);
 
     cond_taken = cond_waiting = 0;
     cond_gen = 0;
     for (uint32_t i = 0; i < COND_G; i++)
         go(gen_waiter, 0);
-    KT_ASSERT(wait_count(&cond_waiting, COND_G, 30000));
+    KT_ASSERT(kt_wait_count(&cond_waiting, COND_G, 30000));
     mutex_lock(&cond_mu);
     cond_gen++;
     cond_broadcast(&cond);
     mutex_unlock(&cond_mu);
-    if (!wait_count(&cond_taken, COND_G, 30000))
-        KT_FAIL("broadcast woke %lu of %u", load(&cond_taken), COND_G);
+    if (!kt_wait_count(&cond_taken, COND_G, 30000))
+        KT_FAIL("broadcast woke %lu of %u", kt_load(&cond_taken), COND_G);
 }
 
 // ---- Semaphore: FIFO ------------------------------------------------------
@@ -385,7 +371,7 @@ static void sema_waiter(void *arg)
     sema_acquire(&sem);
     uint64_t pos = __atomic_fetch_add(&sema_next, 1, __ATOMIC_ACQ_REL);
     sema_order[pos] = (uint64_t)(uintptr_t)arg;
-    add(&sema_back, 1);
+    kt_add(&sema_back, 1);
 }
 
 KTEST(sync_sema_fifo_order)
@@ -405,7 +391,7 @@ KTEST(sync_sema_fifo_order)
     }
     for (uint32_t i = 0; i < SEMA_G; i++) {
         sema_release(&sem);
-        KT_ASSERT(wait_count(&sema_back, i + 1, 10000));
+        KT_ASSERT(kt_wait_count(&sema_back, i + 1, 10000));
     }
     for (uint32_t i = 0; i < SEMA_G; i++)
         KT_ASSERT_EQ(sema_order[i], i);
