@@ -91,17 +91,30 @@ static uint8_t sum_bytes(const uint8_t *p, size_t n)
     return s;
 }
 
+void acpi_warn_fmtv(acpi_warn_fn warn, void *warn_ctx, const char *fmt, va_list ap)
+{
+    char msg[192];
+    if (!warn)
+        return;
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    warn(warn_ctx, msg);
+}
+
+void acpi_warn_fmt(acpi_warn_fn warn, void *warn_ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    acpi_warn_fmtv(warn, warn_ctx, fmt, ap);
+    va_end(ap);
+}
+
 __attribute__((format(printf, 2, 3)))
 static void acpi_warnf(struct acpi_ctx *c, const char *fmt, ...)
 {
-    char msg[192];
     va_list ap;
-    if (!c->warn)
-        return;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    acpi_warn_fmtv(c->warn, c->warn_ctx, fmt, ap);
     va_end(ap);
-    c->warn(c->warn_ctx, msg);
 }
 
 // A signature as printable text: firmware garbage must not reach the console raw.
@@ -401,31 +414,32 @@ static void madt_entry(struct madt_state *s, const uint8_t *e, uint32_t off)
     }
 }
 
-// Returns false (after a warning) when the entry at off cannot be used,
-// which ends the walk: nothing after a bad length can be trusted.
-static bool madt_entry_ok(struct acpi_ctx *c, const uint8_t *t, uint32_t len, uint32_t off)
+bool acpi_entry_check(const char *table, const uint8_t *t, uint32_t len, uint32_t off,
+                      uint8_t (*min_len)(uint8_t type), acpi_warn_fn warn, void *warn_ctx)
 {
     uint8_t type, elen, min;
 
     if (len - off < 2) {
-        acpi_warnf(c, "ACPI MADT: entry at offset 0x%x is cut off by the table's end; ignoring it", off);
+        acpi_warn_fmt(warn, warn_ctx, "ACPI %s: entry at offset 0x%x is cut off by the table's end; ignoring it",
+                      table, off);
         return false;
     }
     type = t[off];
     elen = t[off + 1];
-    min = madt_entry_min(type);
+    min = min_len(type);
     if (elen == 0) {
-        acpi_warnf(c, "ACPI MADT: entry at offset 0x%x has length 0; ignoring the rest of the table", off);
+        acpi_warn_fmt(warn, warn_ctx, "ACPI %s: entry at offset 0x%x has length 0; ignoring the rest of the table",
+                      table, off);
         return false;
     }
     if (elen < min) {
-        acpi_warnf(c, "ACPI MADT: entry at offset 0x%x (type %u) has length %u, less than the %u "
-                   "its type needs; ignoring the rest of the table", off, type, elen, min);
+        acpi_warn_fmt(warn, warn_ctx, "ACPI %s: entry at offset 0x%x (type %u) has length %u, less than the %u "
+                      "its type needs; ignoring the rest of the table", table, off, type, elen, min);
         return false;
     }
     if (elen > len - off) {
-        acpi_warnf(c, "ACPI MADT: entry at offset 0x%x (type %u, length %u) runs past the table's "
-                   "end at 0x%x; ignoring it", off, type, elen, len);
+        acpi_warn_fmt(warn, warn_ctx, "ACPI %s: entry at offset 0x%x (type %u, length %u) runs past the table's "
+                      "end at 0x%x; ignoring it", table, off, type, elen, len);
         return false;
     }
     return true;
@@ -445,7 +459,7 @@ static void acpi_parse_madt(struct acpi_ctx *c, const uint8_t *t, uint32_t len, 
     out->lapic_addr = rd32(t + 36);
     out->pcat_compat = rd32(t + 40) & MADT_PCAT_COMPAT;
     for (off = MADT_HDR_LEN; off < len; off += t[off + 1]) {
-        if (!madt_entry_ok(c, t, len, off))
+        if (!acpi_entry_check("MADT", t, len, off, madt_entry_min, c->warn, c->warn_ctx))
             break;
         madt_entry(&s, t + off, off);
     }

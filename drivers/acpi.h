@@ -87,6 +87,18 @@ uint64_t acpi_scan_rsdp(acpi_map_fn map, void *map_ctx);
 const void *acpi_find_table(const void *rsdp, size_t rsdp_len, const char sig[4],
                             acpi_map_fn map, void *map_ctx, acpi_warn_fn warn, void *warn_ctx);
 
+// For the table parsers (acpi.c, acpi_numa.c): one formatted warning, and
+// the check of a variable-length entry (type, length) at off in a table of
+// len bytes, false after a warning naming the table and the problem when it
+// cannot be used (which ends the walk: nothing after a bad length can be
+// trusted). min_len gives the least length the entry's type needs.
+#include <stdarg.h>
+void acpi_warn_fmt(acpi_warn_fn warn, void *warn_ctx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void acpi_warn_fmtv(acpi_warn_fn warn, void *warn_ctx, const char *fmt, va_list ap);
+bool acpi_entry_check(const char *table, const uint8_t *t, uint32_t len, uint32_t off,
+                      uint8_t (*min_len)(uint8_t type), acpi_warn_fn warn, void *warn_ctx);
+
 // The kernel's parsed tables, filled once at boot by acpi_init (drivers/acpi_boot.c).
 extern struct acpi_info acpi;
 struct boot_info;

@@ -67,14 +67,10 @@ static uint64_t rd64(const uint8_t *p)
 __attribute__((format(printf, 2, 3)))
 static void numa_warnf(struct numa_ctx *c, const char *fmt, ...)
 {
-    char msg[192];
     va_list ap;
-    if (!c->warn)
-        return;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    acpi_warn_fmtv(c->warn, c->warn_ctx, fmt, ap);
     va_end(ap);
-    c->warn(c->warn_ctx, msg);
 }
 
 // ---- pass 1: the SRAT's entries ---------------------------------------
@@ -161,42 +157,13 @@ static uint8_t srat_entry_min(uint8_t type)
     }
 }
 
-// Returns false (after a warning) when the entry at off cannot be used,
-// which ends the walk: nothing after a bad length can be trusted.
-static bool srat_entry_ok(struct numa_ctx *c, const uint8_t *t, uint32_t len, uint32_t off)
-{
-    uint8_t type, elen, min;
-
-    if (len - off < 2) {
-        numa_warnf(c, "ACPI SRAT: entry at offset 0x%x is cut off by the table's end; ignoring it", off);
-        return false;
-    }
-    type = t[off];
-    elen = t[off + 1];
-    min = srat_entry_min(type);
-    if (elen == 0) {
-        numa_warnf(c, "ACPI SRAT: entry at offset 0x%x has length 0; ignoring the rest of the table", off);
-        return false;
-    }
-    if (elen < min) {
-        numa_warnf(c, "ACPI SRAT: entry at offset 0x%x (type %u) has length %u, less than the %u "
-                   "its type needs; ignoring the rest of the table", off, type, elen, min);
-        return false;
-    }
-    if (elen > len - off) {
-        numa_warnf(c, "ACPI SRAT: entry at offset 0x%x (type %u, length %u) runs past the table's "
-                   "end at 0x%x; ignoring it", off, type, elen, len);
-        return false;
-    }
-    return true;
-}
 
 static void srat_walk(struct numa_ctx *c, const uint8_t *t, uint32_t len)
 {
     c->srat_rev = t[8];
     for (uint32_t off = SRAT_HDR_LEN; off < len; off += t[off + 1]) {
         const uint8_t *e = t + off;
-        if (!srat_entry_ok(c, t, len, off))
+        if (!acpi_entry_check("SRAT", t, len, off, srat_entry_min, c->warn, c->warn_ctx))
             break;
         switch (e[0]) {
         case SRAT_CPU: {
