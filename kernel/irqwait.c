@@ -82,7 +82,6 @@ static void irqline_intr(uint8_t vector)
 {
     ASSERT(!irqs_enabled());
     struct irqline *l = line_of(vector);
-    __atomic_fetch_add(&l->count, 1, __ATOMIC_RELAXED);
     irq_hook_fn hook = __atomic_load_n(&l->hook, __ATOMIC_ACQUIRE);  // pairs with irq_attach's release
     if (hook)
         hook(vector);
@@ -92,6 +91,9 @@ static void irqline_intr(uint8_t vector)
     l->nwaiting = 0;
     if (!w && l->pending != UINT32_MAX)
         l->pending++;
+    // Counted once it is a waiter's or pending, never before: whoever sees
+    // the count move can take the interrupt at once (the tests wait on it).
+    __atomic_fetch_add(&l->count, 1, __ATOMIC_RELEASE);    // pairs with irq_count's acquire
     spin_unlock(&l->lock);
     while (w) {
         struct irqwaiter *next = w->next;
@@ -176,7 +178,7 @@ uint32_t irq_take_pending(uint8_t vector)
 uint64_t irq_count(uint8_t vector)
 {
     struct irqline *l = line_of(vector);
-    return l ? __atomic_load_n(&l->count, __ATOMIC_RELAXED) : 0;
+    return l ? __atomic_load_n(&l->count, __ATOMIC_ACQUIRE) : 0;    // pairs with irqline_intr
 }
 
 uint32_t irq_nwaiting(uint8_t vector)
