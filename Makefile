@@ -57,6 +57,11 @@ COMMON_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding \
     -fno-stack-protector -fno-pic -fno-pie -mno-red-zone -mcmodel=small \
     -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
     -fno-asynchronous-unwind-tables -fcf-protection=none -MD -MP $(INCLUDES)
+# make DEBUG=1: debug checks (sysmon reports a core that keeps interrupts
+# off for over 1 ms, with where it is). Use a BUILD dir of its own.
+ifeq ($(DEBUG),1)
+COMMON_CFLAGS += -DGORO_DEBUG
+endif
 # Kernel code may run in interrupt context: general registers only, so an
 # interrupt that does not switch goroutines never touches vector state.
 KERNEL_CFLAGS := $(COMMON_CFLAGS) -mgeneral-regs-only

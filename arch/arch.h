@@ -204,6 +204,9 @@ void arch_exit(int code) __attribute__((noreturn));
 
 // Stop every other core (fatal paths), without locks.
 void arch_stop_others(void);
+// Makes core cpu print, from an NMI (so even with interrupts off), where
+// it is: "core N: <why>; it is at <rip symbol>" and a short backtrace.
+void arch_report_cpu(uint32_t cpu, const char *why);
 
 // The CPU's brand string, and how it runs: "tcg", "kvm", "hypervisor" or
 // "native" (arch/cpuinfo.c).

@@ -116,13 +116,34 @@ static __attribute__((noreturn)) void fatal_exception(struct trapframe *tf)
     arch_exit(ARCH_EXIT_FATAL);
 }
 
-// An NMI is either the stop request of a core that is going down, or a
+// Per core: a report that arch_report_cpu asked for, printed by its NMI.
+static const char *volatile report_why[MAX_CPUS];
+
+void arch_report_cpu(uint32_t cpu, const char *why)
+{
+    if (__atomic_exchange_n(&report_why[cpu], why, __ATOMIC_ACQ_REL))
+        return;     // one report at a time per core
+    lapic_send(cpus[cpu].apic_id, ICR_NMI | ICR_ASSERT);
+}
+
+// An NMI is the stop request of a core that is going down, a report
+// (arch_report_cpu: where this core is, even with interrupts off), or a
 // hardware NMI, which is fatal.
 static void nmi(struct trapframe *tf)
 {
     if (arch_stopping) {
         for (;;)
             __asm__ volatile("cli; hlt");
+    }
+    const char *why = __atomic_load_n(&report_why[cpu_index()], __ATOMIC_ACQUIRE);
+    if (why) {
+        uint64_t off;
+        const char *sym = arch_symbolize(tf->rip, &off);
+        kprintf("core %u: %s; it is at %016lx %s+0x%lx, interrupts %s\n", cpu_index(), why, tf->rip,
+                sym ? sym : "?", off, (tf->rflags & (1u << 9)) ? "on" : "off");
+        arch_backtrace(tf->rbp, 8);
+        __atomic_store_n(&report_why[cpu_index()], 0, __ATOMIC_RELEASE);
+        return;
     }
     fatal_exception(tf);
 }
@@ -131,8 +152,10 @@ struct trapframe *trap_dispatch(struct trapframe *tf)
 {
     uint64_t v = tf->vector;
     if (v < 32) {
-        if (v == 2)
+        if (v == 2) {
             nmi(tf);
+            return tf;
+        }
         if (fault_handlers[v] &&
             fault_handlers[v](v, tf->error, read_cr2(), tf->rip, tf->rflags & (1u << 9)))
             return tf;

@@ -148,6 +148,7 @@ static void timer_irq(uint8_t vector)
     struct m *mp = getm();
     uint64_t now = arch_cycles();
     mp->armed = 0;
+    __atomic_store_n(&mp->last_timer_irq, now, __ATOMIC_RELAXED);
     preempt_check(mp, now, false);
     if (mp->id == 0)
         sysmon_tick(now);

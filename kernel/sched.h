@@ -89,6 +89,7 @@ struct m {
     void *spare[M_SPARE_PAGES];     // zeroed pages for stack faults (touched with interrupts off)
     uint32_t nspare;
     uint64_t watching;              // the sched.timer_watch deadline this idle M set, 0 = none
+    uint64_t last_timer_irq;        // TSC of this core's last timer interrupt (debug checks)
     uint32_t tick_seen;             // p->schedtick at the last timer interrupt
     uint64_t tick_when;             // when tick_seen was first seen (TSC)
     // atomic, any core: the waker hands an idle M its P here

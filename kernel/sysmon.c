@@ -124,6 +124,31 @@ static void schedtrace(uint64_t now)
     }
 }
 
+uint64_t sysmon_irqoff_reports;     // debug builds: reports made (tests read it)
+
+#ifdef GORO_DEBUG
+// Debug builds: a core whose timer came due more than 1 ms ago without its
+// interrupt being taken has kept interrupts off that long (a halted core
+// takes interrupts); it is asked, by NMI, to say where it is.
+static void irqoff_check(uint64_t now)
+{
+    static uint64_t reported[MAX_CPUS];
+    uint64_t limit = arch_ns_to_cycles(1000000);
+    for (uint32_t i = 1; i < sched.ncpu; i++) {
+        struct m *mp = &allm[i];
+        uint64_t armed = __atomic_load_n(&mp->armed, __ATOMIC_RELAXED);
+        uint64_t last = __atomic_load_n(&mp->last_timer_irq, __ATOMIC_RELAXED);
+        if (armed && now > armed + limit && last < armed && reported[i] != armed) {
+            reported[i] = armed;
+            __atomic_fetch_add(&sysmon_irqoff_reports, 1, __ATOMIC_RELAXED);
+            kprintf("sysmon: core %u has kept interrupts off for over %lu us\n", i,
+                    arch_cycles_to_ns(now - armed) / 1000);
+            arch_report_cpu(i, "interrupts off for over 1 ms");
+        }
+    }
+}
+#endif
+
 // Core 0's timer interrupt.
 void sysmon_tick(uint64_t now)
 {
@@ -133,6 +158,9 @@ void sysmon_tick(uint64_t now)
     if (!look || now < look)
         return;
     bool acted = retake(now);
+#ifdef GORO_DEBUG
+    irqoff_check(now);
+#endif
     // Backstop: a timer of an idle P overdue by a millisecond means no idle
     // core watched it; start one (Go's sysmon does the same).
     uint64_t due = timers_next();

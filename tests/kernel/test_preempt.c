@@ -326,3 +326,44 @@ KTEST(timers_wake_an_all_idle_machine)
     }
     ticker_stop(tk);
 }
+
+// ---- debug builds: a core that keeps interrupts off is reported ------------
+
+#ifdef GORO_DEBUG
+extern uint64_t sysmon_irqoff_reports;
+static uint64_t irqoff_done;
+
+static void irqoff_g(void *arg)
+{
+    (void)arg;
+    uint64_t end = nanotime() + 2000000000ull;
+    while (core_id() == 0 && nanotime() < end)
+        gosched();              // sysmon runs on core 0: be somewhere else
+    if (core_id() != 0) {
+        uint64_t f = irq_save();
+        uint64_t until = nanotime() + 20000000;     // 20 ms with interrupts off
+        while (nanotime() < until)
+            cpu_relax();
+        irq_restore(f);
+    }
+    kt_store(&irqoff_done, core_id() != 0 ? 1 : 2);
+}
+#endif
+
+KTEST(debug_irqs_off_over_1ms_is_reported)
+{
+#ifndef GORO_DEBUG
+    KT_SKIP("debug builds only (make DEBUG=1)");
+#else
+    if (num_cpu() < 2)
+        KT_SKIP("needs a core besides sysmon's");
+    uint64_t before = kt_load(&sysmon_irqoff_reports);
+    irqoff_done = 0;
+    go(irqoff_g, 0);
+    kt_wait_count(&irqoff_done, 1, 10000);
+    if (kt_load(&irqoff_done) == 2)
+        KT_SKIP("the goroutine never left core 0");
+    sleep_ns(20000000);
+    KT_ASSERT(kt_load(&sysmon_irqoff_reports) > before);
+#endif
+}
