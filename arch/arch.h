@@ -173,6 +173,11 @@ bool arch_timer_tsc_deadline(void);
 void arch_stack_reserve(uint64_t lo, uint64_t hi);
 bool arch_stack_map_page(uint64_t va, void *page);
 uint64_t arch_virt_to_phys(uint64_t va);
+uint64_t arch_stack_unmap_page(uint64_t va);    // returns the page, 0 if none
+// Flushes every core's TLB (an IPI to the others, acknowledged). False when
+// another shoot-down is in progress (try later). Interrupts may be off in
+// the caller; the other cores answer once they take interrupts.
+bool arch_tlb_shootdown(void);
 
 // Time: TSC frequency, found at boot. The ACPI PM timer, when the FADT
 // names one, is the preferred reference (set before arch_platform_init).

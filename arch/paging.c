@@ -108,6 +108,19 @@ bool paging_set_pte(uint64_t va, uint64_t pa)
     return true;
 }
 
+// Unmaps one stack page (tables stay) and returns its physical page, or 0
+// if it was not mapped. The caller flushes TLBs (arch_tlb_shootdown) before
+// the page is reused.
+uint64_t arch_stack_unmap_page(uint64_t va)
+{
+    uint64_t *pte = pte_of(va & ~0xFFFull);
+    if (!pte || !(*pte & PTE_P))
+        return 0;
+    uint64_t pa = *pte & PTE_ADDR;
+    __atomic_store_n(pte, 0, __ATOMIC_RELEASE);
+    return pa;
+}
+
 uint64_t arch_virt_to_phys(uint64_t va)
 {
     if (va < ARCH_STACK_REGION || va >= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)

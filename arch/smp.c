@@ -101,6 +101,69 @@ static uint64_t arrived_tsc[MAX_CPUS];
 static uint32_t final_index[MAX_CPUS];
 static uint8_t released;
 
+// TSC synchronisation, one AP at a time, at bring-up. Firmware may leave
+// the APs' TSCs offset from the boot core's (OVMF does, under QEMU), and
+// timers compare TSC values taken on different cores. The boot core reads
+// its TSC (t0), signals; the AP answers with its TSC (ta); the boot core
+// reads its TSC again (t1). ta - (t0 + t1) / 2 is the AP's offset, within
+// (t1 - t0) / 2. The round with the tightest bound wins; an offset larger
+// than its bound (plus a margin) is corrected by writing IA32_TSC.
+#define TSC_SYNC_ROUNDS 8
+static volatile uint32_t sync_turn;         // slot whose AP syncs now (0 = none)
+static volatile uint32_t sync_seq, sync_ack;
+static volatile uint64_t sync_ap_tsc;
+static volatile int64_t sync_offset;
+static volatile uint32_t sync_done;
+static int64_t measured_offset[MAX_CPUS];
+
+static void tsc_sync_ap(uint32_t slot)
+{
+    while (sync_turn != slot)
+        cpu_relax();
+    for (uint32_t r = 1; r <= TSC_SYNC_ROUNDS; r++) {
+        while (__atomic_load_n(&sync_seq, __ATOMIC_ACQUIRE) != r)   // pairs with the BSP's release
+            cpu_relax();
+        sync_ap_tsc = rdtsc();
+        __atomic_store_n(&sync_ack, r, __ATOMIC_RELEASE);          // pairs with the BSP's acquire
+    }
+    while (!__atomic_load_n(&sync_done, __ATOMIC_ACQUIRE))
+        cpu_relax();
+    int64_t off = sync_offset;
+    if (off)
+        wrmsr(0x10, rdtsc() - (uint64_t)off);                      // IA32_TSC
+    __atomic_store_n(&sync_done, 2, __ATOMIC_RELEASE);
+}
+
+static void tsc_sync_bsp(uint32_t slot, uint32_t index)
+{
+    int64_t best_off = 0;
+    uint64_t best_err = UINT64_MAX;
+    sync_seq = sync_ack = sync_done = 0;
+    __atomic_store_n(&sync_turn, slot, __ATOMIC_RELEASE);
+    for (uint32_t r = 1; r <= TSC_SYNC_ROUNDS; r++) {
+        uint64_t t0 = rdtsc();
+        __atomic_store_n(&sync_seq, r, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&sync_ack, __ATOMIC_ACQUIRE) != r)
+            cpu_relax();
+        uint64_t t1 = rdtsc();
+        uint64_t err = (t1 - t0) / 2;
+        if (err < best_err) {
+            best_err = err;
+            best_off = (int64_t)(sync_ap_tsc - (t0 + err));
+        }
+    }
+    int64_t mag = best_off < 0 ? -best_off : best_off;
+    measured_offset[index] = best_off;
+    sync_offset = (uint64_t)mag > best_err + 2000 ? best_off : 0;
+    __atomic_store_n(&sync_done, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&sync_done, __ATOMIC_ACQUIRE) != 2)
+        cpu_relax();
+    if (sync_offset)
+        kprintf("tsc: cpu %u's TSC was %ld cycles off the boot core's (within %lu); set it right\n",
+                index, (long)best_off, best_err);
+    __atomic_store_n(&sync_turn, 0, __ATOMIC_RELEASE);
+}
+
 // 64-bit entry of every AP, on its own stack, interrupts off.
 static void ap_entry(uint64_t ticket)
 {
@@ -116,6 +179,7 @@ static void ap_entry(uint64_t ticket)
             cpus[idx].stack_top = ap_stack_top[ticket];
             lapic_init();
             timer_init_cpu();
+            tsc_sync_ap(slot);
             cpus[idx].online_tsc = arrived_tsc[slot];
             __atomic_store_n(&cpus[idx].online, 1, __ATOMIC_RELEASE);  // pairs with the BSP's acquire
             ap_main_fn();
@@ -205,6 +269,9 @@ void arch_start_aps(void (*ap_main)(void))
         }
     }
     __atomic_store_n(&released, 1, __ATOMIC_RELEASE);      // publishes final_index
+    for (uint32_t i = 1; i < n; i++)
+        if (final_index[i] != UINT32_MAX)
+            tsc_sync_bsp(i, final_index[i]);
     for (uint32_t i = 1; i < up; i++)
         while (!__atomic_load_n(&cpus[i].online, __ATOMIC_ACQUIRE))
             cpu_relax();

@@ -116,6 +116,37 @@ static __attribute__((noreturn)) void fatal_exception(struct trapframe *tf)
     arch_exit(ARCH_EXIT_FATAL);
 }
 
+// TLB shoot-down: every other core reloads CR3 (our mappings are not
+// global, so that flushes them all) and counts itself done. One shoot-down
+// at a time: two waiting for each other's acks with interrupts off would
+// never finish.
+static uint32_t tlb_acks;
+static uint8_t tlb_busy;
+
+static void tlb_ipi(uint8_t vector)
+{
+    (void)vector;
+    write_cr3(read_cr3());
+    __atomic_fetch_add(&tlb_acks, 1, __ATOMIC_RELEASE);    // pairs with arch_tlb_shootdown's acquire
+}
+
+bool arch_tlb_shootdown(void)
+{
+    if (__atomic_exchange_n(&tlb_busy, 1, __ATOMIC_ACQUIRE))
+        return false;
+    irq_handlers[VEC_TLB] = tlb_ipi;
+    write_cr3(read_cr3());
+    uint32_t others = arch_ncpu() - 1;
+    __atomic_store_n(&tlb_acks, 0, __ATOMIC_RELAXED);
+    if (others) {
+        lapic_send(0, ICR_FIXED | ICR_ASSERT | ICR_ALL_BUT_SELF | VEC_TLB);
+        while (__atomic_load_n(&tlb_acks, __ATOMIC_ACQUIRE) < others)
+            cpu_relax();
+    }
+    __atomic_store_n(&tlb_busy, 0, __ATOMIC_RELEASE);
+    return true;
+}
+
 // Per core: a report that arch_report_cpu asked for, printed by its NMI.
 static const char *volatile report_why[MAX_CPUS];
 

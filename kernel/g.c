@@ -66,6 +66,83 @@ void stack_spares_refill(struct m *mp)
     }
 }
 
+// The scavenger: dead Gs keep the stack pages they grew (a reused G
+// usually needs them again), until this trims them. It takes up to max
+// dead Gs off the global free list (so nobody can reuse them meanwhile),
+// unmaps every stack page but the top one (which holds the struct g),
+// flushes every core's TLB, frees the pages and puts the Gs back. The
+// freed pages are chained through their first word (the direct map makes
+// a physical page writable), so no memory is needed for the batch. Runs on
+// an idle core's g0 (find_runnable, when sysmon says it is due) or from a
+// G; holds no lock across the shoot-down. Returns the pages freed.
+static uint64_t scavenged_total;
+
+uint64_t stack_scavenge(uint32_t max)
+{
+    static uint8_t running;
+    if (__atomic_exchange_n(&running, 1, __ATOMIC_ACQUIRE))
+        return 0;               // one at a time: its TLB shoot-down waits for the others
+    struct g *batch = 0;
+    uint32_t n = 0;
+    spin_lock(&gfree_lock);
+    while (n < max && gfree_global) {
+        struct g *gp = gfree_global;
+        gfree_global = gp->schedlink;
+        ngfree_global--;
+        gp->schedlink = batch;
+        batch = gp;
+        n++;
+    }
+    spin_unlock(&gfree_lock);
+    uint64_t pages = 0, chain = 0;
+    for (struct g *gp = batch; gp; gp = gp->schedlink) {
+        uint64_t top_page = ((uint64_t)gp & ~(PAGE_SIZE - 1));
+        for (uint64_t va = gp->stack_lo; va < top_page; va += PAGE_SIZE) {
+            uint64_t pa = arch_stack_unmap_page(va);
+            if (pa) {
+                *(uint64_t *)pa = chain;
+                chain = pa;
+                pages++;
+            }
+        }
+    }
+    if (pages) {
+        while (!arch_tlb_shootdown()) {
+            uint64_t f = irq_save();    // let another shoot-down's IPI in
+            irq_enable();
+            cpu_relax();
+            irq_restore(f);
+        }
+        while (chain) {
+            uint64_t next = *(uint64_t *)chain;
+            page_free((void *)chain, 1);
+            chain = next;
+        }
+    }
+    spin_lock(&gfree_lock);
+    while (batch) {
+        struct g *gp = batch;
+        batch = gp->schedlink;
+        gp->schedlink = gfree_global;
+        gfree_global = gp;
+        ngfree_global++;
+    }
+    spin_unlock(&gfree_lock);
+    __atomic_fetch_add(&scavenged_total, pages, __ATOMIC_RELAXED);
+    __atomic_store_n(&running, 0, __ATOMIC_RELEASE);
+    return pages;
+}
+
+uint64_t stack_scavenged_pages(void)
+{
+    return __atomic_load_n(&scavenged_total, __ATOMIC_RELAXED);
+}
+
+bool stack_scavenge_worth(void)
+{
+    return __atomic_load_n(&ngfree_global, __ATOMIC_RELAXED) != 0;
+}
+
 // Owner of pp. A dead G for reuse, refilled from the global list in batches.
 struct g *gfget(struct p *pp)
 {

@@ -76,6 +76,7 @@
 #include "page.h"
 
 struct sched sched = { .lock = SPINLOCK_INIT("sched") };
+uint32_t scavenge_due;
 struct m allm[MAX_CPUS];
 struct p allp[MAX_CPUS];
 
@@ -436,10 +437,14 @@ top:
             return gp;
     }
 
-    // Step 3: give up the P. (Idle time is when the stack-fault spares
-    // are topped up; go() does it too.)
+    // Step 3: give up the P. Idle time is when the stack-fault spares are
+    // topped up (go() does it too) and, when sysmon says so, dead Gs'
+    // grown stacks are trimmed.
     if (mp->nspare < M_SPARE_PAGES)
         stack_spares_refill(mp);
+    if (__atomic_load_n(&scavenge_due, __ATOMIC_RELAXED) &&
+        __atomic_exchange_n(&scavenge_due, 0, __ATOMIC_ACQUIRE))
+        stack_scavenge(256);
     spin_lock(&sched.lock);
     if (sched.gcwaiting) {
         spin_unlock(&sched.lock);

@@ -271,6 +271,10 @@ struct g *gfget(struct p *pp);
 void gfput(struct p *pp, struct g *gp);
 struct g *g_alloc(int node);
 void stack_spares_refill(struct m *mp);
+uint64_t stack_scavenge(uint32_t max);          // pages freed
+uint64_t stack_scavenged_pages(void);
+bool stack_scavenge_worth(void);
+extern uint32_t scavenge_due;                   // set by sysmon, taken by an idle M
 void g_free_list_move(struct p *pp);        // a dying P's free Gs -> global
 void g_dump_all(void);
 void gready(struct g *gp, bool next);       // G_WAITING -> runnable

@@ -169,6 +169,14 @@ void sysmon_tick(uint64_t now)
         wakep();
         acted = true;
     }
+    // About once a second, dead Gs' grown stacks are worth trimming; an
+    // idle core does it on its way to halt.
+    static uint64_t next_scavenge;
+    if (now >= next_scavenge) {
+        next_scavenge = now + arch_ns_to_cycles(1000000000);
+        if (stack_scavenge_worth())
+            __atomic_store_n(&scavenge_due, 1, __ATOMIC_RELAXED);
+    }
     if (kparams.schedtrace_ns && now >= next_trace) {
         schedtrace(now);
         next_trace = now + arch_ns_to_cycles(kparams.schedtrace_ns);

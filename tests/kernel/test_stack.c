@@ -211,3 +211,42 @@ static int park_million_main(int argc, char **argv)
 }
 GORO_APP(park_million, "park N (default 1000000) goroutines, report bytes each, release them",
          park_million_main);
+
+// ---- the scavenger returns the pages dead goroutines grew ----------------------
+
+#define GROWERS 300
+static uint64_t growers_done, grow_bad;
+
+static void grower(void *arg)
+{
+    uintptr_t lowest = ~(uintptr_t)0;
+    uint32_t depth = (uint32_t)(uintptr_t)arg;     // ~0.5 KiB per level
+    uint64_t v = deep(depth, (volatile uint8_t *)&lowest);
+    uint64_t expect = 0;
+    for (uint32_t d = 1; d <= depth; d++)
+        expect += (uint8_t)d + (uint8_t)(d >> 8);
+    if (v != expect)
+        kt_add(&grow_bad, 1);
+    kt_add(&growers_done, 1);
+}
+
+KTEST(stack_scavenger_returns_grown_pages)
+{
+    growers_done = grow_bad = 0;
+    for (int i = 0; i < GROWERS; i++)
+        go(grower, (void *)(uintptr_t)120);        // about 60 KiB each
+    KT_ASSERT(kt_wait_count(&growers_done, GROWERS, 60000));
+    // the dead Gs past what the Ps keep are on the global free list
+    uint64_t free0 = page_free_count();
+    uint64_t freed = stack_scavenge(GROWERS);
+    printf("ktest: scavenger freed %lu pages (%lu KiB), free pages %lu -> %lu\n", freed, freed * 4,
+           free0, page_free_count());
+    KT_ASSERT(freed > 0);
+    KT_ASSERT(page_free_count() >= free0 + freed - 64);
+    // the same Gs, reused, grow their stacks again from nothing
+    growers_done = 0;
+    for (int i = 0; i < GROWERS; i++)
+        go(grower, (void *)(uintptr_t)120);
+    KT_ASSERT(kt_wait_count(&growers_done, GROWERS, 60000));
+    KT_ASSERT_EQ(grow_bad, 0);
+}
