@@ -20,7 +20,7 @@ void checkdead(void)
         __atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE))
         return;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)
-        if (!runq_empty(&allp[i].runq))
+        if (!runq_empty(&allp[i]->runq))
             return;
     spin_unlock(&sched.lock);
     arch_stop_others();

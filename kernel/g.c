@@ -284,8 +284,8 @@ int num_goroutine(void)
 {
     int64_t n = 0;
     for (uint32_t i = 0; i < MAX_CPUS; i++)
-        n += (int64_t)(__atomic_load_n(&allp[i].ncreated, __ATOMIC_RELAXED) -
-                       __atomic_load_n(&allp[i].nexited, __ATOMIC_RELAXED));
+        n += (int64_t)(__atomic_load_n(&allp[i]->ncreated, __ATOMIC_RELAXED) -
+                       __atomic_load_n(&allp[i]->nexited, __ATOMIC_RELAXED));
     return (int)n;
 }
 

@@ -78,7 +78,7 @@
 struct sched sched = { .lock = SPINLOCK_INIT("sched") };
 uint32_t scavenge_due;
 struct m allm[MAX_CPUS];
-struct p allp[MAX_CPUS];
+struct p *allp[MAX_CPUS];
 
 // Strides for the random steal order: every value coprime with n is
 // needed only once per gomaxprocs change, so it is computed then.
@@ -319,7 +319,7 @@ uint32_t steal_order(const struct p *pp, uint64_t r, bool by_node, struct p **ou
     for (int j = 0; j < nnodes; j++) {
         uint32_t pos = start;
         for (uint32_t i = 0; i < n; i++, pos = (pos + inc) % n) {
-            struct p *victim = &allp[pos];
+            struct p *victim = allp[pos];
             if (victim != pp && (!by_node || victim->node == order[j]))
                 out[k++] = victim;
         }
@@ -385,7 +385,7 @@ static struct g *irqready_take(struct p *pp)
 static bool any_local_work(void)
 {
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)
-        if (!runq_empty(&allp[i].runq))
+        if (!runq_empty(&allp[i]->runq))
             return true;
     return false;
 }
@@ -551,21 +551,27 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool chaos)
     }
     spin_lock(&sched.lock);
     sched.gomaxprocs = nprocs;
-    for (uint32_t i = 0; i < MAX_CPUS; i++)
-        allp[i].node = numa_core_node(i % ncpu);
+    // Each P, its run queue with it, lives on the node of the core it
+    // starts on (P i on core i): P i's Gs and their stacks come from there.
+    _Static_assert(sizeof(struct p) <= PAGE_SIZE, "a P fits in a page");
+    for (uint32_t i = 0; i < MAX_CPUS; i++) {
+        int node = numa_core_node(i % ncpu);
+        allp[i] = page_alloc_node(1, node);     // zeroed
+        allp[i]->node = node;
+    }
     for (uint32_t i = 0; i < nprocs; i++) {
-        allp[i].id = i;
-        allp[i].globcheck = GLOBAL_CHECK_PERIOD;
-        runq_init(&allp[i].runq);
+        allp[i]->id = i;
+        allp[i]->globcheck = GLOBAL_CHECK_PERIOD;
+        runq_init(&allp[i]->runq);
         if (i > 0)
-            pidleput(&allp[i]);
+            pidleput(allp[i]);
     }
     for (uint32_t i = MAX_CPUS; i-- > nprocs;) {
-        allp[i].id = i;
-        allp[i].status = P_DEAD;
+        allp[i]->id = i;
+        allp[i]->status = P_DEAD;
     }
     steal_order_reset(nprocs);
-    acquirep(&allm[0], &allp[0]);
+    acquirep(&allm[0], allp[0]);
     spin_unlock(&sched.lock);
     static const char *const idle_names[] = { "hlt", "mwait", "poll" };
     kprintf("sched: %u cores, gomaxprocs=%u, seed=%lu%s, idle=%s\n", ncpu, nprocs, seed,

@@ -54,23 +54,23 @@ void start_the_world(uint32_t nprocs)
     spin_lock(&sched.lock);
     uint32_t old = sched.gomaxprocs;
     for (uint32_t i = old; i < nprocs; i++) {
-        allp[i].id = i;
-        allp[i].globcheck = GLOBAL_CHECK_PERIOD;
-        runq_init(&allp[i].runq);
-        allp[i].status = P_STOPPED;
+        allp[i]->id = i;
+        allp[i]->globcheck = GLOBAL_CHECK_PERIOD;
+        runq_init(&allp[i]->runq);
+        allp[i]->status = P_STOPPED;
     }
     for (uint32_t i = nprocs; i < old; i++)
-        p_destroy(&allp[i], &allp[0]);
+        p_destroy(allp[i], allp[0]);
     if (mp->p->id >= nprocs) {
         // Our own P is gone; continue with P0, whose M is parked.
         mp->p = 0;
-        acquirep(mp, &allp[0]);
+        acquirep(mp, allp[0]);
     }
     mp->p->status = P_RUNNING;
     sched.gomaxprocs = nprocs;
     steal_order_reset(nprocs);
     for (uint32_t i = 0; i < nprocs; i++) {
-        struct p *pp = &allp[i];
+        struct p *pp = allp[i];
         if (pp == mp->p)
             continue;
         pp->m = 0;

@@ -158,7 +158,7 @@ struct sched {
 
 extern struct sched sched;
 extern struct m allm[MAX_CPUS];
-extern struct p allp[MAX_CPUS];
+extern struct p *allp[MAX_CPUS];     // each in its node's memory (sched_init)
 
 static inline struct m *getm(void)
 {

@@ -16,7 +16,7 @@ void sched_stats(struct sched_stats *s)
     s->gomaxprocs = (int)__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED);
     s->ncpu = (int)sched.ncpu;
     for (uint32_t i = 0; i < MAX_CPUS && i < SCHED_STATS_MAXP; i++) {
-        add(&s->p[i], &allp[i].stats);
-        add(&s->total, &allp[i].stats);
+        add(&s->p[i], &allp[i]->stats);
+        add(&s->total, &allp[i]->stats);
     }
 }

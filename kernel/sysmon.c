@@ -62,7 +62,7 @@ static bool retake(uint64_t now)
     bool acted = false;
     uint64_t syscall_limit = arch_ns_to_cycles(20000);
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
-        struct p *pp = &allp[i];
+        struct p *pp = allp[i];
         uint32_t s = __atomic_load_n(&pp->status, __ATOMIC_ACQUIRE);
         if (s == P_SYSCALL) {
             if (now - pp->syscall_when < syscall_limit)
@@ -105,12 +105,12 @@ static void schedtrace(uint64_t now)
                      __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED),
                      __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED));
     for (uint32_t i = 0; i < sched.gomaxprocs && n < (int)sizeof line - 16; i++)
-        n += snprintf(line + n, sizeof line - (size_t)n, i ? " %u" : "%u", runq_len(&allp[i].runq));
+        n += snprintf(line + n, sizeof line - (size_t)n, i ? " %u" : "%u", runq_len(&allp[i]->runq));
     kprintf("%s]\n", line);
     if (!kparams.scheddetail)
         return;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
-        struct p *pp = &allp[i];
+        struct p *pp = allp[i];
         struct m *mp = pp->m;
         kprintf("  P%u: status=%u schedtick=%u m=%d runqsize=%u gfreecnt=%u timerslen=%u\n", i,
                 pp->status, pp->schedtick, mp ? (int)mp->id : -1, runq_len(&pp->runq), pp->ngfree,

@@ -161,7 +161,7 @@ uint64_t timers_next(void)
 {
     uint64_t best = 0;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
-        uint64_t w = __atomic_load_n(&allp[i].timer0, __ATOMIC_ACQUIRE);
+        uint64_t w = __atomic_load_n(&allp[i]->timer0, __ATOMIC_ACQUIRE);
         if (w && (!best || w < best))
             best = w;
     }
