@@ -105,10 +105,15 @@ static inline uint64_t irq_save(void)
     __asm__ volatile("pushfq; popq %0; cli" : "=r"(f) :: "memory");
     return f;
 }
+// Puts the interrupt flag back as it was at irq_save: on or off (a
+// restore that could only turn interrupts on would leave them on after a
+// section that enabled them on purpose).
 static inline void irq_restore(uint64_t f)
 {
     if (f & (1u << 9))
         __asm__ volatile("sti" ::: "memory");
+    else
+        __asm__ volatile("cli" ::: "memory");
 }
 static inline void irq_disable(void) { __asm__ volatile("cli" ::: "memory"); }
 static inline void irq_enable(void) { __asm__ volatile("sti" ::: "memory"); }

@@ -96,6 +96,8 @@ uint64_t stack_scavenge(uint32_t max)
     spin_unlock(&gfree_lock);
     uint64_t pages = 0, chain = 0;
     for (struct g *gp = batch; gp; gp = gp->schedlink) {
+        // a live G here would lose its stack: fail loudly instead
+        ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_DEAD);
         uint64_t top_page = ((uint64_t)gp & ~(PAGE_SIZE - 1));
         for (uint64_t va = gp->stack_lo; va < top_page; va += PAGE_SIZE) {
             uint64_t pa = arch_stack_unmap_page(va);
@@ -160,6 +162,7 @@ struct g *gfget(struct p *pp)
     }
     struct g *gp = pp->gfree;
     if (gp) {
+        ASSERT(__atomic_load_n(&gp->status, __ATOMIC_RELAXED) == G_DEAD);
         pp->gfree = gp->schedlink;
         pp->ngfree--;
     }
