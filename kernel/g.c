@@ -375,6 +375,20 @@ void trap_describe_context(void)
 // #PF on the IST stack, interrupts off. Inside a G's slot: a guard-page hit
 // is a stack overflow, fatal, naming the G that owns the slot; any other
 // not-present page is stack growth, mapped from this core's spare pages.
+// Interrupts off, on this core: maps the stack page holding addr, if it is
+// in a G's slot and unmapped, from this core's spare pages. False when no
+// spare is left (the caller waits and tries again).
+bool g_stack_premap(uint64_t addr)
+{
+    if (addr < ARCH_STACK_REGION || addr >= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE ||
+        arch_virt_to_phys(addr))
+        return true;
+    struct m *mp = getm();
+    if (!mp->nspare)
+        return false;
+    return arch_stack_map_page(addr, mp->spare[--mp->nspare]);
+}
+
 bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip, bool irqs_on)
 {
     (void)rip;
@@ -387,15 +401,16 @@ bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip,
     if (addr < slot + G_STACK_GUARD)
         panic("fatal error: stack overflow: goroutine %lu (created by goroutine %lu) ran past its %lu KiB stack (fault at %p)",
               gp->id, gp->parent_id, (gp->stack_hi - gp->stack_lo) / 1024, (void *)addr);
-    // A spare page first. With interrupts on at the fault the code held no
-    // spinlock, so the allocator is safe to enter (deep recursion outruns
-    // the spares); with them off it may hold the allocator's own lock.
+    // With interrupts on at the fault the code held no spinlock, so the
+    // allocator is safe to enter; the spare pages are kept for faults with
+    // interrupts off (a spinlock holder, or the preemption frame written in
+    // an interrupt), which may not enter it.
     struct m *mp = getm();
     void *page;
-    if (mp && mp->nspare)
-        page = mp->spare[--mp->nspare];
-    else if (irqs_on)
+    if (irqs_on)
         page = page_alloc(1);
+    else if (mp && mp->nspare)
+        page = mp->spare[--mp->nspare];
     else
         panic("fatal error: goroutine %lu's stack grew inside a spinlock with no spare page on core %u (fault at %p)",
               gp->id, cpu_index(), (void *)addr);

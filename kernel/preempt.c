@@ -215,6 +215,14 @@ struct trapframe *trap_switch_hook(struct trapframe *tf)
         return tf;
     }
     struct g *gp = mp->curg;
+    // arch_preempt writes a switch frame just below tf, on the G's stack:
+    // its page must be mapped before, since a fault there would come with
+    // interrupts off. Without a spare page, try again in a moment.
+    if (!g_stack_premap((uint64_t)tf - 64)) {
+        arch_timer_arm(arch_cycles() + arch_ns_to_cycles(20000));
+        mp->armed = 0;
+        return tf;
+    }
     preempt_reason[mp->id] = PREEMPT_PENDING(mp);
     PREEMPT_PENDING(mp) = 0;
     arch_preempt(tf, &gp->rsp, g_xsave_area(gp), mp->g0_top, preempt_m, gp);

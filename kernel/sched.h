@@ -281,6 +281,7 @@ void gready(struct g *gp, bool next);       // G_WAITING -> runnable
 void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on);
 const char *gstatus_name(uint32_t s);
 bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip, bool irqs_on);
+bool g_stack_premap(uint64_t addr);
 
 // preempt.c and sysmon.c: each core's timer, preemption, the monitor
 void core_rearm(struct m *mp, uint64_t now);    // interrupts off; mp holds a P
