@@ -255,6 +255,9 @@ static void grower(void *arg)
 
 KTEST(stack_scavenger_returns_grown_pages)
 {
+    // Counted from before the growers start: the background scavenger (an
+    // idle core, about once a second) may trim them as soon as they die.
+    uint64_t total0 = stack_scavenged_pages();
     growers_done = grow_bad = 0;
     for (int i = 0; i < GROWERS; i++)
         go(grower, (void *)(uintptr_t)120);        // about 60 KiB each
@@ -262,7 +265,7 @@ KTEST(stack_scavenger_returns_grown_pages)
     // the dead Gs past what the Ps keep are on the global free list
     // The background scavenger (an idle core, about once a second) may get
     // there first: what counts is that the pages came back.
-    uint64_t free0 = page_free_count(), total0 = stack_scavenged_pages();
+    uint64_t free0 = page_free_count();
     uint64_t freed = stack_scavenge(GROWERS);
     uint64_t end = nanotime() + 3000000000ull;
     while (stack_scavenged_pages() == total0 && nanotime() < end)
