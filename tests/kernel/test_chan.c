@@ -81,15 +81,19 @@ struct pp_arg {
     uint64_t n;
 };
 
+// *arg is in the test's frame, which is gone as soon as the test stops
+// waiting (its last receive, or a failed check mid-loop): the channels are
+// read once, before the test can pass its first send.
 static void echo(void *arg)
 {
     struct pp_arg *a = arg;
+    chan_t *ping = a->ping, *pong = a->pong;
     uint64_t v;
-    while (chan_recv(a->ping, &v)) {
+    while (chan_recv(ping, &v)) {
         v++;
-        chan_send(a->pong, &v);
+        chan_send(pong, &v);
     }
-    chan_send(a->pong, 0);             // zero value: done
+    chan_send(pong, 0);                // zero value: done
 }
 
 KTEST(chan_unbuffered_pingpong_in_order)

@@ -49,7 +49,10 @@ static void sleeper(void *arg)
 static void hogs_with_sleeper(int procs)
 {
     int orig = gomaxprocs(procs);
-    uint64_t counts[MAX_CPUS] = { 0 };
+    // Static, not on this frame: a hog that outlives a timed-out wait
+    // below still writes its counter.
+    static uint64_t counts[MAX_CPUS];
+    memset(counts, 0, sizeof counts);
     hog_stop = hogs_done = sleeper_done = 0;
     for (int i = 0; i < procs; i++)
         go(hog, &counts[i]);
@@ -57,8 +60,10 @@ static void hogs_with_sleeper(int procs)
     // The main G is one more runnable G: it yields until the sleeper is done.
     kt_wait_count(&sleeper_done, 1, 60000);
     kt_store(&hog_stop, 1);
-    kt_wait_count(&hogs_done, (uint64_t)procs, 60000);
+    bool stopped = kt_wait_count(&hogs_done, (uint64_t)procs, 60000);
     gomaxprocs(orig);
+    if (!stopped)
+        KT_FAIL("only %lu of %d hogs stopped in 60 s", kt_load(&hogs_done), procs);
     for (int i = 0; i < SLEEPS; i++)
         if (late_ns[i] == ~0ull)
             KT_FAIL("sleep %d returned early", i);
