@@ -17,7 +17,8 @@ BOOT_C := boot/multiboot.c boot/uefi.c
 
 ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
-          arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c
+          arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c \
+          arch/static_branch.c
 
 DRIVERS_C := drivers/serial.c drivers/pit.c drivers/qemu_exit.c \
              drivers/acpi.c drivers/acpi_boot.c drivers/acpi_numa.c drivers/fw_cfg.c \
@@ -29,7 +30,7 @@ KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/console_in.c
+            kernel/irqwait.c kernel/console_in.c kernel/trace.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.

@@ -27,5 +27,6 @@ void checkdead(void)
     console_panic_mode();
     kprintf("fatal error: all goroutines are asleep - deadlock!\n\n");
     g_dump_all();
+    trace_dump();
     arch_exit(ARCH_EXIT_FATAL);
 }

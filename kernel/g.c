@@ -226,6 +226,7 @@ uint64_t go(void (*fn)(void *), void *arg)
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
     pp->ncreated++;
     uint64_t id = gp->id;
+    trace_g(TR_GO_CREATE, gp);
     // Seeded schedules vary runnext use for new goroutines (not for
     // wake-ups, whose latency guarantees rest on runnext).
     bool next = !(sched.chaos && (fastrand(mp) & 3) == 0);
@@ -240,6 +241,7 @@ static void goexit0(struct g *gp)
 {
     struct m *mp = dropg(gp);
     struct p *pp = mp->p;
+    trace_g(TR_GO_END, gp);
     __atomic_store_n(&gp->status, G_DEAD, __ATOMIC_RELAXED);
     pp->nexited++;
     gfput(pp, gp);
@@ -263,6 +265,7 @@ static void gosched_m(struct g *gp)
     struct m *mp = dropg(gp);
     struct p *pp = mp->p;
     struct g *overflow[RUNQ_SIZE / 2 + 1];
+    trace_g(TR_GO_YIELD, gp);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
     uint32_t n = runq_put(&pp->runq, gp, false, overflow);
     if (__builtin_expect(n != 0, 0))
@@ -296,10 +299,12 @@ static void park_m(void *arg)
 {
     struct g *gp = arg;
     struct m *mp = dropg(gp);
+    trace_g(TR_GO_PARK, gp);        // before the G can be readied
     __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);
     bool (*unlockf)(struct g *, void *) = gp->waitunlockf;
     if (unlockf && !unlockf(gp, gp->waitlock)) {
         // The wait was called off: run gp again at once.
+        trace_event(TR_GO_UNPARK, gp->id, 0);
         __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
         runqput(mp->p, gp, true);
     }
@@ -331,6 +336,7 @@ void gready(struct g *gp, bool next)
     ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);
     struct m *mp = acquirem();
     struct g *overflow[RUNQ_SIZE / 2 + 1];
+    trace_g(TR_GO_UNPARK, gp);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
     uint32_t n = runq_put(&mp->p->runq, gp, next, overflow);
     if (__builtin_expect(n != 0, 0))

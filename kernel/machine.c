@@ -2,6 +2,8 @@
 // The machine-level calls of goro.h: cores, time, exit.
 #include "goro.h"
 #include "arch.h"
+#include "printf.h"
+#include "trace.h"
 
 int num_cpu(void)
 {
@@ -26,5 +28,9 @@ uint64_t nanotime(void)
 void exit(int code)
 {
     arch_stop_others();
+    if (trace_on) {
+        console_panic_mode();       // a stopped core may hold the console lock
+        trace_dump();
+    }
     arch_exit(code);
 }

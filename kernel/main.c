@@ -75,17 +75,19 @@ void kmain(struct boot_info *bi)
     kprintf("cmdline: %s\n", line);
     cmdline_parse(line, &kparams, cmdline_warn, 0); // bad words named and ignored
     arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications
-    if (kparams.trace)
-        kprintf("cmdline: trace=1: the event trace is not implemented yet; ignored\n");
     acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
     numa_init(bi);                                  // nodes, their memory, distances (SRAT, SLIT)
     page_init(bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works, per node
     arch_set_pm_timer((uint16_t)acpi.pm_tmr_port, acpi.pm_tmr_32bit);   // TSC reference
     arch_platform_init();                           // direct map, local APIC, TSC frequency
     ioapic_init();                                  // every IOAPIC pin masked; irq_wait routes its own
+    if (kparams.trace)
+        trace_enable();                             // patches the hooks while this core runs alone
     arch_start_aps(ap_main);                        // every core online or reported missing
     numa_init_cores();                              // each core's node, from its APIC id
     arch_set_fault_handler(14, g_stack_fault);      // guard-page hits name the goroutine
+    if (kparams.trace)
+        trace_init(arch_ncpu());                    // per-core event rings, printed at the end
     sched_init(arch_ncpu(), (uint32_t)kparams.gomaxprocs, boot_seed(), kparams.seed_given);
     go(main_goroutine, 0);                          // the main G is queued on P0
     __atomic_store_n(&sched.started, true, __ATOMIC_RELEASE);

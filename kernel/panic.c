@@ -3,6 +3,7 @@
 #include "panic.h"
 #include "arch.h"
 #include "printf.h"
+#include "trace.h"
 #include "trap_hooks.h"
 
 void panic(const char *fmt, ...)
@@ -19,5 +20,6 @@ void panic(const char *fmt, ...)
     trap_describe_context();
     kprintf("backtrace:\n");
     arch_backtrace((uint64_t)__builtin_frame_address(0), 32);
+    trace_dump();
     arch_exit(ARCH_EXIT_FATAL);
 }

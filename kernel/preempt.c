@@ -186,6 +186,7 @@ static void preempt_m(void *arg)
     uint32_t reason = preempt_reason[mp->id];
     uint64_t now = arch_cycles();
     pp->stats.preemptions++;
+    trace_event(TR_GO_PREEMPT, gp->id, reason);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
     if (reason & PREEMPT_QUANTUM) {
         spin_lock(&sched.lock);

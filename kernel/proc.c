@@ -246,7 +246,9 @@ void stopm(struct m *mp)
         if (next && next <= arch_cycles() && take_p_for_timers(mp))
             break;
         core_arm_idle(mp);
+        trace_event(TR_IDLE, 0, 0);
         idle_wait(mp);
+        trace_event(TR_WAKE, 0, 0);
     }
     uint64_t now = arch_cycles();
     core_leave_idle(mp);
@@ -298,6 +300,7 @@ static struct g *steal_from(struct p *pp, struct p *victim, bool last)
     if (gp) {
         pp->stats.steals++;
         pp->stats.stolen += 1 + runq_len(&pp->runq) - before;
+        trace_event(TR_STEAL, 1 + runq_len(&pp->runq) - before, victim->id);
         if (victim->node == pp->node)
             pp->stats.steals_local++;
         else
@@ -354,6 +357,7 @@ out:
 void ready_from_irq(struct g *gp)
 {
     ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);
+    trace_event(TR_GO_UNPARK, gp->id, 0);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
     struct g *head = __atomic_load_n(&sched.irqready, __ATOMIC_RELAXED);
     do

@@ -10,6 +10,7 @@
 #include "goro.h"
 #include "runq.h"
 #include "spinlock.h"
+#include "trace.h"
 
 // G states, defined by who owns the G and its stack.
 enum gstatus {
@@ -216,6 +217,7 @@ static inline __attribute__((noreturn, always_inline)) void execute(struct m *mp
     if (!inherit)
         pp->schedtick++;
     pp->stats.runs++;
+    trace_g(TR_GO_START, gp);
     arch_gogo(gp->rsp);
 }
 

@@ -9,8 +9,13 @@ Ordered slowest first, so a small worker pool is not left waiting on one
 long run at the end.
 """
 
+import os
+import sys
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+from typing import Callable, List, Optional, Tuple
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import trace2json  # noqa: E402  (tools/ is not a package)
 
 
 @dataclass
@@ -64,6 +69,8 @@ class Config:
     # (run.py then connects COM1 through a socket; the log is kept as usual).
     serial_input: Optional[str] = None
     serial_after: str = r"\bready\b"
+    # A check of the whole serial log: returns its problems, [] when fine.
+    log_check: Optional[Callable[[List[str]], List[str]]] = None
 
 
 def ktest(name, help, **kw):
@@ -199,6 +206,16 @@ CONFIGS = [
            cores=2, cmdline="quantum=50us seed=5 app=ktest filter=sync", ktest=True, timeout=180),
     Config("quantum50us-chan-smp4", "channels under a 50 us quantum, 4 vCPUs",
            cores=4, cmdline="quantum=50us seed=6 app=ktest filter=chan", ktest=True, timeout=240),
+    # The event trace: printed whole when the app returns, and consistent
+    # (every G created before it runs, on one core at a time). The ktest run
+    # wraps the rings, so its dump begins mid-stream and counts the dropped.
+    Config("trace-smp4", "trace=1: worker pool's event trace, whole and consistent, 4 vCPUs",
+           cores=4, cmdline="trace=1 app=demo_worker_pool", timeout=60,
+           expect=[r"^worker_pool: ok", r"^TRACE begin cores=4 .* dropped=0$", r"^TRACE \d+ \d+ GoStart g=([2-9]|\d\d+) "],
+           log_check=trace2json.check),
+    ktest("trace-sched-smp2", "trace=1 while the scheduler tests run: rings wrap, dump parses",
+          cores=2, cmdline="trace=1 app=ktest filter=sched", timeout=180,
+          expect=[r"^TRACE begin cores=2 .* dropped=[1-9]\d*$"], log_check=trace2json.check),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     Config("echo", "app=echo: lines typed on COM1 arrive by its interrupt (IOAPIC) and come back",

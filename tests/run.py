@@ -357,6 +357,8 @@ def boot_problems(cfg, lines, status, timeout):
         bad = [l for l in lines if re.search(rx, l)]
         if bad:
             problems.append(f"unexpected line: {bad[0].strip()}")
+    if cfg.log_check:
+        problems += cfg.log_check(lines)
     return problems
 
 

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: MIT
+// The event trace: one ring per core, written only by that core with
+// interrupts off, so a record is never shared or torn by another writer.
+//
+// Invariants: ring i is written only by core i, with interrupts off; a
+// record is complete before n is advanced past it (release), so the dump,
+// reading n with acquire, sees whole records. The dump runs once the other
+// cores are being stopped by NMI, which can land inside a record: the only
+// slot that can be in flight is the one at n (the oldest once the ring has
+// wrapped), so the dump leaves that slot out.
+#include "trace.h"
+#include "arch.h"
+#include "goro.h"
+#include "page.h"
+#include "printf.h"
+#include "sched.h"
+
+#define TRACE_RING 8192u            // records per core, a power of two
+
+struct trace_rec {
+    uint64_t tsc;
+    uint64_t g;
+    uint64_t arg;
+    uint32_t ev;                    // enum trace_ev
+    uint32_t pad;
+};
+
+struct trace_ring {
+    // the owning core, interrupts off
+    struct trace_rec *recs;
+    uint64_t n;                     // records ever written (release store)
+} __attribute__((aligned(64)));
+
+bool trace_on;                      // the rings exist
+struct static_key trace_key;
+static struct trace_ring rings[MAX_CPUS];
+static uint32_t trace_ncpu;
+static uint64_t trace_t0;
+
+// How each event prints: its name and the names of its two fields (NULL:
+// not printed). tools/trace2json.py reads these lines.
+static const struct {
+    const char *name, *g, *arg;
+} ev_fmt[TR_NEVENTS] = {
+    [TR_GO_CREATE] = { "GoCreate", "g", "parent" },
+    [TR_GO_START] = { "GoStart", "g", "p" },
+    [TR_GO_YIELD] = { "GoYield", "g", 0 },
+    [TR_GO_PREEMPT] = { "GoPreempt", "g", "why" },
+    [TR_GO_PARK] = { "GoPark", "g", "reason" },
+    [TR_GO_UNPARK] = { "GoUnpark", "g", "by" },
+    [TR_GO_END] = { "GoEnd", "g", 0 },
+    [TR_STEAL] = { "Steal", "n", "victim" },
+    [TR_IDLE] = { "Idle", 0, 0 },
+    [TR_WAKE] = { "Wake", 0, 0 },
+};
+
+void trace_enable(void)
+{
+    unsigned n = static_branch_enable(&trace_key);
+    kprintf("trace: %u hooks on\n", n);
+}
+
+void trace_init(uint32_t ncpu)
+{
+    size_t pages = (TRACE_RING * sizeof(struct trace_rec) + PAGE_SIZE - 1) / PAGE_SIZE;
+    for (uint32_t i = 0; i < ncpu; i++) {
+        rings[i].recs = page_alloc(pages);
+        if (!rings[i].recs) {
+            kprintf("trace: no memory for core %u's ring (%lu KiB); the trace stays off\n", i,
+                    pages * PAGE_SIZE / 1024);
+            return;
+        }
+    }
+    trace_ncpu = ncpu;
+    trace_t0 = arch_cycles();
+    __atomic_store_n(&trace_on, true, __ATOMIC_RELEASE);   // release: the rings are set up
+    kprintf("trace: on, the latest %u events of each core are printed when the machine stops\n",
+            TRACE_RING);
+}
+
+void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg)
+{
+    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE))   // acquire: pairs with trace_init's release
+        return;
+    uint64_t fl = irq_save();
+    struct trace_ring *r = &rings[cpu_index()];
+    uint64_t n = r->n;
+    struct trace_rec *rec = &r->recs[n & (TRACE_RING - 1)];
+    rec->tsc = arch_cycles();
+    rec->g = g;
+    rec->arg = arg;
+    rec->ev = ev;
+    __atomic_store_n(&r->n, n + 1, __ATOMIC_RELEASE);     // release: the record is whole
+    irq_restore(fl);
+}
+
+void trace_record_g(enum trace_ev ev, struct g *gp)
+{
+    uint64_t arg = 0;
+    struct m *mp = getm();
+    switch (ev) {
+    case TR_GO_CREATE:
+        arg = gp->parent_id;
+        break;
+    case TR_GO_START:
+        arg = mp->p ? mp->p->id : 0;
+        break;
+    case TR_GO_PARK:
+        arg = (uint64_t)gp->waitreason;
+        break;
+    case TR_GO_UNPARK:
+        arg = mp->curg ? mp->curg->id : 0;
+        break;
+    default:
+        break;
+    }
+    trace_record(ev, gp->id, arg);
+}
+
+static void print_rec(uint32_t core, const struct trace_rec *rec)
+{
+    uint64_t ns = arch_cycles_to_ns(rec->tsc - trace_t0);
+    if (rec->ev >= TR_NEVENTS) {
+        kprintf("TRACE %u %lu Bad ev=%u\n", core, ns, rec->ev);
+        return;
+    }
+    char g[32] = "", arg[96] = "";
+    if (ev_fmt[rec->ev].g)
+        snprintf(g, sizeof g, " %s=%lu", ev_fmt[rec->ev].g, rec->g);
+    if (rec->ev == TR_GO_PARK)      // the wait reason: a string literal, no spaces lost
+        snprintf(arg, sizeof arg, " reason=\"%s\"", rec->arg ? (const char *)rec->arg : "");
+    else if (ev_fmt[rec->ev].arg)
+        snprintf(arg, sizeof arg, " %s=%lu", ev_fmt[rec->ev].arg, rec->arg);
+    kprintf("TRACE %u %lu %s%s%s\n", core, ns, ev_fmt[rec->ev].name, g, arg);
+}
+
+void trace_dump(void)
+{
+    if (!trace_on)
+        return;
+    static bool dumped;
+    if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))
+        return;                     // a panic inside the dump: do not start again
+    uint64_t next[MAX_CPUS], end[MAX_CPUS], total = 0, dropped = 0;
+    for (uint32_t i = 0; i < trace_ncpu; i++) {
+        end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
+        next[i] = end[i] > TRACE_RING - 1 ? end[i] - (TRACE_RING - 1) : 0;
+        total += end[i] - next[i];
+        dropped += next[i];
+    }
+    kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", trace_ncpu,
+            arch_tsc_hz(), total, dropped);
+    // merge by time: each ring is in time order already
+    for (;;) {
+        uint32_t best = trace_ncpu;
+        for (uint32_t i = 0; i < trace_ncpu; i++) {
+            if (next[i] == end[i])
+                continue;
+            if (best == trace_ncpu ||
+                rings[i].recs[next[i] & (TRACE_RING - 1)].tsc <
+                    rings[best].recs[next[best] & (TRACE_RING - 1)].tsc)
+                best = i;
+        }
+        if (best == trace_ncpu)
+            break;
+        print_rec(best, &rings[best].recs[next[best] & (TRACE_RING - 1)]);
+        next[best]++;
+    }
+    kprintf("TRACE end\n");
+}

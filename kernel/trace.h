@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// The event trace (trace=1): what each core's scheduler did, kept in a
+// per-core ring of the latest TRACE_RING events and printed when the
+// machine stops (exit, panic, deadlock) as TRACE lines, which
+// tools/trace2json.py turns into a Chrome/Perfetto timeline. Off, each
+// hook is one 5-byte NOP.
+#ifndef GORO_TRACE_H
+#define GORO_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "static_branch.h"
+
+enum trace_ev {
+    TR_GO_CREATE,       // g = the new G, arg = its parent (0: the kernel)
+    TR_GO_START,        // g starts or resumes on this core; arg = its P
+    TR_GO_YIELD,        // g called gosched
+    TR_GO_PREEMPT,      // g was preempted; arg = PREEMPT_* reasons
+    TR_GO_PARK,         // g parked; arg = its wait reason (a string)
+    TR_GO_UNPARK,       // g was readied; arg = the G that readied it (0: g0 or an interrupt)
+    TR_GO_END,          // g exited
+    TR_STEAL,           // this P stole g Gs; arg = the victim P
+    TR_IDLE,            // this core halts with no P (or waits for work)
+    TR_WAKE,            // this core left its idle wait
+    TR_NEVENTS
+};
+
+// Read-only once trace_enable has run (before any other core starts).
+extern bool trace_on;
+extern struct static_key trace_key;
+
+// Boot core, before arch_start_aps: turns every hook on (see static_branch.h).
+void trace_enable(void);
+// Once the cores are online: their rings. Hooks record nothing before.
+void trace_init(uint32_t ncpu);
+struct g;
+void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg) __attribute__((cold));
+// For the hot hooks: only the G is passed (already in a register), and
+// trace.c reads the rest: GoCreate's parent, GoStart's P (this M's),
+// GoPark's reason, GoUnpark's readier (this M's G; not for interrupt
+// context, which uses trace_event).
+void trace_record_g(enum trace_ev ev, struct g *gp) __attribute__((cold));
+// Prints every core's ring, oldest first, merged by time. The machine must
+// be stopped (no core records any more): exit, panic, checkdead.
+void trace_dump(void);
+
+// A macro, not an inline function: the arguments are evaluated only when
+// the trace is on, and the record call sits in a cold block behind a
+// patched NOP.
+#define trace_event(ev, g, arg)                                                   \
+    do {                                                                          \
+        if (static_branch_unlikely(&trace_key))                                   \
+            trace_record((ev), (g), (arg));                                       \
+    } while (0)
+
+#define trace_g(ev, gp)                                                           \
+    do {                                                                          \
+        if (static_branch_unlikely(&trace_key))                                   \
+            trace_record_g((ev), (gp));                                           \
+    } while (0)
+
+#endif
