@@ -15,7 +15,7 @@ QEMU ?= qemu-system-x86_64
 BOOT_ASM := boot/entry.asm boot/trampoline_blob.asm
 BOOT_C := boot/multiboot.c boot/uefi.c
 
-ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm
+ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm arch/coldcall.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
           arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c \
           arch/static_branch.c

@@ -34,6 +34,15 @@ static inline struct cpu *this_cpu(void)
     return c;
 }
 
+// This core's cpu->m in one gs-relative load (the scheduler reads it on
+// every switch). Volatile: a G that moves reads its new core's.
+static inline void *this_cpu_m(void)
+{
+    void *m;
+    __asm__ volatile("mov %%gs:16, %0" : "=r"(m));
+    return m;
+}
+
 // The preempt count is changed with single gs-relative instructions, so
 // that no interrupt can land between finding this core's counter and
 // changing it (after which the G could be on another core).

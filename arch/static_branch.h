@@ -33,6 +33,15 @@ on:
     return true;
 }
 
+// Calls fn(a, b) from a static branch's out-of-line block without
+// clobbering any general register (arch/coldcall.asm). The arguments go on
+// the stack from whatever register or constant they are in, so the block
+// pins no register and costs the hot path no spills or moves. fn must be
+// kernel code (no vector registers); a must be a constant, b a value.
+#define static_branch_call2(fn, a, b)                                              \
+    __asm__ volatile("pushq %2\n\tpushq %1\n\tpushq %0\n\tcall arch_call_saving_all"   \
+                     : : "i"(fn), "i"(a), "r"(b) : "memory", "cc")
+
 // Boot core, before arch_start_aps: every site of key jumps from now on.
 // Returns how many sites were patched.
 unsigned static_branch_enable(struct static_key *key);

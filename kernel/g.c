@@ -265,7 +265,6 @@ static void gosched_m(struct g *gp)
     struct m *mp = dropg(gp);
     struct p *pp = mp->p;
     struct g *overflow[RUNQ_SIZE / 2 + 1];
-    trace_g(TR_GO_YIELD, gp);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
     uint32_t n = runq_put(&pp->runq, gp, false, overflow);
     if (__builtin_expect(n != 0, 0))

@@ -163,7 +163,7 @@ extern struct p *allp[MAX_CPUS];     // each in its node's memory (sched_init)
 
 static inline struct m *getm(void)
 {
-    return (struct m *)this_cpu()->m;
+    return (struct m *)this_cpu_m();
 }
 
 // The running G's M, pinned: while this core's preempt count is above

@@ -219,6 +219,7 @@ static void exitsyscall0(struct g *gp)
     spin_lock(&sched.lock);
     struct p *pp = pidleget();
     if (!pp) {
+        trace_g(TR_GO_YIELD, gp);   // it leaves this core for the global queue
         __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
         globrunq_put(gp);
         mput(mp);

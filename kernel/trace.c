@@ -29,6 +29,7 @@ struct trace_ring {
     // the owning core, interrupts off
     struct trace_rec *recs;
     uint64_t n;                     // records ever written (release store)
+    uint64_t running;               // the G last started here and not yet seen leave, 0 = none
 } __attribute__((aligned(64)));
 
 bool trace_on;                      // the rings exist
@@ -78,19 +79,36 @@ void trace_init(uint32_t ncpu)
             TRACE_RING);
 }
 
+// The owning core, interrupts off.
+static void ring_put(struct trace_ring *r, uint64_t tsc, enum trace_ev ev, uint64_t g, uint64_t arg)
+{
+    uint64_t n = r->n;
+    struct trace_rec *rec = &r->recs[n & (TRACE_RING - 1)];
+    rec->tsc = tsc;
+    rec->g = g;
+    rec->arg = arg;
+    rec->ev = ev;
+    __atomic_store_n(&r->n, n + 1, __ATOMIC_RELEASE);     // release: the record is whole
+}
+
 void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg)
 {
     if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE))   // acquire: pairs with trace_init's release
         return;
     uint64_t fl = irq_save();
     struct trace_ring *r = &rings[cpu_index()];
-    uint64_t n = r->n;
-    struct trace_rec *rec = &r->recs[n & (TRACE_RING - 1)];
-    rec->tsc = arch_cycles();
-    rec->g = g;
-    rec->arg = arg;
-    rec->ev = ev;
-    __atomic_store_n(&r->n, n + 1, __ATOMIC_RELEASE);     // release: the record is whole
+    uint64_t now = arch_cycles();
+    if (ev == TR_GO_START) {
+        // gosched has no hook (it is the hottest switch): a G that is still
+        // running here when the next one starts left through gosched.
+        if (r->running)
+            ring_put(r, now, TR_GO_YIELD, r->running, 0);
+        r->running = g;
+    } else if (ev == TR_GO_YIELD || ev == TR_GO_PREEMPT || ev == TR_GO_PARK || ev == TR_GO_END) {
+        if (r->running == g)
+            r->running = 0;
+    }
+    ring_put(r, now, ev, g, arg);
     irq_restore(fl);
 }
 

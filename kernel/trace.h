@@ -14,7 +14,9 @@
 enum trace_ev {
     TR_GO_CREATE,       // g = the new G, arg = its parent (0: the kernel)
     TR_GO_START,        // g starts or resumes on this core; arg = its P
-    TR_GO_YIELD,        // g called gosched
+    TR_GO_YIELD,        // g gave up its core still runnable: gosched (recorded when
+                        // the core starts its next G) or a blocking call's return
+                        // that found no P
     TR_GO_PREEMPT,      // g was preempted; arg = PREEMPT_* reasons
     TR_GO_PARK,         // g parked; arg = its wait reason (a string)
     TR_GO_UNPARK,       // g was readied; arg = the G that readied it (0: g0 or an interrupt)
@@ -56,7 +58,7 @@ void trace_dump(void);
 #define trace_g(ev, gp)                                                           \
     do {                                                                          \
         if (static_branch_unlikely(&trace_key))                                   \
-            trace_record_g((ev), (gp));                                           \
+            static_branch_call2(trace_record_g, (uint64_t)(ev), (gp));            \
     } while (0)
 
 #endif
