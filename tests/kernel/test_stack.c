@@ -83,7 +83,9 @@ KTEST(stack_parked_g_costs_4_5k)
     nparked = parkers_done = 0;
     for (int i = 0; i < PARKERS; i++)
         go(parker, 0);
-    kt_wait_count(&nparked, PARKERS, 60000);
+    // A timeout leaves slots of parked[] unset; the parkers stay parked.
+    if (!kt_wait_count(&nparked, PARKERS, 60000))
+        KT_FAIL("only %lu of %d goroutines parked in 60 s", kt_load(&nparked), PARKERS);
     // Reused Gs keep what they once mapped; Gs that never grew hold one page.
     uint64_t costs[PARKERS], ones = 0;
     for (int i = 0; i < PARKERS; i++) {
@@ -92,7 +94,7 @@ KTEST(stack_parked_g_costs_4_5k)
     }
     for (int i = 0; i < PARKERS; i++)
         gready(parked[i], false);
-    kt_wait_count(&parkers_done, PARKERS, 60000);
+    KT_ASSERT(kt_wait_count(&parkers_done, PARKERS, 60000));
     uint64_t min = ~0ull;
     for (int i = 0; i < PARKERS; i++)
         if (costs[i] < min)
