@@ -257,9 +257,12 @@ KTEST(irqwait_device_irq_no_deadlock)
         KT_SKIP("no usable IOAPIC");
     uint8_t vec = IRQ_VEC_ISA(PIT_IRQ);
     KT_ASSERT_EQ(irq_attach(vec, 0), 0);
-    pit_ch0_oneshot(0xFFFF);               // 65535 / 1193182 Hz = 54.9 ms
+    // Routed and drained before the one-shot starts: started first, a vCPU
+    // stalled for its 55 ms let the real edge land before the drain, which
+    // then discarded it, and irq_wait waited for good.
     KT_ASSERT_EQ(ioapic_route_isa(PIT_IRQ, vec, arch_cpu(0)->apic_id), 0);
     irq_take_pending(vec);
+    pit_ch0_oneshot(0xFFFF);               // 65535 / 1193182 Hz = 54.9 ms
     struct sched_stats s0, s1;
     sched_stats(&s0);
     uint64_t t0 = nanotime();
