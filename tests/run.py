@@ -35,6 +35,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from matrix import CONFIGS  # noqa: E402
 from fbshot import check_screenshot, run_watched  # noqa: E402
+import hangdump  # noqa: E402
 
 QEMU = os.environ.get("QEMU", "qemu-system-x86_64")
 OVMF_DIR = "/usr/share/OVMF"
@@ -153,8 +154,9 @@ class Runner:
         self.lock = threading.Lock()
         self.stopping = False
 
-    def run(self, argv, timeout):
-        """Returns (exit status or None on timeout, stderr text, seconds)."""
+    def run(self, argv, timeout, on_timeout=None):
+        """Returns (exit status or None on timeout, stderr text, seconds).
+        on_timeout() runs before a timed-out QEMU is killed."""
         t0 = time.monotonic()
         with self.lock:
             if self.stopping:
@@ -168,6 +170,8 @@ class Runner:
             _, err = p.communicate(timeout=timeout)
             status = p.returncode
         except subprocess.TimeoutExpired:
+            if on_timeout:
+                on_timeout()
             kill_group(p)
             _, err = p.communicate()
             status = None
@@ -426,6 +430,17 @@ def run_config(cfg, args, runner):
             if rm.returncode:
                 return [Result("FAIL", boot_name, f"mdel: {rm.stderr.strip()}")], []
     monitor = os.path.join(args.logs, f"{cfg.name}.mon") if cfg.stop_at else None
+    # Every other run gets a monitor too, in a short path (sun_path has 108
+    # bytes): a run that times out is asked where its vCPUs are first.
+    mon_dir = None if monitor else tempfile.mkdtemp(prefix="goro-mon-")
+    hang = []
+
+    def dump_hang():
+        try:
+            hang.extend(hangdump.dump(os.path.join(mon_dir, "m"), os.path.join(args.build, "goro.elf"),
+                                      log + ".hang"))
+        except (OSError, ValueError) as e:
+            hang.append(f"no hang dump: {e}")
     shot = os.path.join(args.logs, f"{cfg.name}.ppm") if cfg.screenshot else None
     if shot and os.path.exists(shot):
         os.remove(shot)
@@ -440,8 +455,8 @@ def run_config(cfg, args, runner):
         shutil.copyfile(vars_src, vars_copy)
 
     feeder = SerialFeeder(cfg) if cfg.serial_input is not None else None
-    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append, disk, monitor,
-                     feeder.path if feeder else None)
+    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append, disk,
+                     monitor or os.path.join(mon_dir, "m"), feeder.path if feeder else None)
     with open(log + ".cmd", "w") as f:
         f.write(" ".join(shlex.quote(a) for a in argv) + "\n")
     timeout = cfg.timeout * args.timeout_scale
@@ -452,9 +467,11 @@ def run_config(cfg, args, runner):
         if cfg.stop_at:
             status, err, secs = run_watched(runner, argv, log, monitor, cfg.stop_at, shot, timeout)
         else:
-            status, err, secs = runner.run(argv, timeout)
+            status, err, secs = runner.run(argv, timeout, dump_hang)
     finally:
         args.budget.release(held)
+        if mon_dir:
+            shutil.rmtree(mon_dir, ignore_errors=True)
         if feeder:
             feeder.close()
     lines = read_log(log)
@@ -481,6 +498,9 @@ def run_config(cfg, args, runner):
     if problems:
         results.insert(0, Result("FAIL", boot_name, "; ".join(problems) + f" (log: {rel})"))
         notes.append(tail(lines))
+        if hang:
+            notes.append("\n".join(f"    {cfg.name}: {h}" for h in hang) +
+                         f"\n    (registers: {rel}.hang)")
         notes.append(f"    qemu command: {os.path.relpath(log)}.cmd")
         if err:
             notes.append("\n".join("    qemu: " + l for l in err.splitlines()[-5:]))

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: MIT
+"""Where a hung guest is: asked of QEMU's monitor just before the runner
+kills it. For every vCPU, its RIP and a frame-pointer walk of its stack
+(goro keeps frame pointers), named with goro.elf's symbols. The guest is
+identity-mapped at 1 MiB however it booted, so the ELF's addresses hold
+for the ISO and UEFI boots too."""
+
+import bisect
+import re
+import socket
+import subprocess
+
+from fbshot import monitor_command, monitor_read
+
+CPU_RE = re.compile(r"^CPU#(\d+)", re.M)
+REG_RE = re.compile(r"\b(RIP|RBP|RSP)=([0-9a-f]{16})")
+HLT_RE = re.compile(r"\bHLT=(\d)")
+WORDS_RE = re.compile(r"^[0-9a-f]{16}: 0x([0-9a-f]{16}) 0x([0-9a-f]{16})", re.M)
+ESC_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+MAX_FRAMES = 12
+
+
+class Symbols:
+    def __init__(self, elf):
+        self.addrs, self.names = [], []
+        try:
+            out = subprocess.run(["nm", "-n", elf], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            return
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in "tTwW":
+                self.addrs.append(int(parts[0], 16))
+                self.names.append(parts[2])
+
+    def name(self, addr):
+        i = bisect.bisect_right(self.addrs, addr) - 1
+        if i < 0 or addr - self.addrs[i] > 0x10000:
+            return f"0x{addr:x}"
+        return f"{self.names[i]}+0x{addr - self.addrs[i]:x}"
+
+
+def command(sock, cmd):
+    return ESC_RE.sub("", monitor_command(sock, cmd).decode(errors="replace"))
+
+
+def dump(mon_path, elf, out_path):
+    """Writes the dump to out_path; returns one line per vCPU ('' if QEMU
+    did not answer)."""
+    syms = Symbols(elf)
+    with socket.socket(socket.AF_UNIX) as s:
+        s.settimeout(5)
+        s.connect(mon_path)
+        monitor_read(s, b"(qemu)", timeout=5)
+        command(s, "stop")                   # a still picture for the walk
+        regs = command(s, "info registers -a")
+        cpus = []
+        chunks = CPU_RE.split(regs)[1:]
+        for k in range(0, len(chunks) - 1, 2):
+            r = dict(REG_RE.findall(chunks[k + 1]))
+            hlt = HLT_RE.search(chunks[k + 1])
+            cpus.append((int(chunks[k]), r, hlt and hlt.group(1) == "1"))
+        lines = []
+        for n, r, halted in cpus:
+            rip, rbp = int(r.get("RIP", "0"), 16), int(r.get("RBP", "0"), 16)
+            frames = [syms.name(rip)]
+            command(s, f"cpu {n}")
+            for _ in range(MAX_FRAMES):
+                if not rbp or rbp & 7:
+                    break
+                m = WORDS_RE.search(command(s, f"x /2gx 0x{rbp:x}"))
+                if not m:
+                    break
+                rbp, ret = int(m.group(1), 16), int(m.group(2), 16)
+                if not ret:
+                    break
+                frames.append(syms.name(ret))
+            lines.append(f"vCPU {n}{' (halted)' if halted else ''}: " + " <- ".join(frames))
+    with open(out_path, "w") as f:
+        f.write("\n".join(lines) + "\n\n" + regs)
+    return lines
