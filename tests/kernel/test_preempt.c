@@ -232,12 +232,12 @@ static void blocker(void *arg)
     (void)arg;
     for (int i = 0; i < 8; i++)
         go(queued, 0);                  // queued behind us on our P
-    // sysmon hands the P over within tens of us; with more vCPUs than host
-    // cores, sysmon's core may not run for tens of ms, so the call waits
-    // longer there (it ends as soon as all 8 have run).
-    uint64_t window = ktest_cores_are_real() ? 50000000 : 5000000000ull;
+    // sysmon hands the P over within tens of us, but on a busy host the
+    // vCPUs of sysmon's core or the idle core may not run for tens of ms
+    // (CI runs several QEMUs at once): the call lasts until all 8 have run,
+    // up to 5 s. How soon is a benchmark's question, not this test's.
     entersyscall();
-    uint64_t end = nanotime() + window;
+    uint64_t end = nanotime() + 5000000000ull;
     while (nanotime() < end && kt_load(&queued_done) < 8)
         cpu_relax();
     kt_store(&blocker_out, kt_load(&queued_done));

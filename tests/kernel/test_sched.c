@@ -106,7 +106,12 @@ KTEST(sched_spawned_by_one_run_everywhere)
     spread_done = 0;
     memset(ran_on, 0, sizeof ran_on);
     sched_stats(&before);
-    int spawner_core = core_id();       // spins throughout: cannot move
+    // Not preemptible while it spins: preempted (a spin past its quantum
+    // while thieves' vCPUs are descheduled), it went to the global queue,
+    // its own core ran its Gs and another core picked it up: every core ran
+    // some with no steal at all.
+    preempt_disable();
+    int spawner_core = core_id();
     uint64_t spawned = 0, deadline = nanotime() + 60000000000ull;
     struct runq *mine = &getm()->p->runq;
     while (!every_other_core_ran(spawner_core) && nanotime() < deadline) {
@@ -115,6 +120,7 @@ KTEST(sched_spawned_by_one_run_everywhere)
         while (!runq_empty(mine) && nanotime() < deadline)
             cpu_relax();
     }
+    preempt_enable();
     if (!kt_wait_count(&spread_done, spawned, 60000))
         KT_FAIL("only %lu of %lu finished", kt_load(&spread_done), spawned);
     sched_stats(&after);
