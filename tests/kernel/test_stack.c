@@ -260,15 +260,19 @@ KTEST(stack_scavenger_returns_grown_pages)
     // Counted from before the growers start: the background scavenger (an
     // idle core, about once a second) may trim them as soon as they die.
     uint64_t total0 = stack_scavenged_pages();
+    // The scavenger takes dead Gs from the global free list only; each P
+    // keeps up to GFREE_LOCAL_MAX of its own, so more die than the Ps keep
+    // (with 8 Ps, 300 could all stay local: "freed 0 pages" on smp8).
+    int growers = GROWERS + gomaxprocs(0) * GFREE_LOCAL_MAX;
     growers_done = grow_bad = 0;
-    for (int i = 0; i < GROWERS; i++)
+    for (int i = 0; i < growers; i++)
         go(grower, (void *)(uintptr_t)120);        // about 60 KiB each
-    KT_ASSERT(kt_wait_count(&growers_done, GROWERS, 60000));
+    KT_ASSERT(kt_wait_count(&growers_done, (uint64_t)growers, 60000));
     // the dead Gs past what the Ps keep are on the global free list
     // The background scavenger (an idle core, about once a second) may get
     // there first: what counts is that the pages came back.
     uint64_t free0 = page_free_count();
-    uint64_t freed = stack_scavenge(GROWERS);
+    uint64_t freed = stack_scavenge((uint32_t)growers);
     uint64_t end = nanotime() + 3000000000ull;
     while (stack_scavenged_pages() == total0 && nanotime() < end)
         sleep_ns(1000000);
@@ -278,9 +282,9 @@ KTEST(stack_scavenger_returns_grown_pages)
     KT_ASSERT(freed > 0);
     // the same Gs, reused, grow their stacks again from nothing
     growers_done = 0;
-    for (int i = 0; i < GROWERS; i++)
+    for (int i = 0; i < growers; i++)
         go(grower, (void *)(uintptr_t)120);
-    KT_ASSERT(kt_wait_count(&growers_done, GROWERS, 60000));
+    KT_ASSERT(kt_wait_count(&growers_done, (uint64_t)growers, 60000));
     KT_ASSERT_EQ(grow_bad, 0);
 }
 
