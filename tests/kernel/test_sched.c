@@ -199,8 +199,13 @@ static void burst_worker(void *arg)
     kt_add(&burst_done, 1);
 }
 
-// The main G spawns a burst and then spins WITHOUT yielding: only other
-// cores can run the burst, so a lost wake-up shows up as a timeout.
+// The main G spawns a burst and then spins WITHOUT yielding, with
+// preemption off: only other cores can run the burst, and only if one is
+// woken, so a lost wake-up shows up as a timeout. Preemptible, the spinner
+// would be preempted after its quantum and its own core would run the
+// burst, hiding the lost wake-up. The deadline is 5 s, far above any wake
+// (tens of us), because CI runs several QEMUs on two host cores and a
+// descheduled vCPU can take 100 ms to run again; a lost wake-up never ends.
 KTEST(sched_bursts_after_idle_wake_halted_cores)
 {
     if (gomaxprocs(0) < 2)
@@ -208,7 +213,10 @@ KTEST(sched_bursts_after_idle_wake_halted_cores)
     static struct sched_stats before, after;
     sched_stats(&before);
     burst_max_delay_ns = 0;
-    for (int b = 0; b < 30; b++) {
+    int lost = -1;
+    uint32_t lost_n = 0;
+    preempt_disable();
+    for (int b = 0; b < 30 && lost < 0; b++) {
         uint64_t gap_end = nanotime() + 2000000ull * (1 + b % 5);   // 2-10 ms idle gap
         while (nanotime() < gap_end)
             cpu_relax();
@@ -219,14 +227,20 @@ KTEST(sched_bursts_after_idle_wake_halted_cores)
             go(burst_worker, 0);
         // The last one spawned sits in our runnext, which thieves take in
         // their last round, after a short backoff.
-        uint64_t deadline = nanotime() + 100000000ull;     // 100 ms
+        uint64_t deadline = nanotime() + 5000000000ull;
         while (kt_load(&burst_done) < n) {
-            if (nanotime() > deadline)
-                KT_FAIL("burst %d: %lu of %u ran within 100 ms while this core spun: a wake-up was lost",
-                        b, kt_load(&burst_done), n);
+            if (nanotime() > deadline) {
+                lost = b;
+                lost_n = n;
+                break;
+            }
             cpu_relax();
         }
     }
+    preempt_enable();
+    if (lost >= 0)
+        KT_FAIL("burst %d: %lu of %u ran within 5 s while this core spun: a wake-up was lost",
+                lost, kt_load(&burst_done), lost_n);
     sched_stats(&after);
     printf("ktest: bursts: max spawn-to-run %lu us, wake IPIs %lu, halts %lu\n",
            burst_max_delay_ns / 1000, after.total.wake_ipis - before.total.wake_ipis,
