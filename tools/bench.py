@@ -187,14 +187,7 @@ def insn_lines_for(text, insn_log):
         if "mark_pairs" in rec and "mark_n" in rec:
             groups.append((rec["name"] + variant_suffix(rec), int(rec["mark_pairs"]), int(rec["mark_n"]),
                            rec.get("impl", "goro")))
-    if not groups:
-        return []
-    try:
-        res = insncount_report.insn_per_op(insn_log, [g[:3] for g in groups])
-    except (OSError, ValueError) as e:
-        log(f"insncount: {e}")
-        return []
-    return insncount_report.format_lines(res, [g[3] for g in groups])
+    return insncount_report.insn_lines(insn_log, groups, log)
 
 
 def variant_suffix(rec):

@@ -66,18 +66,35 @@ def insn_per_op(log_path, groups):
     return out
 
 
-def groups_from_bench(path):
+def groups_from_lines(lines):
     """(name, pairs, n, impl) of each BENCH line that ran between markers."""
     groups = []
-    with open(path, errors="replace") as f:
-        for line in f:
-            if not line.startswith("BENCH "):
-                continue
-            words = line.split()
-            kv = dict(w.split("=", 1) for w in words[2:] if "=" in w)
-            if "mark_pairs" in kv and "mark_n" in kv:
-                groups.append((words[1], int(kv["mark_pairs"]), int(kv["mark_n"]), kv.get("impl", "?")))
+    for line in lines:
+        if not line.startswith("BENCH "):
+            continue
+        words = line.split()
+        kv = dict(w.split("=", 1) for w in words[2:] if "=" in w)
+        if "mark_pairs" in kv and "mark_n" in kv:
+            groups.append((words[1], int(kv["mark_pairs"]), int(kv["mark_n"]), kv.get("impl", "?")))
     return groups
+
+
+def groups_from_bench(path):
+    with open(path, errors="replace") as f:
+        return groups_from_lines(f)
+
+
+def insn_lines(log_path, groups, warn):
+    """INSN lines for groups of (name, pairs, n, impl); [] when there are
+    none, or after warn(message) when the plugin log does not fit them."""
+    if not groups:
+        return []
+    try:
+        results = insn_per_op(log_path, [g[:3] for g in groups])
+    except (OSError, ValueError) as e:
+        warn(f"insncount: {e}")
+        return []
+    return format_lines(results, [g[3] for g in groups])
 
 
 def format_lines(results, impls):

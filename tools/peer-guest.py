@@ -182,19 +182,7 @@ def run_tcg(opts, cpus, bindir, outdir):
 
 
 def insn_lines(insn_log, lines):
-    groups = []
-    for l in lines:
-        if l.startswith("BENCH ") and "mark_pairs=" in l:
-            kv = dict(w.split("=", 1) for w in l.split()[2:] if "=" in w)
-            groups.append((l.split()[1], int(kv["mark_pairs"]), int(kv["mark_n"]), kv.get("impl", "?")))
-    if not groups:
-        return []
-    try:
-        res = insncount_report.insn_per_op(insn_log, [g[:3] for g in groups])
-    except (OSError, ValueError) as e:
-        log(f"insncount: {e}")
-        return []
-    return insncount_report.format_lines(res, [g[3] for g in groups])
+    return insncount_report.insn_lines(insn_log, insncount_report.groups_from_lines(lines), log)
 
 
 def run_native(opts, cpus, bindir):
