@@ -17,6 +17,8 @@ extern const struct static_branch_site __static_branch_start[], __static_branch_
 unsigned static_branch_enable(struct static_key *key)
 {
     ASSERT(arch_ncpu() <= 1);       // nothing else runs the sites (see the header)
+    if (key->enabled)
+        return 0;                   // its sites are jumps already, not NOPs
     unsigned n = 0;
     for (const struct static_branch_site *s = __static_branch_start; s < __static_branch_end; s++) {
         if (s->key != (uint64_t)key)

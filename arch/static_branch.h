@@ -15,7 +15,7 @@
 #include <stdbool.h>
 
 struct static_key {
-    bool enabled;                   // written once by static_branch_enable
+    bool enabled;                   // static_branch_enable has patched its sites
 };
 
 // True once key is enabled. key must be a global: always inlined, its

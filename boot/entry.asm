@@ -191,8 +191,9 @@ _start:
     hlt
     jmp .halt
 
-bits 64
-long_entry:
+; Kernel data selector in ds, es, ss; fs and gs null (GS base is set
+; later through its MSR). Shared by both 64-bit entries.
+%macro load_data_segments 0
     mov ax, 0x10
     mov ds, ax
     mov es, ax
@@ -200,6 +201,11 @@ long_entry:
     xor eax, eax
     mov fs, ax
     mov gs, ax
+%endmacro
+
+bits 64
+long_entry:
+    load_data_segments
     mov rsp, boot_stack_top
     xor ebp, ebp
     mov edi, [boot_magic]
@@ -226,13 +232,7 @@ boot_efi64:
     push rax
     retfq
 .reload_cs:
-    mov ax, 0x10
-    mov ds, ax
-    mov es, ax
-    mov ss, ax
-    xor eax, eax
-    mov fs, ax
-    mov gs, ax
+    load_data_segments
 
     ; clear .bss: the firmware's stack and the boot_info are outside it
     mov rdi, _bss_start
