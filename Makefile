@@ -18,31 +18,33 @@ BOOT_C := boot/multiboot.c boot/uefi.c
 ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm arch/coldcall.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
           arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c \
-          arch/static_branch.c
+          arch/static_branch.c arch/spinlock.c arch/pit.c arch/qemu_exit.c
 
-DRIVERS_C := drivers/serial.c drivers/pit.c drivers/qemu_exit.c \
+LIB_C := lib/string.c lib/printf.c
+
+DRIVERS_C := drivers/serial.c \
              drivers/acpi.c drivers/acpi_boot.c drivers/acpi_numa.c drivers/fw_cfg.c \
              drivers/fb.c drivers/font8x16.c drivers/ioapic.c
 
-KERNEL_C := kernel/main.c kernel/string.c kernel/printf.c kernel/console.c \
-            kernel/spinlock.c kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
+KERNEL_C := kernel/main.c kernel/console.c \
+            kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
             kernel/app.c kernel/ktest.c kernel/machine.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
-            kernel/stats.c kernel/runq.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
+            kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
             kernel/irqwait.c kernel/console_in.c kernel/trace.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
-KERNEL_VEC_C := kernel/printf_float.c
+KERNEL_VEC_C := lib/printf_float.c kernel/printf_app.c
 
-APPS_C := apps/hello.c apps/faults.c apps/ktest.c apps/bench.c apps/acpidump.c \
+APPS_C := apps/hello.c apps/faults.c apps/bench.c apps/acpidump.c \
           apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
           apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c \
           apps/bench_time.c
 
-KTEST_C := tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
+KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
            tests/kernel/test_numa.c tests/kernel/test_malloc.c tests/kernel/test_irqwait.c
 
@@ -53,7 +55,9 @@ endif
 
 # ---- flags ----------------------------------------------------------------
 
-INCLUDES := -Ikernel -Iarch -Idrivers
+# Every include names its path from the top ("kernel/sched.h"), so each
+# cross-layer include shows at its line; tools/check-layers.py holds the rules.
+INCLUDES := -I.
 COMMON_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding \
     -fno-stack-protector -fno-pic -fno-pie -mno-red-zone -mcmodel=small \
     -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
@@ -82,14 +86,14 @@ endif
 # ---- objects --------------------------------------------------------------
 
 obj = $(patsubst %,$(BUILD)/obj/%.o,$(basename $(1)))
-KOBJS := $(call obj,$(BOOT_C) $(ARCH_C) $(DRIVERS_C) $(KERNEL_C))
+KOBJS := $(call obj,$(LIB_C) $(BOOT_C) $(ARCH_C) $(DRIVERS_C) $(KERNEL_C))
 VOBJS := $(call obj,$(KERNEL_VEC_C))
 AOBJS := $(call obj,$(APPS_C) $(KTEST_C))
 XOBJS := $(patsubst %,$(BUILD)/obj/extapp/%.o,$(notdir $(basename $(EXTRA_APP_C))))
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
 OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(XOBJS)
 
-.PHONY: all iso run debug test host bench clean deps
+.PHONY: all iso run debug test host bench clean deps check-layers
 all: $(BUILD)/goro.elf $(BUILD)/goro.iso
 
 $(KOBJS): $(BUILD)/obj/%.o: %.c
@@ -172,15 +176,16 @@ debug: deps $(BUILD)/goro.elf
 
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
-HOST_TESTS := cmdline acpi acpi_numa runq page
+HOST_TESTS := cmdline acpi acpi_numa runq steal_order page
 HOST_SRCS_cmdline := kernel/cmdline.c
 HOST_SRCS_acpi := drivers/acpi.c
 HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
 HOST_SRCS_runq := kernel/runq.c
+HOST_SRCS_steal_order := kernel/steal_order.c
 HOST_SRCS_page := kernel/pagepool.c
 HOST_SAN_runq := thread
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
-    -iquote kernel -iquote drivers -iquote arch -iquote tests/host
+    -iquote . -iquote tests/host
 
 host: $(HOST_TESTS:%=$(BUILD)/host/test_%)
 .SECONDEXPANSION:
@@ -189,7 +194,11 @@ $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) tests/host/check.h
 	$(HOSTCC) $(HOST_CFLAGS) -fsanitize=$(or $(HOST_SAN_$*),address,undefined) \
 	    -fno-sanitize-recover=all $< $(HOST_SRCS_$*) -o $@
 
-test: deps all efi usb host
+# The include rules between layers (lib < arch, drivers < kernel < apps).
+check-layers:
+	@$(PYTHON) tools/check-layers.py
+
+test: deps all efi usb host check-layers
 	$(PYTHON) tests/run.py --build $(BUILD)
 
 clean:
@@ -211,7 +220,7 @@ EFI_INC := /usr/include/efi
 EFI_LIB := /usr/lib
 EFI_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -fpic -ffreestanding -fno-stack-protector \
     -fshort-wchar -mno-red-zone -maccumulate-outgoing-args \
-    -I$(EFI_INC) -I$(EFI_INC)/x86_64 -Ikernel -MD -MP
+    -I$(EFI_INC) -I$(EFI_INC)/x86_64 -I. -MD -MP
 EFI_LDFLAGS := -nostdlib -znocombreloc -shared -Bsymbolic -T $(EFI_LIB)/elf_x86_64_efi.lds
 EFI_SECTIONS := -j .text -j .sdata -j .data -j .rodata -j .dynamic -j .dynsym \
     -j .rel -j .rela -j '.rel.*' -j '.rela.*' -j .reloc
@@ -221,7 +230,7 @@ EFI_IMG_MB := 32
 efi: $(BUILD)/goro-efi.img
 usb: $(BUILD)/goro-usb.img
 
-$(BUILD)/efi/loader.o: boot/efi/loader.c kernel/bootinfo.h
+$(BUILD)/efi/loader.o: boot/efi/loader.c boot/bootinfo.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(EFI_CFLAGS) -c $< -o $@

@@ -10,8 +10,8 @@
 // It dumps bytes as they are, valid or not: its job is to capture what
 // firmware wrote, and the parser's job to judge it. Reached: the RSDT, the
 // XSDT, everything they list, and the FADT's FACS and DSDT.
-#include "goro.h"
-#include "acpi.h"
+#include "kernel/goro.h"
+#include "drivers/acpi.h"
 
 #define HDR_LEN 36
 #define TABLE_MAX (1u << 20)

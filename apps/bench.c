@@ -9,12 +9,12 @@
 // marker NOPs, so a run under the TCG plugin gives instructions per op
 // (tools/insncount_report.py pairs markers with the mark_n= keys).
 // Numbers are measured, never asserted.
-#include "goro.h"
+#include "kernel/goro.h"
 #include "bench_util.h"
-#include "sched.h"
-#include "numa.h"
-#include "cmdline.h"
-#include "string.h"
+#include "kernel/sched.h"
+#include "kernel/numa.h"
+#include "kernel/cmdline.h"
+#include "lib/string.h"
 
 #define MAX_REPS 101
 

@@ -7,10 +7,10 @@
 // (mark_pairs=, mark_n=, and BENCH_ITERS name=n), so a run under the TCG
 // plugin gives instructions per op (tools/insncount_report.py).
 // Numbers are measured, never asserted.
-#include "goro.h"
+#include "kernel/goro.h"
 #include "bench_util.h"
-#include "arch.h"
-#include "string.h"
+#include "arch/arch.h"
+#include "lib/string.h"
 
 #define MAX_REPS 101
 

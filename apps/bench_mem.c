@@ -12,12 +12,12 @@
 // Numbers are measured, never asserted. Under a hypervisor the guest's
 // nodes are one host process's memory, so remote latency equals local:
 // the output says so; the chase tells the truth on multi-socket hardware.
-#include "goro.h"
+#include "kernel/goro.h"
 #include "bench_util.h"
-#include "numa.h"
-#include "page.h"
-#include "sched.h"
-#include "string.h"
+#include "kernel/numa.h"
+#include "kernel/page.h"
+#include "kernel/sched.h"
+#include "lib/string.h"
 
 #define MAX_REPS 101
 

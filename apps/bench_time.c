@@ -32,16 +32,16 @@
 // how long something spins are bracketed by insncount's marker NOPs
 // (mark_pairs=, mark_n=; tools/insncount_report.py). Numbers are measured,
 // never asserted.
-#include "goro.h"
+#include "kernel/goro.h"
 #include "bench_util.h"
-#include "app.h"
-#include "arch.h"
-#include "bootinfo.h"
-#include "cmdline.h"
-#include "page.h"
-#include "sched.h"
-#include "string.h"
-#include "timer.h"
+#include "kernel/app.h"
+#include "arch/arch.h"
+#include "boot/bootinfo.h"
+#include "kernel/cmdline.h"
+#include "kernel/page.h"
+#include "kernel/sched.h"
+#include "lib/string.h"
+#include "kernel/timer.h"
 
 
 // Vectors no device or scheduler IPI uses (arch.h: devices 0x30-0x4F,

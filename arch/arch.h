@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: MIT
 // The narrow boundary between kernel/ (policy) and arch/ (x86-64).
 // kernel/ includes this header and nothing else from arch/; everything that
-// knows a register, an MSR or an APIC offset sits behind these calls.
+// knows a register, an MSR or an APIC offset sits behind these calls. Three
+// parts of the boundary have headers of their own, included at the end:
+// spinlocks (arch/spinlock.h), boot-patched branches (arch/static_branch.h)
+// and the trap path's calls into kernel/ (arch/trap_hooks.h).
+// tools/check-layers.py enforces the rule.
 #ifndef GORO_ARCH_H
 #define GORO_ARCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define MAX_CPUS 64
@@ -95,15 +100,26 @@ static inline uint32_t cpu_index(void)
 //    from here on);
 //  arch_simd_init: SSE/AVX on this core and, later, every AP, unless simd
 //    is false (integer-only runs, e.g. under this machine's PVM KVM);
-//  arch_platform_init: the direct map (needs page_alloc), local APIC, TSC;
-//  arch_start_aps: every other enabled core comes up and calls ap_main on
-//    its own stack with interrupts off; returns when all are in (or reported
-//    missing).
+//  arch_platform_init: the direct map (pages from the allocator it is
+//    given), local APIC, TSC;
+//  arch_start_aps: every other core named in apic_ids (the MADT's enabled
+//    cores, the boot core among them or not; NULL: no MADT, the boot core
+//    only) comes up and calls ap_main on its own stack with interrupts off;
+//    returns when all are in (or reported missing).
 void arch_early_init(void);
 void arch_simd_init(bool simd);
 extern bool arch_simd_enabled;      // vector registers usable (simd=on)
-void arch_platform_init(void);
-void arch_start_aps(void (*ap_main)(void));
+// The page allocator arch/ is given (kernel/page.c's): whole zeroed
+// pages, never NULL (running out is fatal in the allocator); alloc_low
+// below 4 GiB. max_phys: the end of the highest usable RAM.
+#define ARCH_PAGE_SIZE 4096ul
+struct arch_page_allocator {
+    void *(*alloc)(size_t npages);
+    void *(*alloc_low)(size_t npages);
+    uint64_t max_phys;
+};
+void arch_platform_init(const struct arch_page_allocator *pages);
+void arch_start_aps(const uint32_t *apic_ids, uint32_t count, void (*ap_main)(void));
 uint32_t arch_ncpu(void);               // cores online
 struct cpu *arch_cpu(uint32_t index);
 
@@ -237,5 +253,9 @@ const char *arch_accel(void);
 // The symbol that contains addr, for backtraces; NULL when unknown.
 const char *arch_symbolize(uint64_t addr, uint64_t *offset);
 void arch_backtrace(uint64_t rbp, int max);
+
+#include "arch/spinlock.h"
+#include "arch/static_branch.h"
+#include "arch/trap_hooks.h"
 
 #endif

@@ -5,13 +5,15 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "arch.h"
+#include "arch/arch.h"
 
 // IST slots (TSS.ist[n-1] holds slot n): one stack each for the faults
 // that must not run on the faulting stack.
 enum { IST_DF = 1, IST_NMI = 2, IST_MC = 3, IST_PF = 4, IST_COUNT = 4 };
 
 extern struct cpu cpus[MAX_CPUS];
+// The allocator kernel/ gave arch_platform_init.
+extern struct arch_page_allocator arch_pages;
 
 struct trapframe {
     uint64_t r15, r14, r13, r12, r11, r10, r9, r8;

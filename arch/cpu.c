@@ -3,9 +3,9 @@
 // GDT and TSS, whose IST stacks give #DF, NMI, #MC and #PF a known-good
 // stack even when the faulting code's stack is the problem.
 #include <stddef.h>
-#include "arch.h"
-#include "arch_private.h"
-#include "x86.h"
+#include "arch/arch.h"
+#include "arch/arch_private.h"
+#include "arch/x86.h"
 
 _Static_assert(offsetof(struct cpu, self) == 0, "gs:0 is self");
 _Static_assert(offsetof(struct cpu, index) == 8, "gs:8 is index");

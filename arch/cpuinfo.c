@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // What machine this is, for benchmark configuration lines.
-#include "arch.h"
-#include "x86.h"
-#include "string.h"
+#include "arch/arch.h"
+#include "arch/x86.h"
+#include "lib/string.h"
 
 void arch_cpu_model(char *buf, size_t n)
 {

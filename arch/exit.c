@@ -2,10 +2,10 @@
 // Leaving the machine, with DESIGN.md's exit codes: QEMU exits 33 for a
 // main that returned 0, (v << 1) | 1 for a return value v in 1..15 (larger
 // values clamp to 15), 255 for a fatal error.
-#include "arch_private.h"
-#include "x86.h"
-#include "qemu_exit.h"
-#include "printf.h"
+#include "arch/arch_private.h"
+#include "arch/x86.h"
+#include "arch/qemu_exit.h"
+#include "lib/printf.h"
 
 void arch_exit(int code)
 {

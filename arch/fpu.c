@@ -7,8 +7,8 @@
 //
 // simd=off skips all of it, for this machine's PVM KVM, where any SSE or
 // xsetbv instruction at ring 0 kills the guest.
-#include "arch_private.h"
-#include "x86.h"
+#include "arch/arch_private.h"
+#include "arch/x86.h"
 
 #define XCR0_X87    (1ull << 0)
 #define XCR0_SSE    (1ull << 1)

@@ -2,8 +2,8 @@
 // The local APIC: x2APIC mode (MSRs) when the CPU has it, xAPIC (MMIO at
 // the base in IA32_APIC_BASE) otherwise. The rest of arch/ sees one set of
 // calls; only lapic_read/lapic_write know which mode is on.
-#include "arch_private.h"
-#include "x86.h"
+#include "arch/arch_private.h"
+#include "arch/x86.h"
 
 #define APIC_BASE_EN   (1ull << 11)
 #define APIC_BASE_EXTD (1ull << 10)

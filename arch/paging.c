@@ -3,14 +3,13 @@
 // the 3-4 GiB MMIO hole, with 2 MiB pages (1 GiB pages need not exist on
 // every CPU we boot), except the first 2 MiB, which use 4 KiB pages so that
 // page 0 stays unmapped and a NULL dereference faults. The MMIO hole is
-// mapped uncached. Tables come from page_alloc, below 4 GiB, because the
+// mapped uncached. Tables come from the allocator arch/ is given, below 4 GiB, because the
 // AP trampoline loads CR3 in 32-bit mode.
-#include "arch_private.h"
-#include "x86.h"
-#include "page.h"
-#include "panic.h"
-#include "printf.h"
-#include "spinlock.h"
+#include "arch/arch_private.h"
+#include "arch/x86.h"
+#include "lib/panic.h"
+#include "lib/printf.h"
+#include "arch/arch.h"
 
 #define PTE_P   (1ull << 0)
 #define PTE_W   (1ull << 1)
@@ -30,8 +29,8 @@ static bool direct_map_live;
 static uint64_t *table_alloc(void)
 {
     if (direct_map_live)
-        return page_alloc(1);
-    uint64_t *t = page_alloc_low(1);
+        return arch_pages.alloc(1);
+    uint64_t *t = arch_pages.alloc_low(1);
     ASSERT((uint64_t)t < (4ull << 30));
     return t;
 }
@@ -134,7 +133,7 @@ uint64_t arch_virt_to_phys(uint64_t va)
 void paging_init(void)
 {
     pml4 = table_alloc();
-    uint64_t top = page_max_phys();
+    uint64_t top = arch_pages.max_phys;
     if (top < (4ull << 30))
         top = 4ull << 30;
     top = (top + (2ull << 20) - 1) & ~((2ull << 20) - 1);

@@ -8,13 +8,11 @@
 // a ticket (its stack) and finds its own index from its APIC id. A core
 // that has not come up within the timeout is reported and left out; the
 // rest carry on.
-#include "arch_private.h"
-#include "x86.h"
-#include "acpi.h"
-#include "page.h"
-#include "panic.h"
-#include "printf.h"
-#include "string.h"
+#include "arch/arch_private.h"
+#include "arch/x86.h"
+#include "lib/panic.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 #define AP_TRAMPOLINE 0x8000u
 #define AP_STACK_PAGES 16           // 64 KiB: the core's scheduler (g0) stack
@@ -67,8 +65,11 @@ void arch_simd_init(bool simd)
     xsave_init(simd);
 }
 
-void arch_platform_init(void)
+struct arch_page_allocator arch_pages;
+
+void arch_platform_init(const struct arch_page_allocator *pages)
 {
+    arch_pages = *pages;
     paging_init();
     lapic_init();
     tsc_calibrate();
@@ -197,34 +198,34 @@ static bool all_arrived(uint32_t n)
     return true;
 }
 
-static uint32_t plan_cpus(void)
+static uint32_t plan_cpus(const uint32_t *apic_ids, uint32_t count)
 {
     uint32_t n = 1;
     apic_of[0] = cpus[0].apic_id;
-    if (!acpi.madt_found) {
+    if (!apic_ids) {
         kprintf("smp: no MADT; running on the boot core only\n");
         return 1;
     }
-    for (uint32_t i = 0; i < acpi.cpu_count; i++) {
-        const struct acpi_cpu *c = &acpi.cpus[i];
-        if (!c->enabled || c->apic_id == cpus[0].apic_id)
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t id = apic_ids[i];
+        if (id == cpus[0].apic_id)
             continue;
-        if (c->apic_id > 0xFF && !lapic_x2apic()) {
-            kprintf("smp: core with APIC id %u needs x2APIC, which this CPU lacks; skipped\n", c->apic_id);
+        if (id > 0xFF && !lapic_x2apic()) {
+            kprintf("smp: core with APIC id %u needs x2APIC, which this CPU lacks; skipped\n", id);
             continue;
         }
         if (n == MAX_CPUS) {
             kprintf("smp: more than %d cores; the rest are not used\n", MAX_CPUS);
             break;
         }
-        apic_of[n++] = c->apic_id;
+        apic_of[n++] = id;
     }
     return n;
 }
 
-void arch_start_aps(void (*ap_main)(void))
+void arch_start_aps(const uint32_t *apic_ids, uint32_t count, void (*ap_main)(void))
 {
-    uint32_t n = plan_cpus();
+    uint32_t n = plan_cpus(apic_ids, count);
     planned = n;
     ap_main_fn = ap_main;
     if (n > 1) {
@@ -232,7 +233,7 @@ void arch_start_aps(void (*ap_main)(void))
                (size_t)(ap_trampoline_end - ap_trampoline_start));
         struct ap_params *p = (struct ap_params *)(uintptr_t)AP_TRAMPOLINE;
         for (uint32_t i = 1; i < n; i++)
-            ap_stack_top[i - 1] = (uint64_t)page_alloc(AP_STACK_PAGES) + AP_STACK_PAGES * PAGE_SIZE;
+            ap_stack_top[i - 1] = (uint64_t)arch_pages.alloc(AP_STACK_PAGES) + AP_STACK_PAGES * ARCH_PAGE_SIZE;
         ASSERT(read_cr3() < (4ull << 30));
         p->cr3 = read_cr3();
         p->entry = (uint64_t)ap_entry;

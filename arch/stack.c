@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Goroutine stacks: mapping and the first frame.
-#include "arch_private.h"
-#include "page.h"
-#include "panic.h"
+#include "arch/arch_private.h"
+#include "lib/panic.h"
 
 void arch_stack_reserve(uint64_t lo, uint64_t hi)
 {
     ASSERT(lo >= ARCH_STACK_REGION && hi <= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE);
-    ASSERT(!(lo & (PAGE_SIZE - 1)) && !(hi & (PAGE_SIZE - 1)));
+    ASSERT(!(lo & (ARCH_PAGE_SIZE - 1)) && !(hi & (ARCH_PAGE_SIZE - 1)));
     for (uint64_t va = lo; va < hi; va += 2ull << 20)
         paging_ensure_tables(va);
     paging_ensure_tables(hi - 1);
@@ -16,7 +15,7 @@ void arch_stack_reserve(uint64_t lo, uint64_t hi)
 bool arch_stack_map_page(uint64_t va, void *page)
 {
     ASSERT(va >= ARCH_STACK_REGION && va < ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE);
-    return paging_set_pte(va & ~(PAGE_SIZE - 1), (uint64_t)page);
+    return paging_set_pte(va & ~(ARCH_PAGE_SIZE - 1), (uint64_t)page);
 }
 
 void arch_gstart(void);

@@ -2,9 +2,9 @@
 // Patches the sites of arch/static_branch.h: each .static_branch entry is
 // (site, target, key); an enabled key's sites become jmp rel32 to target.
 #include <stdint.h>
-#include "static_branch.h"
-#include "arch_private.h"
-#include "panic.h"
+#include "arch/static_branch.h"
+#include "arch/arch_private.h"
+#include "lib/panic.h"
 
 struct static_branch_site {
     uint64_t site;                  // the 5-byte NOP

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Symbol lookup and frame-pointer backtraces. The table is generated from
 // the first link's symbols (tools/mksyms.py) and linked into .ksyms.
-#include "arch.h"
-#include "printf.h"
+#include "arch/arch.h"
+#include "lib/printf.h"
 
 extern const uint64_t ksyms_count;
 extern const uint64_t ksyms_table[];       // pairs: address, offset into names

@@ -4,9 +4,9 @@
 // local APIC timer in one-shot mode with divide-by-1, calibrated against the
 // TSC at boot. Nothing is periodic: a core with nothing to wait for arms
 // nothing.
-#include "arch_private.h"
-#include "x86.h"
-#include "printf.h"
+#include "arch/arch_private.h"
+#include "arch/x86.h"
+#include "lib/printf.h"
 
 void lapic_timer_oneshot(uint32_t count, uint8_t vector);
 uint32_t lapic_timer_current(void);

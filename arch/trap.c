@@ -3,10 +3,10 @@
 // names the exception, error code, faulting address, core and goroutine,
 // shows every register and a frame-pointer backtrace with symbols, stops
 // the other cores and exits non-zero. Never a silent triple fault.
-#include "arch_private.h"
-#include "x86.h"
-#include "printf.h"
-#include "trap_hooks.h"
+#include "arch/arch_private.h"
+#include "arch/x86.h"
+#include "lib/printf.h"
+#include "arch/trap_hooks.h"
 
 struct idt_entry {
     uint16_t off_lo, sel;

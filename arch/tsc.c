@@ -3,10 +3,10 @@
 // CPU states it, otherwise measured against the PIT's channel 2 over three
 // 10 ms windows, taking the median. (Under QEMU's TCG 0x15 is absent; the
 // PIT and ACPI PM timer agree within 0.05% there.)
-#include "arch_private.h"
-#include "x86.h"
-#include "pit.h"
-#include "printf.h"
+#include "arch/arch_private.h"
+#include "arch/x86.h"
+#include "arch/pit.h"
+#include "lib/printf.h"
 
 static uint64_t tsc_hz;
 // Conversions are a multiply and a shift, 32.32 fixed point: no division

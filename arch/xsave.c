@@ -3,8 +3,8 @@
 // component enabled in XCR0, area size from CPUID 0xD; FXSAVE on CPUs
 // without XSAVE. Voluntary switches never get here: the ABI makes vector
 // registers caller-saved.
-#include "arch_private.h"
-#include "x86.h"
+#include "arch/arch_private.h"
+#include "arch/x86.h"
 
 enum { XS_NONE, XS_FXSAVE, XS_XSAVE, XS_XSAVEOPT };
 static int xs_kind;

@@ -2,8 +2,8 @@
 // Multiboot v1 and v2 information -> struct boot_info.
 #include <stddef.h>
 #include <stdint.h>
-#include "bootinfo.h"
-#include "string.h"
+#include "boot/bootinfo.h"
+#include "lib/string.h"
 
 #define MB1_BOOT_MAGIC 0x2BADB002u
 #define MB2_BOOT_MAGIC 0x36D76289u

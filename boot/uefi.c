@@ -4,8 +4,8 @@
 // structure is still where it left it, in pages its memory map calls
 // reserved, and is copied before anything can allocate.
 #include <stdint.h>
-#include "bootinfo.h"
-#include "string.h"
+#include "boot/bootinfo.h"
+#include "lib/string.h"
 
 void boot_uefi(const struct boot_info *loader_bi) __attribute__((noreturn));
 

@@ -21,9 +21,9 @@
 #ifdef GORO_HOST_TEST
 #include <stdio.h>
 #else
-#include "printf.h"
+#include "lib/printf.h"
 #endif
-#include "acpi.h"
+#include "drivers/acpi.h"
 
 #define ACPI_HDR_LEN 36
 #define ACPI_TABLE_MAX (1u << 20)       // no real table comes near; a bigger one is corrupt

@@ -4,10 +4,10 @@
 // one-line boot report.
 #include <stdbool.h>
 #include <stdint.h>
-#include "acpi.h"
-#include "bootinfo.h"
-#include "printf.h"
-#include "string.h"
+#include "drivers/acpi.h"
+#include "boot/bootinfo.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 struct acpi_info acpi;
 

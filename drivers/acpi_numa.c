@@ -22,9 +22,9 @@
 #ifdef GORO_HOST_TEST
 #include <stdio.h>
 #else
-#include "printf.h"
+#include "lib/printf.h"
 #endif
-#include "acpi_numa.h"
+#include "drivers/acpi_numa.h"
 
 #define SRAT_HDR_LEN 48                 // SDT header, table revision field, reserved
 #define SLIT_HDR_LEN 44                 // SDT header, locality count

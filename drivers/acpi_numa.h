@@ -17,7 +17,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "acpi.h"
+#include "drivers/acpi.h"
 
 #define ACPI_NUMA_MAX_NODES 16
 #define ACPI_NUMA_MAX_RANGES 64

@@ -8,9 +8,9 @@
 //
 // No lock: console_output's callers hold the console lock (or are
 // panicking, when a torn line is the lesser evil).
-#include "fb.h"
-#include "printf.h"
-#include "string.h"
+#include "drivers/fb.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 #define FB_MAX_COLS 512         // 4096 pixels wide
 #define FB_MAX_ROWS 192         // 3072 pixels high

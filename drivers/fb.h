@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "bootinfo.h"
+#include "boot/bootinfo.h"
 
 #define FB_FONT_W 8
 #define FB_FONT_H 16

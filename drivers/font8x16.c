@@ -3,7 +3,7 @@
 // edit those and rerun, not this table. 8x16 cells, bit 7 leftmost;
 // characters outside printable ASCII have no glyph (fb.c draws '?').
 #include <stdint.h>
-#include "fb.h"
+#include "drivers/fb.h"
 
 const uint8_t font8x16[128][16] = {
     [0x20] = { 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00 },   // space

@@ -4,9 +4,9 @@
 // an offset that a selector write resets. Multi-byte fields in the file
 // directory are big-endian (docs/specs/fw_cfg.rst in QEMU's tree).
 #include <stdint.h>
-#include "fw_cfg.h"
-#include "string.h"
-#include "x86.h"
+#include "drivers/fw_cfg.h"
+#include "lib/string.h"
+#include "arch/x86.h"
 
 #define FW_CFG_PORT_SEL  0x510
 #define FW_CFG_PORT_DATA 0x511

@@ -4,10 +4,10 @@
 // input pin. Its MMIO page lies in the 3-4 GiB hole, which the kernel's
 // direct map covers uncached, so it is reached through volatile pointers
 // at its physical address.
-#include "ioapic.h"
-#include "acpi.h"
-#include "printf.h"
-#include "spinlock.h"
+#include "drivers/ioapic.h"
+#include "drivers/acpi.h"
+#include "lib/printf.h"
+#include "arch/arch.h"
 
 #define IOREGSEL 0x00
 #define IOWIN    0x10

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // 16550 UART on COM1, 115200 8N1, polled transmit; receive by interrupt
 // (kernel/console_in.c) or by polling serial_getc.
-#include "serial.h"
-#include "x86.h"
+#include "drivers/serial.h"
+#include "arch/x86.h"
 
 #define COM1 0x3F8
 enum { DATA = 0, IER = 1, FCR = 2, LCR = 3, MCR = 4, LSR = 5 };

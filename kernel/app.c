@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "app.h"
-#include "cmdline.h"
-#include "printf.h"
-#include "string.h"
+#include "kernel/app.h"
+#include "kernel/cmdline.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 #define DEFAULT_APP "hello"
 

@@ -2,7 +2,7 @@
 // The application registry: GORO_APP entries collected in .goro_apps.
 #ifndef GORO_APP_H
 #define GORO_APP_H
-#include "goro.h"
+#include "kernel/goro.h"
 
 const struct goro_app *app_find(const char *name);
 void app_list(void);

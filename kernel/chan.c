@@ -27,13 +27,13 @@
 // Memory: chan_make carves the header and buffer from a small size-class
 // allocator over page_alloc (kalloc below), private to this file until the
 // NUMA issue brings malloc; big channels take whole pages.
-#include "chan.h"
-#include "sched.h"
-#include "page.h"
-#include "panic.h"
-#include "printf.h"
-#include "spinlock.h"
-#include "string.h"
+#include "kernel/chan.h"
+#include "arch/arch.h"
+#include "kernel/sched.h"
+#include "kernel/page.h"
+#include "lib/panic.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 // ---- kalloc: power-of-two classes of 64 B .. 2 KiB, whole pages above --------
 

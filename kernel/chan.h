@@ -22,8 +22,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "arch.h"
-#include "goro.h"
+#include "arch/arch.h"
+#include "kernel/goro.h"
 
 struct g;
 struct select_state;

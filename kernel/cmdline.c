@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "cmdline.h"
+#include "kernel/cmdline.h"
 
 #define NS_PER_US 1000ull
 #define NS_PER_MS 1000000ull

@@ -2,13 +2,12 @@
 // Console input: COM1's receive interrupt (ISA IRQ 4, through the IOAPIC
 // to the boot core) moves bytes into a ring, and console_read_line sleeps
 // in irq_wait while the ring is empty. Nothing polls.
-#include "goro.h"
-#include "arch.h"
-#include "ioapic.h"
-#include "irqwait.h"
-#include "printf.h"
-#include "serial.h"
-#include "spinlock.h"
+#include "kernel/goro.h"
+#include "arch/arch.h"
+#include "drivers/ioapic.h"
+#include "kernel/irqwait.h"
+#include "lib/printf.h"
+#include "drivers/serial.h"
 
 #define COM1_IRQ 4
 #define VEC_COM1 IRQ_VEC_ISA(COM1_IRQ)

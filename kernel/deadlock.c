@@ -2,10 +2,10 @@
 // Deadlock detection: when every P is idle, no G is queued anywhere and
 // nothing outside the scheduler (a timer, an interrupt, a G in a blocking
 // call) can ready one, no G can ever run again.
-#include "sched.h"
-#include "panic.h"
-#include "printf.h"
-#include "timer.h"
+#include "kernel/sched.h"
+#include "lib/panic.h"
+#include "lib/printf.h"
+#include "kernel/timer.h"
 
 // sched.lock held; called by an M that has just given up its P.
 void checkdead(void)
@@ -16,7 +16,7 @@ void checkdead(void)
     if (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&sched.nsyscall, __ATOMIC_ACQUIRE) || timers_pending())
         return;
-    if (sched.gcwaiting || sched.npidle != sched.gomaxprocs || sched.runq_size ||
+    if (sched.stw_pending || sched.npidle != sched.gomaxprocs || sched.runq_size ||
         __atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE))
         return;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)

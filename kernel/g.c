@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Goroutine records: creation, stacks, free lists, exit, park and ready,
 // and the public goroutine calls of goro.h.
-#include "sched.h"
-#include "page.h"
-#include "panic.h"
-#include "printf.h"
-#include "trap_hooks.h"
+#include "kernel/sched.h"
+#include "arch/arch.h"
+#include "kernel/page.h"
+#include "lib/panic.h"
+#include "lib/printf.h"
 
 // allg_lock held: every G ever created (they are reused, never freed).
 static struct spinlock allg_lock = SPINLOCK_INIT("allg");
@@ -229,8 +229,8 @@ uint64_t go(void (*fn)(void *), void *arg)
     trace_g(TR_GO_CREATE, gp);
     // Seeded schedules vary runnext use for new goroutines (not for
     // wake-ups, whose latency guarantees rest on runnext).
-    bool next = !(sched.chaos && (fastrand(mp) & 3) == 0);
-    runqput(pp, gp, next);      // published by runq_put's release store
+    bool next = !(sched.random_runnext && (fastrand(mp) & 3) == 0);
+    queue_on_p(pp, gp, next);      // published by runq_put's release store
     if (__atomic_load_n(&sched.started, __ATOMIC_RELAXED))
         wakep();
     releasem(mp);
@@ -264,11 +264,8 @@ static void gosched_m(struct g *gp)
 {
     struct m *mp = dropg(gp);
     struct p *pp = mp->p;
-    struct g *overflow[RUNQ_SIZE / 2 + 1];
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
-    uint32_t n = runq_put(&pp->runq, gp, false, overflow);
-    if (__builtin_expect(n != 0, 0))
-        runq_overflow(overflow, n);
+    queue_on_p(pp, gp, false);
     schedule_m(mp);
 }
 
@@ -305,7 +302,7 @@ static void park_m(void *arg)
         // The wait was called off: run gp again at once.
         trace_event(TR_GO_UNPARK, gp->id, 0);
         __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
-        runqput(mp->p, gp, true);
+        queue_on_p(mp->p, gp, true);
     }
     schedule_m(mp);
 }
@@ -334,12 +331,9 @@ void gready(struct g *gp, bool next)
 {
     ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);
     struct m *mp = acquirem();
-    struct g *overflow[RUNQ_SIZE / 2 + 1];
     trace_g(TR_GO_UNPARK, gp);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
-    uint32_t n = runq_put(&mp->p->runq, gp, next, overflow);
-    if (__builtin_expect(n != 0, 0))
-        runq_overflow(overflow, n);
+    queue_on_p(mp->p, gp, next);
     wakep();
     releasem(mp);
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The global run queue and the idle P and M lists. Every function here
 // requires sched.lock.
-#include "sched.h"
-#include "panic.h"
+#include "kernel/sched.h"
+#include "lib/panic.h"
 
 #define NEED_LOCK() ASSERT(spin_holding(&sched.lock))
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // goro's public API: the one header an application includes.
-// Go's names, C spelling. See DESIGN.md for the contracts.
+// Go's names, C spelling; docs/design.md describes how they are built.
+// The public headers are this one and the pure C library it includes:
+// lib/string.h (memcpy, strcmp, ...) and lib/sort.h (sort_u64).
 #ifndef GORO_H
 #define GORO_H
 
@@ -8,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "lib/string.h"
 
 // ---- applications ----------------------------------------------------------
 
@@ -114,7 +117,7 @@ void chan_send(chan_t *c, const void *elem);
 bool chan_recv(chan_t *c, void *elem);
 // Sends without blocking: true if sent, false if it would block. Fatal on a
 // closed channel, like a select with a default. Also callable from g0 with
-// a P held (a timer's delivery: the lead's time_after/tickers hook here).
+// a P held (a timer's delivery: time_after and tickers use it).
 bool chan_try_send(chan_t *c, const void *elem);
 // Receives without blocking. elem is zeroed unless CHAN_RECEIVED.
 enum chan_try_result {

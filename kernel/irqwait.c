@@ -42,9 +42,9 @@
 //
 // Lock order: line->lock is a leaf. The hook runs with no line lock held.
 #include <limits.h>
-#include "irqwait.h"
-#include "panic.h"
-#include "sched.h"
+#include "kernel/irqwait.h"
+#include "lib/panic.h"
+#include "kernel/sched.h"
 
 struct irqwaiter {
     struct irqline *line;       // set by the G before it parks

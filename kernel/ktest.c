@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-#include "ktest.h"
-#include "printf.h"
-#include "string.h"
-#include "arch.h"
+#include "kernel/ktest.h"
+#include "lib/printf.h"
+#include "lib/string.h"
+#include "arch/arch.h"
 
 extern const struct ktest __ktest_start[], __ktest_end[];
 int ktest_host_cpus;

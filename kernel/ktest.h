@@ -8,7 +8,7 @@
 #define GORO_KTEST_H
 
 #include <stdbool.h>
-#include "goro.h"
+#include "kernel/goro.h"
 
 struct ktest {
     const char *name;

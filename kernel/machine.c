@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The machine-level calls of goro.h: cores, time, exit.
-#include "goro.h"
-#include "arch.h"
-#include "printf.h"
-#include "trace.h"
+#include "kernel/goro.h"
+#include "arch/arch.h"
+#include "lib/printf.h"
+#include "kernel/trace.h"
 
 int num_cpu(void)
 {

@@ -1,20 +1,19 @@
 // SPDX-License-Identifier: MIT
 // The boot table: what the boot core does, in order, from kernel entry to
 // the main goroutine. Each line's comment says what must be true after it.
-#include "bootinfo.h"
-#include "arch.h"
-#include "acpi.h"
-#include "app.h"
-#include "cmdline.h"
-#include "console.h"
-#include "fw_cfg.h"
-#include "ioapic.h"
-#include "numa.h"
-#include "page.h"
-#include "printf.h"
-#include "string.h"
-#include "sched.h"
-#include "trap_hooks.h"
+#include "boot/bootinfo.h"
+#include "arch/arch.h"
+#include "drivers/acpi.h"
+#include "kernel/app.h"
+#include "kernel/cmdline.h"
+#include "kernel/console.h"
+#include "drivers/fw_cfg.h"
+#include "drivers/ioapic.h"
+#include "kernel/numa.h"
+#include "kernel/page.h"
+#include "lib/printf.h"
+#include "lib/string.h"
+#include "kernel/sched.h"
 
 struct kparams kparams;
 extern char _image_start[], _image_end[];
@@ -38,6 +37,19 @@ static void cmdline_load(struct boot_info *bi, char *line, size_t cap)
             n += 1 + extra;
     }
     line[n] = 0;
+}
+
+// The MADT's enabled cores, for arch_start_aps; NULL without a MADT.
+static const uint32_t *enabled_cores(uint32_t *count)
+{
+    static uint32_t ids[ACPI_MAX_CPUS];
+    *count = 0;
+    if (!acpi.madt_found)
+        return 0;
+    for (uint32_t i = 0; i < acpi.cpu_count; i++)
+        if (acpi.cpus[i].enabled)
+            ids[(*count)++] = acpi.cpus[i].apic_id;
+    return ids;
 }
 
 static bool sched_ready;
@@ -68,6 +80,7 @@ static uint64_t boot_seed(void)
 void kmain(struct boot_info *bi)
 {
     static char line[CMDLINE_MAX];
+    uint32_t ncores;
     arch_early_init();                              // this core's GS, GDT, TSS, IDT: faults print from here
     console_init();                                 // serial: kprintf works
     kprintf("goro: booted by %s\n", bi->loader);
@@ -79,11 +92,13 @@ void kmain(struct boot_info *bi)
     numa_init(bi);                                  // nodes, their memory, distances (SRAT, SLIT)
     page_init(bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works, per node
     arch_set_pm_timer((uint16_t)acpi.pm_tmr_port, acpi.pm_tmr_32bit);   // TSC reference
-    arch_platform_init();                           // direct map, local APIC, TSC frequency
+    struct arch_page_allocator pages = { page_alloc, page_alloc_low, page_max_phys() };
+    arch_platform_init(&pages);                     // direct map, local APIC, TSC frequency
     ioapic_init();                                  // every IOAPIC pin masked; irq_wait routes its own
     if (kparams.trace)
         trace_enable();                             // patches the hooks while this core runs alone
-    arch_start_aps(ap_main);                        // every core online or reported missing
+    const uint32_t *cores = enabled_cores(&ncores);
+    arch_start_aps(cores, ncores, ap_main);         // every core online or reported missing
     numa_init_cores();                              // each core's node, from its APIC id
     arch_set_fault_handler(14, g_stack_fault);      // guard-page hits name the goroutine
     if (kparams.trace)

@@ -36,13 +36,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "goro.h"
-#include "arch.h"
-#include "numa.h"
-#include "page.h"
-#include "panic.h"
-#include "spinlock.h"
-#include "string.h"
+#include "kernel/goro.h"
+#include "arch/arch.h"
+#include "kernel/numa.h"
+#include "kernel/page.h"
+#include "lib/panic.h"
+#include "lib/string.h"
 
 #define MALLOC_SMALL_MAX 32768u
 #define MALLOC_ALIGN 16u

@@ -9,15 +9,15 @@
 // is where the boot core's early allocations go.
 #include <stdbool.h>
 #include <stdint.h>
-#include "numa.h"
-#include "acpi.h"
-#include "arch.h"
-#include "bootinfo.h"
-#include "cmdline.h"
-#include "page.h"
-#include "panic.h"
-#include "printf.h"
-#include "string.h"
+#include "kernel/numa.h"
+#include "drivers/acpi.h"
+#include "arch/arch.h"
+#include "boot/bootinfo.h"
+#include "kernel/cmdline.h"
+#include "kernel/page.h"
+#include "lib/panic.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 // Written once at boot (see above), read-only after.
 static struct acpi_numa topo;

@@ -11,8 +11,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "acpi_numa.h"
-#include "goro.h"
+#include "drivers/acpi_numa.h"
+#include "kernel/goro.h"
 
 #define NUMA_MAX_NODES ACPI_NUMA_MAX_NODES
 // The SRAT's ranges plus the usable RAM no range covers (given to node 0).

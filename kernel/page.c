@@ -16,15 +16,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "page.h"
-#include "pagepool.h"
-#include "arch.h"
-#include "bootinfo.h"
-#include "numa.h"
-#include "panic.h"
-#include "printf.h"
-#include "spinlock.h"
-#include "string.h"
+#include "kernel/page.h"
+#include "kernel/pagepool.h"
+#include "arch/arch.h"
+#include "boot/bootinfo.h"
+#include "kernel/numa.h"
+#include "lib/panic.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 #define LOW_MEMORY_END 0x100000ull     // BIOS, real-mode IVT, the AP trampoline
 #define LOW_4G (4ull << 30)

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "pagepool.h"
-#include "page.h"
+#include "kernel/pagepool.h"
+#include "kernel/page.h"
 
 #define WORD_BITS 64
 

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <stdarg.h>
-#include "panic.h"
-#include "arch.h"
-#include "printf.h"
-#include "trace.h"
-#include "trap_hooks.h"
+#include "lib/panic.h"
+#include "arch/arch.h"
+#include "lib/printf.h"
+#include "kernel/trace.h"
 
 void panic(const char *fmt, ...)
 {

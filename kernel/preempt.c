@@ -23,12 +23,12 @@
 // The preempted G goes to the global queue when its quantum ran out (Go's
 // goschedImpl), to the tail of its own P's queue when the interrupt was for
 // a due timer; the P's due timers run before it picks the next G.
-#include "sched.h"
-#include "cmdline.h"
-#include "page.h"
-#include "panic.h"
-#include "timer.h"
-#include "trap_hooks.h"
+#include "kernel/sched.h"
+#include "arch/arch.h"
+#include "kernel/cmdline.h"
+#include "kernel/page.h"
+#include "lib/panic.h"
+#include "kernel/timer.h"
 
 uint64_t quantum_cycles;
 void sysmon_tick(uint64_t now);
@@ -130,13 +130,13 @@ static void preempt_check(struct m *mp, uint64_t now, bool force)
         return;
     uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);
     if (t0 && t0 <= now)
-        PREEMPT_PENDING(mp) |= PREEMPT_TIMERS;
+        preempt_request(PREEMPT_TIMERS);
     if (pp->schedtick != mp->tick_seen) {
         mp->tick_seen = pp->schedtick;
         mp->tick_when = now;
     } else if (force || now - mp->tick_when >= quantum_cycles) {
         if (others_runnable(pp))
-            PREEMPT_PENDING(mp) |= PREEMPT_QUANTUM;
+            preempt_request(PREEMPT_QUANTUM);
         else
             mp->tick_when = now;        // alone on its P: a new slice
     }
@@ -193,7 +193,7 @@ static void preempt_m(void *arg)
         globrunq_put(gp);
         spin_unlock(&sched.lock);
     } else {
-        runqput(pp, gp, false);
+        queue_on_p(pp, gp, false);
     }
     timers_run(pp, now);
     mp->tick_seen = pp->schedtick;
@@ -207,7 +207,7 @@ static void preempt_m(void *arg)
 struct trapframe *trap_switch_hook(struct trapframe *tf)
 {
     struct m *mp = getm();
-    if (!mp || !PREEMPT_PENDING(mp) || !mp->curg || preempt_count())
+    if (!mp || !preempt_pending_here() || !mp->curg || preempt_count())
         return tf;              // none due, not a G, or releasem will do it
     if (arch_preempt_unsafe(tf)) {
         // the resume stub's first instruction: try again in a moment
@@ -224,8 +224,7 @@ struct trapframe *trap_switch_hook(struct trapframe *tf)
         mp->armed = 0;
         return tf;
     }
-    preempt_reason[mp->id] = PREEMPT_PENDING(mp);
-    PREEMPT_PENDING(mp) = 0;
+    preempt_reason[mp->id] = preempt_take();
     arch_preempt(tf, &gp->rsp, g_xsave_area(gp), mp->g0_top, preempt_m, gp);
 }
 
@@ -247,12 +246,11 @@ void preempt_deferred(void)
     }
     irq_disable();              // before reading the M: the G must not move meanwhile
     struct m *mp = getm();
-    if (!PREEMPT_PENDING(mp) || !mp->curg || preempt_count()) {
+    if (!preempt_pending_here() || !mp->curg || preempt_count()) {
         irq_enable();
         return;                 // moved to a core with nothing pending
     }
-    preempt_reason[mp->id] = PREEMPT_PENDING(mp);
-    PREEMPT_PENDING(mp) = 0;
+    preempt_reason[mp->id] = preempt_take();
     mcall(preempt_deferred_m);
 }
 

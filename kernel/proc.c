@@ -66,41 +66,32 @@
 // Lock order: sched.lock before allg_lock and gfree_lock; the console lock
 // and page allocator lock are leaves. No scheduler lock is held across a
 // context switch.
-#include "sched.h"
-#include "cmdline.h"
-#include "panic.h"
-#include "printf.h"
-#include "trap_hooks.h"
-#include "timer.h"
-#include "numa.h"
-#include "page.h"
+#include "kernel/sched.h"
+#include "kernel/steal_order.h"
+#include "arch/arch.h"
+#include "kernel/cmdline.h"
+#include "lib/panic.h"
+#include "lib/printf.h"
+#include "kernel/timer.h"
+#include "kernel/numa.h"
+#include "kernel/page.h"
 
 struct sched sched = { .lock = SPINLOCK_INIT("sched") };
 uint32_t scavenge_due;
 struct m allm[MAX_CPUS];
 struct p *allp[MAX_CPUS];
 
-// Strides for the random steal order: every value coprime with n is
-// needed only once per gomaxprocs change, so it is computed then.
-static uint32_t coprimes[MAX_CPUS];
-static uint32_t ncoprimes;
-
-static uint32_t gcd(uint32_t a, uint32_t b)
-{
-    while (b) {
-        uint32_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
+// The strides of the random steal order, for the current gomaxprocs
+// (steal_order_reset, under a stopped world) and each P's node, for
+// steal_order (kernel/steal_order.c).
+static struct steal_strides strides;
+static int32_t node_of_p[MAX_CPUS];
 
 void steal_order_reset(uint32_t n)
 {
-    ncoprimes = 0;
-    for (uint32_t i = 1; i <= n; i++)
-        if (gcd(i, n) == 1)
-            coprimes[ncoprimes++] = i;
+    steal_strides_init(&strides, n);
+    for (uint32_t i = 0; i < n; i++)
+        node_of_p[i] = allp[i]->node;
 }
 
 uint64_t fastrand(struct m *mp)
@@ -120,16 +111,6 @@ __attribute__((noinline, cold)) void runq_overflow(struct g **gs, uint32_t n)
     spin_lock(&sched.lock);
     globrunq_putbatch(gs, n);
     spin_unlock(&sched.lock);
-}
-
-// Owner of pp only (pp is the caller's P). Puts gp on pp's run queue;
-// half of a full ring goes to the global queue.
-void runqput(struct p *pp, struct g *gp, bool next)
-{
-    struct g *overflow[RUNQ_SIZE / 2 + 1];
-    uint32_t n = runq_put(&pp->runq, gp, next, overflow);
-    if (__builtin_expect(n != 0, 0))
-        runq_overflow(overflow, n);
 }
 
 void acquirep(struct m *mp, struct p *pp)
@@ -258,7 +239,7 @@ void stopm(struct m *mp)
 }
 
 // A stop-the-world is pending: hand our P over and wait.
-static void gcstopm(struct m *mp)
+static void stw_stopm(struct m *mp)
 {
     spin_lock(&sched.lock);
     if (mp->spinning) {
@@ -309,41 +290,29 @@ static struct g *steal_from(struct p *pp, struct p *victim, bool last)
     return gp;
 }
 
-// The victims of one stealing round for pp, in visit order: every other P
-// once, in a random order (random start, random stride coprime with
-// gomaxprocs, from r). With by_node, the nodes nearest first (SLIT order),
-// each node's Ps in that random order. Returns how many it wrote.
-uint32_t steal_order(const struct p *pp, uint64_t r, bool by_node, struct p **out)
+// The victims of one stealing round for pp, as P indexes in visit order
+// (kernel/steal_order.h); steal=numa (the default) orders them by node when
+// there is more than one. Returns how many it wrote.
+uint32_t steal_victims(const struct p *pp, uint64_t r, uint32_t *out)
 {
-    uint32_t n = sched.gomaxprocs, k = 0;
-    int nnodes = by_node ? numa_nodes() : 1;
-    const uint8_t *order = numa_nodes_by_distance(pp->node);
-    uint32_t start = (uint32_t)(r % n), inc = coprimes[(r >> 32) % ncoprimes];
-    for (int j = 0; j < nnodes; j++) {
-        uint32_t pos = start;
-        for (uint32_t i = 0; i < n; i++, pos = (pos + inc) % n) {
-            struct p *victim = allp[pos];
-            if (victim != pp && (!by_node || victim->node == order[j]))
-                out[k++] = victim;
-        }
-    }
-    return k;
+    bool by_node = kparams.steal == STEAL_NUMA && numa_nodes() > 1;
+    return steal_order(&strides, pp->id, r, by_node, node_of_p, numa_nodes_by_distance(pp->node),
+                       by_node ? numa_nodes() : 1, out);
 }
 
-// Up to 4 rounds; steal=numa (the default) orders each round by node
+// Up to STEAL_ROUNDS rounds; steal=numa (the default) orders each round by node
 // when there is more than one.
 static struct g *steal_work(struct m *mp, struct p *pp)
 {
-    bool by_node = kparams.steal == STEAL_NUMA && numa_nodes() > 1;
-    struct p *victims[MAX_CPUS];
+    uint32_t victims[MAX_CPUS];
     uint64_t t0 = arch_cycles();
     struct g *gp = 0;
-    for (int round = 0; round < 4 && !gp; round++) {
-        uint32_t nv = steal_order(pp, fastrand(mp), by_node, victims);
+    for (int round = 0; round < STEAL_ROUNDS && !gp; round++) {
+        uint32_t nv = steal_victims(pp, fastrand(mp), victims);
         for (uint32_t i = 0; i < nv && !gp; i++) {
-            if (__atomic_load_n(&sched.gcwaiting, __ATOMIC_ACQUIRE))
+            if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE))
                 goto out;
-            gp = steal_from(pp, victims[i], round == 3);
+            gp = steal_from(pp, allp[victims[i]], round == STEAL_ROUNDS - 1);
         }
     }
 out:
@@ -380,7 +349,7 @@ static struct g *irqready_take(struct p *pp)
     list = list->schedlink;
     while (list) {
         struct g *next = list->schedlink;
-        runqput(pp, list, false);
+        queue_on_p(pp, list, false);
         list = next;
     }
     return first;
@@ -402,8 +371,8 @@ static struct g *find_runnable(struct m *mp, bool *inherit, bool global_first)
 top:
     *inherit = false;
     struct p *pp = mp->p;
-    if (__atomic_load_n(&sched.gcwaiting, __ATOMIC_ACQUIRE)) {
-        gcstopm(mp);
+    if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE)) {
+        stw_stopm(mp);
         goto top;
     }
     timers_run(pp, arch_cycles());
@@ -450,7 +419,7 @@ top:
         __atomic_exchange_n(&scavenge_due, 0, __ATOMIC_ACQUIRE))
         stack_scavenge(256);
     spin_lock(&sched.lock);
-    if (sched.gcwaiting) {
+    if (sched.stw_pending) {
         spin_unlock(&sched.lock);
         goto top;
     }
@@ -524,13 +493,13 @@ static void wake_ipi(uint8_t vector)
     (void)vector;       // waking the hlt was the point; stopm re-checks nextp
 }
 
-void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool chaos)
+void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool random_runnext)
 {
     if (nprocs == 0 || nprocs > ncpu)
         nprocs = ncpu;
     sched.ncpu = ncpu;
     sched.seed = seed;
-    sched.chaos = chaos;
+    sched.random_runnext = random_runnext;
     arch_set_irq_handler(VEC_WAKE, wake_ipi);
     idle_how = kparams.idle;
     if (idle_how == IDLE_MWAIT && !arch_simd_enabled) {
@@ -579,7 +548,7 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool chaos)
     spin_unlock(&sched.lock);
     static const char *const idle_names[] = { "hlt", "mwait", "poll" };
     kprintf("sched: %u cores, gomaxprocs=%u, seed=%lu%s, idle=%s\n", ncpu, nprocs, seed,
-            chaos ? " (randomized runnext)" : "", idle_names[idle_how]);
+            random_runnext ? " (randomized runnext)" : "", idle_names[idle_how]);
 }
 
 // Every core but the boot core, once: idle until handed a P.

@@ -3,22 +3,20 @@
 //
 // stop_the_world takes every P: idle ones straight from the idle list,
 // busy ones when their M next enters the scheduler (find_runnable sees
-// sched.gcwaiting and calls gcstopm). The caller keeps its own P, marked
+// sched.stw_pending and calls stw_stopm). The caller keeps its own P, marked
 // stopped. start_the_world resizes, hands Ps that have work to idle Ms and
 // puts the rest on the idle list.
-#include "sched.h"
-#include "panic.h"
-#include "printf.h"
-#include "timer.h"
-
-void steal_order_reset(uint32_t n);
+#include "kernel/sched.h"
+#include "lib/panic.h"
+#include "lib/printf.h"
+#include "kernel/timer.h"
 
 void stop_the_world(const char *why)
 {
     (void)why;
     struct m *mp = acquirem();
     spin_lock(&sched.lock);
-    ASSERT(!sched.gcwaiting);
+    ASSERT(!sched.stw_pending);
     uint32_t wait = sched.gomaxprocs - 1;
     mp->p->status = P_STOPPED;
     struct p *pp;
@@ -27,9 +25,9 @@ void stop_the_world(const char *why)
         wait--;
     }
     __atomic_store_n(&sched.stopwait, wait, __ATOMIC_RELAXED);
-    __atomic_store_n(&sched.gcwaiting, 1, __ATOMIC_RELEASE);   // pairs with find_runnable's acquire
+    __atomic_store_n(&sched.stw_pending, 1, __ATOMIC_RELEASE);   // pairs with find_runnable's acquire
     spin_unlock(&sched.lock);
-    while (__atomic_load_n(&sched.stopwait, __ATOMIC_ACQUIRE))  // pairs with gcstopm's release
+    while (__atomic_load_n(&sched.stopwait, __ATOMIC_ACQUIRE))  // pairs with stw_stopm's release
         cpu_relax();
     releasem(mp);
 }
@@ -79,7 +77,7 @@ void start_the_world(uint32_t nprocs)
         else
             want[nwant++] = pp;
     }
-    __atomic_store_n(&sched.gcwaiting, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&sched.stw_pending, 0, __ATOMIC_RELEASE);
     // Ps with work wait on the idle list too until an M takes them, so
     // that startm may put them back there when no M is free.
     spin_unlock(&sched.lock);

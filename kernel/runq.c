@@ -64,7 +64,7 @@
 // microseconds before such a steal; here the caller decides through
 // steal_runnext (e.g. only on the last stealing round).
 
-#include "runq.h"
+#include "kernel/runq.h"
 
 #define RUNQ_MASK (RUNQ_SIZE - 1)
 

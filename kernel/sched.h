@@ -6,11 +6,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "arch.h"
-#include "goro.h"
-#include "runq.h"
-#include "spinlock.h"
-#include "trace.h"
+#include "arch/arch.h"
+#include "kernel/goro.h"
+#include "kernel/runq.h"
+#include "kernel/trace.h"
 
 // G states, defined by who owns the G and its stack.
 enum gstatus {
@@ -141,7 +140,7 @@ struct sched {
     uint32_t npidle;
     struct m *midle;
     uint32_t nmidle;
-    uint32_t gcwaiting;             // a stop-the-world is in progress
+    uint32_t stw_pending;           // a stop-the-world is in progress
     uint32_t stopwait;              // Ps the stop-the-world still waits for
     uint32_t gomaxprocs;            // also read racily
     // atomic, any core
@@ -150,7 +149,7 @@ struct sched {
     uint32_t nexternal;             // Gs that an interrupt will ready (irq_wait)
     uint32_t nsyscall;              // Gs inside entersyscall
     bool started;                   // main G created; wakep active
-    bool chaos;                     // seed= given: randomize runnext use
+    bool random_runnext;            // seed= given: one new G in four skips runnext
     uint64_t timer_watch;           // the timer deadline an idle M is armed for (atomic)
     struct g *irqready;             // Gs readied by interrupt handlers: a lock-free stack
     uint64_t seed;
@@ -187,10 +186,21 @@ static inline void releasem(struct m *mp)
         preempt_deferred();
 }
 
-// The pending preemption reasons (PREEMPT_*) of mp, which must be this
-// core's M: they live in the per-core struct, so that releasem tests them
-// with one gs-relative load.
-#define PREEMPT_PENDING(mp) (*({ (void)(mp); &this_cpu()->preempt_pending; }))
+// This core's pending preemption requests (PREEMPT_*): they live in the
+// per-core struct, so that releasem tests them with one gs-relative load
+// (preempt_pending_here). Interrupts off, on this core.
+static inline void preempt_request(uint32_t why)
+{
+    this_cpu()->preempt_pending |= why;
+}
+
+// Interrupts off: returns this core's pending requests and clears them.
+static inline uint32_t preempt_take(void)
+{
+    uint32_t why = this_cpu()->preempt_pending;
+    this_cpu()->preempt_pending = 0;
+    return why;
+}
 
 // On g0, first thing in every mcall target: the G is no longer running.
 static inline struct m *dropg(struct g *gp)
@@ -202,6 +212,9 @@ static inline struct m *dropg(struct g *gp)
 }
 
 #define GLOBAL_CHECK_PERIOD 61
+// Stealing: rounds over every other P before an M gives up; the last one
+// may take a victim's runnext.
+#define STEAL_ROUNDS 4
 
 // proc.c: the scheduler loop and wake-ups
 void schedule(void) __attribute__((noreturn));
@@ -232,7 +245,7 @@ static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m 
     struct p *pp = mp->p;
     bool global_first = --pp->globcheck == 0;
     if (__builtin_expect(!global_first &&
-                         !__atomic_load_n(&sched.gcwaiting, __ATOMIC_ACQUIRE), 1)) {
+                         !__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE), 1)) {
         bool inherit;
         struct g *gp = runq_get(&pp->runq, &inherit);
         if (gp)
@@ -242,13 +255,25 @@ static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m 
 }
 void mcall(void (*fn)(struct g *));
 void wakep(void);
-void runqput(struct p *pp, struct g *gp, bool next);
 void runq_overflow(struct g **gs, uint32_t n);
+
+// Owner of pp only (pp is the caller's P). Queues gp on pp: in runnext
+// when next (the G there before goes to the ring's tail), else at the
+// ring's tail; a full ring sends half of itself to the global queue
+// (runq_overflow). Inline: it is on every hand-off's path.
+static inline void queue_on_p(struct p *pp, struct g *gp, bool next)
+{
+    struct g *overflow[RUNQ_SIZE / 2 + 1];
+    uint32_t n = runq_put(&pp->runq, gp, next, overflow);
+    if (__builtin_expect(n != 0, 0))
+        runq_overflow(overflow, n);
+}
 void acquirep(struct m *mp, struct p *pp);
 void stopm(struct m *mp);
 uint64_t fastrand(struct m *mp);
-uint32_t steal_order(const struct p *pp, uint64_t r, bool by_node, struct p **out);
-void sched_init(uint32_t ncpu, uint32_t gomaxprocs, uint64_t seed, bool chaos);
+void steal_order_reset(uint32_t nprocs);    // under a stopped world (or at boot)
+uint32_t steal_victims(const struct p *pp, uint64_t r, uint32_t *out);
+void sched_init(uint32_t ncpu, uint32_t gomaxprocs, uint64_t seed, bool random_runnext);
 void sched_mstart(void) __attribute__((noreturn));
 
 // Interrupt context (or anywhere): gp, G_WAITING, becomes runnable. It is

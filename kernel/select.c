@@ -23,9 +23,9 @@
 // must then lock every channel in the same order, so it waits behind the
 // next one we still hold, and nothing it reads is freed before our last
 // unlock, after which selparkcommit reads nothing.
-#include "chan.h"
-#include "sched.h"
-#include "panic.h"
+#include "kernel/chan.h"
+#include "kernel/sched.h"
+#include "lib/panic.h"
 
 struct selpark {
     struct select_case *cases;

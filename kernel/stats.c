@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "sched.h"
-#include "string.h"
+#include "kernel/sched.h"
+#include "lib/string.h"
 
 static void add(struct sched_pstats *t, const struct sched_pstats *s)
 {

@@ -28,9 +28,9 @@
 //
 // once_t.done: 0 until fn has returned; set with release under the mutex,
 // read with acquire on the fast path, so once_do's callers see fn's writes.
-#include "chan.h"
-#include "sched.h"
-#include "panic.h"
+#include "kernel/chan.h"
+#include "kernel/sched.h"
+#include "lib/panic.h"
 
 #define MUTEX_LOCKED 1
 #define MUTEX_WOKEN 2

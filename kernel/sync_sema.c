@@ -30,9 +30,9 @@
 // A waiter whose ticket is below notify when it takes q.lock was already
 // signalled and does not park. A signaller touches the cond_t only under
 // q.lock (and the racy fast-exit reads), never after readying a waiter.
-#include "chan.h"
-#include "sched.h"
-#include "panic.h"
+#include "kernel/chan.h"
+#include "kernel/sched.h"
+#include "lib/panic.h"
 
 #define SEMTABLE_SIZE 251
 

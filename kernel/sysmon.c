@@ -8,10 +8,10 @@
 // 20 us while there is something to do, backing off by doubling to 10 ms
 // when there is not, as Go's sysmon does; with every P idle and no
 // schedtrace, sysmon sleeps and core 0 arms nothing for it. startm wakes it.
-#include "sched.h"
-#include "cmdline.h"
-#include "printf.h"
-#include "timer.h"
+#include "kernel/sched.h"
+#include "kernel/cmdline.h"
+#include "lib/printf.h"
+#include "kernel/timer.h"
 
 extern uint64_t quantum_cycles;
 static uint64_t next_look;          // TSC; 0 = asleep

@@ -4,10 +4,10 @@
 // (kernel/timer.h) and deliver with chan_try_send, which never blocks: a
 // ticker whose reader is behind drops ticks, as Go's does (its channel
 // holds one). The value sent is the nanotime() at which the timer fired.
-#include "goro.h"
-#include "arch.h"
-#include "timer.h"
-#include "panic.h"
+#include "kernel/goro.h"
+#include "arch/arch.h"
+#include "kernel/timer.h"
+#include "lib/panic.h"
 
 struct ticker {
     struct timer t;                 // first: the timer function gets the ticker

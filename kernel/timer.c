@@ -5,11 +5,11 @@
 // t->idx is its slot; both change only under that P's timers_lock.
 // p->timer0 mirrors heap[0]->when (0 when empty) for lock-free peeking:
 // written under the lock with a release store, read with acquire loads.
-#include "timer.h"
-#include "sched.h"
-#include "page.h"
-#include "panic.h"
-#include "string.h"
+#include "kernel/timer.h"
+#include "kernel/sched.h"
+#include "kernel/page.h"
+#include "lib/panic.h"
+#include "lib/string.h"
 
 void core_rearm(struct m *mp, uint64_t now);
 

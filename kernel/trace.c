@@ -8,12 +8,12 @@
 // cores are being stopped by NMI, which can land inside a record: the only
 // slot that can be in flight is the one at n (the oldest once the ring has
 // wrapped), so the dump leaves that slot out.
-#include "trace.h"
-#include "arch.h"
-#include "goro.h"
-#include "page.h"
-#include "printf.h"
-#include "sched.h"
+#include "kernel/trace.h"
+#include "arch/arch.h"
+#include "kernel/goro.h"
+#include "kernel/page.h"
+#include "lib/printf.h"
+#include "kernel/sched.h"
 
 #define TRACE_RING 8192u            // records per core, a power of two
 

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "static_branch.h"
+#include "arch/arch.h"
 
 enum trace_ev {
     TR_GO_CREATE,       // g = the new G, arg = its parent (0: the kernel)

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // app=demos: runs every demo_* application in turn; returns 0 only if each
 // of them did.
-#include "goro.h"
-#include "string.h"
+#include "kernel/goro.h"
+#include "lib/string.h"
 
 extern const struct goro_app __apps_start[], __apps_end[];
 

@@ -5,7 +5,7 @@
 // reply, reported per class. With more cores, idle Ps steal the handlers
 // queued behind a heavy one, which keeps light requests fast.
 // Checks: every request answered once, heavy results correct.
-#include "goro.h"
+#include "kernel/goro.h"
 
 #define REQUESTS 1000
 #define ARRIVAL_NS 20000ull         // one request every 20 us

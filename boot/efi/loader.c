@@ -31,7 +31,7 @@
 #include <efilib.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "bootinfo.h"
+#include "boot/bootinfo.h"
 
 #define KERNEL_PATH L"\\goro.elf"
 #define CMDLINE_PATH L"\\goro.cmdline"

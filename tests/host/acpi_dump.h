@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "acpi.h"
-#include "acpi_numa.h"
+#include "drivers/acpi.h"
+#include "drivers/acpi_numa.h"
 #include "check.h"
 
 static const char *data_dir = "tests/data/acpi";

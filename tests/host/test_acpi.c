@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "acpi.h"
+#include "drivers/acpi.h"
 #include "check.h"
 #include "acpi_dump.h"
 

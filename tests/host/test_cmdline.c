@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "cmdline.h"
+#include "kernel/cmdline.h"
 
 #define MAX_WARNINGS 8
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
-#include "page.h"
-#include "pagepool.h"
+#include "kernel/page.h"
+#include "kernel/pagepool.h"
 
 #define BASE 0x100000ull    // not 0, so base-relative arithmetic is exercised
 

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "check.h"
-#include "runq.h"
+#include "kernel/runq.h"
 
 // A fake G. queued is the only atomic: set before a put, swapped to 0 by
 // whoever obtains the G, so a duplicate is caught at once, TSan or not.

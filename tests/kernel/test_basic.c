@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // In-kernel tests of the boot floor: formatting, memory, cores, time.
-#include "ktest.h"
-#include "arch.h"
-#include "page.h"
-#include "printf.h"
-#include "string.h"
+#include "kernel/ktest.h"
+#include "arch/arch.h"
+#include "kernel/page.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 KTEST(printf_formats)
 {

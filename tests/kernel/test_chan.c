@@ -4,9 +4,9 @@
 // unbuffered and buffered channels and through select, select fairness by
 // a chi-square bound, default and nil cases, and the fatal errors as apps
 // of their own.
-#include "ktest.h"
-#include "goro.h"
-#include "string.h"
+#include "kernel/ktest.h"
+#include "kernel/goro.h"
+#include "lib/string.h"
 
 // ---- single-goroutine semantics ----------------------------------------------
 

@@ -2,12 +2,12 @@
 // irq_wait: a goroutine parked on a vector is readied by that vector's
 // interrupt. IPIs on IRQ_VEC_TEST stand in for a device; the PIT's
 // channel 0 through the IOAPIC is a real one.
-#include "ktest.h"
-#include "sort.h"
-#include "sched.h"
-#include "irqwait.h"
-#include "ioapic.h"
-#include "pit.h"
+#include "kernel/ktest.h"
+#include "lib/sort.h"
+#include "kernel/sched.h"
+#include "kernel/irqwait.h"
+#include "drivers/ioapic.h"
+#include "arch/pit.h"
 
 #define SEC 1000000000ull
 

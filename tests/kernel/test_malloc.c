@@ -4,11 +4,11 @@
 // filled with a pattern that is checked before it is freed), frees on
 // other cores than the allocation, node placement, and the double-free
 // fatal error as an app of its own.
-#include "ktest.h"
-#include "numa.h"
-#include "page.h"
-#include "sched.h"
-#include "string.h"
+#include "kernel/ktest.h"
+#include "kernel/numa.h"
+#include "kernel/page.h"
+#include "kernel/sched.h"
+#include "lib/string.h"
 
 // Sizes that hit every class's edges and the large path.
 static const size_t sizes[] = {

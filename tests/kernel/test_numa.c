@@ -3,10 +3,10 @@
 // tests/matrix.py's numa configurations), the topology must be consistent,
 // pages asked of a node must come from it while it has free memory, and an
 // exhausted node must fall back to the nearest node that has memory.
-#include "ktest.h"
-#include "numa.h"
-#include "page.h"
-#include "sched.h"
+#include "kernel/ktest.h"
+#include "kernel/numa.h"
+#include "kernel/page.h"
+#include "kernel/sched.h"
 
 static bool node_has_memory(int n)
 {
@@ -193,4 +193,32 @@ KTEST(numa_exhausted_node_falls_back_to_nearest)
     KT_ASSERT(left <= 8);               // other cores may free a page meanwhile
     KT_ASSERT(page_node_fallbacks(want) >= fallbacks + 2);
     KT_ASSERT(nbig * CHUNK + nsmall >= page_node_total(n) / 2);
+}
+
+// ---- the NUMA steal order as the kernel wires it (the order itself is
+// tested on the host: tests/host/test_steal_order.c) ------------------------
+
+KTEST(steal_order_same_node_first)
+{
+    if (numa_nodes() < 2)
+        KT_SKIP("one NUMA node");
+    uint32_t victims[MAX_CPUS];
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
+        for (uint64_t r = 1; r < 50; r++) {
+            uint64_t rr = r * 0x9E3779B97F4A7C15ull;
+            uint32_t n = steal_victims(allp[i], rr, victims);
+            KT_ASSERT_EQ(n, sched.gomaxprocs - 1);
+            int last_dist = 0;
+            for (uint32_t k = 0; k < n; k++) {
+                int d = numa_distance(allp[i]->node, allp[victims[k]]->node);
+                if (d < last_dist)
+                    KT_FAIL("P%u's steal order visits node %d (distance %d) after distance %d", i,
+                            allp[victims[k]]->node, d, last_dist);
+                last_dist = d;
+                for (uint32_t j = 0; j < k; j++)
+                    if (victims[j] == victims[k])
+                        KT_FAIL("P%u's steal order visits P%u twice", i, victims[k]);
+            }
+        }
+    }
 }

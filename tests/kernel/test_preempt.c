@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 // Preemption, timers and sysmon: no goroutine can hog a core.
-#include "ktest.h"
-#include "sort.h"
-#include "sched.h"
-#include "timer.h"
-#include "string.h"
-#include "cmdline.h"
+#include "kernel/ktest.h"
+#include "lib/sort.h"
+#include "kernel/sched.h"
+#include "kernel/timer.h"
+#include "lib/string.h"
+#include "kernel/cmdline.h"
 
 static uint64_t kparams_quantum_us(void) { return kparams.quantum_ns / 1000; }
 

@@ -2,11 +2,11 @@
 // Scheduler tests: conservation (every G runs exactly once), spreading by
 // stealing, gomaxprocs changes mid-run, wake-ups after idle gaps, and the
 // fatal reports (deadlock, stack overflow) as apps of their own.
-#include "ktest.h"
-#include "sched.h"
-#include "page.h"
-#include "printf.h"
-#include "string.h"
+#include "kernel/ktest.h"
+#include "kernel/sched.h"
+#include "kernel/page.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 // Yields until num_goroutine() == n (Gs that just finished may still be
 // switching out on another core) or 5 s pass.

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Growable stacks, the cost of a parked goroutine, placement on the P's
 // node, the NUMA steal order, and a million parked goroutines.
-#include "ktest.h"
-#include "sched.h"
-#include "numa.h"
-#include "page.h"
-#include "cmdline.h"
-#include "string.h"
+#include "kernel/ktest.h"
+#include "kernel/sched.h"
+#include "kernel/numa.h"
+#include "kernel/page.h"
+#include "kernel/cmdline.h"
+#include "lib/string.h"
 
 // ---- a stack grows to 200 KiB on demand ------------------------------------
 
@@ -164,33 +164,6 @@ KTEST(stack_pages_from_the_local_node)
     KT_ASSERT(node_checked > 0);
     printf("ktest: %lu newly faulted stack pages checked, %lu from another node\n", node_checked, node_bad);
     KT_ASSERT_EQ(node_bad, 0);
-}
-
-// ---- the NUMA steal order -------------------------------------------------------
-
-KTEST(steal_order_same_node_first)
-{
-    if (numa_nodes() < 2)
-        KT_SKIP("one NUMA node");
-    struct p *victims[MAX_CPUS];
-    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
-        for (uint64_t r = 1; r < 50; r++) {
-            uint64_t rr = r * 0x9E3779B97F4A7C15ull;
-            uint32_t n = steal_order(allp[i], rr, true, victims);
-            KT_ASSERT_EQ(n, sched.gomaxprocs - 1);
-            int last_dist = 0;
-            for (uint32_t k = 0; k < n; k++) {
-                int d = numa_distance(allp[i]->node, victims[k]->node);
-                if (d < last_dist)
-                    KT_FAIL("P%u's steal order visits node %d (distance %d) after distance %d", i,
-                            victims[k]->node, d, last_dist);
-                last_dist = d;
-                for (uint32_t j = 0; j < k; j++)
-                    if (victims[j] == victims[k])
-                        KT_FAIL("P%u's steal order visits P%u twice", i, victims[k]->id);
-            }
-        }
-    }
 }
 
 // ---- a million parked goroutines (an app: it needs a 6 GiB guest) -------------

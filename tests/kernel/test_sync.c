@@ -3,10 +3,10 @@
 // the longest wait, RWMutex exclusion, WaitGroup and Once under contention,
 // Cond signal and broadcast, the semaphore's FIFO order, and the fatal
 // errors as apps of their own.
-#include "ktest.h"
-#include "goro.h"
-#include "string.h"
-#include "chan.h"
+#include "kernel/ktest.h"
+#include "kernel/goro.h"
+#include "lib/string.h"
+#include "kernel/chan.h"
 
 // Busy for about ns, yielding (a stand-in for sleeping, until timers come).
 static void yield_for(uint64_t ns)

@@ -4,9 +4,9 @@
 // ticket lock stalls everyone behind a waiter whose vCPU is descheduled,
 // even after the lock is free. Here a waiter that is not running simply
 // loses its turn.
-#include "spinlock.h"
-#include "arch.h"
-#include "panic.h"
+#include "arch/spinlock.h"
+#include "arch/arch.h"
+#include "lib/panic.h"
 
 void spin_lock(struct spinlock *l)
 {

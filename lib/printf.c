@@ -1,15 +1,11 @@
 // SPDX-License-Identifier: MIT
-// printf's formatter and the console's line discipline.
-//
-// Lines never interleave: each core collects text in its own line buffer
-// (interrupts off while it does) and hands complete lines to console_write,
-// which writes them under one lock.
+// printf's formatter: pure (no machine state), shared by kprintf (the
+// console's, kernel/console.c), snprintf and the applications' printf
+// (lib/printf_float.c adds %f).
+#include <stdbool.h>
 #include <stdint.h>
-#include "printf.h"
-#include "arch.h"
-#include "spinlock.h"
-#include "string.h"
-#include "console.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 static void emit_pad(fmt_sink_fn sink, void *ctx, char c, int n)
 {
@@ -208,61 +204,4 @@ int snprintf(char *buf, size_t size, const char *fmt, ...)
     int n = vsnprintf(buf, size, fmt, ap);
     va_end(ap);
     return n;
-}
-
-// Per-core line buffers. Touched only by their core, with interrupts off.
-#define LINE_MAX 256
-static struct {
-    char buf[LINE_MAX];
-    size_t len;
-} line[MAX_CPUS];
-
-static void line_sink(void *c, const char *s, size_t n)
-{
-    (void)c;
-    struct cpu *cpu = this_cpu();
-    uint32_t i = cpu ? cpu->index : 0;
-    for (size_t k = 0; k < n; k++) {
-        line[i].buf[line[i].len++] = s[k];
-        if (s[k] == '\n' || line[i].len == LINE_MAX) {
-            console_write(line[i].buf, line[i].len);
-            line[i].len = 0;
-        }
-    }
-}
-
-int kvprintf(fmt_float_fn ffn, const char *fmt, va_list *ap)
-{
-    uint64_t f = irq_save();
-    int n = fmt_format(line_sink, 0, ffn, fmt, ap);
-    irq_restore(f);
-    return n;
-}
-
-int kprintf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = kvprintf(0, fmt, &ap);
-    va_end(ap);
-    return n;
-}
-
-static struct spinlock console_lock = SPINLOCK_INIT("console");
-static bool panicking;
-
-void console_panic_mode(void)
-{
-    __atomic_store_n(&panicking, true, __ATOMIC_RELAXED);
-}
-
-void console_write(const char *s, size_t n)
-{
-    if (__atomic_load_n(&panicking, __ATOMIC_RELAXED)) {
-        console_output(s, n);
-        return;
-    }
-    spin_lock(&console_lock);
-    console_output(s, n);
-    spin_unlock(&console_lock);
 }

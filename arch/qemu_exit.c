@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "qemu_exit.h"
-#include "x86.h"
+#include "arch/qemu_exit.h"
+#include "arch/x86.h"
 
 void qemu_debug_exit(uint8_t v)
 {

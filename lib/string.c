@@ -3,7 +3,7 @@
 // memset and memmove for struct copies, so these must exist and must not
 // be compiled into calls to themselves (-fno-builtin in the Makefile).
 #include <stdint.h>
-#include "string.h"
+#include "lib/string.h"
 
 void *memcpy(void *dst, const void *src, size_t n)
 {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// app=ktest [filter=SUBSTR]: runs the in-kernel tests (tests/kernel/).
-#include "goro.h"
-#include "ktest.h"
-#include "string.h"
+// app=ktest [filter=SUBSTR]: runs the in-kernel tests (tests/kernel/test_*.c).
+#include "kernel/goro.h"
+#include "kernel/ktest.h"
+#include "lib/string.h"
 
 static int ktest_main(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-#include "pit.h"
-#include "x86.h"
+#include "arch/pit.h"
+#include "arch/x86.h"
 
 void pit_oneshot_start(uint16_t ticks)
 {

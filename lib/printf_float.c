@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
-// The applications' printf: the kernel's formatter plus %f, %e and %g.
-// Compiled with vector registers (doubles travel in them), so it must only
-// ever run on a goroutine's or g0's stack, never in an interrupt handler.
+// %f, %e and %g for the applications' printf (kernel/console.c), which
+// passes fmt_double to the formatter. Compiled with vector registers
+// (doubles travel in them), so it must only ever run on a goroutine's or
+// g0's stack, never in an interrupt handler.
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
-#include "goro.h"
-#include "printf.h"
-#include "string.h"
+#include "lib/printf.h"
+#include "lib/string.h"
 
 // Formats v with prec digits after the point into buf (backwards-safe,
 // at most ~40 chars for |v| < 1e19; larger magnitudes use %e form).
@@ -76,7 +77,7 @@ static bool memchr_dot(const char *s, size_t n)
     return false;
 }
 
-static void format_double(fmt_sink_fn sink, void *ctx, char conv, int width, int prec, int flags,
+void fmt_double(fmt_sink_fn sink, void *ctx, char conv, int width, int prec, int flags,
                           va_list *ap)
 {
     double v = va_arg(*ap, double);
@@ -107,22 +108,4 @@ static void format_double(fmt_sink_fn sink, void *ctx, char conv, int width, int
         buf[0] = (flags & FMT_PLUS) ? '+' : ' ';
     }
     fmt_emit_padded(sink, ctx, buf, n, width, flags);
-}
-
-int vprintf(const char *fmt, va_list ap)
-{
-    va_list aq;
-    va_copy(aq, ap);
-    int n = kvprintf(format_double, fmt, &aq);
-    va_end(aq);
-    return n;
-}
-
-int printf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = kvprintf(format_double, fmt, &ap);
-    va_end(ap);
-    return n;
 }
