@@ -206,7 +206,7 @@ clean:
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
-# ---- UEFI: the GNU-EFI loader and the boot images (issue 7) -----------------
+# ---- UEFI: the GNU-EFI loader and the boot images ----------------------------
 #
 # efi: build/goro-efi.img, a partitionless FAT disk (an ESP) holding
 #   EFI/BOOT/BOOTX64.EFI (boot/efi/loader.c), goro.elf and, when CMDLINE is
@@ -293,7 +293,7 @@ $(BUILD)/goro-usb.img: $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.
 .PHONY: FORCE
 FORCE:
 
-# ---- benchmarks (issue 8) ----------------------------------------------------
+# ---- benchmarks ---------------------------------------------------------------
 #
 # bench: goro's suites (app=bench, bench_chan, bench_mem, bench_time) under
 #   QEMU TCG with 1 and 2 vCPUs, once more under the insncount plugin, and
@@ -301,7 +301,7 @@ FORCE:
 #   then natively; fresh result files are reused), side by side: one table
 #   on stdout, $(BUILD)/bench/results.json, plots in $(BUILD)/bench/plots/.
 #   tools/bench.py --from-serial LOG does the same for a real machine's
-#   serial capture (README, "Performance"). BENCH_ARGS passes options.
+#   serial capture (docs/hardware.md). BENCH_ARGS passes options.
 # Debian's python3-matplotlib belongs to Debian's python3, which need not be
 # the first python3 on PATH.
 BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,$(PYTHON))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // goro's public API: the one header an application includes.
-// Go's names, C spelling; docs/design.md describes how they are built.
+// Go's names, C spelling; docs/api.md is the overview, docs/design.md
+// describes how they are built.
 // The public headers are this one and the pure C library it includes:
 // lib/string.h (memcpy, strcmp, ...) and lib/sort.h (sort_u64).
 #ifndef GORO_H

@@ -102,7 +102,7 @@ CONFIGS = [
           boot="iso", firmware="ovmf", machine="q35", cores=4, timeout=180),
     ktest("iso-bios", "ktest, GRUB ISO under SeaBIOS, fw_cfg command line",
           boot="iso"),
-    # The GNU-EFI loader (issue 7): OVMF boots goro-efi.img's
+    # The GNU-EFI loader: OVMF boots goro-efi.img's
     # EFI/BOOT/BOOTX64.EFI, which loads goro.elf from the same FAT volume.
     ktest("efi-smp4", "ktest, GNU-EFI loader under OVMF, 4 vCPUs",
           boot="efi", firmware="ovmf", cores=4, timeout=180),

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // goro's UEFI loader (GNU-EFI): loads \goro.elf from the volume it was
 // itself loaded from, gathers what the kernel needs into a struct boot_info
-// (kernel/bootinfo.h, the same structure the multiboot paths fill), exits
+// (boot/bootinfo.h, the same structure the multiboot paths fill), exits
 // boot services and jumps to the kernel's 64-bit UEFI entry, boot_efi64.
 //
 // What the loader and the kernel agree on (boot/efi/README):
