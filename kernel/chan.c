@@ -24,67 +24,14 @@
 // 1, pairing with chan_close's release store, so a value sent before the
 // close is never missed.
 //
-// Memory: chan_make carves the header and buffer from a small size-class
-// allocator over page_alloc (kalloc below), private to this file until the
-// NUMA issue brings malloc; big channels take whole pages.
+// Memory: the header and the buffer are one calloc'd block (kernel/malloc.c),
+// on the node of the core that makes the channel.
 #include "kernel/chan.h"
 #include "arch/arch.h"
 #include "kernel/sched.h"
-#include "kernel/page.h"
 #include "lib/panic.h"
 #include "lib/printf.h"
 #include "lib/string.h"
-
-// ---- kalloc: power-of-two classes of 64 B .. 2 KiB, whole pages above --------
-
-#define KALLOC_MIN_SHIFT 6
-#define KALLOC_NCLASS 6                 // 64 .. 2048
-#define KALLOC_PAGES 0xffu              // alloc_class of page-backed memory
-
-static struct spinlock kalloc_lock = SPINLOCK_INIT("kalloc");
-static void *kalloc_free[KALLOC_NCLASS];    // kalloc_lock held: free blocks, linked through their first word
-
-static uint32_t kalloc_class(size_t size)
-{
-    uint32_t cls = 0;
-    while (cls < KALLOC_NCLASS && ((size_t)1 << (KALLOC_MIN_SHIFT + cls)) < size)
-        cls++;
-    return cls < KALLOC_NCLASS ? cls : KALLOC_PAGES;
-}
-
-// Zeroed memory for size bytes; *cls records how to free it.
-static void *kalloc(size_t size, uint32_t *cls)
-{
-    *cls = kalloc_class(size);
-    if (*cls == KALLOC_PAGES)
-        return page_alloc((size + PAGE_SIZE - 1) / PAGE_SIZE);
-    size_t bsize = (size_t)1 << (KALLOC_MIN_SHIFT + *cls);
-    spin_lock(&kalloc_lock);
-    if (!kalloc_free[*cls]) {
-        char *pg = page_alloc(1);
-        for (size_t off = 0; off < PAGE_SIZE; off += bsize) {
-            *(void **)(pg + off) = kalloc_free[*cls];
-            kalloc_free[*cls] = pg + off;
-        }
-    }
-    void *p = kalloc_free[*cls];
-    kalloc_free[*cls] = *(void **)p;
-    spin_unlock(&kalloc_lock);
-    memset(p, 0, bsize);
-    return p;
-}
-
-static void kfree(void *p, size_t size, uint32_t cls)
-{
-    if (cls == KALLOC_PAGES) {
-        page_free(p, (size + PAGE_SIZE - 1) / PAGE_SIZE);
-        return;
-    }
-    spin_lock(&kalloc_lock);
-    *(void **)p = kalloc_free[cls];
-    kalloc_free[cls] = p;
-    spin_unlock(&kalloc_lock);
-}
 
 // ---- wait queues ---------------------------------------------------------------
 
@@ -153,9 +100,7 @@ chan_t *chan_make(size_t elem_size, size_t cap)
     if (cap > ((size_t)1 << 40) / (elem_size ? elem_size : 1))
         panic("chan_make: capacity %lu out of range", cap);
     size_t hdr = (sizeof(struct chan) + 15) & ~(size_t)15;
-    uint32_t cls;
-    struct chan *c = kalloc(hdr + elem_size * cap, &cls);
-    c->alloc_class = cls;
+    struct chan *c = calloc(1, hdr + elem_size * cap);
     c->elemsize = (uint32_t)elem_size;
     c->dataqsiz = cap;
     c->buf = (uint8_t *)c + hdr;
@@ -168,8 +113,7 @@ void chan_free(chan_t *c)
         return;
     if (c->recvq.head || c->sendq.head)
         chan_fatal("chan_free of a channel with blocked goroutines", __builtin_return_address(0));
-    size_t hdr = (sizeof(struct chan) + 15) & ~(size_t)15;
-    kfree(c, hdr + (size_t)c->elemsize * c->dataqsiz, c->alloc_class);
+    free(c);
 }
 
 size_t chan_len(chan_t *c)

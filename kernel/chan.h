@@ -64,7 +64,6 @@ struct chan {
     // read-only after chan_make
     size_t dataqsiz;                // cap
     uint32_t elemsize;
-    uint32_t alloc_class;           // kalloc bookkeeping (chan.c)
     uint8_t *buf;
 };
 
