@@ -153,24 +153,23 @@ $(BUILD)/goro.iso: $(BUILD)/goro.elf boot/grub.cfg
 
 # ---- running --------------------------------------------------------------
 
+# tools/qemu.py builds the QEMU command line (TCG, the serial port on this
+# terminal, isa-debug-exit) and succeeds only when the app returned 0.
 APP ?=
 ARGS ?=
 SMP ?= 2
 MEM ?= 512M
-QEMU_BASE := -accel tcg -cpu max -smp $(SMP) -m $(MEM) -no-reboot -display none \
-    -serial stdio -device isa-debug-exit,iobase=0xf4,iosize=0x04
 CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
+RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM)
 
 deps:
 	@sh tools/deps.sh
 
 run: deps $(BUILD)/goro.elf
-	$(QEMU) $(QEMU_BASE) -kernel $(BUILD)/goro.elf -append "$(CMDLINE)"; \
-	  code=$$?; echo "qemu exit $$code"; test $$code -eq 33
+	@$(RUN_QEMU) $(BUILD)/goro.elf "$(CMDLINE)"
 
 debug: deps $(BUILD)/goro.elf
-	@echo "gdb $(BUILD)/goro.elf -ex 'target remote :1234'"
-	$(QEMU) $(QEMU_BASE) -s -S -kernel $(BUILD)/goro.elf -append "$(CMDLINE)"
+	@$(RUN_QEMU) --gdb $(BUILD)/goro.elf "$(CMDLINE)"
 
 # ---- tests ----------------------------------------------------------------
 

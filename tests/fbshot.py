@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Watched QEMU runs and the framebuffer screenshot check, for tests/run.py.
 
-A watched run has a QEMU monitor on a unix socket. When the serial log
-matches the configuration's stop_at regex, the runner may take a
+A watched run has a QEMU monitor on a unix socket (tools/qemu.py). When the
+serial log matches the configuration's stop_at regex, the runner may take a
 `screendump` of the display, then `quit`s QEMU (exit status 0). That is how
 a test looks at a machine that does not exit by itself: a boot that went
 back to the firmware, or a kernel halted after its last line (no
@@ -19,9 +19,11 @@ Python 3 standard library only.
 
 import os
 import re
-import socket
-import subprocess
+import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import qemu  # noqa: E402
 
 FONT_W, FONT_H = 8, 16
 MAX_COLS, MAX_ROWS = 512, 192          # drivers/fb.c's FB_MAX_COLS/ROWS
@@ -131,33 +133,6 @@ def cell_matches(px, w, r, c, glyph):
 
 # ---- the watched run ---------------------------------------------------------
 
-def monitor_read(sock, until, timeout=10.0):
-    """Reads until `until` (or EOF when None) or the timeout."""
-    sock.settimeout(timeout)
-    buf = b""
-    try:
-        while until is None or until not in buf:
-            chunk = sock.recv(4096)
-            if not chunk:
-                break
-            buf += chunk
-    except socket.timeout:
-        pass
-    return buf
-
-
-def monitor_command(sock, cmd):
-    """One HMP command; returns when QEMU prompts again."""
-    sock.sendall(cmd.encode() + b"\n")
-    return monitor_read(sock, b"(qemu)")
-
-
-def wait_for_file(path, timeout=10.0):
-    t0 = time.monotonic()
-    while not os.path.exists(path) and time.monotonic() - t0 < timeout:
-        time.sleep(0.05)
-
-
 def log_matches(log, rx):
     try:
         with open(log, "rb") as f:
@@ -166,45 +141,46 @@ def log_matches(log, rx):
         return False
 
 
+def wait_for_log(p, log, rx, deadline):
+    """True once the serial log matches rx; False if QEMU ended or the
+    deadline passed first."""
+    while time.monotonic() < deadline and p.poll() is None:
+        if log_matches(log, rx):
+            return True
+        time.sleep(POLL_S)
+    return False
+
+
+def wait_for_file(path, timeout=10.0):
+    t0 = time.monotonic()
+    while not os.path.exists(path) and time.monotonic() - t0 < timeout:
+        time.sleep(0.05)
+
+
+def screendump_and_quit(mon_path, shot):
+    with qemu.Monitor(mon_path) as mon:
+        if shot:
+            # Not after "stop": QEMU 7.2's screendump waits for a display
+            # update that a paused machine never makes.
+            mon.command(f"screendump {shot}")
+            wait_for_file(shot)
+        mon.quit()
+
+
 def run_watched(runner, argv, log, mon_path, stop_at, shot, timeout):
-    """Like Runner.run, for a QEMU started with `-monitor unix:mon_path,...`:
+    """Like qemu.Group.run, for a QEMU started with qemu.monitor_argv(mon_path):
     returns (exit status or None on timeout, stderr text, seconds)."""
     t0 = time.monotonic()
-    with runner.lock:
-        if runner.stopping:
-            return None, "runner stopped", 0.0
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, start_new_session=True)
-        runner.procs.add(p)
     try:
-        matched = False
-        while time.monotonic() - t0 < timeout and p.poll() is None:
-            if log_matches(log, stop_at):
-                matched = True
-                break
-            time.sleep(POLL_S)
-        if matched:
-            with socket.socket(socket.AF_UNIX) as s:
-                s.connect(mon_path)
-                monitor_read(s, b"(qemu)")          # the banner and first prompt
-                if shot:
-                    # Not after "stop": QEMU 7.2's screendump waits for a
-                    # display update that a paused machine never makes.
-                    monitor_command(s, f"screendump {shot}")
-                    wait_for_file(shot)
-                s.sendall(b"quit\n")
-                monitor_read(s, None)               # closed when QEMU is gone
-        remaining = max(1.0, timeout - (time.monotonic() - t0))
-        try:
-            _, err = p.communicate(timeout=remaining if matched or p.poll() is not None else 0.1)
-            status = p.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, 9)
-            _, err = p.communicate()
-            status = None
+        with runner.started(argv) as p:
+            matched = wait_for_log(p, log, stop_at, t0 + timeout)
+            if matched:
+                screendump_and_quit(mon_path, shot)
+            remaining = max(1.0, timeout - (time.monotonic() - t0))
+            status, _, err = qemu.wait(p, remaining if matched or p.poll() is not None else 0.1)
+    except qemu.Stopped:
+        return None, "runner stopped", 0.0
     finally:
-        with runner.lock:
-            runner.procs.discard(p)
         if os.path.exists(mon_path):
             os.remove(mon_path)
     return status, err.decode(errors="replace"), time.monotonic() - t0

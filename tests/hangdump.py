@@ -6,17 +6,18 @@ identity-mapped at 1 MiB however it booted, so the ELF's addresses hold
 for the ISO and UEFI boots too."""
 
 import bisect
+import os
 import re
-import socket
 import subprocess
+import sys
 
-from fbshot import monitor_command, monitor_read
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+import qemu  # noqa: E402
 
 CPU_RE = re.compile(r"^CPU#(\d+)", re.M)
 REG_RE = re.compile(r"\b(RIP|RBP|RSP)=([0-9a-f]{16})")
 HLT_RE = re.compile(r"\bHLT=(\d)")
 WORDS_RE = re.compile(r"^[0-9a-f]{16}: 0x([0-9a-f]{16}) 0x([0-9a-f]{16})", re.M)
-ESC_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 MAX_FRAMES = 12
 
 
@@ -40,42 +41,44 @@ class Symbols:
         return f"{self.names[i]}+0x{addr - self.addrs[i]:x}"
 
 
-def command(sock, cmd):
-    return ESC_RE.sub("", monitor_command(sock, cmd).decode(errors="replace"))
-
-
 def dump(mon_path, elf, out_path):
     """Writes the dump to out_path; returns one line per vCPU ('' if QEMU
     did not answer)."""
     syms = Symbols(elf)
-    with socket.socket(socket.AF_UNIX) as s:
-        s.settimeout(5)
-        s.connect(mon_path)
-        monitor_read(s, b"(qemu)", timeout=5)
-        command(s, "stop")                   # a still picture for the walk
-        regs = command(s, "info registers -a")
-        cpus = []
-        chunks = CPU_RE.split(regs)[1:]
-        for k in range(0, len(chunks) - 1, 2):
-            r = dict(REG_RE.findall(chunks[k + 1]))
-            hlt = HLT_RE.search(chunks[k + 1])
-            cpus.append((int(chunks[k]), r, hlt and hlt.group(1) == "1"))
-        lines = []
-        for n, r, halted in cpus:
-            rip, rbp = int(r.get("RIP", "0"), 16), int(r.get("RBP", "0"), 16)
-            frames = [syms.name(rip)]
-            command(s, f"cpu {n}")
-            for _ in range(MAX_FRAMES):
-                if not rbp or rbp & 7:
-                    break
-                m = WORDS_RE.search(command(s, f"x /2gx 0x{rbp:x}"))
-                if not m:
-                    break
-                rbp, ret = int(m.group(1), 16), int(m.group(2), 16)
-                if not ret:
-                    break
-                frames.append(syms.name(ret))
-            lines.append(f"vCPU {n}{' (halted)' if halted else ''}: " + " <- ".join(frames))
+    with qemu.Monitor(mon_path, timeout=5) as mon:
+        mon.command("stop")                 # a still picture for the walk
+        regs = mon.command("info registers -a")
+        lines = [f"vCPU {n}{' (halted)' if halted else ''}: " + " <- ".join(walk(mon, syms, n, r))
+                 for n, r, halted in vcpus(regs)]
     with open(out_path, "w") as f:
         f.write("\n".join(lines) + "\n\n" + regs)
     return lines
+
+
+def vcpus(regs):
+    """(index, {RIP, RBP, RSP}, halted) of each vCPU in `info registers -a`."""
+    cpus = []
+    chunks = CPU_RE.split(regs)[1:]
+    for k in range(0, len(chunks) - 1, 2):
+        r = dict(REG_RE.findall(chunks[k + 1]))
+        hlt = HLT_RE.search(chunks[k + 1])
+        cpus.append((int(chunks[k]), r, bool(hlt and hlt.group(1) == "1")))
+    return cpus
+
+
+def walk(mon, syms, n, r):
+    """vCPU n's RIP and return addresses up its frame-pointer chain, named."""
+    rip, rbp = int(r.get("RIP", "0"), 16), int(r.get("RBP", "0"), 16)
+    frames = [syms.name(rip)]
+    mon.command(f"cpu {n}")
+    for _ in range(MAX_FRAMES):
+        if not rbp or rbp & 7:
+            break
+        m = WORDS_RE.search(mon.command(f"x /2gx 0x{rbp:x}"))
+        if not m:
+            break
+        rbp, ret = int(m.group(1), 16), int(m.group(2), 16)
+        if not ret:
+            break
+        frames.append(syms.name(ret))
+    return frames

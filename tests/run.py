@@ -32,12 +32,13 @@ import tempfile
 import threading
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "tools")]
 from matrix import CONFIGS  # noqa: E402
 from fbshot import check_screenshot, run_watched  # noqa: E402
 import hangdump  # noqa: E402
+import qemu  # noqa: E402
 
-QEMU = os.environ.get("QEMU", "qemu-system-x86_64")
 OVMF_DIR = "/usr/share/OVMF"
 OVMF_CODE = ("OVMF_CODE_4M.fd", "OVMF_CODE.fd")
 OVMF_VARS = ("OVMF_VARS_4M.fd", "OVMF_VARS.fd")
@@ -58,7 +59,7 @@ LOADER_OF_BOOT = {"kernel": "multiboot1", "iso": "multiboot2", "efi": "uefi",
                   "efi-nokernel": None}
 # Disk images booted from a per-run copy (the firmware may write to them).
 DISK_IMAGE = {"efi": "goro-efi.img", "efi-nokernel": "goro-efi.img", "usb": "goro-usb.img"}
-FONT_C = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "drivers", "font8x16.c")
+FONT_C = os.path.join(HERE, "..", "drivers", "font8x16.c")
 
 
 def expected_loader(cfg):
@@ -88,103 +89,54 @@ def find_firmware(names):
     return None
 
 
-def fw_cfg_string(s):
-    # QEMU's option syntax ends a value at a comma; ",," is a literal one.
-    return s.replace(",", ",,")
-
-
-def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk=None, monitor=None, com1=None):
+def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=None):
     # ktest asserts wall-clock bounds only while vCPUs fit on the host's cores
     host = f"hostcpus={os.cpu_count() or 1}" if cfg.ktest and "app=ktest" in cfg.cmdline else ""
     cmdline = " ".join(w for w in (cfg.cmdline, host, extra_cmdline) if w)
-    argv = [QEMU, "-machine", cfg.machine, "-smp", cfg.smp or str(cfg.cores), "-m", cfg.mem,
-            "-no-reboot", "-display", "none", "-monitor", "none", "-net", "none",
-            "-serial", f"file:{log}",
-            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
-    if cfg.accel == "kvm":
-        # This host's KVM refuses IA32_ARCH_CAPABILITIES (MSR 0x10a), and
-        # QEMU 7.2 then aborts at start-up with -cpu host alone.
-        argv += ["-accel", "kvm", "-cpu", "host,-arch-capabilities"]
-    else:
-        argv += ["-accel", "tcg", "-cpu", "max"]
-    if cfg.numa:
-        for i, node in enumerate(cfg.numa):
-            opts = f"node,nodeid={i}" + (f",cpus={node.cpus}" if node.cpus else "")
-            if node.mem:
-                argv += ["-object", f"memory-backend-ram,id=mem{i},size={node.mem}"]
-                opts += f",memdev=mem{i}"
-            argv += ["-numa", opts]
-        for i, node in enumerate(cfg.numa):
-            if node.socket is not None:
-                argv += ["-numa", f"cpu,node-id={i},socket-id={node.socket}"]
-        for src, dst, val in cfg.numa_dist:
-            argv += ["-numa", f"dist,src={src},dst={dst},val={val}"]
-    if cfg.firmware == "ovmf":
-        argv += ["-drive", f"if=pflash,format=raw,readonly=on,file={find_firmware(OVMF_CODE)}",
-                 "-drive", f"if=pflash,format=raw,file={vars_copy}"]
-    if monitor:
-        argv[argv.index("-monitor") + 1] = f"unix:{monitor},server,nowait"
+    serial, extra = f"file:{log}", []
     if com1:
         # QEMU connects to the runner's socket at start-up, before the guest
         # runs, and its chardev logfile keeps the log what -serial file: made.
-        i = argv.index(f"file:{log}")
-        argv[i - 1:i + 1] = ["-chardev", f"socket,id=com1,path={fw_cfg_string(com1)},"
-                             f"logfile={fw_cfg_string(log)}", "-serial", "chardev:com1"]
-    if cfg.screenshot:
-        # No exit device: the kernel halts after its last line and the
-        # screen stays as it left it.
-        i = argv.index("isa-debug-exit,iobase=0xf4,iosize=0x04")
-        del argv[i - 1:i + 1]
-    if cfg.boot == "kernel":
-        argv += ["-kernel", os.path.join(build, "goro.elf"), "-append", cmdline]
-    elif disk:
-        argv += ["-drive", f"format=raw,file={disk}",
-                 "-fw_cfg", f"name=opt/goro/cmdline,string={fw_cfg_string(cmdline)}"]
-    else:
-        argv += ["-cdrom", os.path.join(build, "goro.iso"), "-boot", "d",
-                 "-fw_cfg", f"name=opt/goro/cmdline,string={fw_cfg_string(cmdline)}"]
+        serial = "chardev:com1"
+        extra = ["-chardev", f"socket,id=com1,path={qemu.option_string(com1)},"
+                 f"logfile={qemu.option_string(log)}"]
+    # A screenshot run has no exit device: the kernel halts after its last
+    # line and the screen stays as it left it.
+    argv = qemu.argv(cfg.smp or cfg.cores, cfg.mem, accel=cfg.accel, machine=cfg.machine,
+                     serial=serial, exit_device=not cfg.screenshot,
+                     extra=extra + qemu.monitor_argv(monitor) + ["-net", "none"])
+    return argv + numa_argv(cfg) + firmware_argv(cfg, vars_copy) + boot_argv(cfg, build, disk, cmdline)
+
+
+def numa_argv(cfg):
+    argv = []
+    for i, node in enumerate(cfg.numa or []):
+        opts = f"node,nodeid={i}" + (f",cpus={node.cpus}" if node.cpus else "")
+        if node.mem:
+            argv += ["-object", f"memory-backend-ram,id=mem{i},size={node.mem}"]
+            opts += f",memdev=mem{i}"
+        argv += ["-numa", opts]
+    for i, node in enumerate(cfg.numa or []):
+        if node.socket is not None:
+            argv += ["-numa", f"cpu,node-id={i},socket-id={node.socket}"]
+    for src, dst, val in cfg.numa_dist:
+        argv += ["-numa", f"dist,src={src},dst={dst},val={val}"]
     return argv
 
 
-class Runner:
-    """Runs QEMU processes and kills them all when the runner is stopped."""
+def firmware_argv(cfg, vars_copy):
+    if cfg.firmware != "ovmf":
+        return []           # SeaBIOS, QEMU's default
+    return ["-drive", f"if=pflash,format=raw,readonly=on,file={find_firmware(OVMF_CODE)}",
+            "-drive", f"if=pflash,format=raw,file={vars_copy}"]
 
-    def __init__(self):
-        self.procs = set()
-        self.lock = threading.Lock()
-        self.stopping = False
 
-    def run(self, argv, timeout, on_timeout=None):
-        """Returns (exit status or None on timeout, stderr text, seconds).
-        on_timeout() runs before a timed-out QEMU is killed."""
-        t0 = time.monotonic()
-        with self.lock:
-            if self.stopping:
-                return None, "runner stopped", 0.0
-            # A new session so that a kill reaches every thread and child
-            # QEMU has, whatever it spawned.
-            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, start_new_session=True)
-            self.procs.add(p)
-        try:
-            _, err = p.communicate(timeout=timeout)
-            status = p.returncode
-        except subprocess.TimeoutExpired:
-            if on_timeout:
-                on_timeout()
-            kill_group(p)
-            _, err = p.communicate()
-            status = None
-        finally:
-            with self.lock:
-                self.procs.discard(p)
-        return status, err.decode(errors="replace"), time.monotonic() - t0
-
-    def stop(self):
-        with self.lock:
-            self.stopping = True
-            for p in list(self.procs):
-                kill_group(p)
+def boot_argv(cfg, build, disk, cmdline):
+    if cfg.boot == "kernel":
+        return qemu.kernel_boot(os.path.join(build, "goro.elf"), cmdline)
+    if disk:
+        return qemu.disk_boot(disk, cmdline)
+    return qemu.cdrom_boot(os.path.join(build, "goro.iso"), cmdline)
 
 
 class VcpuBudget:
@@ -264,13 +216,6 @@ class SerialFeeder:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def kill_group(p):
-    try:
-        os.killpg(p.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 # ---- checking a log ----------------------------------------------------------
 
 def read_log(path):
@@ -304,31 +249,13 @@ def qemu_error(err):
     return lines[0].strip()
 
 
-def describe_status(status):
-    if status is None:
-        return "timeout"
-    if status == 0:
-        return "exit 0 (triple fault or ACPI power-off)"
-    if status == 1:
-        return "exit 1 (QEMU failed)"
-    if status == 33:
-        return "exit 33 (app returned 0)"
-    if status == 255:
-        return "exit 255 (kernel fatal error)"
-    if 3 <= status <= 31 and status & 1:
-        return f"exit {status} (app returned {status >> 1})"
-    if status < 0:
-        return f"killed by signal {-status}"
-    return f"exit {status}"
-
-
 def boot_problems(cfg, lines, status, timeout):
     """What is wrong with a run apart from individual tests; [] when fine."""
     problems = []
     if status is None:
         problems.append(f"timeout after {timeout:.0f}s, QEMU killed")
     elif status != cfg.exit_status:
-        problems.append(f"{describe_status(status)}, expected {cfg.exit_status}")
+        problems.append(f"{qemu.describe_status(status)}, expected {cfg.exit_status}")
     if not any(l.strip() for l in lines):
         # Every other check would fail too and say nothing more.
         return problems + ["serial log empty"]
@@ -406,21 +333,31 @@ def kvm_usable():
 def run_config(cfg, args, runner):
     """Returns (results, notes): notes are lines printed after the results."""
     log = os.path.join(args.logs, f"{cfg.name}.log")
-    boot_name = f"{cfg.name}/boot"
     if os.path.exists(log):
         os.remove(log)
+    why = cfg.requires_kvm and kvm_usable()
+    if why:
+        return [Result("SKIP", f"{cfg.name}/boot", why)], []
+    try:
+        disk, vars_copy = prepare_images(cfg, args)
+    except SetupError as e:
+        return [Result("FAIL", f"{cfg.name}/boot", str(e))], []
+    run = boot(cfg, args, runner, Run(cfg, log), disk, vars_copy)
+    lines = read_log(log)
+    problems, results = judge(cfg, run, lines, cfg.timeout * args.timeout_scale)
+    return report_run(cfg, args, run, lines, problems, results)
 
-    def skip(reason):
-        return [Result("SKIP", boot_name, reason)], []
 
-    if cfg.requires_kvm:
-        why = kvm_usable()
-        if why:
-            return skip(why)
+class SetupError(Exception):
+    """A run that cannot start: a missing image or firmware."""
+
+
+def prepare_images(cfg, args):
+    """(the per-run disk copy or None, the per-run OVMF variables or None)."""
     image = os.path.join(args.build, DISK_IMAGE.get(cfg.boot) or
                          ("goro.elf" if cfg.boot == "kernel" else "goro.iso"))
     if not os.path.exists(image):
-        return [Result("FAIL", boot_name, f"{image} not built")], []
+        raise SetupError(f"{image} not built")
     disk = None
     if cfg.boot in DISK_IMAGE:
         disk = os.path.join(args.logs, f"{cfg.name}.img")
@@ -428,82 +365,104 @@ def run_config(cfg, args, runner):
         if cfg.boot == "efi-nokernel":
             rm = subprocess.run(["mdel", "-i", disk, "::/goro.elf"], capture_output=True, text=True)
             if rm.returncode:
-                return [Result("FAIL", boot_name, f"mdel: {rm.stderr.strip()}")], []
-    monitor = os.path.join(args.logs, f"{cfg.name}.mon") if cfg.stop_at else None
-    # Every other run gets a monitor too, in a short path (sun_path has 108
-    # bytes): a run that times out is asked where its vCPUs are first.
-    mon_dir = None if monitor else tempfile.mkdtemp(prefix="goro-mon-")
-    hang = []
-
-    def dump_hang():
-        try:
-            hang.extend(hangdump.dump(os.path.join(mon_dir, "m"), os.path.join(args.build, "goro.elf"),
-                                      log + ".hang"))
-        except (OSError, ValueError) as e:
-            hang.append(f"no hang dump: {e}")
-    shot = os.path.join(args.logs, f"{cfg.name}.ppm") if cfg.screenshot else None
-    if shot and os.path.exists(shot):
-        os.remove(shot)
+                raise SetupError(f"mdel: {rm.stderr.strip()}")
     vars_copy = None
     if cfg.firmware == "ovmf":
         code, vars_src = find_firmware(OVMF_CODE), find_firmware(OVMF_VARS)
         if not code or not vars_src:
-            return [Result("FAIL", boot_name, f"no OVMF firmware in {OVMF_DIR}")], []
+            raise SetupError(f"no OVMF firmware in {OVMF_DIR}")
         # Variables persist across boots (boot order, failed attempts), so
         # each run starts from the pristine file.
         vars_copy = os.path.join(args.logs, f"{cfg.name}.vars.fd")
         shutil.copyfile(vars_src, vars_copy)
+    return disk, vars_copy
 
-    feeder = SerialFeeder(cfg) if cfg.serial_input is not None else None
-    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append, disk,
-                     monitor or os.path.join(mon_dir, "m"), feeder.path if feeder else None)
+
+class Run:
+    """One boot: its serial log, QEMU's exit status (None: timed out), its
+    stderr and wall time, and what else it left: the hang dump, the
+    screenshot, whether the serial input was sent."""
+
+    def __init__(self, cfg, log):
+        self.log = log
+        self.status, self.err, self.secs = None, "", 0.0
+        self.hang = []
+        self.shot = os.path.join(os.path.dirname(log), f"{cfg.name}.ppm") if cfg.screenshot else None
+        if self.shot and os.path.exists(self.shot):
+            os.remove(self.shot)
+        self.feeder = SerialFeeder(cfg) if cfg.serial_input is not None else None
+
+
+def boot(cfg, args, runner, run, disk, vars_copy):
+    """Runs QEMU once and returns run with its outcome."""
+    log = run.log
+    # Every run has a monitor in a short path (sun_path has 108 bytes): a
+    # watched run stops QEMU through it, and a run that times out is asked
+    # where its vCPUs are first.
+    mon_dir = tempfile.mkdtemp(prefix="goro-mon-")
+    monitor = os.path.join(mon_dir, "m")
+
+    def dump_hang():
+        try:
+            run.hang.extend(hangdump.dump(monitor, os.path.join(args.build, "goro.elf"), log + ".hang"))
+        except (OSError, ValueError) as e:
+            run.hang.append(f"no hang dump: {e}")
+    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append, disk, monitor,
+                     run.feeder.path if run.feeder else None)
     with open(log + ".cmd", "w") as f:
         f.write(" ".join(shlex.quote(a) for a in argv) + "\n")
     timeout = cfg.timeout * args.timeout_scale
     held = args.budget.acquire(cfg.cores)
     try:
-        if feeder:
-            feeder.start()
+        if run.feeder:
+            run.feeder.start()
         if cfg.stop_at:
-            status, err, secs = run_watched(runner, argv, log, monitor, cfg.stop_at, shot, timeout)
+            status, err, secs = run_watched(runner, argv, log, monitor, cfg.stop_at, run.shot, timeout)
         else:
-            status, err, secs = runner.run(argv, timeout, dump_hang)
+            status, _, err, secs = runner.run(argv, timeout, dump_hang)
+        run.status, run.err, run.secs = status, err.strip(), secs
     finally:
         args.budget.release(held)
-        if mon_dir:
-            shutil.rmtree(mon_dir, ignore_errors=True)
-        if feeder:
-            feeder.close()
-    lines = read_log(log)
-    err = err.strip()
+        shutil.rmtree(mon_dir, ignore_errors=True)
+        if run.feeder:
+            run.feeder.close()
+    return run
 
+
+def judge(cfg, run, lines, timeout):
+    """(problems with the run as a whole, per-test results)."""
     results, problems = [], []
     if cfg.ktest and any(l.strip() for l in lines):
         results, problems = ktest_results(cfg, lines)
-    problems = boot_problems(cfg, lines, status, timeout) + problems
-    if feeder and not feeder.sent:
+    problems = boot_problems(cfg, lines, run.status, timeout) + problems
+    if run.feeder and not run.feeder.sent:
         problems.append(f"serial input never sent: no output matched /{cfg.serial_after}/")
-    if shot and not problems:
-        problems = check_screenshot(shot, log, FONT_C)
-    if err and status != cfg.exit_status:
-        problems.append("qemu: " + qemu_error(err))
+    if run.shot and not problems:
+        problems = check_screenshot(run.shot, run.log, FONT_C)
+    if run.err and run.status != cfg.exit_status:
+        problems.append("qemu: " + qemu_error(run.err))
+    return problems, results
 
+
+def report_run(cfg, args, run, lines, problems, results):
+    """The boot's own result first, then the tests'; notes say where to look."""
+    boot_name = f"{cfg.name}/boot"
     notes = []
     if args.verbose:
-        notes.append(f"# {cfg.name}: {describe_status(status)} in {secs:.1f}s")
+        notes.append(f"# {cfg.name}: {qemu.describe_status(run.status)} in {run.secs:.1f}s")
     if cfg.optional and problems:
         # Never a failure: the host may not run this configuration at all.
         return [Result("SKIP", boot_name, "optional run unusable here: " + "; ".join(problems))], notes
-    rel = os.path.relpath(log)
+    rel = os.path.relpath(run.log)
     if problems:
         results.insert(0, Result("FAIL", boot_name, "; ".join(problems) + f" (log: {rel})"))
         notes.append(tail(lines))
-        if hang:
-            notes.append("\n".join(f"    {cfg.name}: {h}" for h in hang) +
+        if run.hang:
+            notes.append("\n".join(f"    {cfg.name}: {h}" for h in run.hang) +
                          f"\n    (registers: {rel}.hang)")
-        notes.append(f"    qemu command: {os.path.relpath(log)}.cmd")
-        if err:
-            notes.append("\n".join("    qemu: " + l for l in err.splitlines()[-5:]))
+        notes.append(f"    qemu command: {rel}.cmd")
+        if run.err:
+            notes.append("\n".join("    qemu: " + l for l in run.err.splitlines()[-5:]))
     else:
         results.insert(0, Result("PASS", boot_name))
     for r in results:
@@ -531,22 +490,8 @@ def run_host_test(path, args, runner):
     base = os.path.basename(path)
     prefix = f"host/{base}"
     log = os.path.join(args.logs, f"host-{base}.log")
-    t0 = time.monotonic()
-    with runner.lock:
-        p = subprocess.Popen([path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, start_new_session=True)
-        runner.procs.add(p)
-    try:
-        out, _ = p.communicate(timeout=HOST_TEST_TIMEOUT)
-        status = p.returncode
-    except subprocess.TimeoutExpired:
-        kill_group(p)
-        out, _ = p.communicate()
-        status = None
-    finally:
-        with runner.lock:
-            runner.procs.discard(p)
-    text = out.decode(errors="replace")
+    status, text, _, secs = runner.run([path], HOST_TEST_TIMEOUT, stdout=subprocess.PIPE,
+                                       stderr=subprocess.STDOUT)
     with open(log, "w") as f:
         f.write(text)
     rel = os.path.relpath(log)
@@ -560,7 +505,7 @@ def run_host_test(path, args, runner):
             r.reason += f" (log: {rel})"
     notes = []
     if args.verbose:
-        notes.append(f"# {prefix}: exit {status} in {time.monotonic() - t0:.1f}s")
+        notes.append(f"# {prefix}: exit {status} in {secs:.1f}s")
     failed = any(r.status == "FAIL" for r in results)
     # A crash (sanitizer report, signal) after the last PASS line, or a
     # non-zero exit that no FAIL line explains, is a failure of its own.
@@ -588,6 +533,33 @@ def selected(name, filters):
 
 
 def main():
+    args = parse_args()
+    if args.list:
+        for c in CONFIGS:
+            print(f"{c.name:20} {c.help}")
+        print(f"{'host':20} host unit tests: every {args.build}/host/test_* binary")
+        return 0
+    filters = [f for arg in args.filter for f in arg.split(",") if f]
+    configs = [c for c in CONFIGS if selected(c.name, filters)]
+    hosts = host_tests(args.build) if selected("host", filters) else []
+    if not configs and not hosts:
+        print("run.py: nothing selected", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    counts = run_all(configs, hosts, args)
+    if counts is None:
+        print("interrupted", file=sys.stderr)
+        return 130
+    if args.verbose:
+        print(f"# wall time {time.monotonic() - t0:.1f}s")
+    summary = f"{counts['PASS']} passed, {counts['FAIL']} failed"
+    if counts["SKIP"]:
+        summary += f", {counts['SKIP']} skipped"
+    print(summary)
+    return 1 if counts["FAIL"] else 0
+
+
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build", help="build directory (default build)")
@@ -607,30 +579,22 @@ def main():
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="also print each run's exit status and wall time")
     args = ap.parse_args()
-    filters = [f for arg in args.filter for f in arg.split(",") if f]
     if args.seed:
         args.append = f"{args.append} seed={args.seed}".strip()
-
-    if args.list:
-        for c in CONFIGS:
-            print(f"{c.name:20} {c.help}")
-        print(f"{'host':20} host unit tests: every {args.build}/host/test_* binary")
-        return 0
-
-    configs = [c for c in CONFIGS if selected(c.name, filters)]
-    hosts = host_tests(args.build) if selected("host", filters) else []
-    if not configs and not hosts:
-        print("run.py: nothing selected", file=sys.stderr)
-        return 2
     args.logs = os.path.join(args.build, "test-logs")
     args.budget = VcpuBudget(max(1, args.vcpus))
-    os.makedirs(args.logs, exist_ok=True)
+    return args
 
-    runner = Runner()
+
+def run_all(configs, hosts, args):
+    """Runs everything selected, printing results as they come; returns
+    the counts by status, or None when interrupted."""
+    os.makedirs(args.logs, exist_ok=True)
+    runner = qemu.Group()
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
     out_lock = threading.Lock()
 
-    def report(future):
+    def print_results(future):
         results, notes = future.result()
         with out_lock:
             for r in results:
@@ -647,28 +611,19 @@ def main():
     signal.signal(signal.SIGTERM, terminate)
     signal.signal(signal.SIGHUP, terminate)
 
-    t0 = time.monotonic()
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
     try:
         futures = [pool.submit(run_config, c, args, runner) for c in configs]
         # Host tests are CPU-bound too; they queue behind the QEMU runs.
         futures += [pool.submit(run_host_test, h, args, runner) for h in hosts]
         for f in concurrent.futures.as_completed(futures):
-            report(f)
+            print_results(f)
     except KeyboardInterrupt:
         runner.stop()
         pool.shutdown(wait=True, cancel_futures=True)
-        print("interrupted", file=sys.stderr)
-        return 130
+        return None
     pool.shutdown(wait=True)
-
-    if args.verbose:
-        print(f"# wall time {time.monotonic() - t0:.1f}s")
-    summary = f"{counts['PASS']} passed, {counts['FAIL']} failed"
-    if counts["SKIP"]:
-        summary += f", {counts['SKIP']} skipped"
-    print(summary)
-    return 1 if counts["FAIL"] else 0
+    return counts
 
 
 if __name__ == "__main__":

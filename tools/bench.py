@@ -33,6 +33,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import insncount_report  # noqa: E402
+import qemu  # noqa: E402
 
 # app=... arguments of the quick runs: about a minute of TCG for all four.
 APPS = [
@@ -62,13 +63,6 @@ GO_INSN = {
 
 def log(msg):
     print(f"bench: {msg}", file=sys.stderr, flush=True)
-
-
-def loadavg():
-    try:
-        return open("/proc/loadavg").read().split()[:3]
-    except OSError:
-        return ["?"] * 3
 
 
 # ---- parsing --------------------------------------------------------------------
@@ -150,15 +144,6 @@ def empty_run():
 # ---- running goro -----------------------------------------------------------------
 
 
-def qemu_cmd(elf, cpus, cmdline, plugin=None, plugin_log=None):
-    cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-smp", str(cpus), "-m", "1G",
-           "-no-reboot", "-display", "none", "-serial", "stdio",
-           "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel", elf, "-append", cmdline]
-    if plugin:
-        cmd += ["-plugin", plugin, "-d", "plugin", "-D", plugin_log]
-    return cmd
-
-
 def boot(elf, cpus, app, args, outdir, timeout, tag, plugin=None):
     cmdline = f"app={app} {args}".strip()
     filt = re.search(r"filter=(\S+)", args)
@@ -166,17 +151,16 @@ def boot(elf, cpus, app, args, outdir, timeout, tag, plugin=None):
     insn_log = logpath[:-4] + ".insn.log" if plugin else None
     if insn_log and os.path.exists(insn_log):
         os.unlink(insn_log)
-    cmd = ["timeout", str(timeout)] + qemu_cmd(elf, cpus, cmdline, plugin, insn_log)
-    t0 = time.time()
-    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out = p.stdout.decode(errors="replace")
-    host = (f"HOST accel=tcg cores={cpus} host_cpus={os.cpu_count()} loadavg={'/'.join(loadavg())} "
-            f"date={time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
+    cmd = qemu.argv(cpus, "1G") + qemu.kernel_boot(elf, cmdline)
+    if plugin:
+        cmd += qemu.plugin_argv(plugin, insn_log)
+    host = qemu.host_line("tcg", cpus)
+    status, out, _, secs = qemu.run(cmd, timeout)
     with open(logpath, "w") as f:
-        f.write(host + out)
-    ok = p.returncode == 33
-    log(f"goro {tag} app={app} {args}: qemu exit {p.returncode}{'' if ok else ' (FAILED)'} "
-        f"after {time.time() - t0:.0f}s -> {logpath}")
+        f.write(host + "\n" + out)
+    ok = status == qemu.EXIT_OK
+    log(f"goro {tag} app={app} {args}: qemu {qemu.describe_status(status)}{'' if ok else ' (FAILED)'} "
+        f"after {secs:.0f}s -> {logpath}")
     return logpath, insn_log, ok
 
 
@@ -492,6 +476,7 @@ def insn_table(goro_runs, peers, out):
 
 
 def plots(goro_runs, peers, plotdir, goro_label):
+    """Draws the speedup, latency CDF and quantum plots; returns the files."""
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -510,13 +495,19 @@ def plots(goro_runs, peers, plotdir, goro_label):
         plt.close(fig)
 
     goro_tags = [t for t in sorted(goro_runs) if not t.endswith("insncount")]
-    top = goro_tags[-1] if goro_tags else None
+    save(plot_speedup(plt, goro_runs, goro_tags, peers, goro_label), "speedup")
+    for stem, title, names in LATENCY_PLOTS:
+        save(plot_latency(plt, goro_runs, goro_tags, peers, title, names), stem)
+    save(plot_quantum(plt, goro_runs, goro_tags, goro_label), "quantum_tradeoff")
+    return made
 
-    # speedup against cores: spawn_tree_fib
+
+def plot_speedup(plt, goro_runs, goro_tags, peers, goro_label):
+    """spawn_tree_fib's speedup against cores: goro's widest run, Go's."""
     fig, ax = plt.subplots(figsize=(6, 4))
     series = []
-    if top:
-        series.append((f"goro ({goro_label})", goro_runs[top], "goro", "o-"))
+    if goro_tags:
+        series.append((f"goro ({goro_label})", goro_runs[goro_tags[-1]], "goro", "o-"))
     tcg_top = max((t for t in peers if t.startswith("tcg-") and not t.endswith("insncount")), default=None)
     nat_top = max((t for t in peers if t.startswith("native-")), default=None)
     if tcg_top:
@@ -537,56 +528,74 @@ def plots(goro_runs, peers, plotdir, goro_label):
     ax.set_xticks(range(1, maxp + 1))
     ax.legend()
     ax.grid(alpha=0.3)
-    save(fig, "speedup")
+    return fig
 
-    # latency CDFs: one figure per kind, one panel per machine setting
-    kinds = [("latency_wakeup", "wake-up latency",
-              ["wake_latency", "raw_ipi_roundtrip", "timer_latency"]),
-             ("latency_sleep", "sleep lateness",
-              ["sleep_lateness_1us", "sleep_lateness_100us", "sleep_lateness_1ms"]),
-             ("latency_preempt", "lateness among CPU hogs (ticker; 1 ms sleeper by quantum)",
-              ["ticker_lateness_hogs", "quantum_sleeper"])]
-    styles = {"goro": "-", "go": "--", "pthread": ":"}
-    envs = [t for t in goro_tags] + [t for t in sorted(peers) if t.startswith("native-")]
-    for stem, title, names in kinds:
-        fig, axes = plt.subplots(1, len(envs), figsize=(5.2 * len(envs), 4.6), sharey=True,
-                                 squeeze=False)
-        for ax, env in zip(axes[0], envs):
-            runs = []
-            if env in goro_runs:
-                runs.append(goro_runs[env])
-            peer_env = env if env in peers else env.replace("hw-", "native-")
-            if peer_env in peers and (env in goro_runs or env.startswith("native-")):
-                runs.append(peers[peer_env])
-            drawn = 0
-            for run in runs:
-                cdfs = {(c["name"], variant(c)): c for c in run["cdf"]}
-                for r in run["bench"]:
-                    if r["name"] not in names or "p50_us" not in r:
-                        continue
-                    c = cdfs.get((r["name"], variant(r)))
-                    if c and c["us"]:
-                        xs, ys = c["us"], [p / 1000 for p in c["permille"]]
-                    else:       # only the summary quantiles were printed
-                        xs = [r["min_us"], r["p50_us"], r["p90_us"], r["p99_us"], r["max_us"]]
-                        ys = [0, 0.5, 0.9, 0.99, 1.0]
-                    impl = r.get("impl", "?")
-                    lab = f"{impl} {r['name'].replace('sleep_lateness_', 'sleep ')} {variant(r)}".strip()
-                    ax.plot([max(v, 0.1) for v in xs], ys, styles.get(impl, "-."), marker=".",
-                            ms=3, drawstyle="steps-post", label=lab)
-                    drawn += 1
-            ax.set_xscale("log")
-            ax.set_xlabel("latency (us, log scale)")
-            ax.set_title(env.replace("tcg-", "TCG, vCPUs=").replace("native-", "native, CPUs=")
-                         .replace("hw-", "hardware, cores="))
-            ax.grid(alpha=0.3)
-            if drawn:
-                ax.legend(fontsize=6, loc="lower right")
-        axes[0][0].set_ylabel("fraction of samples <= latency")
-        fig.suptitle(title + " (goro solid, Go dashed, pthread dotted)")
-        save(fig, stem)
 
-    # quantum trade-off
+# The latency CDF figures: (file stem, title, benchmark names drawn).
+LATENCY_PLOTS = [
+    ("latency_wakeup", "wake-up latency", ["wake_latency", "raw_ipi_roundtrip", "timer_latency"]),
+    ("latency_sleep", "sleep lateness",
+     ["sleep_lateness_1us", "sleep_lateness_100us", "sleep_lateness_1ms"]),
+    ("latency_preempt", "lateness among CPU hogs (ticker; 1 ms sleeper by quantum)",
+     ["ticker_lateness_hogs", "quantum_sleeper"]),
+]
+LATENCY_STYLES = {"goro": "-", "go": "--", "pthread": ":"}
+
+
+def plot_latency(plt, goro_runs, goro_tags, peers, title, names):
+    """One panel per machine setting (goro's and the native peers'), one
+    CDF per benchmark and implementation."""
+    envs = goro_tags + [t for t in sorted(peers) if t.startswith("native-")]
+    fig, axes = plt.subplots(1, len(envs), figsize=(5.2 * len(envs), 4.6), sharey=True, squeeze=False)
+    for ax, env in zip(axes[0], envs):
+        drawn = sum(latency_panel(ax, run, names) for run in panel_runs(env, goro_runs, peers))
+        ax.set_xscale("log")
+        ax.set_xlabel("latency (us, log scale)")
+        ax.set_title(env.replace("tcg-", "TCG, vCPUs=").replace("native-", "native, CPUs=")
+                     .replace("hw-", "hardware, cores="))
+        ax.grid(alpha=0.3)
+        if drawn:
+            ax.legend(fontsize=6, loc="lower right")
+    axes[0][0].set_ylabel("fraction of samples <= latency")
+    fig.suptitle(title + " (goro solid, Go dashed, pthread dotted)")
+    return fig
+
+
+def panel_runs(env, goro_runs, peers):
+    """The runs measured in one setting: goro's, and the peers' beside it."""
+    runs = []
+    if env in goro_runs:
+        runs.append(goro_runs[env])
+    peer_env = env if env in peers else env.replace("hw-", "native-")
+    if peer_env in peers and (env in goro_runs or env.startswith("native-")):
+        runs.append(peers[peer_env])
+    return runs
+
+
+def latency_panel(ax, run, names):
+    """Draws run's CDFs of the benchmarks in names; returns how many."""
+    cdfs = {(c["name"], variant(c)): c for c in run["cdf"]}
+    drawn = 0
+    for r in run["bench"]:
+        if r["name"] not in names or "p50_us" not in r:
+            continue
+        c = cdfs.get((r["name"], variant(r)))
+        if c and c["us"]:
+            xs, ys = c["us"], [p / 1000 for p in c["permille"]]
+        else:       # only the summary quantiles were printed
+            xs = [r["min_us"], r["p50_us"], r["p90_us"], r["p99_us"], r["max_us"]]
+            ys = [0, 0.5, 0.9, 0.99, 1.0]
+        impl = r.get("impl", "?")
+        lab = f"{impl} {r['name'].replace('sleep_lateness_', 'sleep ')} {variant(r)}".strip()
+        ax.plot([max(v, 0.1) for v in xs], ys, LATENCY_STYLES.get(impl, "-."), marker=".",
+                ms=3, drawstyle="steps-post", label=lab)
+        drawn += 1
+    return drawn
+
+
+def plot_quantum(plt, goro_runs, goro_tags, goro_label):
+    """The 1 ms sleeper's lateness against the hogs' lost throughput, one
+    point per quantum."""
     fig, ax = plt.subplots(figsize=(6.5, 4.5))
     for tag in goro_tags:
         pts = [r for r in goro_runs[tag]["bench"] if r["name"] == "quantum_tradeoff"]
@@ -607,14 +616,35 @@ def plots(goro_runs, peers, plotdir, goro_label):
     ax.set_title(f"quantum trade-off, goro ({goro_label}); labels: quantum")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    save(fig, "quantum_tradeoff")
-    return made
+    return fig
 
 
 # ---- main ------------------------------------------------------------------------------------------
 
 
 def main():
+    opts = parse_args()
+    outdir = os.path.join(opts.build, "bench")
+    os.makedirs(outdir, exist_ok=True)
+    t_start = time.time()
+    load_start = qemu.loadavg()
+    if opts.from_serial:
+        goro_runs, peers, goro_label = from_serial(opts, outdir)
+    else:
+        goro_runs, peers, goro_label = from_qemu(opts, outdir)
+    resdir = opts.out or (os.path.join(outdir, "serial") if opts.from_serial else outdir)
+    os.makedirs(resdir, exist_ok=True)
+    res = report(opts, goro_runs, peers, goro_label, resdir, load_start)
+    res["seconds"] = round(time.time() - t_start, 1)
+    path = os.path.join(resdir, "results.json")
+    with open(path, "w") as f:
+        json.dump(res, f, indent=1, default=str)
+    sys.stdout.write(f"\nresults: {path}; plots: {os.path.join(resdir, 'plots')}/ "
+                     f"({len(res['plots'])} files); {time.time() - t_start:.0f}s\n")
+    return 0
+
+
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("--build", default=os.environ.get("BUILD", "build"), help="build directory (default $BUILD or build)")
@@ -634,63 +664,62 @@ def main():
     opts = ap.parse_args()
     opts.cpus = [int(c) for c in opts.cpus.split(",") if c]
     opts.elf = opts.elf or os.path.join(opts.build, "goro.elf")
-    outdir = os.path.join(opts.build, "bench")
-    os.makedirs(outdir, exist_ok=True)
-    t_start = time.time()
-    load_start = loadavg()
+    return opts
 
-    if opts.from_serial:
-        goro_runs = split_serial(open(opts.from_serial, errors="replace").read())
-        if not goro_runs:
-            sys.exit(f"bench: no CONFIG/BENCH lines in {opts.from_serial}")
-        goro_label = "hw" if any(t.startswith("hw-") for t in goro_runs) else "serial"
-        cores = sorted({int(t.split("-")[1]) for t in goro_runs if t.split("-")[1].isdigit()})
-        peers = read_peers(outdir, cores, opts.peers_dir or None) if opts.peers_dir else {}
-        # Peers measured natively on the same machine compare with goro there.
-        for c in cores:
-            if f"native-{c}" in peers:
-                peers[f"hw-{c}"] = peers[f"native-{c}"]
-    else:
-        if not opts.report_only:
-            if not os.path.exists(opts.elf):
-                sys.exit(f"bench: {opts.elf} missing: make BUILD={opts.build} first")
-            run_goro(opts, outdir)
-            if not opts.no_peers:
-                run_peers(opts, outdir)
-        goro_runs = {}
-        for c in opts.cpus:
-            run = empty_run()
-            for app, args in APPS:
-                p = os.path.join(outdir, f"goro-tcg-{c}-{app}.log")
-                if os.path.exists(p):
-                    merge(run, parse_lines(open(p, errors="replace").read()))
-            goro_runs[f"tcg-{c}"] = run
-        ins = empty_run()
-        for p in sorted(glob.glob(os.path.join(outdir, "goro-tcg-1-insncount-*.log"))):
-            ins["insn"] += parse_lines(open(p, errors="replace").read())["insn"]
-        goro_runs["tcg-1-insncount"] = ins
-        peers = {} if opts.no_peers else read_peers(outdir, opts.cpus)
-        goro_label = "TCG"
 
-    resdir = opts.out or (os.path.join(outdir, "serial") if opts.from_serial else outdir)
-    os.makedirs(resdir, exist_ok=True)
+def from_serial(opts, outdir):
+    """(goro's runs, the peers', goro's label) from a real machine's capture."""
+    goro_runs = split_serial(open(opts.from_serial, errors="replace").read())
+    if not goro_runs:
+        sys.exit(f"bench: no CONFIG/BENCH lines in {opts.from_serial}")
+    goro_label = "hw" if any(t.startswith("hw-") for t in goro_runs) else "serial"
+    cores = sorted({int(t.split("-")[1]) for t in goro_runs if t.split("-")[1].isdigit()})
+    peers = read_peers(outdir, cores, opts.peers_dir or None) if opts.peers_dir else {}
+    # Peers measured natively on the same machine compare with goro there.
+    for c in cores:
+        if f"native-{c}" in peers:
+            peers[f"hw-{c}"] = peers[f"native-{c}"]
+    return goro_runs, peers, goro_label
+
+
+def from_qemu(opts, outdir):
+    """(goro's runs, the peers', goro's label): boots goro and runs the
+    peers unless --report-only, then reads the logs they left in outdir."""
+    if not opts.report_only:
+        if not os.path.exists(opts.elf):
+            sys.exit(f"bench: {opts.elf} missing: make BUILD={opts.build} first")
+        run_goro(opts, outdir)
+        if not opts.no_peers:
+            run_peers(opts, outdir)
+    goro_runs = {}
+    for c in opts.cpus:
+        run = empty_run()
+        for app, args in APPS:
+            p = os.path.join(outdir, f"goro-tcg-{c}-{app}.log")
+            if os.path.exists(p):
+                merge(run, parse_lines(open(p, errors="replace").read()))
+        goro_runs[f"tcg-{c}"] = run
+    ins = empty_run()
+    for p in sorted(glob.glob(os.path.join(outdir, "goro-tcg-1-insncount-*.log"))):
+        ins["insn"] += parse_lines(open(p, errors="replace").read())["insn"]
+    goro_runs["tcg-1-insncount"] = ins
+    peers = {} if opts.no_peers else read_peers(outdir, opts.cpus)
+    return goro_runs, peers, "TCG"
+
+
+def report(opts, goro_runs, peers, goro_label, resdir, load_start):
+    """Prints the tables, draws the plots; returns what results.json holds."""
     rows = build_table(goro_runs, peers, goro_label)
-    load_end = loadavg()
+    load_end = qemu.loadavg()
     machine = machine_line(goro_runs, load_start, load_end, opts.from_serial, peers)
     out = sys.stdout
     out.write(f"\n{machine}\n\n")
     print_table(rows, goro_label, out)
     irows = insn_table(goro_runs, peers, out)
     made = plots(goro_runs, peers, os.path.join(resdir, "plots"), goro_label)
-    res = {"machine": machine, "loadavg_start": load_start, "loadavg_end": load_end,
-           "seconds": round(time.time() - t_start, 1), "goro_label": goro_label,
-           "goro": goro_runs, "peers": peers, "table": rows, "insn_table": irows, "plots": made}
-    path = os.path.join(resdir, "results.json")
-    with open(path, "w") as f:
-        json.dump(res, f, indent=1, default=str)
-    out.write(f"\nresults: {path}; plots: {os.path.join(resdir, 'plots')}/ "
-              f"({len(made)} files); {time.time() - t_start:.0f}s\n")
-    return 0
+    return {"machine": machine, "loadavg_start": load_start, "loadavg_end": load_end,
+            "goro_label": goro_label, "goro": goro_runs, "peers": peers, "table": rows,
+            "insn_table": irows, "plots": made}
 
 
 def machine_line(goro_runs, l0, l1, serial="", peers=None):
@@ -703,15 +732,13 @@ def machine_line(goro_runs, l0, l1, serial="", peers=None):
         cores = ",".join(t.split("-")[1] for t in goro_runs)
         return (f"machine: serial capture {serial}: goro cpu=\"{cfg.get('cpu', '?')}\" "
                 f"cores={cores} accel={cfg.get('accel', '?')} tsc_mhz={cfg.get('tsc_mhz', '?')}")
-    qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True).stdout
-    qv = re.search(r"version (\S+)", qemu or "")
     # The 1-minute load average at each boot (HOST lines of the saved logs).
     def span(runs):
         ls = [float(str(h).split("/")[0]) for h in host_loads(runs)]
         return f"{min(ls):.1f}-{max(ls):.1f}" if ls else "?"
     return (f"machine: {os.cpu_count()} host CPUs, goro cpu=\"{cfg.get('cpu', '?')}\" "
             f"accel={cfg.get('accel', '?')} tsc_mhz={cfg.get('tsc_mhz', '?')}, "
-            f"qemu {qv.group(1) if qv else '?'}; 1-min load average {span(goro_runs)} at goro's boots, "
+            f"qemu {qemu.version()}; 1-min load average {span(goro_runs)} at goro's boots, "
             f"{span(peers or {})} at the peers' runs; {time.strftime('%Y-%m-%d %H:%M')}")
 
 

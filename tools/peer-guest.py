@@ -25,11 +25,11 @@ import shlex
 import stat
 import subprocess
 import sys
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import insncount_report  # noqa: E402
+import qemu  # noqa: E402
 
 PEERS = ("go", "pthread")
 RESULT_RE = re.compile(r"^(GUEST|CONFIG|BENCH|SKIP|DONE) ")
@@ -139,45 +139,32 @@ def peer_args(opts):
     return a
 
 
-def host_line(accel, cores):
-    try:
-        load = open("/proc/loadavg").read().split()[:3]
-    except OSError:
-        load = ["?"] * 3
-    qemu = subprocess.run(["qemu-system-x86_64", "--version"], capture_output=True, text=True).stdout.split("\n")[0]
-    qv = re.search(r"version (\S+)", qemu)
-    return (f"HOST accel={accel} cores={cores} host_cpus={os.cpu_count()} "
-            f"loadavg={'/'.join(load)} qemu={qv.group(1) if qv else '?'} "
-            f"date={time.strftime('%Y-%m-%dT%H:%M:%S')}")
-
-
 def run_tcg(opts, cpus, bindir, outdir):
     tag = f"tcg-{cpus}" + ("-insncount" if opts.insncount else "")
     initrd = os.path.join(outdir, f"peers-{tag}.cpio")
     args = " ".join(shlex.quote(a) for a in peer_args(opts))
     build_initramfs(initrd, bindir, opts.peers, args)
-    cmd = ["timeout", str(opts.timeout), "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max",
-           "-smp", str(cpus), "-m", "1G", "-kernel", find_kernel(), "-initrd", initrd,
-           "-append", GUEST_APPEND, "-nographic", "-no-reboot"]
+    # Linux powers the guest off (exit status 0): no isa-debug-exit.
+    cmd = qemu.argv(cpus, "1G", exit_device=False) + \
+        ["-kernel", find_kernel(), "-initrd", initrd, "-append", GUEST_APPEND]
     insn_log = None
     if opts.insncount:
         insn_log = os.path.join(outdir, f"peers-{tag}.insn.log")
         if os.path.exists(insn_log):
             os.unlink(insn_log)
-        cmd += ["-plugin", opts.insncount, "-d", "plugin", "-D", insn_log]
+        cmd += qemu.plugin_argv(opts.insncount, insn_log)
     log(f"TCG, {cpus} vCPU: {' '.join(shlex.quote(c) for c in cmd)}")
-    t0 = time.time()
-    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    console = p.stdout.decode(errors="replace").replace("\r", "")
+    status, console, _, secs = qemu.run(cmd, opts.timeout)
+    console = console.replace("\r", "")
     with open(os.path.join(outdir, f"peers-{tag}.console.log"), "w") as f:
         f.write(console)
-    log(f"TCG, {cpus} vCPU: qemu exit {p.returncode} after {time.time() - t0:.0f}s")
-    if p.returncode == 124:
+    log(f"TCG, {cpus} vCPU: qemu {qemu.describe_status(status)} after {secs:.0f}s")
+    if status is None:
         log("timed out: raise --timeout, or use --quick / --filter")
-    lines = [host_line("tcg", cpus)] + [l for l in console.split("\n") if RESULT_RE.match(l)]
+    lines = [qemu.host_line("tcg", cpus)] + [l for l in console.split("\n") if RESULT_RE.match(l)]
     if insn_log:
         lines += insn_lines(insn_log, lines)
-    return tag, lines, p.returncode == 0 and all(
+    return tag, lines, status == 0 and all(
         any(l.startswith(f"DONE impl={p}") for l in lines) for p in opts.peers)
 
 
@@ -190,7 +177,7 @@ def run_native(opts, cpus, bindir):
     if cpus > len(avail):
         log(f"native: only {len(avail)} CPUs, not {cpus}")
         cpus = len(avail)
-    lines, ok = [host_line("native", cpus)], True
+    lines, ok = [qemu.host_line("native", cpus)], True
     for peer in opts.peers:
         cmd = [os.path.join(bindir, f"peers-{peer}"), "-accel=native"] + peer_args(opts)
         log(f"native, {cpus} CPU: {' '.join(cmd)}")

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""How every host tool starts QEMU: the command line, the exit-status rule,
+a launch in a session of its own and the kill of that whole session, and
+the human monitor (screenshots, a hung guest's hang dump).
+
+Used by tests/run.py (with tests/fbshot.py and tests/hangdump.py),
+tools/bench.py, tools/peer-guest.py, and the Makefile's run and debug
+targets through the command below:
+
+    tools/qemu.py [--smp N] [--mem SIZE] [--gdb] ELF [CMDLINE]
+
+boots ELF under TCG with the serial port on this terminal, prints QEMU's
+exit status and what it means, and exits 0 only when the application
+returned 0.
+
+Python 3 standard library only.
+"""
+
+import argparse
+import contextlib
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+QEMU = os.environ.get("QEMU", "qemu-system-x86_64")
+
+# goro's result leaves QEMU through the isa-debug-exit device: a write of v
+# makes QEMU exit with (v << 1) | 1. The kernel writes 16 for a main that
+# returned 0, v for 1..15, and 127 for a fatal error.
+EXIT_DEVICE = ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+EXIT_OK = 33
+EXIT_FATAL = 255
+
+
+def describe_status(status):
+    """QEMU's exit status (None: killed after a timeout) in words."""
+    if status is None:
+        return "timeout"
+    if status == 0:
+        return "exit 0 (triple fault or ACPI power-off)"
+    if status == 1:
+        return "exit 1 (QEMU failed)"
+    if status == EXIT_OK:
+        return "exit 33 (app returned 0)"
+    if status == EXIT_FATAL:
+        return "exit 255 (kernel fatal error)"
+    if 3 <= status <= 31 and status & 1:
+        return f"exit {status} (app returned {status >> 1})"
+    if status < 0:
+        return f"killed by signal {-status}"
+    return f"exit {status}"
+
+
+# ---- the command line ----------------------------------------------------------
+
+def argv(smp, mem, accel="tcg", machine=None, serial="stdio", exit_device=True, extra=()):
+    """The options every boot shares: the machine, its vCPUs (a count or a
+    -smp topology), memory, the accelerator, no display, no reboot (a
+    triple fault ends the run) and the serial port (a -serial value).
+    Append the image to boot: kernel_boot, disk_boot or cdrom_boot."""
+    cmd = [QEMU]
+    if machine:
+        cmd += ["-machine", machine]
+    cmd += ["-smp", str(smp), "-m", mem, "-no-reboot", "-display", "none",
+            "-serial", serial] + accel_argv(accel)
+    if exit_device:
+        cmd += EXIT_DEVICE
+    return cmd + list(extra)
+
+
+def accel_argv(accel):
+    if accel == "kvm":
+        # This host's KVM refuses IA32_ARCH_CAPABILITIES (MSR 0x10a), and
+        # QEMU 7.2 then aborts at start-up with -cpu host alone.
+        return ["-accel", "kvm", "-cpu", "host,-arch-capabilities"]
+    if accel == "tcg":
+        # -cpu max: xAPIC, the APIC one-shot timer, XSAVE and AVX2.
+        return ["-accel", "tcg", "-cpu", "max"]
+    raise ValueError(f"unknown accelerator {accel!r}")
+
+
+def option_string(s):
+    """s inside a QEMU option value: a comma ends a value, ",," is a literal one."""
+    return s.replace(",", ",,")
+
+
+def fw_cfg_cmdline(cmdline):
+    # The kernel appends opt/goro/cmdline to its loader's command line, so
+    # this reaches every boot path.
+    return ["-fw_cfg", f"name=opt/goro/cmdline,string={option_string(cmdline)}"]
+
+
+def kernel_boot(elf, cmdline):
+    """QEMU's multiboot v1 loader: the fast path."""
+    return ["-kernel", elf, "-append", cmdline]
+
+
+def disk_boot(image, cmdline):
+    """A raw disk image (goro-efi.img, goro-usb.img) as the first drive."""
+    return ["-drive", f"format=raw,file={image}"] + fw_cfg_cmdline(cmdline)
+
+
+def cdrom_boot(iso, cmdline):
+    return ["-cdrom", iso, "-boot", "d"] + fw_cfg_cmdline(cmdline)
+
+
+def plugin_argv(plugin, log):
+    """A TCG plugin (insncount) whose output goes to log."""
+    return ["-plugin", plugin, "-d", "plugin", "-D", log]
+
+
+def monitor_argv(path):
+    """The human monitor on a unix socket (see Monitor)."""
+    return ["-monitor", f"unix:{path},server,nowait"]
+
+
+def version():
+    try:
+        out = subprocess.run([QEMU, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return "?"
+    m = re.search(r"version (\S+)", out)
+    return m.group(1) if m else "?"
+
+
+def loadavg():
+    """The host's 1, 5 and 15-minute load averages, as text."""
+    try:
+        return open("/proc/loadavg").read().split()[:3]
+    except OSError:
+        return ["?"] * 3
+
+
+def host_line(accel, cores):
+    """The HOST result line: what the numbers of one run were measured on."""
+    return (f"HOST accel={accel} cores={cores} host_cpus={os.cpu_count()} "
+            f"loadavg={'/'.join(loadavg())} qemu={version()} "
+            f"date={time.strftime('%Y-%m-%dT%H:%M:%S')}")
+
+
+# ---- launching and killing -----------------------------------------------------
+
+class Stopped(Exception):
+    """The group was stopped: nothing new starts."""
+
+
+def kill_group(p):
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def wait(p, timeout, on_timeout=None):
+    """Waits for p at most timeout seconds; returns (exit status, or None
+    after a timeout, stdout bytes, stderr bytes). on_timeout() runs before a
+    timed-out process group is killed (the hang dump)."""
+    try:
+        out, err = p.communicate(timeout=timeout)
+        return p.returncode, out or b"", err or b""
+    except subprocess.TimeoutExpired:
+        if on_timeout:
+            on_timeout()
+        kill_group(p)
+        out, err = p.communicate()
+        return None, out or b"", err or b""
+
+
+class Group:
+    """Processes started in sessions of their own, so that a kill reaches
+    every thread and child QEMU has; stop() kills all of them (a cancelled
+    CI job, ^C)."""
+
+    def __init__(self):
+        self.procs = set()
+        self.lock = threading.Lock()
+        self.stopping = False
+
+    @contextlib.contextmanager
+    def started(self, cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE):
+        """Starts cmd; the process is killed on leaving the block if it
+        still runs. Raises Stopped once stop() was called."""
+        with self.lock:
+            if self.stopping:
+                raise Stopped()
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                                 start_new_session=True)
+            self.procs.add(p)
+        try:
+            yield p
+        finally:
+            if p.poll() is None:
+                kill_group(p)
+                p.wait()
+            with self.lock:
+                self.procs.discard(p)
+
+    def run(self, cmd, timeout, on_timeout=None, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE):
+        """Returns (exit status or None on timeout, stdout text, stderr
+        text, seconds)."""
+        t0 = time.monotonic()
+        try:
+            with self.started(cmd, stdout, stderr) as p:
+                status, out, err = wait(p, timeout, on_timeout)
+        except Stopped:
+            return None, "", "runner stopped", 0.0
+        return (status, out.decode(errors="replace"), err.decode(errors="replace"),
+                time.monotonic() - t0)
+
+    def stop(self):
+        with self.lock:
+            self.stopping = True
+            for p in list(self.procs):
+                kill_group(p)
+
+
+def run(cmd, timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT):
+    """One process with a hard timeout: (status or None, stdout, stderr, seconds)."""
+    return Group().run(cmd, timeout, stdout=stdout, stderr=stderr)
+
+
+# ---- the monitor ------------------------------------------------------------------
+
+PROMPT = b"(qemu)"
+ESC_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class Monitor:
+    """QEMU's human monitor on a unix socket (monitor_argv): one command at
+    a time, each answered when QEMU prompts again."""
+
+    def __init__(self, path, timeout=10.0):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.read(PROMPT, timeout)          # the banner and first prompt
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.sock.close()
+
+    def read(self, until, timeout=10.0):
+        """Reads until `until` (or EOF when None) or the timeout."""
+        self.sock.settimeout(timeout)
+        buf = b""
+        try:
+            while until is None or until not in buf:
+                chunk = self.sock.recv(4096)
+                if not chunk:
+                    break
+                buf += chunk
+        except socket.timeout:
+            pass
+        return buf
+
+    def command(self, cmd):
+        """The answer's text, without the terminal escapes QEMU adds."""
+        self.sock.sendall(cmd.encode() + b"\n")
+        return ESC_RE.sub("", self.read(PROMPT).decode(errors="replace"))
+
+    def quit(self):
+        """Ends QEMU (exit status 0); returns once it has closed the socket."""
+        self.sock.sendall(b"quit\n")
+        self.read(None)
+
+
+# ---- make run, make debug ----------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--smp", default="2", help="vCPUs (default 2)")
+    ap.add_argument("--mem", default="512M", help="memory (default 512M)")
+    ap.add_argument("--gdb", action="store_true", help="wait for gdb on :1234 (-s -S)")
+    ap.add_argument("elf")
+    ap.add_argument("cmdline", nargs="?", default="")
+    args = ap.parse_args()
+    cmd = argv(args.smp, args.mem) + (["-s", "-S"] if args.gdb else []) + \
+        kernel_boot(args.elf, args.cmdline)
+    if args.gdb:
+        print(f"gdb {args.elf} -ex 'target remote :1234'", file=sys.stderr)
+    print(" ".join(shlex.quote(a) for a in cmd), file=sys.stderr, flush=True)
+    # QEMU shares this terminal (the serial port is stdio): ^C is its to
+    # take, and this process only reports what became of it. (A handler,
+    # not SIG_IGN, which QEMU would inherit.)
+    signal.signal(signal.SIGINT, lambda signum, frame: None)
+    status = subprocess.call(cmd)
+    print(f"qemu {describe_status(status)}")
+    return 0 if status == EXIT_OK else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
