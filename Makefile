@@ -212,8 +212,7 @@ clean:
 #   set, goro.cmdline. Boot it with OVMF: -drive format=raw,file=goro-efi.img.
 # usb: build/goro-usb.img, to dd onto a stick: grub-mkrescue's hybrid ISO
 #   (BIOS -> GRUB -> multiboot2) whose EFI system partition is replaced by
-#   one with the GNU-EFI loader as EFI/BOOT/BOOTX64.EFI and GRUB's EFI
-#   binary kept beside it as EFI/BOOT/GRUBX64.EFI.
+#   one with the GNU-EFI loader (tools/mkusb.sh says how).
 
 EFI_INC := /usr/include/efi
 EFI_LIB := /usr/lib
@@ -248,46 +247,16 @@ $(BUILD)/efi/goro.cmdline: FORCE
 	$(Q)printf '%s\n' '$(EFI_CMDLINE)' > $@.tmp
 	$(Q)cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 
-# The ESP's files: $(1) the image, $(2) the size in MiB.
-define mk_esp
-	$(Q)rm -f $(1) && truncate -s $(2)M $(1)
-	$(Q)mformat -i $(1) -v GORO ::
-	$(Q)mmd -i $(1) ::/EFI ::/EFI/BOOT
-	$(Q)mcopy -i $(1) $(BUILD)/efi/BOOTX64.EFI ::/EFI/BOOT/BOOTX64.EFI
-	$(Q)mcopy -i $(1) $(BUILD)/goro.elf ::/goro.elf
-	$(Q)if [ -n '$(strip $(EFI_CMDLINE))' ]; then mcopy -i $(1) $(BUILD)/efi/goro.cmdline ::/goro.cmdline; fi
-endef
-
-$(BUILD)/goro-efi.img: $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline
+$(BUILD)/goro-efi.img: $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline tools/mkesp.sh
 	$(call say,ESP,$@)
-	$(call mk_esp,$@.tmp,$(EFI_IMG_MB))
+	$(Q)sh tools/mkesp.sh $@.tmp $(EFI_IMG_MB) $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline
 	$(Q)mv $@.tmp $@
 
-# The ISO's tree and boot equipment as grub-mkrescue made them (the MBR
-# code, El Torito for BIOS, a GPT whose EFI partition is /efi.img), with
-# /efi.img replaced: xorriso cannot resize the partition in place. The ESP
-# stays under 32 MiB, El Torito's limit on a boot image.
-USB_ESP_MB := 16
-$(BUILD)/goro-usb.img: $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline
+$(BUILD)/goro-usb.img: $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline \
+                       tools/mkusb.sh tools/mkesp.sh
 	$(call say,USB,$@)
-	$(Q)if [ -d $(BUILD)/usb ]; then chmod -R u+w $(BUILD)/usb; rm -rf $(BUILD)/usb; fi
-	$(Q)mkdir -p $(BUILD)/usb
-	$(Q)xorriso -osirrox on -indev $(BUILD)/goro.iso -extract / $(BUILD)/usb/tree 2> $(BUILD)/usb/xorriso.log
-	$(Q)chmod -R u+w $(BUILD)/usb/tree
-	$(Q)mcopy -i $(BUILD)/usb/tree/efi.img ::/EFI/BOOT/BOOTX64.EFI $(BUILD)/usb/GRUBX64.EFI
-	$(call mk_esp,$(BUILD)/usb/esp.img,$(USB_ESP_MB))
-	$(Q)mcopy -i $(BUILD)/usb/esp.img $(BUILD)/usb/GRUBX64.EFI ::/EFI/BOOT/GRUBX64.EFI
-	$(Q)mv $(BUILD)/usb/esp.img $(BUILD)/usb/tree/efi.img
-	$(Q)xorriso -as mkisofs -o $@.tmp -V GORO -r \
-	    --grub2-mbr --interval:local_fs:0s-15s:zero_mbrpt,zero_gpt,zero_apm:'$(BUILD)/goro.iso' \
-	    --protective-msdos-label -partition_cyl_align off -partition_offset 0 \
-	    -partition_hd_cyl 64 -partition_sec_hd 32 -apm-block-size 2048 \
-	    -efi-boot-part --efi-boot-image -c /boot.catalog \
-	    -b /boot/grub/i386-pc/eltorito.img -no-emul-boot -boot-load-size 4 \
-	    -boot-info-table --grub2-boot-info \
-	    -eltorito-alt-boot -e /efi.img -no-emul-boot \
-	    $(BUILD)/usb/tree 2>> $(BUILD)/usb/xorriso.log || (cat $(BUILD)/usb/xorriso.log; exit 1)
-	$(Q)mv $@.tmp $@
+	$(Q)sh tools/mkusb.sh $@ $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf \
+	    $(BUILD)/efi/goro.cmdline $(BUILD)/usb
 
 .PHONY: FORCE
 FORCE:
