@@ -91,6 +91,13 @@ def fault(name, help, mnemonic, fns):
     )
 
 
+def fatal(name, help, *expect, timeout=15):
+    """An app that must end in a fatal error (exit 255) whose report
+    matches expect; the app is named like the configuration, with _."""
+    return Config(name, help, cmdline=f"app={name.replace('-', '_')}", exit_status=255,
+                  expect=list(expect), timeout=timeout)
+
+
 CONFIGS = [
     # 8 vCPUs on this 2-core host run the scheduler tests about 40 times
     # slower than 2 vCPUs do (measured: 93 s against 2 s).
@@ -167,12 +174,9 @@ CONFIGS = [
           "#UD", ["run_ud2", "fault_ud_main"]),
     fault("fault-null", "NULL dereference: page 0 is unmapped, so a #PF dump",
           "#PF", ["fault_null_main"]),
-    Config("malloc-double-free", "free() of a block twice is a fatal error naming it",
-           cmdline="app=malloc_double_free", exit_status=255,
-           expect=[r"free\(0x[0-9a-f]+\): double free of a block of 112 bytes"], timeout=15),
-    Config("panic", "panic() prints its message and exits 255",
-           cmdline="app=panic", exit_status=255,
-           expect=[r"deliberate panic with 0 argument"], timeout=15),
+    fatal("malloc-double-free", "free() of a block twice is a fatal error naming it",
+          r"free\(0x[0-9a-f]+\): double free of a block of 112 bytes"),
+    fatal("panic", "panic() prints its message and exits 255", r"deliberate panic with 0 argument"),
     Config("exit-code", "an app returning 5 makes QEMU exit (5 << 1) | 1",
            cmdline="app=exit_code 5", exit_status=11, timeout=30),
     Config("badarg-gomaxprocs",
@@ -185,10 +189,9 @@ CONFIGS = [
            cmdline="app=deadlock", exit_status=255, timeout=30,
            expect_seq=[r"fatal error: all goroutines are asleep - deadlock!",
                        r"goroutine \d+ \[waiting, test: (main )?waits forever\]: created by goroutine \d+"]),
-    Config("stack-overflow", "recursion past a goroutine's stack hits its guard page",
-           cmdline="app=stack_overflow", exit_status=255, timeout=30,
-           expect=[r"fatal error: stack overflow: goroutine \d+ \(created by goroutine \d+\) "
-                   r"ran past its \d+ KiB stack"]),
+    fatal("stack-overflow", "recursion past a goroutine's stack hits its guard page",
+          r"fatal error: stack overflow: goroutine \d+ \(created by goroutine \d+\) "
+          r"ran past its \d+ KiB stack", timeout=30),
     Config("schedtrace", "schedtrace=20 prints Go's SCHED lines while hogs run",
            cores=2, cmdline="schedtrace=20 scheddetail=1 app=ktest filter=preempt_hogs", ktest=True,
            expect=[r"^SCHED \d+ms: gomaxprocs=\d+ idleprocs=\d+ threads=\d+ spinningthreads=\d+ "
@@ -226,24 +229,18 @@ CONFIGS = [
            cores=2, cmdline="app=echo", serial_input="hello\nworld\nquit\n",
            serial_after=r"^echo: ready", expect_seq=[r"^echo: hello$", r"^echo: world$"],
            timeout=30),
-    Config("chan-send-closed", "send on a closed channel is fatal, naming the goroutine and call site",
-           cmdline="app=chan_send_closed", exit_status=255, timeout=15,
-           expect=[r"fatal error: send on closed channel \(goroutine \d+, called from send_closed_main\+0x[0-9a-f]+\)"]),
-    Config("chan-close-closed", "close of a closed channel is fatal",
-           cmdline="app=chan_close_closed", exit_status=255, timeout=15,
-           expect=[r"fatal error: close of closed channel \(goroutine \d+, called from close_closed_main\+0x[0-9a-f]+\)"]),
-    Config("chan-close-blocked-sender", "closing a channel under a blocked sender makes its send fatal",
-           cmdline="app=chan_close_blocked_sender", exit_status=255, timeout=15,
-           expect=[r"fatal error: send on closed channel \(goroutine \d+, called from blocked_sender\+0x"]),
-    Config("chan-nil-recv", "a receive from a nil channel blocks forever: the deadlock report says so",
-           cmdline="app=chan_nil_recv", exit_status=255, timeout=15,
-           expect=[r"all goroutines are asleep - deadlock!", r"\[waiting, chan receive \(nil chan\)\]"]),
-    Config("mutex-unlock-unlocked", "unlock of an unlocked mutex is fatal",
-           cmdline="app=mutex_unlock_unlocked", exit_status=255, timeout=15,
-           expect=[r"fatal error: sync: unlock of unlocked mutex \(goroutine \d+, called from unlock_unlocked_main\+0x"]),
-    Config("wg-negative", "a negative WaitGroup counter is fatal",
-           cmdline="app=wg_negative", exit_status=255, timeout=15,
-           expect=[r"fatal error: sync: negative WaitGroup counter \(goroutine \d+, called from wg_negative_main\+0x"]),
+    fatal("chan-send-closed", "send on a closed channel is fatal, naming the goroutine and call site",
+          r"fatal error: send on closed channel \(goroutine \d+, called from send_closed_main\+0x[0-9a-f]+\)"),
+    fatal("chan-close-closed", "close of a closed channel is fatal",
+          r"fatal error: close of closed channel \(goroutine \d+, called from close_closed_main\+0x[0-9a-f]+\)"),
+    fatal("chan-close-blocked-sender", "closing a channel under a blocked sender makes its send fatal",
+          r"fatal error: send on closed channel \(goroutine \d+, called from blocked_sender\+0x"),
+    fatal("chan-nil-recv", "a receive from a nil channel blocks forever: the deadlock report says so",
+          r"all goroutines are asleep - deadlock!", r"\[waiting, chan receive \(nil chan\)\]"),
+    fatal("mutex-unlock-unlocked", "unlock of an unlocked mutex is fatal",
+          r"fatal error: sync: unlock of unlocked mutex \(goroutine \d+, called from unlock_unlocked_main\+0x"),
+    fatal("wg-negative", "a negative WaitGroup counter is fatal",
+          r"fatal error: sync: negative WaitGroup counter \(goroutine \d+, called from wg_negative_main\+0x"),
     # PVM emulates guest ring 0 one instruction at a time and kills the
     # guest on SSE/AVX, xgetbv, monitor, int3 and fninit while QEMU hangs:
     # hence simd=off, an integer-only app and a short timeout.
