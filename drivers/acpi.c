@@ -158,7 +158,7 @@ static const uint8_t *acpi_map_table(struct acpi_ctx *c, uint64_t phys, const ch
                    name, (unsigned long long)phys);
         return NULL;
     }
-    if (memcmp(hdr, sig, 4)) {
+    if (memcmp(hdr, sig, 4) != 0) {
         sig_text(got, hdr);
         acpi_warnf(c, "ACPI %s: table at 0x%llx has signature \"%s\"; ignoring it",
                    name, (unsigned long long)phys, got);
@@ -199,7 +199,7 @@ static bool acpi_check_rsdp(struct acpi_ctx *c, const uint8_t *r, size_t len, bo
                    r ? len : 0, RSDP_V1_LEN);
         return false;
     }
-    if (memcmp(r, "RSD PTR ", 8)) {
+    if (memcmp(r, "RSD PTR ", 8) != 0) {
         acpi_warnf(c, "ACPI RSDP: signature is not \"RSD PTR \"; no ACPI tables");
         return false;
     }
@@ -282,7 +282,7 @@ static const uint8_t *acpi_root_find(struct acpi_ctx *c, const struct acpi_root 
         if (phys == 0)
             continue;
         hdr = c->map(c->map_ctx, phys, ACPI_HDR_LEN);
-        if (!hdr || memcmp(hdr, sig, 4))
+        if (!hdr || memcmp(hdr, sig, 4) != 0)
             continue;
         *listed = true;
         tab = acpi_map_table(c, phys, sig, len);

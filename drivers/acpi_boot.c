@@ -62,8 +62,10 @@ static size_t acpi_find_rsdp(const struct boot_info *bi)
     if (!phys)
         return 0;
     p = acpi_map_identity(0, phys, 20);
+    if (!p)
+        return 0;
     // An ACPI 2.0 RSDP is 36 bytes; acpi_parse checks its length field.
-    n = p && p[15] >= 2 && acpi_map_identity(0, phys, 36) ? 36 : 20;
+    n = p[15] >= 2 && acpi_map_identity(0, phys, 36) ? 36 : 20;
     memcpy(rsdp_copy, p, n);
     rsdp_phys = phys;
     return n;

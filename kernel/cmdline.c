@@ -463,7 +463,7 @@ static void copy_line(struct parser *ps, const char *line)
 {
     char *buf = ps->p->buf;
     size_t n = 0;
-    while (line[n] && n < CMDLINE_MAX - 1) {
+    while (n < CMDLINE_MAX - 1 && line[n]) {
         buf[n] = line[n];
         n++;
     }

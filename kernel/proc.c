@@ -495,6 +495,7 @@ static void wake_ipi(uint8_t vector)
 
 void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool random_runnext)
 {
+    ASSERT(ncpu >= 1);
     if (nprocs == 0 || nprocs > ncpu)
         nprocs = ncpu;
     sched.ncpu = ncpu;

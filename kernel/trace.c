@@ -159,27 +159,28 @@ void trace_dump(void)
     static bool dumped;
     if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))
         return;                     // a panic inside the dump: do not start again
+    uint32_t ncpu = trace_ncpu;     // read once: every loop below covers the same rings
     uint64_t next[MAX_CPUS], end[MAX_CPUS], total = 0, dropped = 0;
-    for (uint32_t i = 0; i < trace_ncpu; i++) {
+    for (uint32_t i = 0; i < ncpu; i++) {
         end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
         next[i] = end[i] > TRACE_RING - 1 ? end[i] - (TRACE_RING - 1) : 0;
         total += end[i] - next[i];
         dropped += next[i];
     }
-    kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", trace_ncpu,
+    kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", ncpu,
             arch_tsc_hz(), total, dropped);
     // merge by time: each ring is in time order already
     for (;;) {
-        uint32_t best = trace_ncpu;
-        for (uint32_t i = 0; i < trace_ncpu; i++) {
+        uint32_t best = ncpu;
+        for (uint32_t i = 0; i < ncpu; i++) {
             if (next[i] == end[i])
                 continue;
-            if (best == trace_ncpu ||
+            if (best == ncpu ||
                 rings[i].recs[next[i] & (TRACE_RING - 1)].tsc <
                     rings[best].recs[next[best] & (TRACE_RING - 1)].tsc)
                 best = i;
         }
-        if (best == trace_ncpu)
+        if (best == ncpu)
             break;
         print_rec(best, &rings[best].recs[next[best] & (TRACE_RING - 1)]);
         next[best]++;

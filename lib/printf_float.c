@@ -88,8 +88,8 @@ void fmt_double(fmt_sink_fn sink, void *ctx, char conv, int width, int prec, int
     if (prec > 17)
         prec = 17;
     if (v != v) {
-        memcpy(buf, "nan", 3), n = 3;
-    } else if (v > 1.7976931348623157e308 || v < -1.7976931348623157e308) {
+        memcpy(buf, "nan", 3), n = 3;   // NOLINT(bugprone-not-null-terminated-result): buf is counted by n, never a C string
+    } else if (__builtin_isinf(v)) {
         n = v < 0 ? 4 : 3;
         memcpy(buf, v < 0 ? "-inf" : "inf", n);
     } else {
