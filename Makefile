@@ -93,7 +93,7 @@ XOBJS := $(patsubst %,$(BUILD)/obj/extapp/%.o,$(notdir $(basename $(EXTRA_APP_C)
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
 OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(XOBJS)
 
-.PHONY: all iso run debug test host bench clean deps check-layers
+.PHONY: all iso run debug test host bench clean deps check-layers lint
 all: $(BUILD)/goro.elf $(BUILD)/goro.iso
 
 $(KOBJS): $(BUILD)/obj/%.o: %.c
@@ -197,7 +197,34 @@ $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) tests/host/check.h
 check-layers:
 	@$(PYTHON) tools/check-layers.py
 
-test: deps all efi usb host check-layers
+# make lint: clang-tidy (.clang-tidy names the checks, and why some are off)
+# and cppcheck's warning and portability checks over the kernel's C; any
+# finding fails. A finding suppressed at its line says why there.
+LINT_C := $(LIB_C) $(KERNEL_VEC_C) $(BOOT_C) $(ARCH_C) $(filter-out drivers/font8x16.c,$(DRIVERS_C)) \
+          $(KERNEL_C)
+CLANG_TIDY ?= clang-tidy
+CPPCHECK ?= cppcheck
+LINT_CFLAGS := -std=gnu11 -ffreestanding -mno-red-zone $(INCLUDES)
+CPPCHECK_FLAGS := --std=c11 --enable=warning,portability --inline-suppr --quiet --error-exitcode=1 \
+    --platform=unix64 -D__x86_64__ -D__GNUC__ $(INCLUDES)
+
+lint: $(LINT_C:%.c=$(BUILD)/lint/%.tidy) $(BUILD)/lint/cppcheck.stamp
+
+# A stamp per file. The file's object is a prerequisite so that a changed
+# header, which rebuilds the object (-MD), lints the file again.
+$(BUILD)/lint/%.tidy: %.c $(BUILD)/obj/%.o .clang-tidy
+	@mkdir -p $(dir $@)
+	$(call say,TIDY,$<)
+	$(Q)$(CLANG_TIDY) --quiet $< -- $(LINT_CFLAGS) > $@.log 2>&1 || (cat $@.log; exit 1)
+	$(Q)touch $@
+
+$(BUILD)/lint/cppcheck.stamp: $(LINT_C) $(call obj,$(LINT_C))
+	@mkdir -p $(dir $@)
+	$(call say,CPPCHECK,$@)
+	$(Q)$(CPPCHECK) $(CPPCHECK_FLAGS) $(LINT_C)
+	$(Q)touch $@
+
+test: deps all efi usb host check-layers lint
 	$(PYTHON) tests/run.py --build $(BUILD)
 
 clean:

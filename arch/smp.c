@@ -230,6 +230,7 @@ void arch_start_aps(const uint32_t *apic_ids, uint32_t count, void (*ap_main)(vo
     ap_main_fn = ap_main;
     if (n > 1) {
         memcpy((void *)(uintptr_t)AP_TRAMPOLINE, ap_trampoline_start,
+               // cppcheck-suppress comparePointers ; the two labels bound one blob (boot/trampoline_blob.asm)
                (size_t)(ap_trampoline_end - ap_trampoline_start));
         struct ap_params *p = (struct ap_params *)(uintptr_t)AP_TRAMPOLINE;
         for (uint32_t i = 1; i < n; i++)

@@ -20,6 +20,7 @@ unsigned static_branch_enable(struct static_key *key)
     if (key->enabled)
         return 0;                   // its sites are jumps already, not NOPs
     unsigned n = 0;
+    // cppcheck-suppress comparePointers ; the linker script's bounds of one section
     for (const struct static_branch_site *s = __static_branch_start; s < __static_branch_end; s++) {
         if (s->key != (uint64_t)key)
             continue;

@@ -10,6 +10,7 @@ extern const struct goro_app __apps_start[], __apps_end[];
 
 const struct goro_app *app_find(const char *name)
 {
+    // cppcheck-suppress comparePointers ; the linker script's bounds of one section
     for (const struct goro_app *a = __apps_start; a < __apps_end; a++)
         if (strcmp(a->name, name) == 0)
             return a;
@@ -19,6 +20,7 @@ const struct goro_app *app_find(const char *name)
 void app_list(void)
 {
     kprintf("applications:\n");
+    // cppcheck-suppress comparePointers ; the linker script's bounds of one section
     for (const struct goro_app *a = __apps_start; a < __apps_end; a++)
         kprintf("  %-14s %s\n", a->name, a->help);
 }

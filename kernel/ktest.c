@@ -55,6 +55,7 @@ bool kt_wait_count(const uint64_t *counter, uint64_t target, uint64_t timeout_ms
 int ktest_run_all(const char *filter)
 {
     int pass = 0, fail = 0, skip = 0;
+    // cppcheck-suppress comparePointers ; the linker script's bounds of one section
     for (const struct ktest *t = __ktest_start; t < __ktest_end; t++) {
         if (filter && !strstr(t->name, filter))
             continue;

@@ -77,7 +77,9 @@ static int select_orders(struct select_case *cases, int n, uint16_t *pollorder, 
             continue;
         // inside-out Fisher-Yates: i goes to a uniform position j in [0, norder]
         int j = (int)(fastrand(mp) % (uint64_t)(norder + 1));
-        pollorder[norder] = pollorder[j];
+        // With j == norder this reads the slot it is about to fill, and the
+        // next line overwrites it.
+        pollorder[norder] = pollorder[j];   // NOLINT(clang-analyzer-core.uninitialized.Assign)
         pollorder[j] = (uint16_t)i;
         norder++;
     }
@@ -144,7 +146,8 @@ int chan_select(struct select_case *cases, int n, bool block)
     // Pass 2: wait on every channel.
     struct g *gp = getm()->curg;
     struct select_state st = { 0, 0 };
-    struct sudog sgs[norder];          // on the stack only while it waits
+    // norder > 0 here (0 returned above); the analyzer loses that.
+    struct sudog sgs[norder];          // NOLINT(clang-analyzer-core.VLASize): on the stack only while it waits
     for (int k = 0; k < norder; k++) {
         int i = lockorder[k];
         struct sudog *sg = &sgs[k];

@@ -26,6 +26,9 @@ have_cmd mformat || need mtools
 [ -d /usr/lib/grub/x86_64-efi ] || need grub-efi-amd64-bin
 [ -f /usr/share/OVMF/OVMF_CODE_4M.fd ] && [ -f /usr/share/OVMF/OVMF_VARS_4M.fd ] || need ovmf
 [ -f /usr/lib/crt0-efi-x86_64.o ] || need gnu-efi
+# make lint
+have_cmd clang-tidy || need clang-tidy
+have_cmd cppcheck || need cppcheck
 
 [ -z "$missing" ] && exit 0
 
