@@ -53,7 +53,7 @@ static void map_2m(uint64_t addr, uint64_t flags)
 // Page-table edits after boot (goroutine stacks) are serialized here.
 // Only new mappings are added (never changed), and x86 does not cache
 // not-present entries, so no other core needs a TLB flush.
-static struct spinlock pt_lock = SPINLOCK_INIT("pagetables");
+static struct spinlock pt_lock = SPINLOCK_INIT("pagetables", LOCK_RANK_PAGETABLES);
 
 void paging_map_4k(uint64_t va, uint64_t pa)
 {

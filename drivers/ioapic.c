@@ -37,7 +37,7 @@ struct ioapic {
 };
 
 // ioapic_lock held: the IOREGSEL/IOWIN pairs of every IOAPIC, and init.
-static struct spinlock ioapic_lock = SPINLOCK_INIT("ioapic");
+static struct spinlock ioapic_lock = SPINLOCK_INIT("ioapic", LOCK_RANK_IOAPIC);
 static struct ioapic ioapics[ACPI_MAX_IOAPICS];
 static uint32_t nioapics;
 static bool inited;

@@ -69,8 +69,10 @@ struct chan {
 
 void wq_lock_slow(uint32_t *l);
 
+// Ranked as LOCK_RANK_WAITQ (arch/spinlock.h), checked in debug builds.
 static inline void wq_lock(uint32_t *l)
 {
+    lockrank_acquire(l, LOCK_RANK_WAITQ, (uintptr_t)__builtin_return_address(0));
     if (__builtin_expect(__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) != 0, 0))  // acquire: pairs with wq_unlock's release
         wq_lock_slow(l);
 }
@@ -78,6 +80,7 @@ static inline void wq_lock(uint32_t *l)
 static inline void wq_unlock(uint32_t *l)
 {
     __atomic_store_n(l, 0, __ATOMIC_RELEASE);               // release: publishes the critical section
+    lockrank_release(l);
 }
 
 // Queue lock held, for all four: FIFO links through sudog next/prev.

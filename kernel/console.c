@@ -63,17 +63,17 @@ int kprintf(const char *fmt, ...)
     return n;
 }
 
-static struct spinlock console_lock = SPINLOCK_INIT("console");
+static struct spinlock console_lock = SPINLOCK_INIT("console", LOCK_RANK_CONSOLE);
 static bool panicking;
 
 void console_panic_mode(void)
 {
-    __atomic_store_n(&panicking, true, __ATOMIC_RELAXED);
+    __atomic_store_n(&panicking, true, __ATOMIC_RELAXED);  // relaxed: the other cores are stopped (NMI) before it matters
 }
 
 void console_write(const char *s, size_t n)
 {
-    if (__atomic_load_n(&panicking, __ATOMIC_RELAXED)) {
+    if (__atomic_load_n(&panicking, __ATOMIC_RELAXED)) {   // relaxed: a mode flag, no data behind it
         console_output(s, n);
         return;
     }

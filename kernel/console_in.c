@@ -16,7 +16,7 @@ _Static_assert((RING_SIZE & (RING_SIZE - 1)) == 0, "RING_SIZE is a power of two"
 
 // ring_lock held: the handler appends at head, readers take at tail; the
 // counters run freely and are reduced modulo RING_SIZE on use.
-static struct spinlock ring_lock = SPINLOCK_INIT("console_in");
+static struct spinlock ring_lock = SPINLOCK_INIT("console_in", LOCK_RANK_CONSOLE_IN);
 static char ring[RING_SIZE];
 static uint32_t head, tail;
 static uint64_t dropped;            // bytes that found the ring full

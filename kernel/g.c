@@ -8,11 +8,11 @@
 #include "lib/printf.h"
 
 // allg_lock held: every G ever created (they are reused, never freed).
-static struct spinlock allg_lock = SPINLOCK_INIT("allg");
+static struct spinlock allg_lock = SPINLOCK_INIT("allg", LOCK_RANK_ALLG);
 static struct g *allg;
 static uint64_t nallg;
 // gfree_lock held: dead Gs beyond what the Ps keep.
-static struct spinlock gfree_lock = SPINLOCK_INIT("gfree");
+static struct spinlock gfree_lock = SPINLOCK_INIT("gfree", LOCK_RANK_GFREE);
 static struct g *gfree_global;
 static uint32_t ngfree_global;
 // atomic: the next free stack slot in the stack region.

@@ -67,7 +67,7 @@ struct irqline {
 };
 
 static struct irqline lines[IRQ_NVEC] = {
-    [0 ... IRQ_NVEC - 1] = { .lock = SPINLOCK_INIT("irqline") },
+    [0 ... IRQ_NVEC - 1] = { .lock = SPINLOCK_INIT("irqline", LOCK_RANK_IRQLINE) },
 };
 
 static struct irqline *line_of(uint8_t vector)

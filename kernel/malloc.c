@@ -97,7 +97,7 @@ struct mcache {
 
 static struct mcache mcache[MAX_CPUS];
 static struct mcentral central[NUMA_MAX_NODES][NCLASS] = {
-    [0 ... NUMA_MAX_NODES - 1] = { [0 ... NCLASS - 1] = { .lock = SPINLOCK_INIT("mcentral") } },
+    [0 ... NUMA_MAX_NODES - 1] = { [0 ... NCLASS - 1] = { .lock = SPINLOCK_INIT("mcentral", LOCK_RANK_MCENTRAL) } },
 };
 
 // ---- size classes ---------------------------------------------------------
@@ -144,7 +144,7 @@ static uint32_t keep_empty(uint32_t cls)
 // entries are written by the span's creator before the span is reachable
 // and cleared by its releaser, both with release stores; readers acquire.
 static struct span **spanmap[SPANMAP_TOP];
-static struct spinlock spanmap_lock = SPINLOCK_INIT("spanmap");
+static struct spinlock spanmap_lock = SPINLOCK_INIT("spanmap", LOCK_RANK_SPAN);
 
 static struct span **spanmap_slot(uint64_t pa, bool create)
 {
@@ -171,18 +171,18 @@ static struct span **spanmap_slot(uint64_t pa, bool create)
 static void spanmap_set(struct span *s, uint32_t npages, struct span *v)
 {
     for (uint32_t i = 0; i < npages; i++)
-        __atomic_store_n(spanmap_slot(s->base + i * PAGE_SIZE, true), v, __ATOMIC_RELEASE);
+        __atomic_store_n(spanmap_slot(s->base + i * PAGE_SIZE, true), v, __ATOMIC_RELEASE);   // release: s's fields, to span_of's acquire
 }
 
 static struct span *span_of(const void *p)
 {
     struct span **slot = spanmap_slot((uint64_t)(uintptr_t)p, false);
-    return slot ? __atomic_load_n(slot, __ATOMIC_ACQUIRE) : 0;     // pairs with spanmap_set
+    return slot ? __atomic_load_n(slot, __ATOMIC_ACQUIRE) : 0;     // acquire: pairs with spanmap_set's release
 }
 
 // ---- span records -----------------------------------------------------------
 
-static struct spinlock span_lock = SPINLOCK_INIT("span records");
+static struct spinlock span_lock = SPINLOCK_INIT("span records", LOCK_RANK_SPAN);
 static struct span *span_records;           // span_lock held: free records, linked by next
 
 static struct span *span_record_get(void)

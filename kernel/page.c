@@ -41,7 +41,7 @@ struct page_node {
 } __attribute__((aligned(64)));
 
 static struct page_node nodes[NUMA_MAX_NODES] = {
-    [0 ... NUMA_MAX_NODES - 1] = { .lock = SPINLOCK_INIT("page node") },
+    [0 ... NUMA_MAX_NODES - 1] = { .lock = SPINLOCK_INIT("page node", LOCK_RANK_PAGE) },
 };
 // Sorted by base and disjoint (as numa_ranges). Each pool is guarded by
 // its node's lock; base, npages and pool_node are read-only after page_init.

@@ -76,7 +76,7 @@
 #include "kernel/numa.h"
 #include "kernel/page.h"
 
-struct sched sched = { .lock = SPINLOCK_INIT("sched") };
+struct sched sched = { .lock = SPINLOCK_INIT("sched", LOCK_RANK_SCHED) };
 uint32_t scavenge_due;
 struct m allm[MAX_CPUS];
 struct p *allp[MAX_CPUS];
@@ -532,6 +532,7 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool random_runne
         int node = numa_core_node(i % ncpu);
         allp[i] = page_alloc_node(1, node);     // zeroed
         allp[i]->node = node;
+        spin_init(&allp[i]->timers_lock, "timers", LOCK_RANK_TIMERS);
     }
     for (uint32_t i = 0; i < nprocs; i++) {
         allp[i]->id = i;
