@@ -103,6 +103,8 @@ bool paging_set_pte(uint64_t va, uint64_t pa)
     uint64_t *pte = pte_of(va);
     if (!pte)
         return false;
+    // Release: the page's contents (zeroed, or the G record) before the
+    // mapping, for whoever touches the page next.
     __atomic_store_n(pte, pa | PTE_P | PTE_W, __ATOMIC_RELEASE);
     return true;
 }
@@ -116,7 +118,7 @@ uint64_t arch_stack_unmap_page(uint64_t va)
     if (!pte || !(*pte & PTE_P))
         return 0;
     uint64_t pa = *pte & PTE_ADDR;
-    __atomic_store_n(pte, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(pte, 0, __ATOMIC_RELEASE);    // release: before the shoot-down that lets the page go
     return pa;
 }
 

@@ -38,7 +38,7 @@ bool arch_simd_enabled;        // read by arch/switch.asm
 
 uint32_t arch_ncpu(void)
 {
-    return __atomic_load_n(&ncpu, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&ncpu, __ATOMIC_ACQUIRE);   // acquire: pairs with arch_start_aps's release (cpus[] filled)
 }
 
 // Per-core set-up shared by the boot core and the APs.
@@ -127,12 +127,12 @@ static void tsc_sync_ap(uint32_t slot)
         sync_ap_tsc = rdtsc();
         __atomic_store_n(&sync_ack, r, __ATOMIC_RELEASE);          // pairs with the BSP's acquire
     }
-    while (!__atomic_load_n(&sync_done, __ATOMIC_ACQUIRE))
+    while (!__atomic_load_n(&sync_done, __ATOMIC_ACQUIRE))     // acquire: sync_offset, from the BSP's release
         cpu_relax();
     int64_t off = sync_offset;
     if (off)
         wrmsr(0x10, rdtsc() - (uint64_t)off);                      // IA32_TSC
-    __atomic_store_n(&sync_done, 2, __ATOMIC_RELEASE);
+    __atomic_store_n(&sync_done, 2, __ATOMIC_RELEASE);     // release: the TSC is set; pairs with the BSP's acquire
 }
 
 static void tsc_sync_bsp(uint32_t slot, uint32_t index)
@@ -140,11 +140,11 @@ static void tsc_sync_bsp(uint32_t slot, uint32_t index)
     int64_t best_off = 0;
     uint64_t best_err = UINT64_MAX;
     sync_seq = sync_ack = sync_done = 0;
-    __atomic_store_n(&sync_turn, slot, __ATOMIC_RELEASE);
+    __atomic_store_n(&sync_turn, slot, __ATOMIC_RELEASE);  // release: the zeroed words, to the AP's wait
     for (uint32_t r = 1; r <= TSC_SYNC_ROUNDS; r++) {
         uint64_t t0 = rdtsc();
-        __atomic_store_n(&sync_seq, r, __ATOMIC_RELEASE);
-        while (__atomic_load_n(&sync_ack, __ATOMIC_ACQUIRE) != r)
+        __atomic_store_n(&sync_seq, r, __ATOMIC_RELEASE);          // release: pairs with the AP's acquire
+        while (__atomic_load_n(&sync_ack, __ATOMIC_ACQUIRE) != r)  // acquire: sync_ap_tsc, from the AP's release
             cpu_relax();
         uint64_t t1 = rdtsc();
         uint64_t err = (t1 - t0) / 2;
@@ -156,13 +156,13 @@ static void tsc_sync_bsp(uint32_t slot, uint32_t index)
     int64_t mag = best_off < 0 ? -best_off : best_off;
     measured_offset[index] = best_off;
     sync_offset = (uint64_t)mag > best_err + 2000 ? best_off : 0;
-    __atomic_store_n(&sync_done, 1, __ATOMIC_RELEASE);
-    while (__atomic_load_n(&sync_done, __ATOMIC_ACQUIRE) != 2)
+    __atomic_store_n(&sync_done, 1, __ATOMIC_RELEASE);         // release: sync_offset, to the AP's acquire
+    while (__atomic_load_n(&sync_done, __ATOMIC_ACQUIRE) != 2)  // acquire: pairs with the AP's release
         cpu_relax();
     if (sync_offset)
         kprintf("tsc: cpu %u's TSC was %ld cycles off the boot core's (within %lu); set it right\n",
                 index, (long)best_off, best_err);
-    __atomic_store_n(&sync_turn, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&sync_turn, 0, __ATOMIC_RELEASE);     // release: this AP's turn is over (nobody waits on 0)
 }
 
 // 64-bit entry of every AP, on its own stack, interrupts off.
@@ -193,7 +193,7 @@ static void ap_entry(uint64_t ticket)
 static bool all_arrived(uint32_t n)
 {
     for (uint32_t i = 1; i < n; i++)
-        if (!__atomic_load_n(&arrived[i], __ATOMIC_ACQUIRE))
+        if (!__atomic_load_n(&arrived[i], __ATOMIC_ACQUIRE))  // acquire: pairs with ap_entry's release
             return false;
     return true;
 }
@@ -242,6 +242,8 @@ void arch_start_aps(const uint32_t *apic_ids, uint32_t count, void (*ap_main)(vo
         p->ticket = 0;
         p->efer = (uint32_t)(rdmsr(MSR_EFER) & ((1u << 8) | (1u << 11)));   // LME, NXE
         p->cr4 = (uint32_t)(read_cr4() & (CR4_PAE | CR4_PGE));
+        // seq_cst fence: the parameters are in memory before the first
+        // INIT (an APIC write, which is not ordered by a plain release).
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
 
         for (uint32_t i = 1; i < n; i++)
@@ -249,7 +251,7 @@ void arch_start_aps(const uint32_t *apic_ids, uint32_t count, void (*ap_main)(vo
         tsc_delay_us(10000);
         for (int round = 0; round < 2 && !all_arrived(n); round++) {
             for (uint32_t i = 1; i < n; i++)
-                if (!__atomic_load_n(&arrived[i], __ATOMIC_ACQUIRE))
+                if (!__atomic_load_n(&arrived[i], __ATOMIC_ACQUIRE))  // acquire: as in all_arrived
                     lapic_send(apic_of[i], ICR_STARTUP | ICR_ASSERT | (AP_TRAMPOLINE >> 12));
             tsc_delay_us(round == 0 ? 1000 : 200);
         }
@@ -261,7 +263,7 @@ void arch_start_aps(const uint32_t *apic_ids, uint32_t count, void (*ap_main)(vo
     // Cores that came up are numbered densely: a missing one leaves no hole.
     uint32_t up = 1;
     for (uint32_t i = 1; i < n; i++) {
-        if (__atomic_load_n(&arrived[i], __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&arrived[i], __ATOMIC_ACQUIRE)) {     // acquire: arrived_tsc[i], from ap_entry
             final_index[i] = up;
             cpus[up].apic_id = apic_of[i];
             up++;
@@ -270,12 +272,12 @@ void arch_start_aps(const uint32_t *apic_ids, uint32_t count, void (*ap_main)(vo
             kprintf("smp: core with APIC id %u did not come up; continuing without it\n", apic_of[i]);
         }
     }
-    __atomic_store_n(&released, 1, __ATOMIC_RELEASE);      // publishes final_index
+    __atomic_store_n(&released, 1, __ATOMIC_RELEASE);      // release: final_index, to ap_entry's acquire
     for (uint32_t i = 1; i < n; i++)
         if (final_index[i] != UINT32_MAX)
             tsc_sync_bsp(i, final_index[i]);
     for (uint32_t i = 1; i < up; i++)
-        while (!__atomic_load_n(&cpus[i].online, __ATOMIC_ACQUIRE))
+        while (!__atomic_load_n(&cpus[i].online, __ATOMIC_ACQUIRE))   // acquire: pairs with ap_entry's release
             cpu_relax();
 
     extern uint64_t boot_entry_tsc;
@@ -287,5 +289,5 @@ void arch_start_aps(const uint32_t *apic_ids, uint32_t count, void (*ap_main)(vo
     }
     kprintf("smp: %u of %u cores online (%s), kernel entry to last core %lu us\n", up, n,
             lapic_x2apic() ? "x2apic" : "xapic", arch_cycles_to_ns(last - boot_entry_tsc) / 1000);
-    __atomic_store_n(&ncpu, up, __ATOMIC_RELEASE);
+    __atomic_store_n(&ncpu, up, __ATOMIC_RELEASE);         // release: cpus[], to arch_ncpu's acquire
 }

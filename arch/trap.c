@@ -132,18 +132,18 @@ static void tlb_ipi(uint8_t vector)
 
 bool arch_tlb_shootdown(void)
 {
-    if (__atomic_exchange_n(&tlb_busy, 1, __ATOMIC_ACQUIRE))
+    if (__atomic_exchange_n(&tlb_busy, 1, __ATOMIC_ACQUIRE))   // acquire: pairs with the release at the end
         return false;
     irq_handlers[VEC_TLB] = tlb_ipi;
     write_cr3(read_cr3());
     uint32_t others = arch_ncpu() - 1;
-    __atomic_store_n(&tlb_acks, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&tlb_acks, 0, __ATOMIC_RELAXED);  // relaxed: the IPI below (an APIC write) comes after it
     if (others) {
         lapic_send(0, ICR_FIXED | ICR_ASSERT | ICR_ALL_BUT_SELF | VEC_TLB);
-        while (__atomic_load_n(&tlb_acks, __ATOMIC_ACQUIRE) < others)
+        while (__atomic_load_n(&tlb_acks, __ATOMIC_ACQUIRE) < others)  // acquire: pairs with tlb_ipi's release
             cpu_relax();
     }
-    __atomic_store_n(&tlb_busy, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&tlb_busy, 0, __ATOMIC_RELEASE);      // release: the next shoot-down starts after this one
     return true;
 }
 
@@ -152,6 +152,8 @@ static const char *volatile report_why[MAX_CPUS];
 
 void arch_report_cpu(uint32_t cpu, const char *why)
 {
+    // acq_rel: release publishes why to the NMI's acquire; acquire pairs
+    // with the NMI's release of the previous report.
     if (__atomic_exchange_n(&report_why[cpu], why, __ATOMIC_ACQ_REL))
         return;     // one report at a time per core
     lapic_send(cpus[cpu].apic_id, ICR_NMI | ICR_ASSERT);
@@ -166,14 +168,14 @@ static void nmi(struct trapframe *tf)
         for (;;)
             __asm__ volatile("cli; hlt");
     }
-    const char *why = __atomic_load_n(&report_why[cpu_index()], __ATOMIC_ACQUIRE);
+    const char *why = __atomic_load_n(&report_why[cpu_index()], __ATOMIC_ACQUIRE);    // acquire: pairs with arch_report_cpu
     if (why) {
         uint64_t off;
         const char *sym = arch_symbolize(tf->rip, &off);
         kprintf("core %u: %s; it is at %016lx %s+0x%lx, interrupts %s\n", cpu_index(), why, tf->rip,
                 sym ? sym : "?", off, (tf->rflags & (1u << 9)) ? "on" : "off");
         arch_backtrace(tf->rbp, 8);
-        __atomic_store_n(&report_why[cpu_index()], 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&report_why[cpu_index()], 0, __ATOMIC_RELEASE);  // release: the report is out; pairs with arch_report_cpu
         return;
     }
     fatal_exception(tf);
@@ -204,7 +206,7 @@ struct trapframe *trap_dispatch(struct trapframe *tf)
 
 void arch_stop_others(void)
 {
-    if (__atomic_exchange_n(&arch_stopping, true, __ATOMIC_ACQ_REL))
+    if (__atomic_exchange_n(&arch_stopping, true, __ATOMIC_ACQ_REL))   // acq_rel: one core stops the others
         return;     // another core is already stopping everyone
     if (arch_ncpu() > 1)
         lapic_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);

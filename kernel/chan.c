@@ -38,7 +38,7 @@
 void wq_lock_slow(uint32_t *l)
 {
     do {
-        while (__atomic_load_n(l, __ATOMIC_RELAXED))
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))   // relaxed: a hint; the exchange decides
             cpu_relax();
     } while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE));     // acquire: pairs with wq_unlock's release
 }
@@ -118,7 +118,7 @@ void chan_free(chan_t *c)
 
 size_t chan_len(chan_t *c)
 {
-    return c ? __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) : 0;
+    return c ? __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) : 0;     // relaxed: a snapshot, as documented
 }
 
 size_t chan_cap(chan_t *c)
@@ -144,7 +144,7 @@ HOT bool send_locked(struct chan *c, const void *elem, struct g **wake, void *pc
         elem_copy(slot(c, c->sendx), elem, c->elemsize);
         if (++c->sendx == c->dataqsiz)
             c->sendx = 0;
-        __atomic_store_n(&c->qcount, c->qcount + 1, __ATOMIC_RELAXED);    // racy readers: chan_len, fast paths
+        __atomic_store_n(&c->qcount, c->qcount + 1, __ATOMIC_RELAXED);    // relaxed: c->lock orders it; racy readers: chan_len, fast paths
         return true;
     }
     return false;
@@ -175,7 +175,7 @@ HOT int recv_locked(struct chan *c, void *elem, struct g **wake)
         elem_copy(elem, slot(c, c->recvx), c->elemsize);
         if (++c->recvx == c->dataqsiz)
             c->recvx = 0;
-        __atomic_store_n(&c->qcount, c->qcount - 1, __ATOMIC_RELAXED);    // racy readers: chan_len, fast paths
+        __atomic_store_n(&c->qcount, c->qcount - 1, __ATOMIC_RELAXED);    // relaxed: c->lock orders it; racy readers: chan_len, fast paths
         return CHAN_RECEIVED;
     }
     if (c->closed) {
@@ -219,18 +219,20 @@ static __attribute__((noreturn)) void block_forever(const char *reason)
     panic("a goroutine blocked on a nil channel was woken");
 }
 
+// The lock-free checks of the non-blocking fast paths: relaxed loads, whose
+// linearization point the top of this file explains.
 static inline bool full(struct chan *c)
 {
     if (c->dataqsiz == 0)
-        return __atomic_load_n(&c->recvq.head, __ATOMIC_RELAXED) == 0;
-    return __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) == c->dataqsiz;
+        return __atomic_load_n(&c->recvq.head, __ATOMIC_RELAXED) == 0;    // relaxed: see above
+    return __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) == c->dataqsiz;  // relaxed: see above
 }
 
 static inline bool empty(struct chan *c)
 {
     if (c->dataqsiz == 0)
-        return __atomic_load_n(&c->sendq.head, __ATOMIC_RELAXED) == 0;
-    return __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) == 0;
+        return __atomic_load_n(&c->sendq.head, __ATOMIC_RELAXED) == 0;    // relaxed: see full()
+    return __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) == 0;            // relaxed: see full()
 }
 
 HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
@@ -240,6 +242,7 @@ HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
             return false;
         block_forever("chan send (nil chan)");
     }
+    // Relaxed: closed never goes back to 0, so open-then-full held at once.
     if (!block && !__atomic_load_n(&c->closed, __ATOMIC_RELAXED) && full(c))
         return false;
     struct g *wake = 0;

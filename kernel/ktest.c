@@ -21,6 +21,8 @@ static const char *skip_reason;
 
 void ktest_fail(const char *file, int line, const char *fmt, ...)
 {
+    // acq_rel: the first failure wins and writes fail_msg; the runner reads
+    // it after the test returned and ktest_failed's acquire.
     if (__atomic_exchange_n(&failed, 1, __ATOMIC_ACQ_REL))
         return;
     va_list ap;
@@ -38,7 +40,7 @@ void ktest_skip(const char *reason)
 
 bool ktest_failed(void)
 {
-    return __atomic_load_n(&failed, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&failed, __ATOMIC_ACQUIRE);     // acquire: pairs with ktest_fail's exchange
 }
 
 bool kt_wait_count(const uint64_t *counter, uint64_t target, uint64_t timeout_ms)

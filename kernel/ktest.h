@@ -41,10 +41,12 @@ bool ktest_failed(void);
 int ktest_run_all(const char *filter);
 
 // What the tests share: counters touched from many goroutines, and waiting
-// for one (yielding) until it reaches a target or timeout_ms pass.
-static inline uint64_t kt_load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline void kt_store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-static inline void kt_add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+// for one (yielding) until it reaches a target or timeout_ms pass. Stores
+// are release and loads acquire, so a test that sees a count also sees what
+// the goroutines wrote before counting; adds are both.
+static inline uint64_t kt_load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }  // acquire: pairs with kt_store, kt_add
+static inline void kt_store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }  // release: pairs with kt_load
+static inline void kt_add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }  // acq_rel: both
 bool kt_wait_count(const uint64_t *counter, uint64_t target, uint64_t timeout_ms);
 
 // hostcpus=N from app=ktest's arguments: the host's core count when goro

@@ -105,8 +105,8 @@ void kmain(struct boot_info *bi)
         trace_init(arch_ncpu());                    // per-core event rings, printed at the end
     sched_init(arch_ncpu(), (uint32_t)kparams.gomaxprocs, boot_seed(), kparams.seed_given);
     go(main_goroutine, 0);                          // the main G is queued on P0
-    __atomic_store_n(&sched.started, true, __ATOMIC_RELEASE);
-    __atomic_store_n(&sched_ready, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&sched.started, true, __ATOMIC_RELEASE);      // release: go() may wake cores from now on (its load is a hint)
+    __atomic_store_n(&sched_ready, true, __ATOMIC_RELEASE);        // release: pairs with ap_main's acquire
     irq_disable();
     core_rearm(getm(), arch_cycles());              // sysmon's first look
     schedule();                                     // this core is M0 from here on

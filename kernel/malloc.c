@@ -161,7 +161,7 @@ static struct span **spanmap_slot(uint64_t pa, bool create)
         if (!leaf) {
             leaf = page_alloc_node(SPANMAP_LEAF_PAGES, numa_node_of_phys(pa) >= 0 ?
                                    numa_node_of_phys(pa) : -1);
-            __atomic_store_n(&spanmap[top], leaf, __ATOMIC_RELEASE);
+            __atomic_store_n(&spanmap[top], leaf, __ATOMIC_RELEASE);   // release: the zeroed leaf, to the acquire above
         }
         spin_unlock(&spanmap_lock);
     }
@@ -293,6 +293,8 @@ static void mark_allocated(struct span *s, void *b)
 {
     uint32_t i = block_index(s, b);
     uint64_t bit = 1ull << (i % 64);
+    // Relaxed: the bit is a double-use check, not a publication; the
+    // block itself is handed over by its free list's owner.
     uint64_t old = __atomic_fetch_or(&s->allocbits[i / 64], bit, __ATOMIC_RELAXED);
     if (old & bit)
         panic("malloc: block %p of %u bytes handed out twice: a free list was overwritten "
@@ -325,7 +327,7 @@ static struct span *mcache_refill(struct mcache *mc, uint32_t cls, uint32_t core
             return s;
         }
         s->state = SPAN_FULL;
-        __atomic_store_n(&s->cached_by, -1, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->cached_by, -1, __ATOMIC_RELAXED);     // relaxed: only this core compares it with itself
         mc->alloc[cls] = 0;
     }
     s = c->partial;
@@ -334,7 +336,7 @@ static struct span *mcache_refill(struct mcache *mc, uint32_t cls, uint32_t core
         if (s->nfree == s->nelems)
             c->nempty--;
         s->state = SPAN_CACHED;
-        __atomic_store_n(&s->cached_by, (int32_t)core, __ATOMIC_RELAXED);
+        __atomic_store_n(&s->cached_by, (int32_t)core, __ATOMIC_RELAXED);  // relaxed: only this core compares it with itself
     }
     spin_unlock(&c->lock);
     if (!s)
@@ -454,6 +456,8 @@ static void mark_free(struct span *s, void *p)
 {
     uint32_t i = s->cls ? block_index(s, p) : 0;
     uint64_t bit = 1ull << (i % 64);
+    // Relaxed: as in mark_allocated; two frees of one block both clear it
+    // and exactly one sees it already clear.
     uint64_t old = __atomic_fetch_and(&s->allocbits[i / 64], ~bit, __ATOMIC_RELAXED);
     if (!(old & bit))
         panic("free(%p): double free of a block of %u bytes", p,
@@ -503,6 +507,8 @@ void free(void *p)
         return;
     }
     uint64_t flags = irq_save();
+    // Relaxed: only this core sets cached_by to itself or away from itself
+    // (see the top), so the answer "this core" cannot be stale.
     if (__atomic_load_n(&s->cached_by, __ATOMIC_RELAXED) == (int32_t)cpu_index()) {
         *(void **)p = s->freelist;
         s->freelist = p;

@@ -201,7 +201,7 @@ static uint64_t node_take(int k, size_t n, uint64_t limit)
         }
     }
     if (addr)
-        __atomic_store_n(&nd->nfree, nd->nfree - n, __ATOMIC_RELAXED);
+        __atomic_store_n(&nd->nfree, nd->nfree - n, __ATOMIC_RELAXED);  // relaxed: a counter, read lock-free as a snapshot
     spin_unlock(&nd->lock);
     return addr;
 }
@@ -214,6 +214,7 @@ static void out_of_memory(size_t n, int node)
     for (int k = 0; k < numa_nodes() && len < sizeof line; k++)
         len += (size_t)snprintf(line + len, sizeof line - len, "%snode %d: %llu of %llu pages free",
                                 k ? ", " : "", k,
+                                // relaxed: a counter, for the report
                                 (unsigned long long)__atomic_load_n(&nodes[k].nfree, __ATOMIC_RELAXED),
                                 (unsigned long long)nodes[k].total);
     panic("out of memory: %zu pages wanted on node %d; %s", n, node, line);
@@ -227,7 +228,7 @@ static uint64_t take_near(size_t n, int node, uint64_t limit)
         uint64_t addr = node_take(order[i], n, limit);
         if (addr) {
             if (i > 0)
-                __atomic_fetch_add(&nodes[order[i]].fallbacks_in, 1, __ATOMIC_RELAXED);
+                __atomic_fetch_add(&nodes[order[i]].fallbacks_in, 1, __ATOMIC_RELAXED);    // relaxed: a counter
             return addr;
         }
     }
@@ -291,7 +292,7 @@ void page_free(void *p, size_t npages)
         spin_lock(&nd->lock);
         ok = page_pool_free(&pools[i], pa, npages);
         if (ok)
-            __atomic_store_n(&nd->nfree, nd->nfree + npages, __ATOMIC_RELAXED);
+            __atomic_store_n(&nd->nfree, nd->nfree + npages, __ATOMIC_RELAXED);   // relaxed: a counter, as in node_take
         spin_unlock(&nd->lock);
     }
     if (!ok)
@@ -304,7 +305,7 @@ uint64_t page_node_free(int node)
 {
     if (node < 0 || node >= NUMA_MAX_NODES)
         return 0;
-    return __atomic_load_n(&nodes[node].nfree, __ATOMIC_RELAXED);     // a snapshot
+    return __atomic_load_n(&nodes[node].nfree, __ATOMIC_RELAXED);     // relaxed: a snapshot
 }
 
 uint64_t page_node_total(int node)
@@ -316,7 +317,7 @@ uint64_t page_node_fallbacks(int node)
 {
     if (node < 0 || node >= NUMA_MAX_NODES)
         return 0;
-    return __atomic_load_n(&nodes[node].fallbacks_in, __ATOMIC_RELAXED);
+    return __atomic_load_n(&nodes[node].fallbacks_in, __ATOMIC_RELAXED);  // relaxed: a counter
 }
 
 uint64_t page_free_count(void)

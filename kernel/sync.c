@@ -47,9 +47,10 @@ static bool can_spin(int iter)
 {
     if (iter >= ACTIVE_SPIN || sched.ncpu <= 1)
         return false;
+    // Relaxed: a heuristic; stale counts cost at most a few useless spins.
     uint32_t busy = __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) +
                     __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) + 1;
-    if (__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED) <= busy)
+    if (__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED) <= busy)   // relaxed: the same heuristic
         return false;
     struct m *mp = acquirem();
     bool empty = runq_empty(&mp->p->runq);
@@ -65,6 +66,8 @@ static void do_spin(void)
 
 static bool cas(int32_t *p, int32_t *old, int32_t new, int order)
 {
+    // order on success is the caller's (each call says why); relaxed on
+    // failure: the caller loops with the value read and decides again.
     return __atomic_compare_exchange_n(p, old, new, false, order, __ATOMIC_RELAXED);
 }
 
@@ -73,18 +76,18 @@ void mutex_lock_slow(mutex_t *m)
     uint64_t wait_start = 0;
     bool starving = false, awoke = false;
     int iter = 0;
-    int32_t old = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+    int32_t old = __atomic_load_n(&m->state, __ATOMIC_RELAXED);    // relaxed: a guess the CAS below checks
     for (;;) {
         // Spin while held by a running goroutine, not in starvation mode
         // (then the lock goes to the queue anyway). Setting WOKEN tells
         // unlock not to wake a parked waiter while we compete.
         if ((old & (MUTEX_LOCKED | MUTEX_STARVING)) == MUTEX_LOCKED && can_spin(iter)) {
             if (!awoke && !(old & MUTEX_WOKEN) && (old >> MUTEX_WAITER_SHIFT) != 0 &&
-                cas(&m->state, &old, old | MUTEX_WOKEN, __ATOMIC_RELAXED))
+                cas(&m->state, &old, old | MUTEX_WOKEN, __ATOMIC_RELAXED))   // relaxed: a flag for unlock, guards no data
                 awoke = true;
             do_spin();
             iter++;
-            old = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+            old = __atomic_load_n(&m->state, __ATOMIC_RELAXED);    // relaxed: re-checked by the CAS
             continue;
         }
         int32_t new = old;
@@ -108,6 +111,8 @@ void mutex_lock_slow(mutex_t *m)
             wait_start = nanotime();
         semacquire(&m->sema, queued_before, "sync.Mutex.Lock");
         starving = starving || nanotime() - wait_start > STARVATION_THRESHOLD_NS;
+        // Relaxed: semacquire's queue lock ordered us after the releaser;
+        // a hand-over is then taken with the acquire add below.
         old = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
         if (old & MUTEX_STARVING) {
             // Handed over: we own it; LOCKED is clear and we are still
@@ -141,6 +146,8 @@ void mutex_unlock_slow(mutex_t *m, int32_t state)
         if ((old >> MUTEX_WAITER_SHIFT) == 0 || (old & (MUTEX_LOCKED | MUTEX_WOKEN | MUTEX_STARVING)))
             return;
         int32_t new = (old - (1 << MUTEX_WAITER_SHIFT)) | MUTEX_WOKEN;
+        // Relaxed: the unlock's release was the fast path's sub; this only
+        // moves a waiter count to WOKEN, and semrelease orders the wake.
         if (cas(&m->state, &old, new, __ATOMIC_RELAXED)) {
             semrelease(&m->sema, false);
             return;
@@ -150,7 +157,7 @@ void mutex_unlock_slow(mutex_t *m, int32_t state)
 
 bool mutex_trylock(mutex_t *m)
 {
-    int32_t old = __atomic_load_n(&m->state, __ATOMIC_RELAXED);
+    int32_t old = __atomic_load_n(&m->state, __ATOMIC_RELAXED);    // relaxed: a guess the CAS checks
     if (old & (MUTEX_LOCKED | MUTEX_STARVING))
         return false;
     return cas(&m->state, &old, old | MUTEX_LOCKED, __ATOMIC_ACQUIRE);   // acquire: pairs with unlock's release
@@ -162,18 +169,24 @@ bool mutex_trylock(mutex_t *m)
 
 void rwmutex_rlock(rwmutex_t *rw)
 {
+    // seq_cst, as in Go: acquire pairs with the writer's release in
+    // rwmutex_unlock; the total order with the writer's announcement
+    // (rwmutex_lock) decides who waits for whom.
     if (__atomic_add_fetch(&rw->reader_count, 1, __ATOMIC_SEQ_CST) < 0)
         semacquire(&rw->reader_sem, false, "sync.RWMutex.RLock");  // a writer holds or waits
 }
 
 void rwmutex_runlock(rwmutex_t *rw)
 {
+    // seq_cst: release pairs with the writer's acquire (its fetch_sub or
+    // the reader_wait count); ordered against its announcement.
     int32_t r = __atomic_sub_fetch(&rw->reader_count, 1, __ATOMIC_SEQ_CST);
     if (r >= 0)
         return;
     if (r + 1 == 0 || r + 1 == -RW_MAX_READERS)
         chan_fatal("sync: RUnlock of unlocked RWMutex", __builtin_return_address(0));
     // A writer waits: the last reader it waits for wakes it.
+    // seq_cst: pairs with the writer's add of the readers it waits for.
     if (__atomic_sub_fetch(&rw->reader_wait, 1, __ATOMIC_SEQ_CST) == 0)
         semrelease(&rw->writer_sem, false);
 }
@@ -181,14 +194,18 @@ void rwmutex_runlock(rwmutex_t *rw)
 void rwmutex_lock(rwmutex_t *rw)
 {
     mutex_lock(&rw->w);
-    // Announce the writer to new readers; r readers are still in.
+    // Announce the writer to new readers; r readers are still in. seq_cst:
+    // ordered against the readers' adds and subs (rlock, runlock) so that
+    // exactly one side waits; acquire takes the leavers' writes.
     int32_t r = __atomic_fetch_sub(&rw->reader_count, RW_MAX_READERS, __ATOMIC_SEQ_CST);
+    // seq_cst: pairs with runlock's decrement of reader_wait.
     if (r != 0 && __atomic_add_fetch(&rw->reader_wait, r, __ATOMIC_SEQ_CST) != 0)
         semacquire(&rw->writer_sem, false, "sync.RWMutex.Lock");
 }
 
 void rwmutex_unlock(rwmutex_t *rw)
 {
+    // seq_cst: releases the writer's section to the readers' adds (rlock).
     int32_t r = __atomic_add_fetch(&rw->reader_count, RW_MAX_READERS, __ATOMIC_SEQ_CST);
     if (r >= RW_MAX_READERS)
         chan_fatal("sync: Unlock of unlocked RWMutex", __builtin_return_address(0));
@@ -201,6 +218,8 @@ void rwmutex_unlock(rwmutex_t *rw)
 
 static void wg_add_pc(waitgroup_t *wg, int delta, void *pc)
 {
+    // seq_cst: release publishes the done G's work to the waiters' loads;
+    // ordered against wg_wait's CAS, so counter and waiters are seen together.
     uint64_t state = __atomic_add_fetch(&wg->state, (uint64_t)(int64_t)delta << 32, __ATOMIC_SEQ_CST);
     int32_t v = (int32_t)(state >> 32);
     uint32_t w = (uint32_t)state;
@@ -212,9 +231,9 @@ static void wg_add_pc(waitgroup_t *wg, int delta, void *pc)
         return;
     // The counter reached 0 with waiters: nobody may change the state now
     // (a concurrent add would be the misuse above). Reset, then wake them.
-    if (__atomic_load_n(&wg->state, __ATOMIC_SEQ_CST) != state)
+    if (__atomic_load_n(&wg->state, __ATOMIC_SEQ_CST) != state)    // seq_cst: a misuse check, as Go's
         chan_fatal("sync: WaitGroup misuse: wg_add called concurrently with wg_wait", pc);
-    __atomic_store_n(&wg->state, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&wg->state, 0, __ATOMIC_SEQ_CST);     // seq_cst: before the wake-ups, seen by wg_wait's reuse check
     for (; w; w--)
         semrelease(&wg->sema, false);
 }
@@ -231,14 +250,16 @@ void wg_done(waitgroup_t *wg)
 
 void wg_wait(waitgroup_t *wg)
 {
-    uint64_t state = __atomic_load_n(&wg->state, __ATOMIC_SEQ_CST);
+    uint64_t state = __atomic_load_n(&wg->state, __ATOMIC_SEQ_CST);    // seq_cst: acquire pairs with wg_add's release
     for (;;) {
         if ((state >> 32) == 0)
             return;
+        // seq_cst both ways: counts this waiter in the same total order
+        // as wg_add's adds (the failure value is the next try's state).
         if (__atomic_compare_exchange_n(&wg->state, &state, state + 1, false, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST)) {
             semacquire(&wg->sema, false, "sync.WaitGroup.Wait");
-            if (__atomic_load_n(&wg->state, __ATOMIC_SEQ_CST) != 0)
+            if (__atomic_load_n(&wg->state, __ATOMIC_SEQ_CST) != 0)    // seq_cst: pairs with wg_add's reset
                 chan_fatal("sync: WaitGroup is reused before previous wg_wait has returned",
                            __builtin_return_address(0));
             return;

@@ -47,7 +47,7 @@ static struct semroot *semroot(const sema_t *s)
 
 static bool cansemacquire(uint32_t *count)
 {
-    uint32_t v = __atomic_load_n(count, __ATOMIC_SEQ_CST);
+    uint32_t v = __atomic_load_n(count, __ATOMIC_SEQ_CST);    // seq_cst: see nwait above
     while (v > 0)
         if (__atomic_compare_exchange_n(count, &v, v - 1, false, __ATOMIC_SEQ_CST,
                                         __ATOMIC_SEQ_CST))     // seq_cst: see nwait above
@@ -66,7 +66,7 @@ void semacquire(sema_t *s, bool lifo, const char *reason)
         wq_lock(&root->q.lock);
         __atomic_fetch_add(&root->q.nwait, 1, __ATOMIC_SEQ_CST);  // seq_cst: before the re-check below
         if (cansemacquire(&s->count)) {
-            __atomic_fetch_sub(&root->q.nwait, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_sub(&root->q.nwait, 1, __ATOMIC_RELAXED);   // relaxed: under the root's lock; a hint outside
             wq_unlock(&root->q.lock);
             irq_restore(fl);
             return;
@@ -89,7 +89,7 @@ void semrelease(sema_t *s, bool handoff)
 {
     struct semroot *root = semroot(s);
     __atomic_fetch_add(&s->count, 1, __ATOMIC_SEQ_CST);   // seq_cst: before the nwait read; s may die now
-    if (__atomic_load_n(&root->q.nwait, __ATOMIC_SEQ_CST) == 0)
+    if (__atomic_load_n(&root->q.nwait, __ATOMIC_SEQ_CST) == 0)    // seq_cst: Dekker with semacquire (see top)
         return;
     uint64_t fl = irq_save();
     wq_lock(&root->q.lock);
@@ -102,7 +102,7 @@ void semrelease(sema_t *s, bool handoff)
     }
     if (sg) {
         wq_remove(&root->q, sg);
-        __atomic_fetch_sub(&root->q.nwait, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&root->q.nwait, 1, __ATOMIC_RELAXED);   // relaxed: under the root's lock; a hint outside
     }
     wq_unlock(&root->q.lock);
     bool handed = false;
@@ -159,6 +159,7 @@ void cond_wait(cond_t *c, mutex_t *m)
     mutex_unlock(m);
     uint64_t fl = irq_save();
     wq_lock(&c->q.lock);
+    // Relaxed: notify is written under q.lock, which we hold.
     if (ticket_less(t, __atomic_load_n(&c->notify, __ATOMIC_RELAXED))) {
         wq_unlock(&c->q.lock);
         irq_restore(fl);
@@ -173,17 +174,19 @@ void cond_wait(cond_t *c, mutex_t *m)
 void cond_signal(cond_t *c)
 {
     // No waiter since the last signal: nothing to do, without the lock.
+    // seq_cst: wait pairs with cond_wait's fetch-add, which comes before
+    // that waiter's unlock, so a signal after the unlock sees its ticket.
     if (__atomic_load_n(&c->wait, __ATOMIC_SEQ_CST) == __atomic_load_n(&c->notify, __ATOMIC_SEQ_CST))
         return;
     uint64_t fl = irq_save();
     wq_lock(&c->q.lock);
     uint32_t t = c->notify;
-    if (t == __atomic_load_n(&c->wait, __ATOMIC_SEQ_CST)) {
+    if (t == __atomic_load_n(&c->wait, __ATOMIC_SEQ_CST)) {   // seq_cst: as above, now under q.lock
         wq_unlock(&c->q.lock);
         irq_restore(fl);
         return;
     }
-    __atomic_store_n(&c->notify, t + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&c->notify, t + 1, __ATOMIC_RELAXED);     // relaxed: q.lock orders it for waiters
     // The waiter with ticket t may not have queued yet (it took the ticket
     // and is on its way to the lock); then it sees notify > t and returns.
     struct sudog *sg;
@@ -200,12 +203,15 @@ void cond_signal(cond_t *c)
 
 void cond_broadcast(cond_t *c)
 {
+    // seq_cst: as in cond_signal.
     if (__atomic_load_n(&c->wait, __ATOMIC_SEQ_CST) == __atomic_load_n(&c->notify, __ATOMIC_SEQ_CST))
         return;
     uint64_t fl = irq_save();
     wq_lock(&c->q.lock);
     struct sudog *list = c->q.head;
     c->q.head = c->q.tail = 0;
+    // Every ticket handed out so far is woken. seq_cst load as in
+    // cond_signal; relaxed store: q.lock orders it for waiters.
     __atomic_store_n(&c->notify, __atomic_load_n(&c->wait, __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
     wq_unlock(&c->q.lock);
     while (list) {

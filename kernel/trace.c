@@ -157,7 +157,7 @@ void trace_dump(void)
     if (!trace_on)
         return;
     static bool dumped;
-    if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))
+    if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))  // acq_rel: one dump, whoever comes first
         return;                     // a panic inside the dump: do not start again
     uint32_t ncpu = trace_ncpu;     // read once: every loop below covers the same rings
     uint64_t next[MAX_CPUS], end[MAX_CPUS], total = 0, dropped = 0;
