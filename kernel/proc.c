@@ -24,7 +24,8 @@
 //
 // Finding work (find_runnable), in order: runnext, the local ring, the
 // global queue, then stealing: up to 4 rounds over all Ps in a random
-// order (a random start and a random stride coprime with gomaxprocs),
+// order (kernel/steal_order.c, host-tested by tests/host/test_steal_order.c:
+// a random start and a random stride coprime with gomaxprocs),
 // taking half of a victim's ring; a victim's runnext only in the last
 // round, after a short backoff, because its owner is probably about to
 // run it.
