@@ -28,7 +28,7 @@ DRIVERS_C := drivers/serial.c \
 
 KERNEL_C := kernel/main.c kernel/console.c \
             kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
-            kernel/app.c kernel/ktest.c kernel/machine.c \
+            kernel/app.c kernel/ktest.c kernel/machine.c kernel/debugdelay.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
@@ -63,7 +63,9 @@ COMMON_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding \
     -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
     -fno-asynchronous-unwind-tables -fcf-protection=none -MD -MP $(INCLUDES)
 # make DEBUG=1: debug checks (sysmon reports a core that keeps interrupts
-# off for over 1 ms, with where it is). Use a BUILD dir of its own.
+# off for over 1 ms, with where it is) and the delay points that widen race
+# windows (kernel/debugdelay.h). Use a BUILD dir of its own; make test builds
+# one in $(BUILD)/debug for the matrix's debug configurations.
 ifeq ($(DEBUG),1)
 COMMON_CFLAGS += -DGORO_DEBUG
 endif
@@ -226,8 +228,12 @@ $(BUILD)/lint/cppcheck.stamp: $(LINT_C) $(call obj,$(LINT_C))
 	$(Q)$(CPPCHECK) $(CPPCHECK_FLAGS) $(LINT_C)
 	$(Q)touch $@
 
-test: deps all efi usb host check-layers lint
+test: deps all efi usb host check-layers lint debug-build
 	$(PYTHON) tests/run.py --build $(BUILD)
+
+.PHONY: debug-build
+debug-build:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/debug DEBUG=1 $(BUILD)/debug/goro.elf
 
 clean:
 	rm -rf $(BUILD)

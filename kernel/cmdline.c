@@ -280,6 +280,40 @@ static enum verdict set_simd(struct kparams *p, const char *val)
     return V_OK;
 }
 
+// delay=NAME:US[,NAME:US...]: names of [a-z0-9_], US up to a second. All
+// or nothing: one bad pair rejects the word.
+static enum verdict set_delay(struct kparams *p, const char *val)
+{
+    struct cmdline_delay d[CMDLINE_DELAYS_MAX];
+    int n = 0;
+    for (const char *s = val;; s++) {
+        if (n == CMDLINE_DELAYS_MAX)
+            return V_RANGE;
+        size_t len = 0;
+        while ((s[len] >= 'a' && s[len] <= 'z') || is_digit(s[len]) || s[len] == '_')
+            len++;
+        if (len == 0 || len >= CMDLINE_DELAY_NAME_MAX || s[len] != ':')
+            return V_MALFORMED;
+        for (size_t i = 0; i < len; i++)
+            d[n].name[i] = s[i];
+        d[n].name[len] = '\0';
+        uint64_t us;
+        const char *end = parse_decimal(s + len + 1, &us);
+        if (!end || (*end != '\0' && *end != ','))
+            return V_MALFORMED;
+        if (us > CMDLINE_DELAY_US_MAX)
+            return V_RANGE;
+        d[n++].us = (uint32_t)us;
+        s = end;
+        if (*s == '\0')
+            break;
+    }
+    for (int i = 0; i < n; i++)
+        p->delays[i] = d[i];
+    p->ndelays = n;
+    return V_OK;
+}
+
 static const struct key keys[] = {
     { "app", set_app, "a name of 1..31 characters", "no app" },
     { "gomaxprocs", set_gomaxprocs, "1..256", "one per core" },
@@ -292,6 +326,7 @@ static const struct key keys[] = {
     { "numa", set_numa, "on, off, 1 or 0", "on" },
     { "seed", set_seed, "a decimal or 0x-hex 64-bit number", "no fixed seed" },
     { "simd", set_simd, "on or off", "on" },
+    { "delay", set_delay, "NAME:US[,NAME:US...], up to 8, US <= 1000000", "none" },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= 32, "keys_set is a 32-bit mask");

@@ -22,6 +22,17 @@
 enum steal_policy { STEAL_NUMA, STEAL_FLAT };
 enum idle_policy { IDLE_HLT, IDLE_MWAIT, IDLE_POLL };
 
+// delay=NAME:US[,NAME:US...]: debug builds widen the named race windows
+// (kernel/debugdelay.h) by US microseconds. The parser checks the form; the
+// kernel checks the names.
+#define CMDLINE_DELAYS_MAX 8
+#define CMDLINE_DELAY_NAME_MAX 32
+#define CMDLINE_DELAY_US_MAX 1000000
+struct cmdline_delay {
+    char name[CMDLINE_DELAY_NAME_MAX];
+    uint32_t us;
+};
+
 struct kparams {
     char app[32];               // "" when no app= was given
     int argc;                   // application's argc, argv[0] = app name
@@ -37,6 +48,8 @@ struct kparams {
     bool seed_given;
     uint64_t seed;              // seed=N (decimal or 0x hex)
     bool simd;                  // simd=on|off, default on: off leaves SSE/AVX disabled
+    int ndelays;                // delay=: debug builds' widened windows
+    struct cmdline_delay delays[CMDLINE_DELAYS_MAX];
     char buf[CMDLINE_MAX];      // private: the words, split
 };
 

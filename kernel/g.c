@@ -338,6 +338,19 @@ void gready(struct g *gp, bool next)
     releasem(mp);
 }
 
+// The goroutines a dump would list now: every G neither dead nor never run.
+uint32_t g_count_live(void)
+{
+    uint32_t n = 0;
+    spin_lock(&allg_lock);
+    for (struct g *gp = allg; gp; gp = gp->alllink) {
+        uint32_t s = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);   // a snapshot, as the dump's
+        n += s != G_DEAD && s != G_IDLE;
+    }
+    spin_unlock(&allg_lock);
+    return n;
+}
+
 void g_dump_all(void)
 {
     for (struct g *gp = allg; gp; gp = gp->alllink) {

@@ -7,6 +7,7 @@
 #include "kernel/app.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
+#include "kernel/debugdelay.h"
 #include "drivers/fw_cfg.h"
 #include "drivers/ioapic.h"
 #include "kernel/numa.h"
@@ -87,6 +88,7 @@ void kmain(struct boot_info *bi)
     cmdline_load(bi, line, sizeof line);
     kprintf("cmdline: %s\n", line);
     cmdline_parse(line, &kparams, cmdline_warn, 0); // bad words named and ignored
+    debug_delay_init();                             // delay= windows widened (debug builds)
     arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications
     acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
     numa_init(bi);                                  // nodes, their memory, distances (SRAT, SLIT)

@@ -26,6 +26,7 @@
 #include "kernel/sched.h"
 #include "arch/arch.h"
 #include "kernel/cmdline.h"
+#include "kernel/debugdelay.h"
 #include "kernel/page.h"
 #include "lib/panic.h"
 #include "kernel/timer.h"
@@ -118,6 +119,7 @@ void core_leave_idle(struct m *mp)
     spin_lock(&sched.lock);
     struct m *other = sched.midle;
     spin_unlock(&sched.lock);
+    DEBUG_DELAY(core_leave_idle);
     if (other && other != mp)
         arch_send_ipi(other->id, VEC_WAKE);
 }

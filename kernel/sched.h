@@ -304,6 +304,7 @@ bool stack_scavenge_worth(void);
 extern uint32_t scavenge_due;                   // set by sysmon, taken by an idle M
 void g_free_list_move(struct p *pp);        // a dying P's free Gs -> global
 void g_dump_all(void);
+uint32_t g_count_live(void);                // Gs g_dump_all would list (allg_lock)
 void gready(struct g *gp, bool next);       // G_WAITING -> runnable
 void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on);
 const char *gstatus_name(uint32_t s);

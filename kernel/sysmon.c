@@ -10,6 +10,7 @@
 // schedtrace, sysmon sleeps and core 0 arms nothing for it. startm wakes it.
 #include "kernel/sched.h"
 #include "kernel/cmdline.h"
+#include "kernel/debugdelay.h"
 #include "lib/printf.h"
 #include "kernel/timer.h"
 
@@ -238,6 +239,7 @@ void exitsyscall(void)
     struct p *pp = mp->p;
     uint32_t want = P_SYSCALL;
     __atomic_fetch_sub(&sched.nsyscall, 1, __ATOMIC_RELAXED);
+    DEBUG_DELAY(exitsyscall_nsyscall);
     if (__atomic_compare_exchange_n(&pp->status, &want, P_RUNNING, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_RELAXED)) {
         __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);
@@ -249,6 +251,7 @@ void exitsyscall(void)
     mp->p = 0;
     __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);
     preempt_count_dec();        // mcall needs zero; interrupts are off from here
+    DEBUG_DELAY(exitsyscall_retaken);
     irq_disable();
     mcall(exitsyscall0);
 }

@@ -40,6 +40,7 @@ class Config:
     # | efi (goro-efi.img, the GNU-EFI loader) | efi-nokernel (the same
     # image without goro.elf) | usb (goro-usb.img as a disk)
     accel: str = "tcg"                  # tcg (-cpu max) | kvm (-cpu host)
+    build: str = ""                     # "" the build dir; "debug": its debug/ build (make DEBUG=1)
     cmdline: str = "app=ktest"
     exit_status: int = 33               # QEMU's exit status; 33 = app returned 0
     # Regexes that must match somewhere in the serial log, any order.

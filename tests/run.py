@@ -352,9 +352,15 @@ class SetupError(Exception):
     """A run that cannot start: a missing image or firmware."""
 
 
+def config_build(cfg, args):
+    """The build directory a configuration boots: its own (cfg.build, e.g.
+    the debug build) below the main one, or the main one."""
+    return os.path.join(args.build, cfg.build) if cfg.build else args.build
+
+
 def prepare_images(cfg, args):
     """(the per-run disk copy or None, the per-run OVMF variables or None)."""
-    image = os.path.join(args.build, DISK_IMAGE.get(cfg.boot) or
+    image = os.path.join(config_build(cfg, args), DISK_IMAGE.get(cfg.boot) or
                          ("goro.elf" if cfg.boot == "kernel" else "goro.iso"))
     if not os.path.exists(image):
         raise SetupError(f"{image} not built")
@@ -404,10 +410,11 @@ def boot(cfg, args, runner, run, disk, vars_copy):
 
     def dump_hang():
         try:
-            run.hang.extend(hangdump.dump(monitor, os.path.join(args.build, "goro.elf"), log + ".hang"))
+            run.hang.extend(hangdump.dump(monitor, os.path.join(config_build(cfg, args), "goro.elf"),
+                                          log + ".hang"))
         except (OSError, ValueError) as e:
             run.hang.append(f"no hang dump: {e}")
-    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append, disk, monitor,
+    argv = qemu_argv(cfg, config_build(cfg, args), log, vars_copy, args.append, disk, monitor,
                      run.feeder.path if run.feeder else None)
     with open(log + ".cmd", "w") as f:
         f.write(" ".join(shlex.quote(a) for a in argv) + "\n")

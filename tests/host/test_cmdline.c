@@ -181,6 +181,25 @@ static void test_choices(void)
     expect_bad("idle=", "idle= has no value");
 }
 
+static void test_delay(void)
+{
+    CHECK(parse("delay=exitsyscall_retaken:20000") == 0 && p.ndelays == 1);
+    CHECK(strcmp(p.delays[0].name, "exitsyscall_retaken") == 0 && p.delays[0].us == 20000);
+    CHECK(parse("delay=a:1,b_2:0,c:1000000") == 0 && p.ndelays == 3);
+    CHECK(strcmp(p.delays[1].name, "b_2") == 0 && p.delays[1].us == 0 && p.delays[2].us == 1000000);
+    CHECK(parse("delay=a:1,a:1,a:1,a:1,a:1,a:1,a:1,a:1") == 0 && p.ndelays == 8);
+    expect_bad("delay=a:1,a:1,a:1,a:1,a:1,a:1,a:1,a:1,a:1", "is out of range");
+    expect_bad("delay=a:1000001", "delay=a:1000001 is out of range (NAME:US[,NAME:US...]");
+    expect_bad("delay=a", "is not valid");
+    expect_bad("delay=a:", "is not valid");
+    expect_bad("delay=:5", "is not valid");
+    expect_bad("delay=A:5", "is not valid");
+    expect_bad("delay=a:5,", "is not valid");
+    expect_bad("delay=a:5x", "is not valid");
+    expect_bad("delay=", "delay= has no value");
+    CHECK(p.ndelays == 0);
+}
+
 static void test_seed(void)
 {
     CHECK(parse("seed=0") == 0 && p.seed_given && p.seed == 0);
@@ -375,6 +394,7 @@ int main(void)
     RUN(test_flags);
     RUN(test_choices);
     RUN(test_seed);
+    RUN(test_delay);
     RUN(test_duration);
     RUN(test_app_argv);
     RUN(test_app_name);

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+// Delay points (kernel/debugdelay.h).
+#include "kernel/debugdelay.h"
+#include "arch/arch.h"
+#include "kernel/cmdline.h"
+#include "lib/printf.h"
+#include "lib/string.h"
+
+static const char *const point_names[DELAY_COUNT] __attribute__((unused)) = {
+#define DEBUG_DELAY_NAME(name, where) #name,
+    DEBUG_DELAY_POINTS(DEBUG_DELAY_NAME)
+#undef DEBUG_DELAY_NAME
+};
+
+#ifdef GORO_DEBUG
+uint32_t debug_delay_us[DELAY_COUNT];
+
+void debug_delay_spin(uint32_t us)
+{
+    uint64_t end = arch_cycles() + arch_ns_to_cycles((uint64_t)us * 1000);
+    while (arch_cycles() < end)
+        cpu_relax();
+}
+#endif
+
+bool debug_delay_set(const char *name, uint32_t us)
+{
+#ifdef GORO_DEBUG
+    for (int i = 0; i < DELAY_COUNT; i++) {
+        if (strcmp(name, point_names[i]) == 0) {
+            __atomic_store_n(&debug_delay_us[i], us, __ATOMIC_RELAXED);   // read by DEBUG_DELAY
+            return true;
+        }
+    }
+#else
+    (void)name;
+    (void)us;
+#endif
+    return false;
+}
+
+void debug_delay_init(void)
+{
+    for (int i = 0; i < kparams.ndelays; i++) {
+        const struct cmdline_delay *d = &kparams.delays[i];
+#ifdef GORO_DEBUG
+        if (debug_delay_set(d->name, d->us)) {
+            kprintf("debug: delay point %s widened by %u us\n", d->name, d->us);
+            continue;
+        }
+        kprintf("cmdline: delay=: no delay point named \"%s\"; the points are:", d->name);
+        for (int k = 0; k < DELAY_COUNT; k++)
+            kprintf(" %s", point_names[k]);
+        kprintf("\n");
+#else
+        kprintf("cmdline: delay=%s:%u needs a debug build (make DEBUG=1); ignored\n", d->name, d->us);
+#endif
+    }
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+// Delay points: debug builds (make DEBUG=1) can widen a named race window
+// of a few instructions into microseconds, so that a test hits it every
+// time instead of once in a million runs. Each point is a DEBUG_DELAY(name)
+// at the window; in normal builds it compiles to nothing. A window is
+// widened by delay=NAME:US on the command line or by debug_delay_set from a
+// test (tests/kernel/test_sched_races.c says which test widens which).
+// The wait is a spin on the TSC with interrupts as the caller has them, so
+// an interrupt may land inside the window, which is often the point.
+#ifndef GORO_DEBUGDELAY_H
+#define GORO_DEBUGDELAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+// X(name, where): every delay point, in one list for the enum and the
+// command line's names.
+#define DEBUG_DELAY_POINTS(X)                                                        \
+    X(exitsyscall_retaken, "exitsyscall, P retaken: after the M gave its P up, "  \
+                           "before the switch to g0")                              \
+    X(exitsyscall_nsyscall, "exitsyscall: the G has left the call and holds "     \
+                            "no P yet")                                             \
+    X(core_leave_idle, "core_leave_idle: after choosing the idle M that takes "   \
+                       "over the timer watch, before waking it")
+
+enum debug_delay_point {
+#define DEBUG_DELAY_ENUM(name, where) DELAY_##name,
+    DEBUG_DELAY_POINTS(DEBUG_DELAY_ENUM)
+#undef DEBUG_DELAY_ENUM
+    DELAY_COUNT
+};
+
+#ifdef GORO_DEBUG
+// Microseconds each window is widened by; 0 = not widened (atomic, relaxed:
+// a test sets them before it starts the goroutines that race).
+extern uint32_t debug_delay_us[DELAY_COUNT];
+void debug_delay_spin(uint32_t us);
+#define DEBUG_DELAY(name)                                                            \
+    do {                                                                             \
+        uint32_t us_ = __atomic_load_n(&debug_delay_us[DELAY_##name], __ATOMIC_RELAXED); \
+        if (__builtin_expect(us_ != 0, 0))                                           \
+            debug_delay_spin(us_);                                                   \
+    } while (0)
+#else
+#define DEBUG_DELAY(name) ((void)0)
+#endif
+
+// Widens window name by us microseconds (0 closes it again). False when
+// this is not a debug build or no point has that name.
+bool debug_delay_set(const char *name, uint32_t us);
+// Boot: applies the command line's delay= (a warning for each name that
+// is not a point, or for any delay= in a normal build).
+void debug_delay_init(void);
+
+#endif
