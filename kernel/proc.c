@@ -18,9 +18,10 @@
 //   - P.runq: a 256-slot lock-free ring (kernel/runq.c); the owner puts at
 //     the tail and takes at the head, thieves take half with one CAS.
 //   - the global run queue (sched.lock): overflow from full rings, Gs of
-//     Ps removed by gomaxprocs, preempted Gs. Every 61st schedule on a P
-//     looks there first (P.globcheck counts down), so it cannot starve
-//     behind busy local queues.
+//     Ps removed by gomaxprocs, preempted Gs. Every 61st time slice on a P
+//     looks there first (P.globcheck counts slices down; a runnext hand-off
+//     continues its slice, as in Go), so it cannot starve behind busy
+//     local queues.
 //
 // Finding work (find_runnable), in order: runnext, the local ring, the
 // global queue, then stealing: up to 4 rounds over all Ps in a random
@@ -377,9 +378,9 @@ top:
         goto top;
     }
     timers_run(pp, arch_cycles());
-    // Every 61st schedule the Gs readied by interrupts and the global queue
-    // come before the local queue, so a P whose Gs keep yielding to each
-    // other cannot starve them.
+    // Every 61st time slice the Gs readied by interrupts and the global
+    // queue come before the local queue, so a P whose Gs keep yielding to
+    // each other cannot starve them.
     if (global_first && (gp = irqready_take(pp)))
         return gp;
     if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {

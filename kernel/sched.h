@@ -105,7 +105,7 @@ struct m {
 struct p {
     // owner M only (the M holding the P)
     uint32_t schedtick;             // incremented per time slice
-    uint32_t globcheck;             // schedules until the global queue is looked at first
+    uint32_t globcheck;             // time slices until the global queue is looked at first
     struct g *gfree;                // dead Gs for reuse
     uint32_t ngfree;
     uint64_t goidcache, goidcacheend;   // batch of G ids
@@ -227,23 +227,27 @@ static inline __attribute__((noreturn, always_inline)) void execute(struct m *mp
     mp->curg = gp;
     gp->m = mp;
     __atomic_store_n(&gp->status, G_RUNNING, __ATOMIC_RELAXED);
-    if (!inherit)
-        pp->schedtick++;
+    if (!inherit) {
+        pp->schedtick++;            // a new time slice (a runnext hand-off continues this one)
+        pp->globcheck--;
+    }
     pp->stats.runs++;
     trace_g(TR_GO_START, gp);
     arch_gogo(gp->rsp);
 }
 
 // g0 only, interrupts off: finds the next G and runs it. The common case
-// (a G in the local queue, no stop-the-world, not the tick on which the
-// global queue goes first) is inlined into each mcall target; the rest is
-// schedule_slow. mp must not be spinning: an M stops spinning before it
+// (a G in the local queue, no stop-the-world, not the time slice on which
+// the global queue goes first) is inlined into each mcall target; the rest
+// is schedule_slow. The global look counts time slices, not schedules, as
+// Go's schedtick % 61: a pair of Gs handing the P to each other through
+// runnext continue one slice and do not bring the next look closer. mp must not be spinning: an M stops spinning before it
 // runs a G (schedule_slow), so an M coming from a G never is; schedule()
 // sends the others to schedule_slow.
 static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m *mp)
 {
     struct p *pp = mp->p;
-    bool global_first = --pp->globcheck == 0;
+    bool global_first = pp->globcheck == 0;
     if (__builtin_expect(!global_first &&
                          !__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE), 1)) {
         bool inherit;
