@@ -106,12 +106,16 @@ uint64_t fastrand(struct m *mp)
     return x * 2685821657736338717ull;
 }
 
-// The cold half of a put into a full ring: what runq_put moved out goes
-// to the global queue.
-__attribute__((noinline, cold)) void runq_overflow(struct g **gs, uint32_t n)
+// Owner of pp. The cold half of queue_on_p: gp goes to pp's full ring,
+// which moves half of itself (and gp) to the global queue.
+__attribute__((noinline, cold)) void runq_overflow(struct p *pp, struct g *gp)
 {
+    struct g *overflow[RUNQ_SIZE / 2 + 1];
+    uint32_t n = runq_put(&pp->runq, gp, false, overflow);
+    if (n == 0)
+        return;                 // a thief made room meanwhile
     spin_lock(&sched.lock);
-    globrunq_putbatch(gs, n);
+    globrunq_putbatch(overflow, n);
     spin_unlock(&sched.lock);
 }
 

@@ -110,11 +110,8 @@ static bool runq_put_slow(struct runq *q, struct g *g, uint32_t h, uint32_t t, s
 // Owner only. See runq.h. overflow must hold RUNQ_SIZE/2 + 1 pointers.
 uint32_t runq_put(struct runq *q, struct g *g, bool next, struct g **overflow)
 {
-    if (next) {
-        g = __atomic_exchange_n(&q->runnext, g, __ATOMIC_ACQ_REL); // release: publishes the new G to a thief's CAS; acquire: we may own the old one
-        if (!g)
-            return 0;
-    }
+    if (runq_put_fast(q, &g, next))
+        return 0;
     for (;;) {
         uint32_t h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE); // load-acquire: pairs with consumers' CAS-release, so their slot reads are done
         uint32_t t = q->tail; // owner's own variable: no other core writes it
@@ -126,33 +123,6 @@ uint32_t runq_put(struct runq *q, struct g *g, bool next, struct g **overflow)
         if (runq_put_slow(q, g, h, t, overflow))
             return RUNQ_SIZE / 2 + 1;
         // A thief took some: the ring has room now.
-    }
-}
-
-// Owner only. See runq.h.
-struct g *runq_get(struct runq *q, bool *inherit)
-{
-    // Only the owner sets runnext, so if it is NULL here no one else can
-    // make it non-NULL; a thief may clear it, which the exchange sees.
-    struct g *next = __atomic_load_n(&q->runnext, __ATOMIC_RELAXED); // relaxed: a hint; the exchange below decides
-    if (next) {
-        next = __atomic_exchange_n(&q->runnext, (struct g *)0, __ATOMIC_ACQUIRE); // acquire: pairs with the exchange-release in runq_put
-        if (next) {
-            *inherit = true;
-            return next;
-        }
-    }
-    *inherit = false;
-    for (;;) {
-        uint32_t h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE); // load-acquire: pairs with other consumers' CAS-release
-        uint32_t t = q->tail; // owner's own variable
-        if (t == h)
-            return 0;
-        struct g *g = slot_load(q, h);
-        if (__atomic_compare_exchange_n(&q->head, &h, h + 1, false,
-                                        __ATOMIC_RELEASE,  // cas-release: commits the consume, pairs with the head acquire in runq_put
-                                        __ATOMIC_RELAXED)) // relaxed: the loop reloads head with acquire
-            return g;
     }
 }
 

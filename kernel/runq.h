@@ -34,9 +34,60 @@ void runq_init(struct runq *q);
 // the caller then puts them on the global queue. Returns 0 otherwise.
 uint32_t runq_put(struct runq *q, struct g *g, bool next, struct g **overflow);
 
+// Owner only. The common case of runq_put, inline on the hand-off paths:
+// queues *gp in runnext when next (the G there before moves to the tail),
+// else at the tail, and returns true. False when the ring is full: *gp is
+// then the G still to queue (g, or the one runnext held), for runq_put
+// with next = false, which overflows half the ring. The orderings are
+// runq_put's (runq.c explains them).
+static inline __attribute__((always_inline)) bool runq_put_fast(struct runq *q, struct g **gp, bool next)
+{
+    struct g *g = *gp;
+    if (next) {
+        g = __atomic_exchange_n(&q->runnext, g, __ATOMIC_ACQ_REL); // release: publishes the new G to a thief's CAS; acquire: we may own the old one
+        if (!g)
+            return true;
+        *gp = g;
+    }
+    uint32_t h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE); // load-acquire: pairs with consumers' CAS-release, so their slot reads are done
+    uint32_t t = q->tail; // owner's own variable: no other core writes it
+    if (t - h >= RUNQ_SIZE)
+        return false;
+    __atomic_store_n(&q->ring[t & (RUNQ_SIZE - 1)], g, __ATOMIC_RELAXED); // relaxed: published by the tail store-release that follows
+    __atomic_store_n(&q->tail, t + 1, __ATOMIC_RELEASE); // store-release: makes the slot (and g's contents) visible to consumers
+    return true;
+}
+
 // Owner only. Takes runnext first, then the head. *inherit is set when the
 // G came from runnext (it inherits the time slice). NULL when empty.
-struct g *runq_get(struct runq *q, bool *inherit);
+// Inline: every switch takes its next G here. The orderings are explained
+// in runq.c.
+static inline __attribute__((always_inline)) struct g *runq_get(struct runq *q, bool *inherit)
+{
+    // Only the owner sets runnext, so if it is NULL here no one else can
+    // make it non-NULL; a thief may clear it, which the exchange sees.
+    struct g *next = __atomic_load_n(&q->runnext, __ATOMIC_RELAXED); // relaxed: a hint; the exchange below decides
+    if (next) {
+        next = __atomic_exchange_n(&q->runnext, (struct g *)0, __ATOMIC_ACQUIRE); // acquire: pairs with the exchange-release in runq_put
+        if (next) {
+            *inherit = true;
+            return next;
+        }
+    }
+    *inherit = false;
+    for (;;) {
+        uint32_t h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE); // load-acquire: pairs with other consumers' CAS-release
+        uint32_t t = q->tail; // owner's own variable
+        if (t == h)
+            return 0;
+        struct g *g = __atomic_load_n(&q->ring[h & (RUNQ_SIZE - 1)], __ATOMIC_RELAXED); // relaxed: ordered by the tail read and head CAS around it
+        if (__atomic_compare_exchange_n(&q->head, &h, h + 1, false,
+                                        __ATOMIC_RELEASE,  // cas-release: commits the consume, pairs with the head acquire in runq_put
+                                        __ATOMIC_RELAXED)) // relaxed: the loop reloads head with acquire
+            return g;
+    }
+}
+
 
 // Any core but the owner. Moves about half of victim's Gs (n - n/2 of the
 // n queued) into thief's ring, which must be empty, and returns one of them

@@ -259,18 +259,16 @@ static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m 
 }
 void mcall(void (*fn)(struct g *));
 void wakep(void);
-void runq_overflow(struct g **gs, uint32_t n);
+void runq_overflow(struct p *pp, struct g *gp);
 
 // Owner of pp only (pp is the caller's P). Queues gp on pp: in runnext
 // when next (the G there before goes to the ring's tail), else at the
 // ring's tail; a full ring sends half of itself to the global queue
-// (runq_overflow). Inline: it is on every hand-off's path.
-static inline void queue_on_p(struct p *pp, struct g *gp, bool next)
+// (runq_overflow, out of line). Inline: it is on every hand-off's path.
+static inline __attribute__((always_inline)) void queue_on_p(struct p *pp, struct g *gp, bool next)
 {
-    struct g *overflow[RUNQ_SIZE / 2 + 1];
-    uint32_t n = runq_put(&pp->runq, gp, next, overflow);
-    if (__builtin_expect(n != 0, 0))
-        runq_overflow(overflow, n);
+    if (__builtin_expect(!runq_put_fast(&pp->runq, &gp, next), 0))
+        runq_overflow(pp, gp);
 }
 void acquirep(struct m *mp, struct p *pp);
 void stopm(struct m *mp);
