@@ -208,6 +208,13 @@ static uint64_t new_goid(struct p *pp)
 
 static void goexit1(void);
 
+__attribute__((noinline, cold)) static void gosched_global(struct g *gp)
+{
+    spin_lock(&sched.lock);
+    globrunq_put(gp);
+    spin_unlock(&sched.lock);
+}
+
 uint64_t go(void (*fn)(void *), void *arg)
 {
     struct m *mp = acquirem();
@@ -260,12 +267,19 @@ void goexit(void)
     __builtin_unreachable();
 }
 
+// The yielder goes behind every G already waiting on the global queue
+// (Go's Gosched puts it there), so a G that keeps yielding cannot starve
+// them; with the global queue empty it goes to its own P's tail, which
+// takes no lock (docs/design.md: the departure and its measurement).
 static void gosched_m(struct g *gp)
 {
     struct m *mp = dropg(gp);
     struct p *pp = mp->p;
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
-    queue_on_p(pp, gp, false);
+    if (__builtin_expect(__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) != 0, 0))  // a hint: sched.lock decides
+        gosched_global(gp);
+    else
+        queue_on_p(pp, gp, false);
     schedule_m(mp);
 }
 
