@@ -31,21 +31,16 @@ static bool recv_bool(chan_t *c)
 
 // ---- TestPingPongHog -------------------------------------------------------------
 //
-// On one P, a pair handing a token back and forth after many increments
-// each (the hogs) and a pair doing a thousand times fewer (the light
-// ones): each pair must hand the P to its partner within its time slice,
-// so after 100 ms the two counts are within a factor of 20. Go skips it in
-// -short mode; it is the test of time slices continued through runnext, so
-// it runs here in full.
-//
-// Go's batches are 1e6 and 1e3 increments, which on hardware take about a
-// millisecond, a tenth of the 10 ms slice. Under TCG 1e6 take 4 to 25 ms
-// (host load decides), as long as a slice or longer: the hog is then
-// preempted inside every batch, and the test passes whatever the
-// scheduler does with runnext. 1e5 and 1e2 keep Go's ratio and Go's
-// situation (a hog batch well inside a slice).
-#define PPH_HOG 100000
-#define PPH_LIGHT 100
+// On one P, a pair handing a token back and forth after 1e6 increments
+// each and a pair doing 1e3: both pairs must hand the P to their partner
+// within a time slice, so after 100 ms the counts are within a factor of
+// 20. Go skips it in -short mode; it is the test of time slices continued
+// through runnext, so it runs here in full. Under TCG a 1e6 batch can
+// take longer than a slice (host load decides), and then the hog is
+// preempted inside it and the test cannot tell; the deterministic check
+// of the same rule is race_runnext_handoffs_continue_the_slice.
+#define PPH_HOG 1000000
+#define PPH_LIGHT 1000
 
 static struct {
     chan_t *done, *hog_chan, *light_chan;

@@ -14,6 +14,112 @@
 #include "kernel/cmdline.h"
 #include "lib/string.h"
 
+// ---- runnext hand-offs continue one time slice ------------------------
+//
+// The every-61st look at the global queue counted schedules, runnext
+// hand-offs included, so a ping-pong pair gave the P to a global G within
+// 61 hand-offs (Go's TestPingPongHog failed by a factor of 1000). Go counts
+// time slices there, and a G run from runnext continues the slice of the G
+// that readied it. Here a pair hands a token back and forth 1000 times on
+// one P with Gs waiting both on the P's ring and on the global queue; the
+// hand-offs are one slice, so none of those Gs may run before the pair is
+// done. The quantum is raised to a second meanwhile, so that a slow host
+// cannot end the slice.
+
+#define HANDOFFS 1000
+#define WAITERS 300
+static uint64_t waiters_ran;
+static chan_t *ping, *pong, *pair_done;
+static struct g *pair_g[2];
+
+static struct g *my_g(void)
+{
+    struct m *mp = acquirem();
+    struct g *gp = mp->curg;
+    releasem(mp);
+    return gp;
+}
+
+// Yields until both Gs of the pair are parked on their channels.
+static bool pair_parked(void)
+{
+    uint64_t end = nanotime() + 5000000000ull;
+    for (;;) {
+        struct g *a = __atomic_load_n(&pair_g[0], __ATOMIC_ACQUIRE);
+        struct g *b = __atomic_load_n(&pair_g[1], __ATOMIC_ACQUIRE);
+        if (a && b && __atomic_load_n(&a->status, __ATOMIC_ACQUIRE) == G_WAITING &&
+            __atomic_load_n(&b->status, __ATOMIC_ACQUIRE) == G_WAITING)
+            return true;
+        if (nanotime() > end)
+            return false;
+        gosched();
+    }
+}
+
+static void waiter_g(void *arg)
+{
+    (void)arg;
+    kt_add(&waiters_ran, 1);
+}
+
+static void pinger(void *arg)
+{
+    (void)arg;
+    uint64_t token = 0;
+    __atomic_store_n(&pair_g[0], my_g(), __ATOMIC_RELEASE);
+    chan_recv(ping, &token);            // the start
+    uint64_t before = kt_load(&waiters_ran);
+    for (int i = 0; i < HANDOFFS; i++) {
+        chan_send(pong, &token);
+        chan_recv(ping, &token);
+    }
+    uint64_t ran = kt_load(&waiters_ran) - before;
+    token = ~0ull;
+    chan_send(pong, &token);
+    chan_send(pair_done, &ran);
+}
+
+static void ponger(void *arg)
+{
+    (void)arg;
+    uint64_t token;
+    __atomic_store_n(&pair_g[1], my_g(), __ATOMIC_RELEASE);
+    for (;;) {
+        chan_recv(pong, &token);
+        if (token == ~0ull)
+            return;
+        chan_send(ping, &token);
+    }
+}
+
+KTEST(race_runnext_handoffs_continue_the_slice)
+{
+    int orig = gomaxprocs(1);
+    uint64_t q = preempt_set_quantum_ns(1000000000);
+    ping = chan_make(sizeof(uint64_t), 0);
+    pong = chan_make(sizeof(uint64_t), 0);
+    pair_done = chan_make(sizeof(uint64_t), 1);
+    pair_g[0] = pair_g[1] = 0;
+    go(pinger, 0);
+    go(ponger, 0);
+    bool parked = pair_parked();
+    kt_store(&waiters_ran, 0);
+    for (int i = 0; i < WAITERS; i++)   // a full ring overflows to the global queue
+        go(waiter_g, 0);
+    uint64_t start = 0, ran;
+    chan_send(ping, &start);            // parks us: the pair runs from runnext
+    chan_recv(pair_done, &ran);
+    kt_wait_count(&waiters_ran, WAITERS, 60000);
+    preempt_set_quantum_ns(q);
+    gomaxprocs(orig);
+    chan_free(ping);
+    chan_free(pong);
+    chan_free(pair_done);
+    KT_ASSERT(parked);
+    if (ran != 0)
+        KT_FAIL("%lu of the waiting goroutines ran during %d runnext hand-offs", ran, HANDOFFS);
+}
+
 // ---- gosched lets the global queue run -----------------------------------
 //
 // A G that keeps yielding starved the global queue: 4000 Gs spawned on one
