@@ -133,6 +133,9 @@ static void preempt_check(struct m *mp, uint64_t now, bool force)
     uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);
     if (t0 && t0 <= now)
         preempt_request(PREEMPT_TIMERS);
+    if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE) &&     // pairs with stop_the_world's store
+        __atomic_load_n(&pp->status, __ATOMIC_RELAXED) == P_RUNNING)   // not the stopper's own P
+        preempt_request(PREEMPT_STW);
     if (pp->schedtick != mp->tick_seen) {
         mp->tick_seen = pp->schedtick;
         mp->tick_when = now;

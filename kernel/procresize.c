@@ -1,19 +1,44 @@
 // SPDX-License-Identifier: MIT
 // Stopping the world and changing gomaxprocs.
 //
-// stop_the_world takes every P: idle ones straight from the idle list,
-// busy ones when their M next enters the scheduler (find_runnable sees
-// sched.stw_pending and calls stw_stopm). The caller keeps its own P, marked
-// stopped. start_the_world resizes, hands Ps that have work to idle Ms and
-// puts the rest on the idle list.
+// stop_the_world takes every P: idle ones straight from the idle list, Ps
+// whose G is in a blocking call by a CAS of their status (the call's
+// exitsyscall then finds no P and queues the G), and running ones when
+// their M next enters the scheduler (find_runnable sees sched.stw_pending
+// and calls stw_stopm). So that a G that never calls the scheduler cannot
+// hold the world up, every running P's core is sent a preemption IPI
+// (preemptall, as Go's): its G is preempted to its P's queue, whatever
+// else is runnable. The caller keeps its own P, marked stopped, and stays
+// pinned until start_the_world, which resizes, hands Ps that have work to
+// idle Ms and puts the rest on the idle list. One stop-the-world at a time:
+// worldsema (Go's) makes a second caller wait, parked, for the first's
+// start.
 #include "kernel/sched.h"
 #include "lib/panic.h"
 #include "lib/printf.h"
 #include "kernel/timer.h"
 
+static mutex_t worldsema;
+
+// sched.lock held, or not (a re-send: statuses are read racily then).
+// Asks the core of every running P but the caller's to preempt its G; the
+// core sees sched.stw_pending in its preemption check (preempt.c).
+static void preemptall(struct m *self)
+{
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
+        struct p *pp = allp[i];
+        struct m *pm = __atomic_load_n(&pp->m, __ATOMIC_RELAXED);     // racy: a stale M only gets a spare IPI
+        if (__atomic_load_n(&pp->status, __ATOMIC_RELAXED) == P_RUNNING && pm && pm != self)
+            arch_send_ipi(pm->id, VEC_PREEMPT);
+    }
+}
+
+// From a G. Returns with every other P stopped and the caller pinned
+// (acquirem) until start_the_world.
 void stop_the_world(const char *why)
 {
     (void)why;
+    mutex_lock(&worldsema);         // may park: before the pin
     struct m *mp = acquirem();
     spin_lock(&sched.lock);
     ASSERT(!sched.stw_pending);
@@ -24,12 +49,42 @@ void stop_the_world(const char *why)
         pp->status = P_STOPPED;
         wait--;
     }
-    __atomic_store_n(&sched.stopwait, wait, __ATOMIC_RELAXED);
-    __atomic_store_n(&sched.stw_pending, 1, __ATOMIC_RELEASE);   // pairs with find_runnable's acquire
+    // A P handed to an idle M that has not woken to take it yet is taken
+    // back, and the M goes back on the idle list: waiting for a halted core
+    // to wake (a VM's vCPU thread to be scheduled) would only delay the
+    // stop.
+    for (uint32_t i = 0; i < sched.ncpu; i++) {
+        struct m *om = &allm[i];
+        pp = __atomic_exchange_n(&om->nextp, (struct p *)0, __ATOMIC_ACQUIRE);   // pairs with the handing M's release; the woken M's exchange loses
+        if (!pp)
+            continue;
+        pp->status = P_STOPPED;
+        wait--;
+        if (om->nextspinning)
+            __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);     // it was counted for the M
+        mput(om);
+    }
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
+        uint32_t want = P_SYSCALL;
+        pp = allp[i];
+        if (__atomic_compare_exchange_n(&pp->status, &want, P_STOPPED, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_RELAXED)) {   // pairs with exitsyscall's and retake's CAS: one wins
+            pp->m = 0;
+            wait--;
+        }
+    }
+    __atomic_store_n(&sched.stopwait, wait, __ATOMIC_RELAXED);     // published by the release below
+    __atomic_store_n(&sched.stw_pending, 1, __ATOMIC_SEQ_CST);     // pairs with find_runnable's and preempt_check's loads; before the IPIs
+    preemptall(mp);
     spin_unlock(&sched.lock);
-    while (__atomic_load_n(&sched.stopwait, __ATOMIC_ACQUIRE))  // pairs with stw_stopm's release
+    uint64_t resend = arch_cycles() + arch_ns_to_cycles(1000000);
+    while (__atomic_load_n(&sched.stopwait, __ATOMIC_ACQUIRE)) {   // pairs with stw_stopm's release
         cpu_relax();
-    releasem(mp);
+        if (arch_cycles() > resend) {
+            preemptall(mp);         // a backstop: one IPI is enough unless an arch retry dropped it
+            resend = arch_cycles() + arch_ns_to_cycles(1000000);
+        }
+    }
 }
 
 // Destroys P pp (id >= the new gomaxprocs): its Gs go to the global queue.
@@ -44,9 +99,11 @@ static void p_destroy(struct p *pp, struct p *heir)
     pp->m = 0;
 }
 
+// From the G that stopped the world (still pinned by stop_the_world).
 void start_the_world(uint32_t nprocs)
 {
-    struct m *mp = acquirem();
+    struct m *mp = getm();
+    ASSERT(preempt_count() > 0 && __atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED));
     struct p *want[MAX_CPUS];
     uint32_t nwant = 0;
     spin_lock(&sched.lock);
@@ -77,7 +134,7 @@ void start_the_world(uint32_t nprocs)
         else
             want[nwant++] = pp;
     }
-    __atomic_store_n(&sched.stw_pending, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&sched.stw_pending, 0, __ATOMIC_RELEASE);     // pairs with find_runnable's acquire
     // Ps with work wait on the idle list too until an M takes them, so
     // that startm may put them back there when no M is free.
     spin_unlock(&sched.lock);
@@ -100,8 +157,9 @@ void start_the_world(uint32_t nprocs)
         spin_unlock(&sched.lock);
         arch_send_ipi(nmp->id, VEC_WAKE);
     }
-    releasem(mp);
     wakep();
+    releasem(mp);               // stop_the_world's pin
+    mutex_unlock(&worldsema);
 }
 
 int gomaxprocs(int n)
@@ -111,11 +169,7 @@ int gomaxprocs(int n)
         return old;
     if ((uint32_t)n > sched.ncpu)
         n = (int)sched.ncpu;
-    // Pinned from stop to start: preempted in between, the caller would sit
-    // on the global queue of a stopped world.
-    struct m *mp = acquirem();
     stop_the_world("gomaxprocs");
     start_the_world((uint32_t)n);
-    releasem(mp);
     return old;
 }

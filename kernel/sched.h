@@ -174,7 +174,12 @@ static inline struct m *acquirem(void)
     return getm();
 }
 
-enum { PREEMPT_QUANTUM = 1, PREEMPT_TIMERS = 2 };
+// Why a G is to be preempted (this core's preempt_pending, a mask).
+enum {
+    PREEMPT_QUANTUM = 1,    // its time slice ran out while others wait: to the global queue
+    PREEMPT_TIMERS = 2,     // its P has a due timer: to its P's tail, the timers run first
+    PREEMPT_STW = 4,        // a stop-the-world waits for its P: to its P's tail
+};
 void preempt_deferred(void);
 
 // Ends acquirem. A preemption that came due meanwhile happens now (or,
@@ -322,7 +327,9 @@ uint64_t preempt_set_quantum_ns(uint64_t ns);   // returns the previous quantum
 void sysmon_init(void);
 void sysmon_wake(void);
 
-// procresize.c
+// procresize.c: from a G. stop_the_world returns with every other P
+// stopped and the caller pinned; start_the_world(n) resizes to n Ps, lets
+// the world go and unpins. One at a time (a second caller parks).
 void stop_the_world(const char *why);
 void start_the_world(uint32_t nprocs);
 

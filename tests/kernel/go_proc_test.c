@@ -16,6 +16,10 @@
 #include "kernel/steal_order.h"
 #include "lib/string.h"
 
+static uint32_t load32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void store32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static uint32_t add32(uint32_t *p, uint32_t v) { return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL); }
+
 static void send_true(chan_t *c)
 {
     bool v = true;
@@ -27,6 +31,187 @@ static bool recv_bool(chan_t *c)
     bool v = false;
     chan_recv(c, &v);
     return v;
+}
+
+// What runtime.GC() is to these tests: one stop and start of the world.
+static void stw_cycle(void)
+{
+    stop_the_world("test");
+    start_the_world(__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED));
+}
+
+// Go's `preempt`: a call that sums a 128-int array (a function call in the
+// spin loop, where Go checks for preemption at the prologue).
+static int preempt_pad[128];
+__attribute__((noinline)) static int preempt_fn(void)
+{
+    int sum = 0;
+    for (int i = 0; i < 128; i++)
+        sum += ((volatile int *)preempt_pad)[i];
+    return sum;
+}
+
+
+
+// ---- TestStopTheWorldDeadlock ------------------------------------------------
+//
+// Stops of the world (Go: runtime.GC) racing gomaxprocs changes while a
+// goroutine keeps replacing itself with a new one. Go skips it in -short
+// mode; it runs here in full (1-4 s under TCG on a loaded host).
+
+#define STW_ROUNDS 1000
+
+static chan_t *stw_stop;
+static uint32_t stw_mobile_ended;
+
+static void perpetuum_mobile(void *arg)
+{
+    (void)arg;
+    struct select_case cs[1] = { { stw_stop, SELECT_RECV, 0, false } };
+    if (chan_select(cs, 1, false) == 0)
+        store32(&stw_mobile_ended, 1);
+    else
+        go(perpetuum_mobile, 0);
+}
+
+static void stw_gc_loop(void *arg)
+{
+    for (int i = 0; i != STW_ROUNDS; i++)
+        stw_cycle();
+    send_true(arg);
+}
+
+static void stw_gomaxprocs_loop(void *arg)
+{
+    for (int i = 0; i != STW_ROUNDS; i++)
+        gomaxprocs(3);
+    send_true(arg);
+}
+
+KTEST(go_TestStopTheWorldDeadlock)
+{
+    int maxprocs = gomaxprocs(3);
+    chan_t *compl = chan_make(sizeof(bool), 2);
+    stw_stop = chan_make(sizeof(bool), 1);
+    stw_mobile_ended = 0;
+    go(stw_gc_loop, compl);
+    go(stw_gomaxprocs_loop, compl);
+    go(perpetuum_mobile, 0);
+    recv_bool(compl);
+    recv_bool(compl);
+    send_true(stw_stop);
+    while (!load32(&stw_mobile_ended))
+        gosched();
+    gomaxprocs(maxprocs);
+    chan_free(compl);
+    chan_free(stw_stop);
+}
+
+// ---- TestPreemption, TestPreemptionGC ---------------------------------------
+
+static struct {
+    uint32_t x;
+    chan_t *c;
+    int N;
+} pre;
+
+static void preemption_g(void *arg)
+{
+    uint32_t g = (uint32_t)(uintptr_t)arg;
+    for (int i = 0; i < pre.N; i++) {
+        while (load32(&pre.x) != g)
+            preempt_fn();
+        store32(&pre.x, 1 - g);
+    }
+    send_true(pre.c);
+}
+
+KTEST(go_TestPreemption)
+{
+    pre.N = 2;                      // Go's short value
+    pre.c = chan_make(sizeof(bool), 0);
+    store32(&pre.x, 0);
+    for (uintptr_t g = 0; g < 2; g++)
+        go(preemption_g, (void *)g);
+    recv_bool(pre.c);
+    recv_bool(pre.c);
+    chan_free(pre.c);
+}
+
+static uint32_t gc_stop, gc_stopped;
+
+static void preemption_gc_g(void *arg)
+{
+    (void)arg;
+    while (!load32(&gc_stop))
+        preempt_fn();
+    add32(&gc_stopped, 1);
+}
+
+// "Test that pending GC preempts running goroutines": a stop-the-world
+// while call-free spinners hold every other P.
+KTEST(go_TestPreemptionGC)
+{
+    int P = 3, N = 2;               // Go's short values
+    int orig = gomaxprocs(P + 1);
+    store32(&gc_stop, 0);
+    store32(&gc_stopped, 0);
+    for (int i = 0; i < P; i++)
+        go(preemption_gc_g, 0);
+    for (int i = 0; i < N; i++) {
+        gosched();
+        stw_cycle();
+    }
+    store32(&gc_stop, 1);
+    while (load32(&gc_stopped) != (uint32_t)P)
+        gosched();
+    gomaxprocs(orig);
+}
+
+// ---- TestAsyncPreempt (testprog AsyncPreempt) -------------------------------
+
+static uint32_t async_ready, async_ready2, async_stop, async_done;
+
+__attribute__((noinline)) static void async_dummy(void)
+{
+    __asm__ volatile("" ::: "memory");
+}
+
+static void async_loop(void *arg)
+{
+    (void)arg;
+    while (!load32(&async_stop)) {
+        store32(&async_ready, 1);
+        async_dummy();
+        async_dummy();
+    }
+    add32(&async_done, 1);
+}
+
+static void async_frameless(void *arg)
+{
+    (void)arg;
+    while (!load32(&async_stop))
+        add32(&async_ready2, 1);
+    add32(&async_done, 1);
+}
+
+KTEST(go_TestAsyncPreempt)
+{
+    int orig = gomaxprocs(1);
+    store32(&async_ready, 0);
+    store32(&async_ready2, 0);
+    store32(&async_stop, 0);
+    store32(&async_done, 0);
+    go(async_loop, 0);
+    go(async_frameless, 0);
+    while (load32(&async_ready) == 0 || load32(&async_ready2) < 2)
+        gosched();
+    stw_cycle();                    // must stop both: they pass no safe point
+    store32(&async_stop, 1);
+    while (load32(&async_done) != 2)
+        gosched();
+    gomaxprocs(orig);
 }
 
 // ---- TestPingPongHog -------------------------------------------------------------

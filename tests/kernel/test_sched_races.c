@@ -14,6 +14,13 @@
 #include "kernel/cmdline.h"
 #include "lib/string.h"
 
+static struct m *my_m(void)
+{
+    struct m *mp = acquirem();
+    releasem(mp);
+    return mp;
+}
+
 // ---- runnext hand-offs continue one time slice ------------------------
 //
 // The every-61st look at the global queue counted schedules, runnext
@@ -154,4 +161,57 @@ KTEST(race_gosched_yields_to_the_global_queue)
     KT_ASSERT_EQ(ran, YIELD_SPAWN);
     // Everything queued before the yield runs before the yielder again.
     KT_ASSERT_EQ(yields, 1);
+}
+
+// ---- stop-the-world preempts a lone G on another P ----------------------
+//
+// gomaxprocs() from one P hung forever while another P ran a call-free
+// loop alone: quantum preemption needed other runnable Gs on that P, and
+// stop_the_world never asked running Gs to stop (Go's preemptall). Hangs
+// before the fix (the runner's timeout ends it).
+
+static uint64_t lone_stop, lone_spins, lone_done;
+static struct m *lone_m;
+
+static void lone_hog(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&lone_m, getm(), __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&lone_stop, __ATOMIC_RELAXED))
+        __atomic_store_n(&lone_spins, lone_spins + 1, __ATOMIC_RELAXED);
+    kt_store(&lone_done, 1);
+}
+
+// Sleeps a little at a time until the G that counts spins runs its loop
+// on another M than the caller's; false after 5 s. (Sleeping, not
+// yielding: the wake-up is a ready, which wakes an idle core to take
+// whichever of the two is queued.)
+static bool apart_from(struct m *const *other_m, const uint64_t *spins)
+{
+    uint64_t end = nanotime() + 5000000000ull;
+    while (nanotime() < end) {
+        uint64_t s = kt_load(spins);
+        sleep_ns(100000);
+        struct m *om = __atomic_load_n(other_m, __ATOMIC_ACQUIRE);
+        if (om && kt_load(spins) != s && om != my_m())
+            return true;
+    }
+    return false;
+}
+
+KTEST(race_stop_the_world_preempts_a_lone_hog)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs 2 cores: the hog must be alone on another P");
+    int orig = gomaxprocs(2);
+    lone_stop = lone_spins = lone_done = 0;
+    __atomic_store_n(&lone_m, 0, __ATOMIC_RELAXED);
+    go(lone_hog, 0);
+    bool apart = apart_from(&lone_m, &lone_spins);
+    gomaxprocs(1);                  // stops the world: the hog's P must stop too
+    kt_store(&lone_stop, 1);
+    bool stopped = kt_wait_count(&lone_done, 1, 60000);
+    gomaxprocs(orig);
+    KT_ASSERT(apart);
+    KT_ASSERT(stopped);
 }
