@@ -92,6 +92,8 @@ struct m {
     uint64_t last_timer_irq;        // TSC of this core's last timer interrupt (debug checks)
     uint32_t tick_seen;             // p->schedtick at the last timer interrupt
     uint64_t tick_when;             // when tick_seen was first seen (TSC)
+    // atomic: written by the owner core, read by timer_stop on any core
+    struct timer *running_timer;    // the timer whose function this M runs now
     // atomic, any core: the waker hands an idle M its P here
     struct p *nextp;
     bool nextspinning;              // with nextp: start out spinning

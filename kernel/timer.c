@@ -2,9 +2,22 @@
 // Per-P timer heaps (4-ary, keyed by when), sleep_ns and nanotime's users.
 //
 // Invariants: a queued timer is in exactly one heap, t->pp names it and
-// t->idx is its slot; both change only under that P's timers_lock.
-// p->timer0 mirrors heap[0]->when (0 when empty) for lock-free peeking:
-// written under the lock with a release store, read with acquire loads.
+// t->idx is its slot; both change only under that P's timers_lock (t->pp
+// is also read without it, with acquire loads, and written with release
+// stores). p->timer0 mirrors heap[0]->when (0 when empty) for lock-free
+// peeking: written under the lock with a release store, read with acquire
+// loads.
+//
+// Running: timers_run takes a due timer out of its heap (a periodic one
+// goes back in at once, at its next time) and calls its function without
+// the lock. Meanwhile the M running it names it in m->running_timer, set
+// under the heap's lock before the timer leaves the heap and cleared
+// (release) after the function returns; the function may free a one-shot
+// timer, so nothing else of the timer is touched after it. timer_stop
+// takes the timer out of its heap, then waits while any other M names it:
+// once timer_stop returns, the function is not running and will not run
+// again (Go's deltimer waits on timerRunning the same way), so the caller
+// may free the timer.
 #include "kernel/timer.h"
 #include "kernel/sched.h"
 #include "kernel/page.h"
@@ -70,7 +83,7 @@ static void heap_push(struct p *pp, struct timer *t)
         pp->timers = n;
         pp->timers_cap = (uint32_t)(pages * PAGE_SIZE / sizeof(struct timer *));
     }
-    t->pp = pp;
+    __atomic_store_n(&t->pp, pp, __ATOMIC_RELEASE);    // pairs with timer_stop's acquire (which then takes the lock)
     heap_set(pp, pp->ntimers++, t);
     sift_up(pp, t->idx);
     timer0_update(pp);
@@ -81,7 +94,7 @@ static void heap_remove(struct p *pp, struct timer *t)
     uint32_t i = t->idx;
     ASSERT(i < pp->ntimers && pp->timers[i] == t);
     struct timer *last = pp->timers[--pp->ntimers];
-    t->pp = 0;
+    __atomic_store_n(&t->pp, (struct p *)0, __ATOMIC_RELEASE);    // pairs with timer_stop's acquire: running_timer is set before
     if (last != t) {
         heap_set(pp, i, last);
         sift_up(pp, i);
@@ -109,18 +122,32 @@ void timer_start(struct timer *t)
 
 bool timer_stop(struct timer *t)
 {
+    bool removed = false;
     for (;;) {
-        struct p *pp = __atomic_load_n(&t->pp, __ATOMIC_ACQUIRE);
+        struct p *pp = __atomic_load_n(&t->pp, __ATOMIC_ACQUIRE);    // pairs with heap_push's and heap_remove's release
         if (!pp)
-            return false;
+            break;
         spin_lock(&pp->timers_lock);
         if (t->pp == pp) {
             heap_remove(pp, t);
+            removed = true;
             spin_unlock(&pp->timers_lock);
-            return true;
+            break;
         }
         spin_unlock(&pp->timers_lock);      // it moved or fired meanwhile: look again
     }
+    // Its function may still be running on another M (taken out of the
+    // heap before we looked); never wait for this M: that would be a
+    // timer function stopping its own timer.
+    struct m *self = getm();
+    for (uint32_t i = 0; i < sched.ncpu; i++) {
+        struct m *mp = &allm[i];
+        if (mp == self)
+            continue;
+        while (__atomic_load_n(&mp->running_timer, __ATOMIC_ACQUIRE) == t)   // pairs with timers_run's release
+            cpu_relax();
+    }
+    return removed;
 }
 
 uint32_t timers_run(struct p *pp, uint64_t now)
@@ -129,9 +156,13 @@ uint32_t timers_run(struct p *pp, uint64_t now)
     uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);
     if (!t0 || t0 > now)
         return 0;
+    struct m *mp = getm();
     spin_lock(&pp->timers_lock);
     while (pp->ntimers && pp->timers[0]->when <= now) {
         struct timer *t = pp->timers[0];
+        // Named before it leaves the heap: timer_stop, seeing t->pp NULL
+        // (acquire), must see it running.
+        __atomic_store_n(&mp->running_timer, t, __ATOMIC_RELAXED);   // published by heap_remove's release and the unlock
         heap_remove(pp, t);
         if (t->period) {
             // the next due time after now, skipping missed periods
@@ -142,13 +173,13 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         // f runs without the lock: it readies Gs and may start timers.
         spin_unlock(&pp->timers_lock);
         t->f(t, now);
+        __atomic_store_n(&mp->running_timer, (struct timer *)0, __ATOMIC_RELEASE);    // f is done: pairs with timer_stop's acquire
         ran++;
         spin_lock(&pp->timers_lock);
     }
     spin_unlock(&pp->timers_lock);
     // A periodic timer went back in the heap: this core must watch it if
     // the P is its own (an idle core re-arms on its way to halt anyway).
-    struct m *mp = getm();
     if (ran && mp->p == pp) {
         uint64_t f = irq_save();
         core_rearm(mp, arch_cycles());

@@ -2,7 +2,8 @@
 // Timers: a 4-ary min-heap per P (as Go's), in TSC cycles. A timer's
 // function runs on g0 with a P held and interrupts off, from the scheduler
 // (its own P's timers, or overdue ones of another P while stealing), so it
-// may ready goroutines (gready) but must not block.
+// may ready goroutines (gready) but must not block. It may free a one-shot
+// timer: nothing touches the timer after its function returns.
 #ifndef GORO_TIMER_H
 #define GORO_TIMER_H
 
@@ -17,7 +18,7 @@ struct timer {
     uint64_t period;                // cycles; 0 = fires once
     void (*f)(struct timer *t, uint64_t now);
     void *arg;
-    // the heap's P's timers_lock held
+    // the heap's P's timers_lock held (pp also read atomically, acquire)
     struct p *pp;                   // the P whose heap holds it; NULL when not queued
     uint32_t idx;
 };
@@ -25,7 +26,13 @@ struct timer {
 // Queues t on the calling M's P and re-arms this core's timer when t is now
 // the earliest. From a G (pinned by the caller or not) or from g0 with a P.
 void timer_start(struct timer *t);
-// Removes t if queued; returns whether it was (false: it fired or never ran).
+// Removes t if queued and returns whether it was (false: a one-shot timer
+// that fired, or one never started). Once it returns, t's function is not
+// running and will not run again unless t is started again, so t may be
+// freed: when the function is running on another core, timer_stop waits
+// for it (a timer function must therefore not stop a timer whose function
+// may stop its own timer's: they would wait for each other). A timer's
+// function may stop its own timer. From a G, or from g0 with a P.
 bool timer_stop(struct timer *t);
 // Runs pp's timers due by now; returns how many ran. The caller holds a P
 // (its own, or pp when it is its own).

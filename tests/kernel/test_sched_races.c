@@ -215,3 +215,76 @@ KTEST(race_stop_the_world_preempts_a_lone_hog)
     KT_ASSERT(apart);
     KT_ASSERT(stopped);
 }
+
+// ---- timer_stop waits for a running timer function ----------------------
+//
+// ticker_stop freed a ticker while another core ran its tick: timers_run
+// calls f without the lock, after putting a periodic timer back in its
+// heap, and timer_stop returned as soon as it took it out again. Here f
+// runs slowly on the timer's P while a G on another core stops the timer:
+// f must never see timer_stop returned, during this run or later ones.
+
+struct slow_timer {
+    struct timer t;                 // first: f gets the slow_timer
+    uint64_t runs, in_f, stop_called, stop_returned, bad;
+};
+static struct slow_timer slow;
+static uint64_t stopper_spins;
+static struct m *stopper_m;
+
+static void slow_f(struct timer *t, uint64_t now)
+{
+    (void)now;
+    struct slow_timer *s = (struct slow_timer *)t;
+    if (kt_load(&s->stop_returned))
+        kt_store(&s->bad, 1);       // ran after timer_stop returned
+    if (__atomic_fetch_add(&s->runs, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    kt_store(&s->in_f, 1);
+    uint64_t end = arch_cycles() + arch_ns_to_cycles(200000000);
+    while (!kt_load(&s->stop_called) && arch_cycles() < end)
+        cpu_relax();
+    end = arch_cycles() + arch_ns_to_cycles(2000000);
+    while (arch_cycles() < end)
+        cpu_relax();
+    if (kt_load(&s->stop_returned))
+        kt_store(&s->bad, 2);       // timer_stop returned while f ran
+}
+
+static void timer_stopper(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&stopper_m, getm(), __ATOMIC_RELEASE);
+    while (!kt_load(&slow.in_f))
+        __atomic_store_n(&stopper_spins, stopper_spins + 1, __ATOMIC_RELAXED);
+    kt_store(&slow.stop_called, 1);
+    timer_stop(&slow.t);
+    kt_store(&slow.stop_returned, 1);
+}
+
+KTEST(race_timer_stop_waits_for_a_running_timer)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs 2 cores: f and timer_stop must run at once");
+    int orig = gomaxprocs(2);
+    memset(&slow, 0, sizeof slow);
+    stopper_spins = 0;
+    __atomic_store_n(&stopper_m, 0, __ATOMIC_RELAXED);
+    go(timer_stopper, 0);
+    bool apart = apart_from(&stopper_m, &stopper_spins);
+    slow.t.f = slow_f;
+    slow.t.period = arch_ns_to_cycles(100000);
+    slow.t.when = arch_cycles() + slow.t.period;
+    timer_start(&slow.t);
+    bool returned = kt_wait_count(&slow.stop_returned, 1, 60000);
+    sleep_ns(2000000);              // a stopped timer stays stopped
+    if (!returned)
+        timer_stop(&slow.t);
+    gomaxprocs(orig);
+    KT_ASSERT(apart);
+    KT_ASSERT(returned);
+    if (slow.bad == 1)
+        KT_FAIL("the timer function ran again after timer_stop returned");
+    if (slow.bad == 2)
+        KT_FAIL("timer_stop returned while the timer function was still running");
+}
