@@ -233,6 +233,15 @@ struct trapframe *trap_switch_hook(struct trapframe *tf)
     arch_preempt(tf, &gp->rsp, g_xsave_area(gp), mp->g0_top, preempt_m, gp);
 }
 
+// g0, interrupts off (dropg): the G a request was for left this core by
+// itself. The request goes, and the timer is armed for what the core
+// watches now.
+__attribute__((noinline, cold)) void preempt_drop(struct m *mp)
+{
+    preempt_take();
+    core_rearm(mp, arch_cycles());
+}
+
 static void preempt_deferred_m(struct g *gp)
 {
     preempt_m(gp);

@@ -119,12 +119,16 @@ __attribute__((noinline, cold)) void runq_overflow(struct p *pp, struct g *gp)
     spin_unlock(&sched.lock);
 }
 
+// The quantum check starts over on an M that takes a P: the slice count
+// it saw last may be the P's count from long ago, with the time it saw it.
 void acquirep(struct m *mp, struct p *pp)
 {
     ASSERT(mp->p == 0);
     mp->p = pp;
     pp->m = mp;
     pp->status = P_RUNNING;
+    mp->tick_seen = pp->schedtick;
+    mp->tick_when = arch_cycles();
 }
 
 // Hands pp (or, with pp NULL, any idle P) to an idle M and wakes its core.
@@ -237,11 +241,8 @@ void stopm(struct m *mp)
         idle_wait(mp);
         trace_event(TR_WAKE, 0, 0);
     }
-    uint64_t now = arch_cycles();
     core_leave_idle(mp);
-    mp->tick_seen = mp->p->schedtick;
-    mp->tick_when = now;
-    core_rearm(mp, now);
+    core_rearm(mp, arch_cycles());
 }
 
 // A stop-the-world is pending: hand our P over and wait.

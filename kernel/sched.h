@@ -209,12 +209,19 @@ static inline uint32_t preempt_take(void)
     return why;
 }
 
+void preempt_drop(struct m *mp);
+
 // On g0, first thing in every mcall target: the G is no longer running.
+// A preemption request still pending on this core was for gp, which is
+// leaving anyway: it is dropped, so that it cannot hit the next G.
+// (Preemption itself takes its request before it switches.)
 static inline struct m *dropg(struct g *gp)
 {
     struct m *mp = getm();
     mp->curg = 0;
     gp->m = 0;
+    if (__builtin_expect(preempt_pending_here() != 0, 0))
+        preempt_drop(mp);
     return mp;
 }
 

@@ -246,12 +246,14 @@ void exitsyscall(void)
         releasem(mp);
         return;
     }
-    // sysmon handed our P to another core: find another, or queue the G
-    // and idle this core.
+    // sysmon (or a stop-the-world) took our P: find another, or queue the
+    // G and idle this core. Interrupts go off before the M lets go of the
+    // P: a preemption that came due during the call must not run on an M
+    // without one (mcall's dropg then drops it).
+    irq_disable();
     mp->p = 0;
     __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);
-    preempt_count_dec();        // mcall needs zero; interrupts are off from here
+    preempt_count_dec();        // mcall needs zero; interrupts are off
     DEBUG_DELAY(exitsyscall_retaken);
-    irq_disable();
     mcall(exitsyscall0);
 }

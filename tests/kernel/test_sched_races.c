@@ -14,6 +14,21 @@
 #include "kernel/cmdline.h"
 #include "lib/string.h"
 
+static void spin_ns(uint64_t ns)
+{
+    uint64_t end = nanotime() + ns;
+    while (nanotime() < end)
+        cpu_relax();
+}
+
+static uint64_t total_preemptions(void)
+{
+    static struct sched_stats s;
+    sched_stats(&s);
+    return s.total.preemptions;
+}
+
+// The M the calling G runs on now (it may move right after).
 static struct m *my_m(void)
 {
     struct m *mp = acquirem();
@@ -287,4 +302,97 @@ KTEST(race_timer_stop_waits_for_a_running_timer)
         KT_FAIL("the timer function ran again after timer_stop returned");
     if (slow.bad == 2)
         KT_FAIL("timer_stop returned while the timer function was still running");
+}
+
+// ---- exitsyscall with its P retaken and a preemption pending -------------
+//
+// exitsyscall gave up the M's P, dropped the preempt count, and only then
+// turned interrupts off: an interrupt in between, with a preemption pending
+// from inside the call (a quantum or a timer that came due meanwhile), ran
+// preempt_m with no P (#PF). Widens window exitsyscall_retaken, and a
+// worker on the retaken P sends timer interrupts at the caller's core.
+
+static uint64_t ret_started, ret_exiting, ret_core;
+
+static void retaken_worker(void *arg)
+{
+    (void)arg;
+    kt_store(&ret_started, 1);
+    while (!kt_load(&ret_exiting))
+        cpu_relax();
+    uint32_t core = (uint32_t)kt_load(&ret_core);
+    for (int i = 0; i < 1000; i++) {
+        arch_send_ipi(core, VEC_TIMER);
+        spin_ns(20000);
+    }
+}
+
+KTEST(race_exitsyscall_retaken_with_a_preemption_pending)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs an idle core for sysmon to hand the P to");
+    int orig = gomaxprocs(1);
+    debug_delay_set("exitsyscall_retaken", 20000);
+    ret_started = ret_exiting = 0;
+    go(retaken_worker, 0);          // queued on our P: sysmon retakes it for an idle core
+    entersyscall();
+    uint64_t end = nanotime() + 5000000000ull;
+    while (!kt_load(&ret_started) && nanotime() < end)
+        cpu_relax();
+    bool retaken = kt_load(&ret_started);
+    uint64_t f = irq_save();
+    preempt_request(PREEMPT_QUANTUM);   // as if the quantum ran out during the call
+    irq_restore(f);
+    kt_store(&ret_core, (uint64_t)core_id());
+    kt_store(&ret_exiting, 1);
+    exitsyscall();
+    debug_delay_set("exitsyscall_retaken", 0);
+    sleep_ns(1000000);
+    gomaxprocs(orig);
+    KT_ASSERT(retaken);
+}
+
+// ---- a stale preemption request does not hit the next G ------------------
+//
+// A request that could not be acted on (interrupts off at releasem) stayed
+// pending on the core after its G switched away, and preempted the next G
+// at its first interrupt.
+
+static uint64_t victim_done;
+
+static void runnext_taker(void *arg)
+{
+    (void)arg;
+}
+
+static void preempt_victim(void *arg)
+{
+    (void)arg;
+    spin_ns(3000000);               // well within a quantum
+    kt_store(&victim_done, 1);
+}
+
+KTEST(race_stale_preemption_request_spares_the_next_goroutine)
+{
+    int orig = gomaxprocs(1);
+    // The victim must start a time slice of its own, not continue ours
+    // from runnext (ours may be old: we keep it through every runnext
+    // wake-up): a G spawned after it takes runnext and pushes it to the
+    // ring. And a second-long quantum keeps a real request out.
+    uint64_t q = preempt_set_quantum_ns(1000000000);
+    victim_done = 0;
+    go(preempt_victim, 0);
+    go(runnext_taker, 0);
+    uint64_t before = total_preemptions();
+    preempt_disable();
+    irq_disable();
+    preempt_request(PREEMPT_QUANTUM);
+    preempt_enable();               // interrupts off: cannot act, stays pending
+    gosched();                      // the victim runs next on this core
+    bool done = kt_wait_count(&victim_done, 1, 60000);
+    uint64_t preempted = total_preemptions() - before;
+    preempt_set_quantum_ns(q);
+    gomaxprocs(orig);
+    KT_ASSERT(done);
+    KT_ASSERT_EQ(preempted, 0);
 }
