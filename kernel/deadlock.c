@@ -1,7 +1,18 @@
 // SPDX-License-Identifier: MIT
-// Deadlock detection: when every P is idle, no G is queued anywhere and
-// nothing outside the scheduler (a timer, an interrupt, a G in a blocking
-// call) can ready one, no G can ever run again.
+// Deadlock detection: when every M is idle (no core runs a G, a blocking
+// call or the scheduler: Go's checkdead counts running Ms the same way),
+// every P is idle, no G is queued anywhere and nothing outside the
+// scheduler (a timer, an interrupt) can ready one, no G can ever run again.
+//
+// Counting running Ms, not only the Gs in blocking calls, matters at the
+// edges: a G leaving a call (exitsyscall) stops counting as in one before
+// it holds a P or sits on a queue, and its M is the only trace of it then.
+//
+// Interrupt waiters: a G parked in irq_wait counts as something outside
+// the scheduler will ready, as Go counts a G blocked in the network poller:
+// while one waits, there is no deadlock report, and the machine halts
+// until the interrupt comes. A driver that cannot count on its device
+// answering bounds the wait with irq_wait_timeout.
 #include "kernel/sched.h"
 #include "lib/panic.h"
 #include "lib/printf.h"
@@ -11,10 +22,13 @@
 void checkdead(void)
 {
     ASSERT(spin_holding(&sched.lock));
+    // The caller is on the idle list already; any other M off it is running.
+    if (sched.nmidle < sched.ncpu)
+        return;
     // nexternal before irqready: an interrupt handler pushes on irqready and
     // only then uncounts the G, so one of the two loads sees it.
-    if (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) ||
-        __atomic_load_n(&sched.nsyscall, __ATOMIC_ACQUIRE) || timers_pending())
+    if (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) ||     // pairs with irqline_intr's release decrement
+        timers_pending())
         return;
     if (sched.stw_pending || sched.npidle != sched.gomaxprocs || sched.runq_size ||
         __atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE))

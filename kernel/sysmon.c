@@ -25,14 +25,20 @@ uint64_t sysmon_deadline(void)
     return __atomic_load_n(&next_look, __ATOMIC_RELAXED);
 }
 
-// Any core: something started running; make sure sysmon looks soon.
+// Any core, pinned (a G between acquirem and releasem, or g0): something
+// started running; make sure sysmon looks soon.
 void sysmon_wake(void)
 {
-    if (__atomic_load_n(&next_look, __ATOMIC_RELAXED) == 0) {
-        __atomic_store_n(&next_look, arch_cycles() + arch_ns_to_cycles(20000), __ATOMIC_RELAXED);
-        if (cpu_index() != 0)
-            arch_send_ipi(0, VEC_TIMER);    // core 0 re-arms in its handler
+    if (__atomic_load_n(&next_look, __ATOMIC_RELAXED) != 0)
+        return;
+    __atomic_store_n(&next_look, arch_cycles() + arch_ns_to_cycles(20000), __ATOMIC_RELAXED);
+    if (cpu_index() != 0) {
+        arch_send_ipi(0, VEC_TIMER);        // core 0 re-arms in its handler
+        return;
     }
+    uint64_t f = irq_save();                // core 0 itself: its timer may be armed later or not at all
+    core_rearm(getm(), arch_cycles());
+    irq_restore(f);
 }
 
 // A P just taken from a G in a blocking call (status P_IDLE, not yet on
@@ -230,6 +236,7 @@ static void exitsyscall0(struct g *gp)
     }
     spin_unlock(&sched.lock);
     acquirep(mp, pp);
+    core_rearm(mp, arch_cycles());      // the quantum check of the new P
     execute(mp, gp, true);
 }
 

@@ -396,3 +396,42 @@ KTEST(race_stale_preemption_request_spares_the_next_goroutine)
     KT_ASSERT(done);
     KT_ASSERT_EQ(preempted, 0);
 }
+
+// ---- no false deadlock report while a G leaves a blocking call ----------
+//
+// exitsyscall stopped counting the G in sched.nsyscall before it held a P
+// or was queued; if the last other M gave up its P in that gap, checkdead
+// saw every P idle, nothing queued and nothing in a call, and ended the
+// machine with "all goroutines are asleep". Go's checkdead counts running
+// Ms. Widens window exitsyscall_nsyscall; the worker on the retaken P
+// leaves inside it. Before the fix the machine exits 255 here.
+
+static uint64_t dl_started;
+
+static void leaves_in_the_gap(void *arg)
+{
+    (void)arg;
+    kt_store(&dl_started, 1);
+    uint64_t end = nanotime() + 5000000000ull;
+    while (__atomic_load_n(&sched.nsyscall, __ATOMIC_ACQUIRE) && nanotime() < end)
+        cpu_relax();
+}
+
+KTEST(race_exitsyscall_is_not_a_deadlock)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs an idle core for sysmon to hand the P to");
+    int orig = gomaxprocs(1);
+    debug_delay_set("exitsyscall_nsyscall", 20000);
+    dl_started = 0;
+    go(leaves_in_the_gap, 0);
+    entersyscall();
+    uint64_t end = nanotime() + 5000000000ull;
+    while (!kt_load(&dl_started) && nanotime() < end)
+        cpu_relax();
+    bool retaken = kt_load(&dl_started);
+    exitsyscall();
+    debug_delay_set("exitsyscall_nsyscall", 0);
+    gomaxprocs(orig);
+    KT_ASSERT(retaken);
+}
