@@ -45,21 +45,13 @@ static uint64_t min_nz(uint64_t a, uint64_t b)
     return !a ? b : !b ? a : a < b ? a : b;
 }
 
-// Interrupts off. Arms this core's timer for what it must watch now.
-void core_rearm(struct m *mp, uint64_t now)
+// Arms this core's timer for d (0: nothing). A deadline still ahead that
+// is armed already is left alone; one that has passed is armed again, so
+// that an interrupt lost on the way is asked for again rather than waited
+// for forever.
+static void arm(struct m *mp, uint64_t d)
 {
-    (void)now;
-    uint64_t d = 0;
-    struct p *pp = mp->p;
-    if (pp) {
-        // Holding a P, the M runs a G or is about to (on g0, between Gs):
-        // either way the quantum check is due.
-        d = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);
-        d = min_nz(d, mp->tick_when + quantum_cycles);
-    }
-    if (mp->id == 0)
-        d = min_nz(d, sysmon_deadline());
-    if (d == mp->armed)
+    if (d == mp->armed && (d == 0 || d > arch_cycles()))
         return;
     if (d)
         arch_timer_arm(d);
@@ -68,18 +60,48 @@ void core_rearm(struct m *mp, uint64_t now)
     mp->armed = d;
 }
 
+// Interrupts off, on mp's own core. Arms this core's timer for what it
+// must watch now. A deadline whose preemption request is already pending
+// is left out: the request waits for the preempt count to drop (releasem
+// acts then) or for the G to leave (dropg drops it and re-arms), and
+// arming the deadline again, already past, would only fire the interrupt
+// again at once, over and over (an interrupt storm while pinned).
+void core_rearm(struct m *mp, uint64_t now)
+{
+    (void)now;
+    uint64_t d = 0;
+    struct p *pp = mp->p;
+    if (pp) {
+        // Holding a P, the M runs a G or is about to (on g0, between Gs):
+        // either way the quantum check is due.
+        uint32_t pending = preempt_pending_here();
+        if (!(pending & PREEMPT_TIMERS))
+            d = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);    // pairs with timer0_update's release
+        if (!(pending & PREEMPT_QUANTUM))
+            d = min_nz(d, mp->tick_when + quantum_cycles);
+    }
+    if (mp->id == 0)
+        d = min_nz(d, sysmon_deadline());
+    arm(mp, d);
+}
+
 // An M about to halt without a P: watch the earliest timer of the idle Ps
 // unless another idle core already watches one at least as early. The
 // watcher knows itself (m->watching), so interrupts that re-arm it keep
 // the watch; a watch left by a core that since took a P is released in
 // core_leave_idle.
+//
+// Only a deadline still to come is watched: one already past belongs to a
+// busy P (stopm took an idle P for any due timer before coming here), whose
+// own M runs it, or sysmon's backstop starts an M for it; arming for it
+// would fire this core's interrupt again at once, over and over.
 void core_arm_idle(struct m *mp)
 {
-    uint64_t next = timers_next();
+    uint64_t now = arch_cycles();
+    uint64_t next = timers_next_after(now);
     uint64_t d = 0;
     if (next) {
-        uint64_t w = __atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE);
-        uint64_t now = arch_cycles();
+        uint64_t w = __atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE);    // pairs with the CAS below on other cores
         for (;;) {
             // another idle core watches one at least as early; a watch
             // already in the past is stale (its watcher has moved on)
@@ -95,13 +117,7 @@ void core_arm_idle(struct m *mp)
     }
     if (mp->id == 0)
         d = min_nz(d, sysmon_deadline());
-    if (d != mp->armed) {
-        if (d)
-            arch_timer_arm(d);
-        else
-            arch_timer_cancel();
-        mp->armed = d;
-    }
+    arm(mp, d);
 }
 
 // mp just got a P. If it watched the idle Ps' timers, the watch is

@@ -188,15 +188,20 @@ uint32_t timers_run(struct p *pp, uint64_t now)
     return ran;
 }
 
-uint64_t timers_next(void)
+uint64_t timers_next_after(uint64_t after)
 {
     uint64_t best = 0;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
-        uint64_t w = __atomic_load_n(&allp[i]->timer0, __ATOMIC_ACQUIRE);
-        if (w && (!best || w < best))
+        uint64_t w = __atomic_load_n(&allp[i]->timer0, __ATOMIC_ACQUIRE);   // pairs with timer0_update's release
+        if (w > after && (!best || w < best))
             best = w;
     }
     return best;
+}
+
+uint64_t timers_next(void)
+{
+    return timers_next_after(0);
 }
 
 bool timers_pending(void)

@@ -37,8 +37,10 @@ bool timer_stop(struct timer *t);
 // Runs pp's timers due by now; returns how many ran. The caller holds a P
 // (its own, or pp when it is its own).
 uint32_t timers_run(struct p *pp, uint64_t now);
-// Earliest deadline over the Ps' heaps (racy snapshot), 0 when none.
+// Earliest deadline over the Ps' heaps (racy snapshot), 0 when none; the
+// earliest after a given TSC value.
 uint64_t timers_next(void);
+uint64_t timers_next_after(uint64_t after);
 bool timers_pending(void);
 // A P going away: its timers move to the caller's P.
 void timers_move(struct p *from, struct p *to);
