@@ -213,6 +213,7 @@ __attribute__((noinline, cold)) static void gosched_global(struct g *gp)
     spin_lock(&sched.lock);
     globrunq_put(gp);
     spin_unlock(&sched.lock);
+    wakep();                    // the global queue holds work: an idle P may help
 }
 
 uint64_t go(void (*fn)(void *), void *arg)

@@ -120,24 +120,30 @@ void core_arm_idle(struct m *mp)
     arm(mp, d);
 }
 
-// mp just got a P. If it watched the idle Ps' timers, the watch is
-// released and another idle core is woken to take it over (it re-arms on
-// its way back to halt).
+// mp just got a P (on its way out of stopm). If it watched the idle Ps'
+// timers, it releases the watch. Then, whether or not it was the watcher:
+// when a timer is pending and nobody watches, an idle M is woken to take
+// the watch (it re-arms on its way back to halt). The IPI goes out under
+// sched.lock, to an M on the idle list at that moment; if startm takes that
+// M right after, the M passes through here on its way out and wakes the
+// next one, so the watch is never dropped on the floor.
 void core_leave_idle(struct m *mp)
 {
     uint64_t w = mp->watching;
-    if (!w)
-        return;
-    mp->watching = 0;
-    __atomic_compare_exchange_n(&sched.timer_watch, &w, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-    if (!timers_pending())
+    if (w) {
+        mp->watching = 0;
+        __atomic_compare_exchange_n(&sched.timer_watch, &w, 0, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED);     // only if still ours; pairs with core_arm_idle's CAS
+    }
+    if (__atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE) ||    // pairs with core_arm_idle's CAS
+        !timers_next_after(arch_cycles()))
         return;
     spin_lock(&sched.lock);
     struct m *other = sched.midle;
-    spin_unlock(&sched.lock);
     DEBUG_DELAY(core_leave_idle);
     if (other && other != mp)
         arch_send_ipi(other->id, VEC_WAKE);
+    spin_unlock(&sched.lock);
 }
 
 // The quantum and timer checks for a core running a G. Interrupts off.
@@ -213,6 +219,7 @@ static void preempt_m(void *arg)
         spin_lock(&sched.lock);
         globrunq_put(gp);
         spin_unlock(&sched.lock);
+        wakep();                // an idle P may run it at once (Go's goschedImpl does not)
     } else {
         queue_on_p(pp, gp, false);
     }

@@ -159,11 +159,23 @@ static void startm(struct p *pp, bool spinning)
     }
 }
 
-// Any M. Step 1 of the protocol: start a spinning M if Ps are idle and
-// nobody spins.
+// Any M, after making a G runnable. Step 1 of the protocol: start a
+// spinning M if Ps are idle and nobody spins.
+//
+// The fence is the submitter's half of a Dekker pair. The G was published
+// by a release store (the run queue's tail or runnext, the global queue's
+// lock); on x86 a later load may still pass that store. An M going idle
+// does the other half: it stores npidle (pidleput, seq-cst) and drops
+// nmspinning (seq-cst RMW), then re-checks every run queue (step 3).
+// Without the fence both sides could miss each other: this M reads
+// npidle == 0 or nmspinning != 0 from before the idle M's stores, the idle
+// M reads the queue from before this M's store, and the G waits while
+// cores halt. (Go's amd64 atomic stores are XCHG, a full barrier, so its
+// runqput carries the fence.)
 void wakep(void)
 {
-    if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) == 0)
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);    // store(G) -> load(npidle, nmspinning): see above
+    if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) == 0)   // pairs with pidleput's seq-cst store
         return;
     uint32_t zero = 0;
     if (__atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) != 0 ||
