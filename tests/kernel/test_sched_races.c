@@ -505,3 +505,73 @@ KTEST(race_no_timer_interrupt_storm_while_pinned)
     KT_ASSERT(pending_samples > 0);
     KT_ASSERT_EQ(rearmed, 0);
 }
+
+// ---- a sleep too long for 64 bits of TSC never ends early ---------------
+//
+// sleep_ns added its cycles to now without a bound: a duration whose
+// cycles do not fit in 64 bits wrapped around to a deadline in the near
+// past or future, so a sleep of some 230 years ended within milliseconds.
+// Deadlines now saturate: too far is never. The duration is picked where
+// the TSC conversion wraps, if it does (arch_ns_to_cycles may saturate
+// itself), else merely far; the sleeper is woken by hand afterwards.
+
+static uint64_t long_woke, long_ns;
+static struct g *long_g;
+
+static void long_sleeper(void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&long_g, my_g(), __ATOMIC_RELEASE);
+    sleep_ns(long_ns);
+    kt_store(&long_woke, 1);
+}
+
+// A duration near where ns * (cycles per ns) passes 2^64: the first, in
+// 20 ms steps, whose cycles wrap to under 20 ms; without a wrap, one well
+// past it.
+static uint64_t wrapping_ns(void)
+{
+    uint64_t hz = arch_tsc_hz();
+    uint64_t ns0 = UINT64_MAX / hz * 1000000000u + UINT64_MAX % hz * 1000000000u / hz;
+    uint64_t small = arch_ns_to_cycles(20000000);
+    for (uint64_t ns = ns0 - 2000000000ull; ns < ns0 + 2000000000ull; ns += 20000000)
+        if (arch_ns_to_cycles(ns) < small)
+            return ns;
+    return ns0 + 2000000000ull;
+}
+
+// Stops the sleeper's timer (on its stack, found through the heaps) and
+// readies it. False when it is not asleep in sleep_ns.
+static bool wake_sleeper(struct g *gp)
+{
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
+        struct p *pp = allp[i];
+        struct timer *found = 0;
+        spin_lock(&pp->timers_lock);
+        for (uint32_t k = 0; k < pp->ntimers && !found; k++)
+            if (pp->timers[k]->arg == gp)
+                found = pp->timers[k];
+        spin_unlock(&pp->timers_lock);
+        if (found && timer_stop(found)) {
+            gready(gp, false);
+            return true;
+        }
+    }
+    return false;
+}
+
+KTEST(race_sleep_beyond_64_bits_never_ends)
+{
+    long_woke = 0;
+    long_ns = wrapping_ns();
+    __atomic_store_n(&long_g, 0, __ATOMIC_RELAXED);
+    go(long_sleeper, 0);
+    sleep_ns(50000000);
+    bool early = kt_load(&long_woke);
+    struct g *gp = __atomic_load_n(&long_g, __ATOMIC_ACQUIRE);
+    bool woken = early || (gp && wake_sleeper(gp));
+    bool done = kt_wait_count(&long_woke, 1, 60000);
+    KT_ASSERT(woken && done);
+    if (early)
+        KT_FAIL("a sleep of %lu ns ended within 50 ms", long_ns);
+}
