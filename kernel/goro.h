@@ -292,6 +292,10 @@ size_t malloc_usable_size(void *p);
 // Returns the number of interrupts the call consumed (>= 1), or -1 when no
 // driver has attached the vector (nothing would ever fire it).
 int irq_wait(uint8_t vector);
+// irq_wait that gives up after ns nanoseconds: returns 0 when no interrupt
+// came in time (a device that stays silent), so a driver can report it
+// rather than wait forever. Otherwise as irq_wait.
+int irq_wait_timeout(uint8_t vector, uint64_t ns);
 // Reads one line from the console (COM1) into buf, without its end ("\n",
 // "\r" or "\r\n"), NUL-terminated; bytes beyond cap - 1 are dropped. Typed
 // bytes are echoed; backspace erases. Sleeps in irq_wait while no input

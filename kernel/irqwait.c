@@ -40,16 +40,29 @@
 // count itself again: the count is a sum, and it is briefly one too high,
 // which only delays a deadlock report.
 //
-// Lock order: line->lock is a leaf. The hook runs with no line lock held.
+// irq_wait_timeout adds a timer to the record, started before the G
+// parks. Whoever takes the record off the list under line->lock ends the
+// wait: the handler (n = 1) or the timer (timeout_fire, n = 0). A timer
+// that fires before the G is on the list marks the record timed out, and
+// irqwait_park then calls the park off. The G stops the timer once it
+// runs again; timer_stop waits for a timer function still running, so the
+// record (on the G's stack) outlives every use of it.
+//
+// Lock order: line->lock is a leaf. The hook runs with no line lock held;
+// the timer function takes line->lock with no timer lock held.
 #include <limits.h>
 #include "kernel/irqwait.h"
 #include "lib/panic.h"
 #include "kernel/sched.h"
+#include "kernel/timer.h"
 
 struct irqwaiter {
+    struct timer t;             // irq_wait_timeout's; first: its function gets the record
     struct irqline *line;       // set by the G before it parks
-    struct g *gp;               // line->lock held (set by irqwait_park)
-    struct irqwaiter *next;     // line->lock held
+    // line->lock held
+    struct g *gp;               // set by irqwait_park
+    struct irqwaiter *next;
+    bool timed_out;             // the timer ended the wait (or came before the park)
     uint32_t n;                 // interrupts consumed: written by whoever ends the wait
 };
 
@@ -143,6 +156,10 @@ static bool irqwait_park(struct g *gp, void *arg)
         spin_unlock(&l->lock);
         return false;
     }
+    if (w->timed_out) {         // the timeout came first: n stays 0
+        spin_unlock(&l->lock);
+        return false;
+    }
     w->gp = gp;
     // Counted before the record is visible, so the handler's decrement
     // cannot come first. Relaxed: this M reaches checkdead only after
@@ -155,18 +172,65 @@ static bool irqwait_park(struct g *gp, void *arg)
     return true;
 }
 
+// g0 with a P (a timer function): irq_wait_timeout's time is up. The
+// record leaves the line's list here, if the handler has not taken it
+// already; before the park it is only marked.
+static void timeout_fire(struct timer *t, uint64_t now)
+{
+    (void)now;
+    struct irqwaiter *w = (struct irqwaiter *)t;
+    struct irqline *l = w->line;
+    struct g *gp = 0;
+    spin_lock(&l->lock);
+    struct irqwaiter **link = &l->waiters;
+    while (*link && *link != w)
+        link = &(*link)->next;
+    if (*link) {
+        *link = w->next;
+        l->nwaiting--;
+        gp = w->gp;
+    }
+    if (*link || !w->gp)
+        w->timed_out = true;
+    spin_unlock(&l->lock);
+    if (gp) {
+        gready(gp, true);
+        __atomic_fetch_sub(&sched.nexternal, 1, __ATOMIC_RELEASE);    // after the G is queued, as the handler does
+    }
+}
+
+static int wait(struct irqline *l, bool timed, uint64_t ns)
+{
+    uint32_t n = take_pending(l);
+    if (n)
+        return n > INT_MAX ? INT_MAX : (int)n;
+    struct irqwaiter w = { .line = l };
+    if (timed) {
+        w.t.when = timer_deadline_ns(ns);
+        w.t.f = timeout_fire;
+        timer_start(&w.t);
+    }
+    gopark(irqwait_park, &w, timed ? "irq wait (timed)" : "irq wait", l);
+    if (timed)
+        timer_stop(&w.t);       // returns once timeout_fire is done with w
+    n = w.n;
+    return n > INT_MAX ? INT_MAX : (int)n;
+}
+
 int irq_wait(uint8_t vector)
 {
     struct irqline *l = line_of(vector);
     if (!l || !__atomic_load_n(&l->attached, __ATOMIC_ACQUIRE))    // pairs with irq_attach's release
         return -1;
-    uint32_t n = take_pending(l);
-    if (!n) {
-        struct irqwaiter w = { .line = l };
-        gopark(irqwait_park, &w, "irq wait", l);
-        n = w.n;
-    }
-    return n > INT_MAX ? INT_MAX : (int)n;
+    return wait(l, false, 0);
+}
+
+int irq_wait_timeout(uint8_t vector, uint64_t ns)
+{
+    struct irqline *l = line_of(vector);
+    if (!l || !__atomic_load_n(&l->attached, __ATOMIC_ACQUIRE))    // pairs with irq_attach's release
+        return -1;
+    return wait(l, true, ns);
 }
 
 uint32_t irq_take_pending(uint8_t vector)

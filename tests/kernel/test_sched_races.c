@@ -575,3 +575,72 @@ KTEST(race_sleep_beyond_64_bits_never_ends)
     if (early)
         KT_FAIL("a sleep of %lu ns ended within 50 ms", long_ns);
 }
+
+// ---- irq_wait_timeout ----------------------------------------------------------
+//
+// irq_wait had no timeout: a driver whose device stayed silent waited
+// forever (and kept the deadlock report quiet). irq_wait_timeout gives up
+// after its time with 0. Here: a silent vector times out, never early, and
+// leaves no waiter behind; then a stress where interrupts and timeouts
+// come close together, so that each wait ends once, either way.
+
+static uint64_t ext_now(void)
+{
+    return __atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE);
+}
+
+KTEST(race_irq_wait_timeout_gives_up_on_a_silent_vector)
+{
+    KT_ASSERT_EQ(irq_attach(IRQ_VEC_TEST, 0), 0);
+    irq_take_pending(IRQ_VEC_TEST);
+    uint64_t ext = ext_now();
+    uint64_t t0 = nanotime();
+    int n = irq_wait_timeout(IRQ_VEC_TEST, 2000000);
+    uint64_t waited = nanotime() - t0;
+    KT_ASSERT_EQ(n, 0);
+    // nanotime() may come from two cores' TSCs; a VM's may differ a little
+    KT_ASSERT(waited + (ktest_host_cpus ? 200000 : 0) >= 2000000);
+    KT_ASSERT_EQ(irq_nwaiting(IRQ_VEC_TEST), 0);
+    KT_ASSERT_EQ(ext_now(), ext);
+    KT_ASSERT_EQ(irq_wait_timeout(0x20, 1000), -1);      // not a device vector
+}
+
+#define IRQT_ROUNDS 300
+static uint64_t irqt_stop, irqt_sent;
+
+static void irqt_sender(void *arg)
+{
+    uint32_t core = (uint32_t)(uintptr_t)arg;
+    while (!kt_load(&irqt_stop)) {
+        sleep_ns(30000);
+        arch_send_ipi(core, IRQ_VEC_TEST);
+        kt_add(&irqt_sent, 1);
+    }
+}
+
+KTEST(race_irq_wait_timeout_ends_each_wait_once)
+{
+    KT_ASSERT_EQ(irq_attach(IRQ_VEC_TEST, 0), 0);
+    irq_take_pending(IRQ_VEC_TEST);
+    uint64_t ext = ext_now();
+    irqt_stop = irqt_sent = 0;
+    go(irqt_sender, (void *)(uintptr_t)(num_cpu() - 1));
+    int timeouts = 0, interrupts = 0, bad = 0;
+    for (int i = 0; i < IRQT_ROUNDS; i++) {
+        int n = irq_wait_timeout(IRQ_VEC_TEST, 30000);
+        if (n == 0)
+            timeouts++;
+        else if (n > 0)
+            interrupts++;
+        else
+            bad++;
+    }
+    kt_store(&irqt_stop, 1);
+    sleep_ns(1000000);              // the sender's last interrupt lands
+    irq_take_pending(IRQ_VEC_TEST);
+    printf("ktest: irq_wait_timeout: %d timeouts, %d interrupts in %d waits (%lu sent)\n", timeouts,
+           interrupts, IRQT_ROUNDS, kt_load(&irqt_sent));
+    KT_ASSERT_EQ(bad, 0);
+    KT_ASSERT_EQ(irq_nwaiting(IRQ_VEC_TEST), 0);
+    KT_ASSERT_EQ(ext_now(), ext);
+}
