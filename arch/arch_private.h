@@ -31,6 +31,7 @@ void paging_init(void);
 void paging_map_4k(uint64_t va, uint64_t pa);
 void paging_ensure_tables(uint64_t va);
 bool paging_set_pte(uint64_t va, uint64_t pa);
+bool paging_mapped(uint64_t va);    // a present page maps va (any page size); lock-free
 void tsc_calibrate(void);
 void tsc_delay_us(uint64_t us);
 void timer_calibrate(void);

@@ -95,6 +95,30 @@ static uint64_t *pte_of(uint64_t va)
     return &((uint64_t *)(e & PTE_ADDR))[(va >> 12) & 511];
 }
 
+// Any context, lock-free (fatal dumps call it): walks the tables for va.
+// Tables are only ever added, and a stack PTE is cleared only by the
+// scavenger, so a racing change yields a stale answer, never a fault.
+bool paging_mapped(uint64_t va)
+{
+    if (!pml4 || va >= (1ull << 47))
+        return false;
+    uint64_t e = __atomic_load_n(&pml4[(va >> 39) & 511], __ATOMIC_RELAXED);
+    if (!(e & PTE_P))
+        return false;
+    e = __atomic_load_n(&((uint64_t *)(e & PTE_ADDR))[(va >> 30) & 511], __ATOMIC_RELAXED);
+    if (!(e & PTE_P))
+        return false;
+    if (e & PTE_PS)
+        return true;
+    e = __atomic_load_n(&((uint64_t *)(e & PTE_ADDR))[(va >> 21) & 511], __ATOMIC_RELAXED);
+    if (!(e & PTE_P))
+        return false;
+    if (e & PTE_PS)
+        return true;
+    e = __atomic_load_n(&((uint64_t *)(e & PTE_ADDR))[(va >> 12) & 511], __ATOMIC_RELAXED);
+    return e & PTE_P;
+}
+
 // Lock-free: each PTE of a goroutine's stack is written only by the fault
 // for that page (or at the G's creation), never concurrently. A not-present
 // entry is never cached by the TLB, so no flush is needed.

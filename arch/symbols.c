@@ -2,6 +2,7 @@
 // Symbol lookup and frame-pointer backtraces. The table is generated from
 // the first link's symbols (tools/mksyms.py) and linked into .ksyms.
 #include "arch/arch.h"
+#include "arch/arch_private.h"
 #include "lib/printf.h"
 
 extern const uint64_t ksyms_count;
@@ -25,11 +26,14 @@ const char *arch_symbolize(uint64_t addr, uint64_t *offset)
     return &ksyms_names[ksyms_table[2 * lo + 1]];
 }
 
-// A frame is trusted only while it lies in mapped kernel memory, is 8-byte
-// aligned and moves up the stack: a corrupt chain ends the walk, not the dump.
+// A frame is trusted only while it is 8-byte aligned, moves up the stack
+// and both its words (saved rbp, return address) lie in mapped memory: a
+// corrupt chain ends the walk, not the dump (a fault inside a fatal dump
+// would lose the dump).
 static int frame_ok(uint64_t rbp, uint64_t prev)
 {
-    return rbp && !(rbp & 7) && rbp > prev && rbp < (1ull << 47);
+    return rbp && !(rbp & 7) && rbp > prev && rbp < (1ull << 47) && paging_mapped(rbp) &&
+           paging_mapped(rbp + 8);
 }
 
 void arch_backtrace(uint64_t rbp, int max)

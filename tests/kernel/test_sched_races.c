@@ -644,3 +644,23 @@ KTEST(race_irq_wait_timeout_ends_each_wait_once)
     KT_ASSERT_EQ(irq_nwaiting(IRQ_VEC_TEST), 0);
     KT_ASSERT_EQ(ext_now(), ext);
 }
+
+// ---- a fatal dump's backtrace stops at an unmapped frame ---------------
+//
+// The frame-pointer walk trusted any aligned, rising address below 2^47,
+// so a corrupt chain faulted inside the dump. Here the chain leads to an
+// unmapped address (and, second, into a goroutine stack's guard page).
+
+static uint64_t fake_frames[2][2] __attribute__((aligned(16)));
+
+KTEST(race_backtrace_stops_at_an_unmapped_frame)
+{
+    fake_frames[0][0] = 0x00007ff000000000ull;      // unmapped, aligned, above
+    fake_frames[0][1] = (uint64_t)(uintptr_t)spin_ns + 1;
+    arch_backtrace((uint64_t)(uintptr_t)fake_frames[0], 8);
+    struct m *mp = my_m();
+    struct g *gp = mp->curg;
+    fake_frames[1][0] = gp->stack_lo - 64;          // the guard page below this G's stack
+    fake_frames[1][1] = fake_frames[0][1];
+    arch_backtrace((uint64_t)(uintptr_t)fake_frames[1], 8);
+}
