@@ -20,6 +20,8 @@ static uint32_t load32(const uint32_t *p) { return __atomic_load_n(p, __ATOMIC_A
 static void store32(uint32_t *p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static uint32_t add32(uint32_t *p, uint32_t v) { return __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL); }
 
+static int min_int(int a, int b) { return a < b ? a : b; }
+
 static void send_true(chan_t *c)
 {
     bool v = true;
@@ -50,8 +52,6 @@ __attribute__((noinline)) static int preempt_fn(void)
         sum += ((volatile int *)preempt_pad)[i];
     return sum;
 }
-
-
 
 // ---- TestStopTheWorldDeadlock ------------------------------------------------
 //
@@ -105,6 +105,202 @@ KTEST(go_TestStopTheWorldDeadlock)
     gomaxprocs(maxprocs);
     chan_free(compl);
     chan_free(stw_stop);
+}
+
+// ---- TestYieldProgress -------------------------------------------------------
+
+static void yield_progress_g(void *arg)
+{
+    chan_t **cs = arg;
+    for (;;) {
+        if (chan_try_recv(cs[0], 0) == CHAN_RECEIVED) {
+            send_true(cs[1]);
+            return;
+        }
+        gosched();
+    }
+}
+
+KTEST(go_TestYieldProgress)
+{
+    chan_t *cs[2] = { chan_make(sizeof(bool), 0), chan_make(sizeof(bool), 0) };
+    go(yield_progress_g, cs);
+    sleep_ns(10000000);
+    send_true(cs[0]);
+    recv_bool(cs[1]);
+    chan_free(cs[0]);
+    chan_free(cs[1]);
+}
+
+// ---- TestGoroutineParallelism ------------------------------------------------
+
+static struct {
+    uint32_t P;
+    uint32_t x;
+    chan_t *done;
+} par;
+
+static void par_worker(void *arg)
+{
+    uint32_t p = (uint32_t)(uintptr_t)arg;
+    for (uint32_t i = 0; i < 3; i++) {
+        uint32_t expected = par.P * i + p;
+        while (load32(&par.x) != expected)
+            ;
+        store32(&par.x, expected + 1);
+    }
+    send_true(par.done);
+}
+
+KTEST(go_TestGoroutineParallelism)
+{
+    if (num_cpu() == 1)
+        KT_SKIP("skipping on uniprocessor");
+    int P = min_int(3, num_cpu()), N = 3;  // Go's short values
+    int orig = gomaxprocs(P);
+    par.P = (uint32_t)P;
+    for (int try = 0; try < N; try++) {
+        par.done = chan_make(sizeof(bool), 0);
+        store32(&par.x, 0);
+        for (int p = 0; p < P; p++)
+            go(par_worker, (void *)(uintptr_t)p);
+        for (int p = 0; p < P; p++)
+            recv_bool(par.done);
+        chan_free(par.done);
+    }
+    gomaxprocs(orig);
+}
+
+// ---- TestGoroutineParallelism2 ------------------------------------------------
+
+static void par2_load(void *arg)
+{
+    (void)arg;
+    if (add32(&par.x, 1) == par.P) {
+        send_true(par.done);
+        return;
+    }
+    while (load32(&par.x) != par.P)
+        ;
+}
+
+static void par2_inner(void *arg)
+{
+    uint32_t id = (uint32_t)(uintptr_t)arg;      // p*2 + p2
+    for (uint32_t i = 0; i < 3; i++) {
+        uint32_t expected = par.P * i + id;
+        while (load32(&par.x) != expected)
+            ;
+        store32(&par.x, expected + 1);
+    }
+    send_true(par.done);
+}
+
+static void par2_outer(void *arg)
+{
+    uint32_t p = (uint32_t)(uintptr_t)arg;
+    for (uint32_t p2 = 0; p2 < 2; p2++)
+        go(par2_inner, (void *)(uintptr_t)(p * 2 + p2));
+}
+
+// Go runs it with load and without, and with the netpoller on; the
+// netpoller does not apply (goro's idle Ms wait the same way whether or not
+// a G waits for an interrupt), so this is Go's (load=true, netpoll=false).
+KTEST(go_TestGoroutineParallelism2)
+{
+    if (num_cpu() == 1)
+        KT_SKIP("skipping on uniprocessor");
+    int P = min_int(4, num_cpu()) & ~1, N = 3;   // the nested spawn makes P even
+    int orig = gomaxprocs(P);
+    par.P = (uint32_t)P;
+    for (int try = 0; try < N; try++) {
+        par.done = chan_make(sizeof(bool), 0);
+        store32(&par.x, 0);
+        for (int p = 0; p < P; p++)
+            go(par2_load, 0);
+        recv_bool(par.done);
+        store32(&par.x, 0);
+        for (int p = 0; p < P / 2; p++)
+            go(par2_outer, (void *)(uintptr_t)p);
+        for (int p = 0; p < P; p++)
+            recv_bool(par.done);
+        chan_free(par.done);
+    }
+    gomaxprocs(orig);
+}
+
+// ---- TestTimerFairness, TestTimerFairness2 ---------------------------------
+
+static struct {
+    chan_t *done, *c;
+    waitgroup_t wg;
+} fair;
+
+static void fair_sender(void *arg)
+{
+    (void)arg;
+    bool v = true;
+    for (;;) {
+        struct select_case cs[2] = { { fair.c, SELECT_SEND, &v, false },
+                                     { fair.done, SELECT_RECV, 0, false } };
+        if (chan_select(cs, 2, true) == 1)
+            break;
+    }
+    wg_done(&fair.wg);
+}
+
+KTEST(go_TestTimerFairness)
+{
+    fair.done = chan_make(0, 0);
+    fair.c = chan_make(sizeof(bool), 0);
+    wg_add(&fair.wg, 2);
+    for (int i = 0; i < 2; i++)
+        go(fair_sender, 0);
+    chan_t *timer = time_after(20000000);
+    for (;;) {
+        struct select_case cs[2] = { { fair.c, SELECT_RECV, 0, false },
+                                     { timer, SELECT_RECV, 0, false } };
+        if (chan_select(cs, 2, true) == 1) {
+            chan_close(fair.done);
+            break;
+        }
+    }
+    wg_wait(&fair.wg);
+    chan_free(timer);
+    chan_free(fair.c);
+    chan_free(fair.done);
+}
+
+// Each goroutine makes an (empty) blocking call before every select: Go's
+// syscall.Read(0, buf[0:0]).
+static void fair2_g(void *arg)
+{
+    (void)arg;
+    chan_t *timer = time_after(20000000);
+    bool v = true;
+    for (;;) {
+        entersyscall();
+        exitsyscall();
+        struct select_case cs[3] = { { fair.c, SELECT_SEND, &v, false },
+                                     { fair.c, SELECT_RECV, 0, false },
+                                     { timer, SELECT_RECV, 0, false } };
+        if (chan_select(cs, 3, true) == 2)
+            break;
+    }
+    chan_free(timer);
+    send_true(fair.done);
+}
+
+KTEST(go_TestTimerFairness2)
+{
+    fair.done = chan_make(sizeof(bool), 0);
+    fair.c = chan_make(sizeof(bool), 0);
+    for (int i = 0; i < 2; i++)
+        go(fair2_g, 0);
+    recv_bool(fair.done);
+    recv_bool(fair.done);
+    chan_free(fair.c);
+    chan_free(fair.done);
 }
 
 // ---- TestPreemption, TestPreemptionGC ---------------------------------------
@@ -214,6 +410,26 @@ KTEST(go_TestAsyncPreempt)
     gomaxprocs(orig);
 }
 
+// ---- TestNumGoroutine ----------------------------------------------------------
+//
+// num_goroutine() against the goroutines a full dump would list (Go: the
+// count of "goroutine " in runtime.Stack(buf, true)), retried up to 10
+// times as in Go, since goroutines may be exiting meanwhile.
+
+KTEST(go_TestNumGoroutine)
+{
+    int n = 0, nstk = 0;
+    for (int i = 0;; i++) {
+        gosched();
+        n = num_goroutine();
+        nstk = (int)g_count_live();
+        if (n == nstk)
+            break;
+        if (i >= 10)
+            KT_FAIL("num_goroutine=%d, but found %d goroutines in a dump", n, nstk);
+    }
+}
+
 // ---- TestPingPongHog -------------------------------------------------------------
 //
 // On one P, a pair handing a token back and forth after 1e6 increments
@@ -285,4 +501,225 @@ KTEST(go_TestPingPongHog)
     if (hog_count / factor > light_count || light_count / factor > hog_count)
         KT_FAIL("want hog_count/light_count in [1/%d, %d]; got %d/%d", factor, factor, hog_count,
                 light_count);
+}
+
+// ---- TestSchedLocalQueue, TestSchedLocalQueueSteal, TestSchedLocalQueueEmpty
+
+static struct runq lq1, lq2;
+static struct g lq_gs[RUNQ_SIZE];
+static uint32_t lq_sig[RUNQ_SIZE];
+
+static void lq_count(struct g *gp)
+{
+    lq_sig[gp - lq_gs]++;
+}
+
+KTEST(go_TestSchedLocalQueue)
+{
+    struct g *overflow[RUNQ_SIZE / 2 + 1];
+    bool inherit;
+    runq_init(&lq1);
+    for (int i = 0; i < RUNQ_SIZE; i++) {
+        if (runq_get(&lq1, &inherit))
+            KT_FAIL("runq is not empty initially");
+        for (int j = 0; j < i; j++)
+            KT_ASSERT_EQ(runq_put(&lq1, &lq_gs[i], false, overflow), 0);
+        for (int j = 0; j < i; j++)
+            if (runq_get(&lq1, &inherit) != &lq_gs[i])
+                KT_FAIL("bad element at iter %d/%d", i, j);
+        if (runq_get(&lq1, &inherit))
+            KT_FAIL("runq is not empty afterwards");
+    }
+}
+
+KTEST(go_TestSchedLocalQueueSteal)
+{
+    struct g *overflow[RUNQ_SIZE / 2 + 1];
+    bool inherit;
+    runq_init(&lq1);
+    runq_init(&lq2);
+    for (int i = 0; i < RUNQ_SIZE; i++) {
+        memset(lq_sig, 0, sizeof lq_sig);
+        for (int j = 0; j < i; j++)
+            KT_ASSERT_EQ(runq_put(&lq1, &lq_gs[j], false, overflow), 0);
+        struct g *gp = runq_steal(&lq2, &lq1, true);
+        int s = 0;
+        if (gp) {
+            s++;
+            lq_count(gp);
+        }
+        while ((gp = runq_get(&lq2, &inherit))) {
+            s++;
+            lq_count(gp);
+        }
+        while ((gp = runq_get(&lq1, &inherit)))
+            lq_count(gp);
+        for (int j = 0; j < i; j++)
+            if (lq_sig[j] != 1)
+                KT_FAIL("bad element %d(%u) at iter %d", j, lq_sig[j], i);
+        if (s != i / 2 && s != i / 2 + 1)
+            KT_FAIL("bad steal %d, want %d or %d, iter %d", s, i / 2, i / 2 + 1, i);
+    }
+}
+
+static struct {
+    uint32_t ready;
+    uint32_t empty_seen;
+    chan_t *done;
+} lqe;
+
+static void lqe_checker(void *arg)
+{
+    (void)arg;
+    for (add32(&lqe.ready, 1); load32(&lqe.ready) != 2;)
+        ;
+    if (runq_empty(&lq1))
+        store32(&lqe.empty_seen, 1);
+    send_true(lqe.done);
+}
+
+// runq_empty must never report a queue empty while it holds a G, even as
+// the owner moves one between runnext and the ring.
+KTEST(go_TestSchedLocalQueueEmpty)
+{
+    if (num_cpu() == 1)
+        KT_SKIP("skipping on uniprocessor");
+    int orig = gomaxprocs(4);
+    struct g *overflow[RUNQ_SIZE / 2 + 1];
+    bool inherit;
+    int iters = 100;                // Go's short value
+    runq_init(&lq1);
+    lqe.done = chan_make(sizeof(bool), 1);
+    store32(&lqe.empty_seen, 0);
+    int bad = -1;
+    for (int i = 0; i < iters; i++) {
+        store32(&lqe.ready, 0);
+        bool next0 = (i & 1) == 0, next1 = (i & 2) == 0;
+        runq_put(&lq1, &lq_gs[0], next0, overflow);
+        go(lqe_checker, 0);
+        for (add32(&lqe.ready, 1); load32(&lqe.ready) != 2;)
+            ;
+        runq_put(&lq1, &lq_gs[1], next1, overflow);
+        runq_get(&lq1, &inherit);
+        recv_bool(lqe.done);
+        runq_get(&lq1, &inherit);
+        if (bad < 0 && load32(&lqe.empty_seen))
+            bad = i;
+    }
+    chan_free(lqe.done);
+    gomaxprocs(orig);
+    if (bad >= 0)
+        KT_FAIL("queue is empty at iteration %d (next: %d %d)", bad, (bad & 1) == 0, (bad & 2) == 0);
+}
+
+// ---- TestStealOrder ------------------------------------------------------------
+//
+// Go's randomOrder: for every P count up to 64 and every stride, a round
+// visits each P exactly once; and the random bits for start and stride
+// never give the same (start, stride) twice. goro's steal_order leaves
+// the stealing P out of its round, so self = nprocs (no P) lists them all.
+
+KTEST(go_TestStealOrder)
+{
+    static struct steal_strides s;
+    static uint32_t out[64];
+    static bool checked[64 * 64];
+    for (uint32_t procs = 1; procs <= 64; procs++) {
+        steal_strides_init(&s, procs);
+        if (procs >= 3 && s.n < 2)
+            KT_FAIL("too few coprimes for %u", procs);
+        for (uint32_t co = 0; co < s.n; co++) {
+            for (uint32_t start = 0; start < procs; start++) {
+                uint64_t r = (uint64_t)co << 32 | start;
+                uint32_t n = steal_order(&s, procs, r, false, 0, 0, 1, out);
+                bool seen[64] = { false };
+                if (n != procs)
+                    KT_FAIL("procs %u: %u positions, not %u", procs, n, procs);
+                for (uint32_t k = 0; k < n; k++) {
+                    if (out[k] >= procs || seen[out[k]])
+                        KT_FAIL("procs %u inc %u: duplicate during enumeration", procs, s.stride[co]);
+                    seen[out[k]] = true;
+                }
+            }
+        }
+    }
+    for (uint32_t procs = 2; procs <= 64; procs++) {
+        steal_strides_init(&s, procs);
+        memset(checked, 0, sizeof checked);
+        for (uint32_t i = 0; i < procs * s.n; i++) {
+            uint64_t r = (uint64_t)(i / procs) << 32 | (i % procs);
+            steal_order(&s, procs, r, false, 0, 0, 1, out);
+            uint32_t pos = out[0], inc = (out[1] + procs - out[0]) % procs;
+            if (checked[pos * procs + inc])
+                KT_FAIL("procs %u: duplicate pos+inc during enumeration", procs);
+            checked[pos * procs + inc] = true;
+        }
+    }
+}
+
+// ---- TestPreemptionAfterSyscall --------------------------------------------------
+//
+// Goroutines calling short blocking calls in a loop are preempted, so the
+// main goroutine gets to stop them. Go also fails the test past 5 s of
+// wall time; under TCG the host decides that, so this port checks only
+// that it finishes (the runner's timeout bounds it) and prints the time.
+
+static uint32_t sys_stop;
+
+static void fake_syscall(uint64_t ns)
+{
+    entersyscall();
+    uint64_t start = nanotime();
+    while (nanotime() - start < ns)
+        ;
+    exitsyscall();
+}
+
+static void syscall_looper(void *arg)
+{
+    chan_t **cp = arg;
+    uint64_t ns = (uint64_t)(uintptr_t)cp[1];
+    send_true(cp[0]);
+    while (!load32(&sys_stop))
+        fake_syscall(ns);
+    send_true(cp[0]);
+}
+
+KTEST(go_TestPreemptionAfterSyscall)
+{
+    int orig = gomaxprocs(2);
+    const int nroutines = 8, iterations = 1;      // Go's short value
+    static const uint64_t us[3] = { 10, 100, 1000 };
+    for (int d = 0; d < 3; d++) {
+        for (int i = 0; i < iterations; i++) {
+            static chan_t *arg[2];
+            arg[0] = chan_make(sizeof(bool), (size_t)nroutines);
+            arg[1] = (chan_t *)(uintptr_t)(us[d] * 1000);
+            store32(&sys_stop, 0);
+            uint64_t start = nanotime();
+            for (int g = 0; g < nroutines; g++)
+                go(syscall_looper, arg);
+            for (int g = 0; g < nroutines; g++)
+                recv_bool(arg[0]);
+            store32(&sys_stop, 1);
+            for (int g = 0; g < nroutines; g++)
+                recv_bool(arg[0]);
+            printf("ktest: %lu us calls: stopped %d goroutines in %lu ms\n", us[d], nroutines,
+                   (nanotime() - start) / 1000000);
+            chan_free(arg[0]);
+        }
+    }
+    gomaxprocs(orig);
+}
+
+// ---- TestBigGOMAXPROCS -------------------------------------------------------------
+//
+// A gomaxprocs far above the core count must not crash: it clamps.
+
+KTEST(go_TestBigGOMAXPROCS)
+{
+    int orig = gomaxprocs(1024);
+    KT_ASSERT_EQ(gomaxprocs(0), num_cpu());
+    gomaxprocs(orig);
+    KT_ASSERT_EQ(gomaxprocs(0), orig);
 }
