@@ -31,7 +31,7 @@ void checkdead(void)
         timers_pending())
         return;
     if (sched.stw_pending || sched.npidle != sched.gomaxprocs || sched.runq_size ||
-        __atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE))
+        __atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE))             // pairs with ready_from_irq's release CAS
         return;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)
         if (!runq_empty(&allp[i]->runq))

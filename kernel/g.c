@@ -28,7 +28,7 @@ const char *gstatus_name(uint32_t s)
 // memory, holds the struct g; the stack grows down from just below it.
 struct g *g_alloc(int node)
 {
-    uint64_t slot = __atomic_fetch_add(&stack_next, G_STACK_SLOT, __ATOMIC_RELAXED);
+    uint64_t slot = __atomic_fetch_add(&stack_next, G_STACK_SLOT, __ATOMIC_RELAXED);   // relaxed: only the slot's uniqueness matters
     if (slot + G_STACK_SLOT > ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
         panic("goroutine stacks: virtual region exhausted after %lu goroutines", nallg);
     uint64_t top = slot + G_STACK_SLOT;
@@ -80,7 +80,7 @@ static uint64_t scavenged_total;
 uint64_t stack_scavenge(uint32_t max)
 {
     static uint8_t running;
-    if (__atomic_exchange_n(&running, 1, __ATOMIC_ACQUIRE))
+    if (__atomic_exchange_n(&running, 1, __ATOMIC_ACQUIRE))        // pairs with the release store at the end
         return 0;               // one at a time: its TLB shoot-down waits for the others
     struct g *batch = 0;
     uint32_t n = 0;
@@ -97,7 +97,7 @@ uint64_t stack_scavenge(uint32_t max)
     uint64_t pages = 0, chain = 0;
     for (struct g *gp = batch; gp; gp = gp->schedlink) {
         // a live G here would lose its stack: fail loudly instead
-        ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_DEAD);
+        ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_DEAD);   // taken under gfree_lock: acquire only for the check
         uint64_t top_page = ((uint64_t)gp & ~(PAGE_SIZE - 1));
         for (uint64_t va = gp->stack_lo; va < top_page; va += PAGE_SIZE) {
             uint64_t pa = arch_stack_unmap_page(va);
@@ -130,25 +130,25 @@ uint64_t stack_scavenge(uint32_t max)
         ngfree_global++;
     }
     spin_unlock(&gfree_lock);
-    __atomic_fetch_add(&scavenged_total, pages, __ATOMIC_RELAXED);
-    __atomic_store_n(&running, 0, __ATOMIC_RELEASE);
+    __atomic_fetch_add(&scavenged_total, pages, __ATOMIC_RELAXED);    // a statistic
+    __atomic_store_n(&running, 0, __ATOMIC_RELEASE);                  // pairs with the exchange at the start
     return pages;
 }
 
 uint64_t stack_scavenged_pages(void)
 {
-    return __atomic_load_n(&scavenged_total, __ATOMIC_RELAXED);
+    return __atomic_load_n(&scavenged_total, __ATOMIC_RELAXED);      // a statistic
 }
 
 bool stack_scavenge_worth(void)
 {
-    return __atomic_load_n(&ngfree_global, __ATOMIC_RELAXED) != 0;
+    return __atomic_load_n(&ngfree_global, __ATOMIC_RELAXED) != 0;   // a hint: gfree_lock decides
 }
 
 // Owner of pp. A dead G for reuse, refilled from the global list in batches.
 struct g *gfget(struct p *pp)
 {
-    if (!pp->gfree && __atomic_load_n(&ngfree_global, __ATOMIC_RELAXED)) {
+    if (!pp->gfree && __atomic_load_n(&ngfree_global, __ATOMIC_RELAXED)) {   // a hint: gfree_lock decides
         spin_lock(&gfree_lock);
         while (pp->ngfree < GFREE_LOCAL_MAX / 2 && gfree_global) {
             struct g *gp = gfree_global;
@@ -162,7 +162,7 @@ struct g *gfget(struct p *pp)
     }
     struct g *gp = pp->gfree;
     if (gp) {
-        ASSERT(__atomic_load_n(&gp->status, __ATOMIC_RELAXED) == G_DEAD);
+        ASSERT(__atomic_load_n(&gp->status, __ATOMIC_RELAXED) == G_DEAD);   // ours: the free list is the P's
         pp->gfree = gp->schedlink;
         pp->ngfree--;
     }
@@ -200,7 +200,7 @@ void g_free_list_move(struct p *pp)
 static uint64_t new_goid(struct p *pp)
 {
     if (pp->goidcache == pp->goidcacheend) {
-        pp->goidcache = __atomic_fetch_add(&sched.goidgen, 16, __ATOMIC_RELAXED) + 1;
+        pp->goidcache = __atomic_fetch_add(&sched.goidgen, 16, __ATOMIC_RELAXED) + 1;   // relaxed: ids need only be unique
         pp->goidcacheend = pp->goidcache + 16;
     }
     return pp->goidcache++;
@@ -231,7 +231,7 @@ uint64_t go(void (*fn)(void *), void *arg)
     gp->parent_id = mp->curg ? mp->curg->id : 0;
     gp->waitreason = 0;
     gp->waiton = 0;
-    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by queue_on_p's release store
     pp->ncreated++;
     uint64_t id = gp->id;
     trace_g(TR_GO_CREATE, gp);
@@ -239,7 +239,7 @@ uint64_t go(void (*fn)(void *), void *arg)
     // wake-ups, whose latency guarantees rest on runnext).
     bool next = !(sched.random_runnext && (fastrand(mp) & 3) == 0);
     queue_on_p(pp, gp, next);      // published by runq_put's release store
-    if (__atomic_load_n(&sched.started, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&sched.started, __ATOMIC_RELAXED))           // set once at boot, before any other core runs a G
         wakep();
     releasem(mp);
     return id;
@@ -250,7 +250,7 @@ static void goexit0(struct g *gp)
     struct m *mp = dropg(gp);
     struct p *pp = mp->p;
     trace_g(TR_GO_END, gp);
-    __atomic_store_n(&gp->status, G_DEAD, __ATOMIC_RELAXED);
+    __atomic_store_n(&gp->status, G_DEAD, __ATOMIC_RELAXED);          // read by dumps only; gfree_lock publishes it
     pp->nexited++;
     gfput(pp, gp);
     schedule_m(mp);
@@ -276,7 +276,7 @@ static void gosched_m(struct g *gp)
 {
     struct m *mp = dropg(gp);
     struct p *pp = mp->p;
-    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the queue's release (lock or tail store)
     if (__builtin_expect(__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) != 0, 0))  // a hint: sched.lock decides
         gosched_global(gp);
     else
@@ -301,7 +301,7 @@ int num_goroutine(void)
 {
     int64_t n = 0;
     for (uint32_t i = 0; i < MAX_CPUS; i++)
-        n += (int64_t)(__atomic_load_n(&allp[i]->ncreated, __ATOMIC_RELAXED) -
+        n += (int64_t)(__atomic_load_n(&allp[i]->ncreated, __ATOMIC_RELAXED) -   // a snapshot, as Go's
                        __atomic_load_n(&allp[i]->nexited, __ATOMIC_RELAXED));
     return (int)n;
 }
@@ -311,12 +311,12 @@ static void park_m(void *arg)
     struct g *gp = arg;
     struct m *mp = dropg(gp);
     trace_g(TR_GO_PARK, gp);        // before the G can be readied
-    __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);
+    __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);       // pairs with gready's and ready_from_irq's acquire check
     bool (*unlockf)(struct g *, void *) = gp->waitunlockf;
     if (unlockf && !unlockf(gp, gp->waitlock)) {
         // The wait was called off: run gp again at once.
         trace_event(TR_GO_UNPARK, gp->id, 0);
-        __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+        __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);  // published by queue_on_p's release store
         queue_on_p(mp->p, gp, true);
     }
     schedule_m(mp);
@@ -344,10 +344,10 @@ void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason,
 // P, in runnext when next (it inherits the time slice).
 void gready(struct g *gp, bool next)
 {
-    ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);
+    ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
     struct m *mp = acquirem();
     trace_g(TR_GO_UNPARK, gp);
-    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by queue_on_p's release store
     queue_on_p(mp->p, gp, next);
     wakep();
     releasem(mp);
@@ -369,7 +369,7 @@ uint32_t g_count_live(void)
 void g_dump_all(void)
 {
     for (struct g *gp = allg; gp; gp = gp->alllink) {
-        uint32_t s = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);
+        uint32_t s = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);   // a snapshot: the machine is stopping
         if (s == G_DEAD || s == G_IDLE)
             continue;
         kprintf("goroutine %lu [%s%s%s]: created by goroutine %lu, entry %s\n", gp->id,
@@ -422,7 +422,7 @@ bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip,
     if (vector != 14 || addr < ARCH_STACK_REGION || addr >= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
         return false;
     uint64_t slot = ARCH_STACK_REGION + (addr - ARCH_STACK_REGION) / G_STACK_SLOT * G_STACK_SLOT;
-    if (slot >= __atomic_load_n(&stack_next, __ATOMIC_RELAXED) || (error & 1))
+    if (slot >= __atomic_load_n(&stack_next, __ATOMIC_RELAXED) || (error & 1))   // a faulting G's slot was handed out before it ran
         return false;           // no G there, or a protection fault: not ours to fix
     struct g *gp = (struct g *)(slot + G_STACK_SLOT - G_RECORD_SIZE);
     if (addr < slot + G_STACK_GUARD)

@@ -15,7 +15,7 @@ void globrunq_put(struct g *gp)
     else
         sched.runq_head = gp;
     sched.runq_tail = gp;
-    __atomic_store_n(&sched.runq_size, sched.runq_size + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&sched.runq_size, sched.runq_size + 1, __ATOMIC_RELAXED);   // lock-free readers take it as a hint
 }
 
 void globrunq_putbatch(struct g **gs, uint32_t n)
@@ -30,7 +30,7 @@ static struct g *globrunq_pop(void)
     sched.runq_head = gp->schedlink;
     if (!sched.runq_head)
         sched.runq_tail = 0;
-    __atomic_store_n(&sched.runq_size, sched.runq_size - 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&sched.runq_size, sched.runq_size - 1, __ATOMIC_RELAXED);   // lock-free readers take it as a hint
     return gp;
 }
 
@@ -70,7 +70,7 @@ void pidleput(struct p *pp)
     pp->m = 0;
     pp->link = sched.pidle;
     sched.pidle = pp;
-    __atomic_store_n(&sched.npidle, sched.npidle + 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&sched.npidle, sched.npidle + 1, __ATOMIC_SEQ_CST);   // step 3's store: pairs with wakep's fence and load
 }
 
 struct p *pidleget(void)
@@ -79,7 +79,7 @@ struct p *pidleget(void)
     struct p *pp = sched.pidle;
     if (pp) {
         sched.pidle = pp->link;
-        __atomic_store_n(&sched.npidle, sched.npidle - 1, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&sched.npidle, sched.npidle - 1, __ATOMIC_SEQ_CST);   // seq-cst, as pidleput's
     }
     return pp;
 }

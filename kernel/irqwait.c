@@ -164,7 +164,7 @@ static bool irqwait_park(struct g *gp, void *arg)
     // Counted before the record is visible, so the handler's decrement
     // cannot come first. Relaxed: this M reaches checkdead only after
     // giving its P back under sched.lock, which publishes the increment.
-    __atomic_fetch_add(&sched.nexternal, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sched.nexternal, 1, __ATOMIC_RELAXED);      // relaxed: see above
     w->next = l->waiters;
     l->waiters = w;
     l->nwaiting++;

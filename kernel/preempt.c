@@ -32,12 +32,10 @@
 #include "kernel/timer.h"
 
 uint64_t quantum_cycles;
-void sysmon_tick(uint64_t now);
-uint64_t sysmon_deadline(void);
 
 static bool others_runnable(struct p *pp)
 {
-    return !runq_empty(&pp->runq) || __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED);
+    return !runq_empty(&pp->runq) || __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED);   // a hint, as Go's
 }
 
 static uint64_t min_nz(uint64_t a, uint64_t b)
@@ -107,8 +105,8 @@ void core_arm_idle(struct m *mp)
             // already in the past is stale (its watcher has moved on)
             if (w && w <= next && w != mp->watching && w > now)
                 break;
-            if (__atomic_compare_exchange_n(&sched.timer_watch, &w, next, false, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_ACQUIRE)) {
+            if (__atomic_compare_exchange_n(&sched.timer_watch, &w, next, false, __ATOMIC_ACQ_REL,   // claims the watch; pairs with the other watchers' CAS
+                                            __ATOMIC_ACQUIRE)) {    // failed: w is the newer watch, look again
                 mp->watching = next;
                 d = next;
                 break;
@@ -132,8 +130,8 @@ void core_leave_idle(struct m *mp)
     uint64_t w = mp->watching;
     if (w) {
         mp->watching = 0;
-        __atomic_compare_exchange_n(&sched.timer_watch, &w, 0, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_RELAXED);     // only if still ours; pairs with core_arm_idle's CAS
+        __atomic_compare_exchange_n(&sched.timer_watch, &w, 0, false, __ATOMIC_ACQ_REL,   // only if still ours; pairs with core_arm_idle's CAS
+                                    __ATOMIC_RELAXED);     // another core's watch: leave it
     }
     if (__atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE) ||    // pairs with core_arm_idle's CAS
         !timers_next_after(arch_cycles()))
@@ -152,7 +150,7 @@ static void preempt_check(struct m *mp, uint64_t now, bool force)
     struct p *pp = mp->p;
     if (!pp || !mp->curg)
         return;
-    uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);
+    uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);     // pairs with timer0_update's release
     if (t0 && t0 <= now)
         preempt_request(PREEMPT_TIMERS);
     if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE) &&     // pairs with stop_the_world's store
@@ -175,7 +173,7 @@ static void timer_irq(uint8_t vector)
     struct m *mp = getm();
     uint64_t now = arch_cycles();
     mp->armed = 0;
-    __atomic_store_n(&mp->last_timer_irq, now, __ATOMIC_RELAXED);
+    __atomic_store_n(&mp->last_timer_irq, now, __ATOMIC_RELAXED);    // debug checks read it racily
     preempt_check(mp, now, false);
     if (mp->id == 0)
         sysmon_tick(now);
@@ -214,7 +212,7 @@ static void preempt_m(void *arg)
     uint64_t now = arch_cycles();
     pp->stats.preemptions++;
     trace_event(TR_GO_PREEMPT, gp->id, reason);
-    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the queue's release (lock or tail store)
     if (reason & PREEMPT_QUANTUM) {
         spin_lock(&sched.lock);
         globrunq_put(gp);
@@ -305,7 +303,7 @@ void preempt_enable(void)
 uint64_t preempt_set_quantum_ns(uint64_t ns)
 {
     uint64_t old = arch_cycles_to_ns(quantum_cycles);
-    __atomic_store_n(&quantum_cycles, arch_ns_to_cycles(ns), __ATOMIC_RELAXED);
+    __atomic_store_n(&quantum_cycles, arch_ns_to_cycles(ns), __ATOMIC_RELAXED);   // each core reads it at its next check
     uint64_t f = irq_save();
     struct m *mp = getm();
     if (mp->p)

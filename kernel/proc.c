@@ -37,26 +37,31 @@
 // machine looking at each other's empty queues. The protocol that keeps
 // every runnable G from being stranded while a core sleeps:
 //
-//   1. A G made runnable (go, ready) calls wakep(): if some P is idle and
+//   1. wakep(): a G made runnable (go, ready, a wake-up from a timer or an
+//      interrupt) is published by a release store to a queue, then a full
+//      fence, then npidle and nmspinning are read: if some P is idle and
 //      no M is spinning, it claims the right to start a spinner (CAS
 //      nmspinning 0 -> 1) and hands an idle P to an idle M (startm), then
 //      sends that core an IPI. Only Ms taken from the idle list are sent
 //      IPIs, so a busy core is never interrupted to be woken.
-//   2. A spinning M that finds work stops spinning and, if it was the last
-//      spinner and Ps are still idle, calls wakep() itself: the next M
-//      picks up where it left off. Work is therefore never left without
-//      either a spinner or a running M that will look at it.
-//   3. An M giving up: under sched.lock it re-checks the global queue,
-//      puts its P on the idle list AND itself on the idle M list in the
-//      same critical section (so a waker always finds an M for the P it
-//      takes), then drops spinning, and only then re-checks every local
-//      queue (the "delicate dance": a G queued after our check and before
-//      our nmspinning decrement saw a spinner and did not wake anyone, so
-//      we must look once more after the decrement). If it finds work, it
-//      starts an M for it (possibly itself).
-//   4. An idle M halts with interrupts enabled only between the check of
-//      its nextp and the hlt (sti; hlt): a waker that sets nextp and sends
-//      the IPI either is seen by the check or interrupts the hlt.
+//   2. resetspinning(): a spinning M that finds work stops spinning and,
+//      if it was the last spinner and Ps are still idle, calls wakep()
+//      itself: the next M picks up where it left off. Work is therefore
+//      never left without either a spinner or a running M that will look
+//      at it.
+//   3. give_up_p(): an M with nothing to run, under sched.lock, re-checks
+//      the global queue, puts its P on the idle list (npidle, seq-cst) AND
+//      itself on the idle M list in the same critical section (so a waker
+//      always finds an M for the P it takes), then drops spinning (a
+//      seq-cst decrement), and only then re-checks every local queue (the
+//      "delicate dance": a G queued after our check and before our
+//      decrement saw a spinner and did not wake anyone, so we must look
+//      once more after the decrement; the fence of step 1 and this
+//      decrement make the two sides a Dekker pair: one of them sees the
+//      other). If it finds work, it starts an M for it (possibly itself).
+//   4. stopm(): an idle M halts with interrupts enabled only between the
+//      check of its nextp and the hlt (sti; hlt): a waker that sets nextp
+//      and sends the IPI either is seen by the check or interrupts the hlt.
 //
 // Rejected alternatives. A single global queue (contention on every
 // schedule; no locality). Waking an M for every G readied (a thundering
@@ -144,7 +149,7 @@ static void startm(struct p *pp, bool spinning)
     if (!nmp) {
         spin_unlock(&sched.lock);
         if (spinning)
-            __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+            __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);    // undo the caller's claim (step 1's CAS)
         return;
     }
     nmp->nextspinning = spinning;
@@ -178,9 +183,9 @@ void wakep(void)
     if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) == 0)   // pairs with pidleput's seq-cst store
         return;
     uint32_t zero = 0;
-    if (__atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) != 0 ||
-        !__atomic_compare_exchange_n(&sched.nmspinning, &zero, 1, false, __ATOMIC_SEQ_CST,
-                                     __ATOMIC_RELAXED))
+    if (__atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) != 0 ||     // ordered by the fence above; the CAS decides
+        !__atomic_compare_exchange_n(&sched.nmspinning, &zero, 1, false, __ATOMIC_SEQ_CST,   // claims the spinner: pairs with step 3's decrement
+                                     __ATOMIC_RELAXED))                 // relaxed: someone else spins, nothing to do
         return;
     startm(0, true);
 }
@@ -189,7 +194,7 @@ void wakep(void)
 static void resetspinning(struct m *mp)
 {
     mp->spinning = false;
-    uint32_t left = __atomic_sub_fetch(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+    uint32_t left = __atomic_sub_fetch(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // seq-cst: ordered with wakep's CAS and fence
     if (left == 0)
         wakep();
 }
@@ -229,7 +234,7 @@ static bool take_p_for_timers(struct m *mp)
         return false;
     acquirep(mp, pp);
     mp->spinning = true;
-    __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+    __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);     // a spinner, as startm's; undone in step 2 or 3
     return true;
 }
 
@@ -263,7 +268,7 @@ static void stw_stopm(struct m *mp)
     spin_lock(&sched.lock);
     if (mp->spinning) {
         mp->spinning = false;
-        __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+        __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // the world stops: no re-check needed
     }
     struct p *pp = mp->p;
     pp->status = P_STOPPED;
@@ -279,7 +284,7 @@ static void stw_stopm(struct m *mp)
 // runnext. Runs victim's overdue timers first (they ready Gs onto pp).
 static struct g *steal_from(struct p *pp, struct p *victim, bool last)
 {
-    uint64_t vt = __atomic_load_n(&victim->timer0, __ATOMIC_ACQUIRE);
+    uint64_t vt = __atomic_load_n(&victim->timer0, __ATOMIC_ACQUIRE);     // pairs with timer0_update's release
     if (vt && vt <= arch_cycles() && timers_run(victim, arch_cycles())) {
         bool inherit;
         struct g *gp = runq_get(&pp->runq, &inherit);
@@ -288,7 +293,7 @@ static struct g *steal_from(struct p *pp, struct p *victim, bool last)
     }
     pp->stats.steal_attempts++;
     if (last && runq_len(&victim->runq) == 1 &&
-        __atomic_load_n(&victim->runq.runnext, __ATOMIC_RELAXED)) {
+        __atomic_load_n(&victim->runq.runnext, __ATOMIC_RELAXED)) {   // a hint: runq_steal's CAS decides
         // Only runnext is left, and its owner will probably run it any
         // moment: give it about 3 us before taking it away.
         uint64_t until = arch_cycles() + arch_ns_to_cycles(3000);
@@ -329,7 +334,7 @@ static struct g *steal_work(struct m *mp, struct p *pp)
     for (int round = 0; round < STEAL_ROUNDS && !gp; round++) {
         uint32_t nv = steal_victims(pp, fastrand(mp), victims);
         for (uint32_t i = 0; i < nv && !gp; i++) {
-            if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE))
+            if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE))   // pairs with stop_the_world's store
                 goto out;
             gp = steal_from(pp, allp[victims[i]], round == STEAL_ROUNDS - 1);
         }
@@ -344,10 +349,10 @@ out:
 // ABA (nothing is ever popped singly).
 void ready_from_irq(struct g *gp)
 {
-    ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);
+    ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
     trace_event(TR_GO_UNPARK, gp->id, 0);
-    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
-    struct g *head = __atomic_load_n(&sched.irqready, __ATOMIC_RELAXED);
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the release CAS below
+    struct g *head = __atomic_load_n(&sched.irqready, __ATOMIC_RELAXED);  // a first guess; the CAS checks it
     do
         gp->schedlink = head;
     while (!__atomic_compare_exchange_n(&sched.irqready, &head, gp, true, __ATOMIC_RELEASE,   // pairs with irqready_take's acquire
@@ -359,9 +364,9 @@ void ready_from_irq(struct g *gp)
 // the global queue) and returns one to run.
 static struct g *irqready_take(struct p *pp)
 {
-    if (!__atomic_load_n(&sched.irqready, __ATOMIC_RELAXED))
+    if (!__atomic_load_n(&sched.irqready, __ATOMIC_RELAXED))          // a hint; the exchange decides
         return 0;
-    struct g *list = __atomic_exchange_n(&sched.irqready, 0, __ATOMIC_ACQUIRE);
+    struct g *list = __atomic_exchange_n(&sched.irqready, 0, __ATOMIC_ACQUIRE);   // pairs with ready_from_irq's release CAS
     if (!list)
         return 0;
     struct g *first = list;
@@ -382,6 +387,55 @@ static bool any_local_work(void)
     return false;
 }
 
+// Step 3 of the protocol: mp, holding a P, found nothing to run. Under
+// sched.lock it looks at the global queue once more and, finding nothing,
+// puts its P on the idle list and itself on the idle M list in the same
+// critical section (a waker that takes the P then always finds an M).
+// Then, if it was spinning, it stops (the seq-cst decrement) and only then
+// looks at every local queue again: a G queued after the steal and before
+// the decrement saw a spinner and woke nobody (wakep's fence and this
+// decrement are the two halves of that handshake), so this look is the
+// G's only chance. Work found here gets a spinner, possibly this M.
+// Returns true with the P given up (the caller waits in stopm), false
+// with the P kept: *found is a G of the global queue to run, or NULL to
+// look again (a stop-the-world or a G readied by an interrupt).
+static bool give_up_p(struct m *mp, struct g **found)
+{
+    struct p *pp = mp->p;
+    spin_lock(&sched.lock);
+    if (sched.stw_pending) {
+        spin_unlock(&sched.lock);
+        return false;
+    }
+    if (sched.runq_size) {
+        *found = globrunq_get(pp, 0);
+        spin_unlock(&sched.lock);
+        return false;
+    }
+    if (__atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE)) {        // pairs with ready_from_irq's release CAS
+        spin_unlock(&sched.lock);
+        return false;
+    }
+    pp->stats.halts++;
+    pp->m = 0;
+    mp->p = 0;
+    pidleput(pp);               // npidle++, seq-cst: wakep's fence pairs with it
+    mput(mp);
+    checkdead();
+    spin_unlock(&sched.lock);
+    if (mp->spinning) {
+        mp->spinning = false;
+        __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);  // full barrier before the re-check; pairs with wakep's fence
+        if (any_local_work() || __atomic_load_n(&sched.irqready, __ATOMIC_SEQ_CST)) {   // ordered after the decrement
+            // Start a spinner for it, possibly this very M (then stopm
+            // returns at once).
+            __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // counted for startm's M, as wakep's CAS does
+            startm(0, true);
+        }
+    }
+    return true;
+}
+
 // Blocks until there is a G to run; returns it with mp holding a P.
 // *inherit: the G came from runnext and continues the time slice.
 static struct g *find_runnable(struct m *mp, bool *inherit, bool global_first)
@@ -390,7 +444,7 @@ static struct g *find_runnable(struct m *mp, bool *inherit, bool global_first)
 top:
     *inherit = false;
     struct p *pp = mp->p;
-    if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE)) {         // pairs with stop_the_world's store
         stw_stopm(mp);
         goto top;
     }
@@ -400,7 +454,7 @@ top:
     // each other cannot starve them.
     if (global_first && (gp = irqready_take(pp)))
         return gp;
-    if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {
+    if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {   // a hint: the lock decides
         global_first = false;
         spin_lock(&sched.lock);
         gp = globrunq_get(pp, 1);
@@ -410,7 +464,7 @@ top:
     }
     if ((gp = runq_get(&pp->runq, inherit)))
         return gp;
-    if (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {
+    if (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {          // a hint: the lock decides
         spin_lock(&sched.lock);
         gp = globrunq_get(pp, 0);
         spin_unlock(&sched.lock);
@@ -419,54 +473,29 @@ top:
     }
     if ((gp = irqready_take(pp)))
         return gp;
-    uint32_t busy = sched.gomaxprocs - __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED);
-    if (mp->spinning || 2 * __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) < busy) {
+    // At most about half the busy Ps spin.
+    uint32_t busy = sched.gomaxprocs - __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED);   // heuristic: racy
+    if (mp->spinning || 2 * __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) < busy) {  // heuristic: racy
         if (!mp->spinning) {
             mp->spinning = true;
-            __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
+            __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // seen by wakep: no new spinner while one looks
         }
         if ((gp = steal_work(mp, pp)))
             return gp;
     }
 
-    // Step 3: give up the P. Idle time is when the stack-fault spares are
-    // topped up (go() does it too) and, when sysmon says so, dead Gs'
-    // grown stacks are trimmed.
+    // Idle time is when the stack-fault spares are topped up (go() does it
+    // too) and, when sysmon says so, dead Gs' grown stacks are trimmed.
     if (mp->nspare < M_SPARE_PAGES)
         stack_spares_refill(mp);
-    if (__atomic_load_n(&scavenge_due, __ATOMIC_RELAXED) &&
-        __atomic_exchange_n(&scavenge_due, 0, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&scavenge_due, __ATOMIC_RELAXED) &&         // a hint; the exchange decides
+        __atomic_exchange_n(&scavenge_due, 0, __ATOMIC_ACQUIRE))     // pairs with sysmon's store; one M takes it
         stack_scavenge(256);
-    spin_lock(&sched.lock);
-    if (sched.stw_pending) {
-        spin_unlock(&sched.lock);
+    struct g *found = 0;
+    if (!give_up_p(mp, &found)) {
+        if (found)
+            return found;
         goto top;
-    }
-    if (sched.runq_size) {
-        gp = globrunq_get(pp, 0);
-        spin_unlock(&sched.lock);
-        return gp;
-    }
-    if (__atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE)) {
-        spin_unlock(&sched.lock);
-        goto top;
-    }
-    pp->stats.halts++;
-    pp->m = 0;
-    mp->p = 0;
-    pidleput(pp);
-    mput(mp);
-    checkdead();
-    spin_unlock(&sched.lock);
-    if (mp->spinning) {
-        mp->spinning = false;
-        __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
-        if (any_local_work() || __atomic_load_n(&sched.irqready, __ATOMIC_SEQ_CST)) {
-            // Start a spinner for it, possibly this very M (then stopm
-            // returns at once).
-            __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);
-            startm(0, true);
-        }
     }
     stopm(mp);
     goto top;

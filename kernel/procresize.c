@@ -28,7 +28,7 @@ static void preemptall(struct m *self)
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
         struct p *pp = allp[i];
         struct m *pm = __atomic_load_n(&pp->m, __ATOMIC_RELAXED);     // racy: a stale M only gets a spare IPI
-        if (__atomic_load_n(&pp->status, __ATOMIC_RELAXED) == P_RUNNING && pm && pm != self)
+        if (__atomic_load_n(&pp->status, __ATOMIC_RELAXED) == P_RUNNING && pm && pm != self)   // racy: a spare IPI at worst
             arch_send_ipi(pm->id, VEC_PREEMPT);
     }
 }
@@ -67,8 +67,8 @@ void stop_the_world(const char *why)
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
         uint32_t want = P_SYSCALL;
         pp = allp[i];
-        if (__atomic_compare_exchange_n(&pp->status, &want, P_STOPPED, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_RELAXED)) {   // pairs with exitsyscall's and retake's CAS: one wins
+        if (__atomic_compare_exchange_n(&pp->status, &want, P_STOPPED, false, __ATOMIC_ACQ_REL,   // one of this, exitsyscall's and retake's CAS wins
+                                        __ATOMIC_RELAXED)) {   // lost: not in a call (or taken)
             pp->m = 0;
             wait--;
         }
@@ -103,7 +103,7 @@ static void p_destroy(struct p *pp, struct p *heir)
 void start_the_world(uint32_t nprocs)
 {
     struct m *mp = getm();
-    ASSERT(preempt_count() > 0 && __atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED));
+    ASSERT(preempt_count() > 0 && __atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED));   // our own store
     struct p *want[MAX_CPUS];
     uint32_t nwant = 0;
     spin_lock(&sched.lock);
@@ -164,7 +164,7 @@ void start_the_world(uint32_t nprocs)
 
 int gomaxprocs(int n)
 {
-    int old = (int)__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED);
+    int old = (int)__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED);   // racy, as Go's: worldsema orders the changes
     if (n <= 0 || n == old)
         return old;
     if ((uint32_t)n > sched.ncpu)

@@ -240,7 +240,7 @@ static inline __attribute__((noreturn, always_inline)) void execute(struct m *mp
     struct p *pp = mp->p;
     mp->curg = gp;
     gp->m = mp;
-    __atomic_store_n(&gp->status, G_RUNNING, __ATOMIC_RELAXED);
+    __atomic_store_n(&gp->status, G_RUNNING, __ATOMIC_RELAXED);      // read by dumps and assertions only
     if (!inherit) {
         pp->schedtick++;            // a new time slice (a runnext hand-off continues this one)
         pp->globcheck--;
@@ -263,7 +263,7 @@ static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m 
     struct p *pp = mp->p;
     bool global_first = pp->globcheck == 0;
     if (__builtin_expect(!global_first &&
-                         !__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE), 1)) {
+                         !__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE), 1)) {   // pairs with stop_the_world's store
         bool inherit;
         struct g *gp = runq_get(&pp->runq, &inherit);
         if (gp)
@@ -328,13 +328,17 @@ bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip,
 bool g_stack_premap(uint64_t addr);
 
 // preempt.c and sysmon.c: each core's timer, preemption, the monitor
-void core_rearm(struct m *mp, uint64_t now);    // interrupts off; mp holds a P
+void core_rearm(struct m *mp, uint64_t now);    // interrupts off, on mp's core
 void core_arm_idle(struct m *mp);               // interrupts off; mp has no P
 void core_leave_idle(struct m *mp);             // mp got a P: hand its timer watch on
 void preempt_init(void);
 uint64_t preempt_set_quantum_ns(uint64_t ns);   // returns the previous quantum
+extern uint64_t quantum_cycles;                 // the time slice (atomic, relaxed: a new value applies from each core's next check)
 void sysmon_init(void);
-void sysmon_wake(void);
+void sysmon_wake(void);                         // pinned: something started running, look soon
+void sysmon_tick(uint64_t now);                 // core 0's timer interrupt
+uint64_t sysmon_deadline(void);                 // sysmon's next look (TSC), 0 when asleep
+extern uint64_t sysmon_irqoff_reports;          // debug builds: interrupts-off reports made (atomic)
 
 // procresize.c: from a G. stop_the_world returns with every other P
 // stopped and the caller pinned; start_the_world(n) resizes to n Ps, lets

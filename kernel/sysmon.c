@@ -14,7 +14,6 @@
 #include "lib/printf.h"
 #include "kernel/timer.h"
 
-extern uint64_t quantum_cycles;
 static uint64_t next_look;          // TSC; 0 = asleep
 static uint64_t delay;
 static uint64_t next_trace;
@@ -22,16 +21,16 @@ static uint64_t boot_tsc;
 
 uint64_t sysmon_deadline(void)
 {
-    return __atomic_load_n(&next_look, __ATOMIC_RELAXED);
+    return __atomic_load_n(&next_look, __ATOMIC_RELAXED);      // a deadline only: no data hangs on it
 }
 
 // Any core, pinned (a G between acquirem and releasem, or g0): something
 // started running; make sure sysmon looks soon.
 void sysmon_wake(void)
 {
-    if (__atomic_load_n(&next_look, __ATOMIC_RELAXED) != 0)
+    if (__atomic_load_n(&next_look, __ATOMIC_RELAXED) != 0)    // a deadline only: no data hangs on it
         return;
-    __atomic_store_n(&next_look, arch_cycles() + arch_ns_to_cycles(20000), __ATOMIC_RELAXED);
+    __atomic_store_n(&next_look, arch_cycles() + arch_ns_to_cycles(20000), __ATOMIC_RELAXED);   // racing sysmon_tick only moves a deadline
     if (cpu_index() != 0) {
         arch_send_ipi(0, VEC_TIMER);        // core 0 re-arms in its handler
         return;
@@ -70,17 +69,17 @@ static bool retake(uint64_t now)
     uint64_t syscall_limit = arch_ns_to_cycles(20000);
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
         struct p *pp = allp[i];
-        uint32_t s = __atomic_load_n(&pp->status, __ATOMIC_ACQUIRE);
+        uint32_t s = __atomic_load_n(&pp->status, __ATOMIC_ACQUIRE);   // pairs with entersyscall's release (syscall_when)
         if (s == P_SYSCALL) {
             if (now - pp->syscall_when < syscall_limit)
                 continue;
-            if (runq_empty(&pp->runq) && !__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED))
+            if (runq_empty(&pp->runq) && !__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED))   // hints
                 continue;       // nothing waits for it
-            if (!__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED))
+            if (!__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED))    // a hint: handoffp copes without one
                 continue;       // no core could take it
             uint32_t want = P_SYSCALL;
-            if (__atomic_compare_exchange_n(&pp->status, &want, P_IDLE, false, __ATOMIC_ACQ_REL,
-                                            __ATOMIC_RELAXED)) {
+            if (__atomic_compare_exchange_n(&pp->status, &want, P_IDLE, false, __ATOMIC_ACQ_REL,   // one of this, exitsyscall's and stop_the_world's CAS wins
+                                            __ATOMIC_RELAXED)) {    // lost: the P is someone else's
                 handoffp(pp);
                 acted = true;
             }
@@ -107,10 +106,10 @@ static void schedtrace(uint64_t now)
     int n = snprintf(line, sizeof line,
                      "SCHED %lums: gomaxprocs=%u idleprocs=%u threads=%u spinningthreads=%u idlethreads=%u runqueue=%u [",
                      arch_cycles_to_ns(now - boot_tsc) / 1000000, sched.gomaxprocs,
-                     __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED), sched.ncpu,
-                     __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED),
-                     __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED),
-                     __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED));
+                     __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED), sched.ncpu,   // a report: racy reads
+                     __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED),          // racy
+                     __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED),              // racy
+                     __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED));          // racy
     for (uint32_t i = 0; i < sched.gomaxprocs && n < (int)sizeof line - 16; i++)
         n += snprintf(line + n, sizeof line - (size_t)n, i ? " %u" : "%u", runq_len(&allp[i]->runq));
     kprintf("%s]\n", line);
@@ -143,11 +142,11 @@ static void irqoff_check(uint64_t now)
     uint64_t limit = arch_ns_to_cycles(1000000);
     for (uint32_t i = 1; i < sched.ncpu; i++) {
         struct m *mp = &allm[i];
-        uint64_t armed = __atomic_load_n(&mp->armed, __ATOMIC_RELAXED);
-        uint64_t last = __atomic_load_n(&mp->last_timer_irq, __ATOMIC_RELAXED);
+        uint64_t armed = __atomic_load_n(&mp->armed, __ATOMIC_RELAXED);           // racy: a heuristic
+        uint64_t last = __atomic_load_n(&mp->last_timer_irq, __ATOMIC_RELAXED);   // racy: a heuristic
         if (armed && now > armed + limit && last < armed && reported[i] != armed) {
             reported[i] = armed;
-            __atomic_fetch_add(&sysmon_irqoff_reports, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&sysmon_irqoff_reports, 1, __ATOMIC_RELAXED);   // a counter the tests read
             kprintf("sysmon: core %u has kept interrupts off for over %lu us\n", i,
                     arch_cycles_to_ns(now - armed) / 1000);
             arch_report_cpu(i, "interrupts off for over 1 ms");
@@ -161,7 +160,7 @@ void sysmon_tick(uint64_t now)
 {
     if (!boot_tsc)
         boot_tsc = now;
-    uint64_t look = __atomic_load_n(&next_look, __ATOMIC_RELAXED);
+    uint64_t look = __atomic_load_n(&next_look, __ATOMIC_RELAXED);   // a deadline only
     if (!look || now < look)
         return;
     bool acted = retake(now);
@@ -172,7 +171,7 @@ void sysmon_tick(uint64_t now)
     // core watched it; start one (Go's sysmon does the same).
     uint64_t due = timers_next();
     if (due && now > due && now - due > arch_ns_to_cycles(1000000) &&
-        __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED)) {
+        __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED)) {   // a hint: wakep decides
         wakep();
         acted = true;
     }
@@ -182,7 +181,7 @@ void sysmon_tick(uint64_t now)
     if (now >= next_scavenge) {
         next_scavenge = now + arch_ns_to_cycles(1000000000);
         if (stack_scavenge_worth())
-            __atomic_store_n(&scavenge_due, 1, __ATOMIC_RELAXED);
+            __atomic_store_n(&scavenge_due, 1, __ATOMIC_RELAXED);   // a request: the idle M's exchange takes it
     }
     if (kparams.schedtrace_ns && now >= next_trace) {
         schedtrace(now);
@@ -190,19 +189,19 @@ void sysmon_tick(uint64_t now)
     }
     uint64_t min = arch_ns_to_cycles(20000), max = arch_ns_to_cycles(10000000);
     delay = acted || !delay ? min : delay * 2 > max ? max : delay * 2;
-    bool busy = __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) < sched.gomaxprocs ||
-                __atomic_load_n(&sched.nsyscall, __ATOMIC_RELAXED);
+    bool busy = __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) < sched.gomaxprocs ||   // hints: sysmon_wake
+                __atomic_load_n(&sched.nsyscall, __ATOMIC_RELAXED);                     // restarts a sleeping sysmon
     uint64_t next = now + delay;
     if (kparams.schedtrace_ns && next_trace < next)
         next = next_trace;
-    __atomic_store_n(&next_look, busy || kparams.schedtrace_ns ? next : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&next_look, busy || kparams.schedtrace_ns ? next : 0, __ATOMIC_RELAXED);   // a deadline only
 }
 
 void sysmon_init(void)
 {
     boot_tsc = arch_cycles();
     next_trace = boot_tsc + arch_ns_to_cycles(kparams.schedtrace_ns);
-    __atomic_store_n(&next_look, boot_tsc + arch_ns_to_cycles(20000), __ATOMIC_RELAXED);
+    __atomic_store_n(&next_look, boot_tsc + arch_ns_to_cycles(20000), __ATOMIC_RELAXED);   // boot: before the other cores run
 }
 
 // ---- blocking calls ---------------------------------------------------------
@@ -213,8 +212,8 @@ void entersyscall(void)
 {
     struct m *mp = acquirem();
     struct p *pp = mp->p;
-    __atomic_fetch_add(&sched.nsyscall, 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&mp->curg->status, G_SYSCALL, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sched.nsyscall, 1, __ATOMIC_RELAXED);          // sysmon's busy hint only (checkdead counts Ms)
+    __atomic_store_n(&mp->curg->status, G_SYSCALL, __ATOMIC_RELAXED);   // read by dumps only
     pp->syscall_when = arch_cycles();
     __atomic_store_n(&pp->status, P_SYSCALL, __ATOMIC_RELEASE);    // pairs with retake's CAS
     sysmon_wake();              // asleep, it would never retake this P (Go does the same)
@@ -227,7 +226,7 @@ static void exitsyscall0(struct g *gp)
     struct p *pp = pidleget();
     if (!pp) {
         trace_g(TR_GO_YIELD, gp);   // it leaves this core for the global queue
-        __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);
+        __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);  // published by sched.lock
         globrunq_put(gp);
         mput(mp);
         spin_unlock(&sched.lock);
@@ -245,11 +244,11 @@ void exitsyscall(void)
     struct m *mp = getm();      // pinned since entersyscall
     struct p *pp = mp->p;
     uint32_t want = P_SYSCALL;
-    __atomic_fetch_sub(&sched.nsyscall, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_sub(&sched.nsyscall, 1, __ATOMIC_RELAXED);          // sysmon's busy hint only
     DEBUG_DELAY(exitsyscall_nsyscall);
-    if (__atomic_compare_exchange_n(&pp->status, &want, P_RUNNING, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_RELAXED)) {
-        __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);
+    if (__atomic_compare_exchange_n(&pp->status, &want, P_RUNNING, false, __ATOMIC_ACQ_REL,   // one of this, retake's and stop_the_world's CAS wins
+                                    __ATOMIC_RELAXED)) {            // lost: the P was taken
+        __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);   // read by dumps only
         releasem(mp);
         return;
     }
@@ -259,7 +258,7 @@ void exitsyscall(void)
     // without one (mcall's dropg then drops it).
     irq_disable();
     mp->p = 0;
-    __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);
+    __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);   // read by dumps only
     preempt_count_dec();        // mcall needs zero; interrupts are off
     DEBUG_DELAY(exitsyscall_retaken);
     mcall(exitsyscall0);

@@ -24,8 +24,6 @@
 #include "lib/panic.h"
 #include "lib/string.h"
 
-void core_rearm(struct m *mp, uint64_t now);
-
 static void heap_set(struct p *pp, uint32_t i, struct timer *t)
 {
     pp->timers[i] = t;
@@ -67,7 +65,7 @@ static void sift_down(struct p *pp, uint32_t i)
 
 static void timer0_update(struct p *pp)
 {
-    __atomic_store_n(&pp->timer0, pp->ntimers ? pp->timers[0]->when : 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&pp->timer0, pp->ntimers ? pp->timers[0]->when : 0, __ATOMIC_RELEASE);   // pairs with the lock-free peeks' acquire
 }
 
 static void heap_push(struct p *pp, struct timer *t)
@@ -153,7 +151,7 @@ bool timer_stop(struct timer *t)
 uint32_t timers_run(struct p *pp, uint64_t now)
 {
     uint32_t ran = 0;
-    uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);
+    uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);     // a hint, pairs with timer0_update; the lock decides
     if (!t0 || t0 > now)
         return 0;
     struct m *mp = getm();

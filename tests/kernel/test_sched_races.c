@@ -14,7 +14,6 @@
 #include "kernel/cmdline.h"
 #include "lib/string.h"
 
-extern uint64_t quantum_cycles;
 static void spin_ns(uint64_t ns)
 {
     uint64_t end = nanotime() + ns;
