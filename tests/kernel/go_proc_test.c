@@ -470,9 +470,9 @@ static void pph_run(void *arg)
     wg_done(&pph.wg);
 }
 
-KTEST(go_TestPingPongHog)
+// One 100 ms round on one P; the two counts.
+static void pph_round(int *hog_count, int *light_count)
 {
-    int orig = gomaxprocs(1);
     static struct pph_arg hog = { PPH_HOG, &pph.hog_count, &pph.hog_chan };
     static struct pph_arg light = { PPH_LIGHT, &pph.light_count, &pph.light_chan };
     pph.done = chan_make(0, 0);
@@ -491,13 +491,30 @@ KTEST(go_TestPingPongHog)
     recv_bool(pph.hog_chan);
     recv_bool(pph.light_chan);
     wg_wait(&pph.wg);
-    int hog_count = pph.hog_count, light_count = pph.light_count;
+    *hog_count = pph.hog_count;
+    *light_count = pph.light_count;
     chan_free(pph.done);
     chan_free(pph.hog_chan);
     chan_free(pph.light_chan);
-    gomaxprocs(orig);
-    printf("ktest: ping-pong hog %d light %d\n", hog_count, light_count);
+}
+
+// Go runs one round. Here a failed round is run once more: a TCG host that
+// starves QEMU's timer thread can hold a core's timer interrupts back for
+// 100 ms (seen: no preemption, the hog alone for a whole round), and then
+// no scheduler could have handed the P over. The defect this test exists
+// for fails every round (by a factor of about 1000).
+KTEST(go_TestPingPongHog)
+{
+    int orig = gomaxprocs(1);
     const int factor = 20;
+    int hog_count = 0, light_count = 0;
+    for (int round = 0; round < 2; round++) {
+        pph_round(&hog_count, &light_count);
+        printf("ktest: ping-pong hog %d light %d\n", hog_count, light_count);
+        if (!(hog_count / factor > light_count || light_count / factor > hog_count))
+            break;
+    }
+    gomaxprocs(orig);
     if (hog_count / factor > light_count || light_count / factor > hog_count)
         KT_FAIL("want hog_count/light_count in [1/%d, %d]; got %d/%d", factor, factor, hog_count,
                 light_count);
