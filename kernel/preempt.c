@@ -83,20 +83,28 @@ void core_rearm(struct m *mp, uint64_t now)
     arm(mp, d);
 }
 
-// An M about to halt without a P: watch the earliest timer of the idle Ps
-// unless another idle core already watches one at least as early. The
-// watcher knows itself (m->watching), so interrupts that re-arm it keep
-// the watch; a watch left by a core that since took a P is released in
-// core_leave_idle.
-//
-// Only a deadline still to come is watched: one already past belongs to a
-// busy P (stopm took an idle P for any due timer before coming here), whose
-// own M runs it, or sysmon's backstop starts an M for it; arming for it
-// would fire this core's interrupt again at once, over and over.
+// The deadline idle cores watch: the earliest timer of any P. A deadline
+// already past is watched only while some P is idle: then the woken M
+// takes that P and runs the overdue timers (stealing runs other Ps'), and
+// a timer that came due between stopm's look and the arming is not lost.
+// With no idle P the M could do nothing for it (the busy P's own M runs
+// it), and arming for it would fire this core's interrupt again at once,
+// over and over.
+static uint64_t idle_watch_deadline(uint64_t now)
+{
+    if (__atomic_load_n(&sched.npidle, __ATOMIC_RELAXED))     // racy: a P going idle runs its own due timers in stopm
+        return timers_next();
+    return timers_next_after(now);
+}
+
+// An M about to halt without a P: watch that deadline unless another idle
+// core already watches one at least as early. The watcher knows itself
+// (m->watching), so interrupts that re-arm it keep the watch; a watch left
+// by a core that since took a P is released in core_leave_idle.
 void core_arm_idle(struct m *mp)
 {
     uint64_t now = arch_cycles();
-    uint64_t next = timers_next_after(now);
+    uint64_t next = idle_watch_deadline(now);
     uint64_t d = 0;
     if (next) {
         uint64_t w = __atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE);    // pairs with the CAS below on other cores
@@ -134,7 +142,7 @@ void core_leave_idle(struct m *mp)
                                     __ATOMIC_RELAXED);     // another core's watch: leave it
     }
     if (__atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE) ||    // pairs with core_arm_idle's CAS
-        !timers_next_after(arch_cycles()))
+        !idle_watch_deadline(arch_cycles()))
         return;
     spin_lock(&sched.lock);
     struct m *other = sched.midle;
@@ -188,7 +196,10 @@ static void preempt_ipi(uint8_t vector)
 {
     (void)vector;
     struct m *mp = getm();
-    preempt_check(mp, arch_cycles(), true);
+    uint64_t now = arch_cycles();
+    preempt_check(mp, now, true);
+    if (mp->p)
+        core_rearm(mp, now);    // a new request's deadline leaves the timer (see core_rearm)
 }
 
 static void *g_xsave_area(struct g *gp)
