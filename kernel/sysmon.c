@@ -164,7 +164,7 @@ void sysmon_tick(uint64_t now)
     // Backstop: a timer of an idle P overdue by a millisecond means no idle
     // core watched it; start one (Go's sysmon does the same).
     uint64_t due = timers_next();
-    if (due && now > due + arch_ns_to_cycles(1000000) &&
+    if (due && now > due && now - due > arch_ns_to_cycles(1000000) &&
         __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED)) {
         wakep();
         acted = true;

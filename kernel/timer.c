@@ -134,9 +134,11 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         struct timer *t = pp->timers[0];
         heap_remove(pp, t);
         if (t->period) {
-            // the next due time after now, skipping missed periods
-            uint64_t late = now - t->when;
-            t->when += (late / t->period + 1) * t->period;
+            // the next due time after now, skipping missed periods; never
+            // (UINT64_MAX) when that is beyond 64 bits
+            uint64_t k = (now - t->when) / t->period + 1;
+            uint64_t step = k > UINT64_MAX / t->period ? UINT64_MAX : k * t->period;
+            t->when = step > UINT64_MAX - t->when ? UINT64_MAX : t->when + step;
             heap_push(pp, t);
         }
         // f runs without the lock: it readies Gs and may start timers.
@@ -186,6 +188,17 @@ void timers_move(struct p *from, struct p *to)
     spin_unlock(&from->timers_lock);
 }
 
+uint64_t timer_deadline_ns(uint64_t ns)
+{
+    uint64_t now = arch_cycles(), room = UINT64_MAX - now;
+    // Below arch_cycles_to_ns(room) the conversion cannot overflow either,
+    // whether or not arch_ns_to_cycles saturates.
+    if (ns >= arch_cycles_to_ns(room))
+        return UINT64_MAX;
+    uint64_t c = arch_ns_to_cycles(ns);
+    return c >= room ? UINT64_MAX : now + c;
+}
+
 // ---- sleep_ns -------------------------------------------------------------
 
 static void sleep_fire(struct timer *t, uint64_t now)
@@ -206,6 +219,6 @@ void sleep_ns(uint64_t ns)
 {
     if (ns == 0)
         return;
-    struct timer t = { .when = arch_cycles() + arch_ns_to_cycles(ns), .f = sleep_fire };
+    struct timer t = { .when = timer_deadline_ns(ns), .f = sleep_fire };
     gopark(sleep_arm, &t, "sleep", 0);
 }

@@ -13,8 +13,8 @@ struct p;
 
 struct timer {
     // set before timer_start; not changed while queued
-    uint64_t when;                  // TSC deadline
-    uint64_t period;                // cycles; 0 = fires once
+    uint64_t when;                  // TSC deadline; UINT64_MAX: never
+    uint64_t period;                // cycles; 0 = fires once (a period must be at least 1)
     void (*f)(struct timer *t, uint64_t now);
     void *arg;
     // the heap's P's timers_lock held
@@ -33,6 +33,9 @@ uint32_t timers_run(struct p *pp, uint64_t now);
 // Earliest deadline over the Ps' heaps (racy snapshot), 0 when none.
 uint64_t timers_next(void);
 bool timers_pending(void);
+// The TSC deadline ns from now; UINT64_MAX (never) when it would not fit
+// in 64 bits. A deadline of UINT64_MAX never fires.
+uint64_t timer_deadline_ns(uint64_t ns);
 // A P going away: its timers move to the caller's P.
 void timers_move(struct p *from, struct p *to);
 
