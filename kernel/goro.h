@@ -254,6 +254,9 @@ void rwmutex_rlock(rwmutex_t *rw);
 void rwmutex_runlock(rwmutex_t *rw);
 void rwmutex_lock(rwmutex_t *rw);
 void rwmutex_unlock(rwmutex_t *rw);
+// Go's TryRLock and TryLock: take the lock only if that needs no wait.
+bool rwmutex_tryrlock(rwmutex_t *rw);
+bool rwmutex_trylock(rwmutex_t *rw);
 
 // Go's sync.WaitGroup. A negative counter is fatal.
 typedef struct {
