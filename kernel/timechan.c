@@ -49,16 +49,19 @@ static uint64_t period_cycles(uint64_t ns)
     return c ? c : 1;
 }
 
+// Reads tm before it delivers, and touches it after only if it frees
+// itself: a receiver may free a gtimer as soon as the value arrives.
 static void fire(struct timer *t, uint64_t now)
 {
     struct gtimer *tm = (struct gtimer *)t;
+    bool self_free = tm->self_free;
     if (tm->c) {
         uint64_t ns = arch_cycles_to_ns(now);
         chan_try_send(tm->c, &ns);
     } else {
         go(tm->fn, tm->arg);
     }
-    if (tm->self_free)
+    if (self_free)
         free(tm);                   // nothing refers to it any more
 }
 
