@@ -93,7 +93,7 @@ static void tc_recvL(void *arg)
 
 static void tc_wait_finished(uint64_t n)
 {
-    if (!kt_wait_count(&tc.finished, n, 60000))
+    if (!kt_wait_count(&tc.finished, n, GO_STALL_MS))
         ktest_fail(__FILE__, __LINE__, "goroutines stuck: %lu of %lu finished", kt_load(&tc.finished), n);
 }
 
@@ -255,7 +255,7 @@ KTEST(go_TestNonblockRecvRace)
         go(nbr_try, c);
         chan_close(c);
         chan_recv(c, 0);
-        KT_ASSERT(kt_wait_count(&nbr_done, i + 1, 10000));
+        KT_ASSERT(kt_wait_count(&nbr_done, i + 1, GO_STALL_MS));
         chan_free(c);
         if (ktest_failed())
             return;
@@ -549,7 +549,7 @@ KTEST(go_chan_goroutines)
     chan_send(chain_chans[CHAIN_N], &one);
     chan_recv(chain_chans[0], &v);
     KT_ASSERT_EQ(v, 1);
-    KT_ASSERT(kt_wait_count(&chain_done, CHAIN_N, 60000));
+    KT_ASSERT(kt_wait_count(&chain_done, CHAIN_N, GO_STALL_MS));
     for (int i = 0; i <= CHAIN_N; i++)
         chan_free(chain_chans[i]);
 }

@@ -372,7 +372,7 @@ KTEST(go_TestSelectDuplicateChannel)
     chan_send(dup.d, &seven);       // wakes A, which takes itself off c
     chan_recv(dup.e, 0);            // A is done
     chan_send(dup.c, &eight);       // wakes B
-    KT_ASSERT(kt_wait_count(&dup.b_done, 1, 10000));
+    KT_ASSERT(kt_wait_count(&dup.b_done, 1, GO_STALL_MS));
     chan_free(dup.c);
     chan_free(dup.d);
     chan_free(dup.e);
@@ -437,7 +437,8 @@ KTEST(go_chan_select)
 // Which operations block, checked as Go does: the operation runs in a
 // goroutine; "always blocks" means it has not finished 10 ms later (then
 // the test unblocks it, where Go leaves it blocked for good), "never
-// blocks" that it finishes (within 10 s, Go's bound for a slow machine).
+// blocks" that it finishes (Go waits 10 s for a slow machine; here the
+// stall limit).
 // Operations that block forever (nil channels, empty selects) are left
 // out: they would leave goroutines parked for good (the chan-nil-recv
 // configuration shows the deadlock report of one). Sends on closed
@@ -538,7 +539,7 @@ KTEST(go_chan_select3)
             chan_send(s3.ch, &seven);
         }
         go(s3_op, 0);
-        bool finished = go_recv_within(s3.fin, 0, always[k] ? 10 * GO_MS : 10 * GO_SEC, 0);
+        bool finished = go_recv_within(s3.fin, 0, always[k] ? 10 * GO_MS : GO_STALL_NS, 0);
         if (finished && always[k])
             KT_FAIL("select3 case %d: did not block", k);
         if (!finished && !always[k])
@@ -602,11 +603,11 @@ KTEST(go_chan_select6)
     go(s6_g1, 0);
     go(s6_g2, 0);
     go(s6_g3, 0);
-    if (!go_recv_within(s6.c3, 0, 10 * GO_SEC, 0))
+    if (!go_recv_within(s6.c3, 0, GO_STALL_NS, 0))
         KT_FAIL("c3 never came (the select took c1?)");
     chan_send(s6.c1, 0);
     chan_send(s6.c1, 0);
-    KT_ASSERT(kt_wait_count(&s6.done, 3, 10000));
+    KT_ASSERT(kt_wait_count(&s6.done, 3, GO_STALL_MS));
     chan_free(s6.c1);
     chan_free(s6.c2);
     chan_free(s6.c3);
@@ -665,7 +666,7 @@ KTEST(go_chan_select7)
     for (int r = 0; r < 3; r++)
         for (int s = 0; s < 3; s++) {
             s7_send(s, r);
-            KT_ASSERT(kt_wait_count(&s7.done, ++n, 10000));
+            KT_ASSERT(kt_wait_count(&s7.done, ++n, GO_STALL_MS));
             chan_free(s7.c);
         }
 }

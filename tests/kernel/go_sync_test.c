@@ -85,9 +85,10 @@ KTEST(go_TestMutex)
 
 // One goroutine holds the mutex 100 us at a time and takes it again at
 // once; another wants it ten times, 100 us apart. Without starvation mode
-// the second would keep losing; it must get all ten within Go's 10 s.
-// The work needs about 10 x (100 us + 1 ms to turn starving + 100 us), so
-// the bound has a margin of over 800x: it tells "never" from "late".
+// the second would keep losing for good; it must get all ten. Go allows
+// 10 s; the work needs about 10 x (100 us + 1 ms to turn starving + 100
+// us), and a waiter that never gets it never does, so here the bound is
+// the stall limit.
 static struct {
     mutex_t mu;
     chan_t *stop, *done;
@@ -127,11 +128,11 @@ KTEST(go_TestMutexFairness)
     mf.hog_done = 0;
     go(mf_hog, 0);
     go(mf_waiter, 0);
-    bool got = go_recv_within(mf.done, 0, 10 * GO_SEC, 0);
+    bool got = go_recv_within(mf.done, 0, GO_STALL_NS, 0);
     chan_close(mf.stop);
-    KT_ASSERT(kt_wait_count(&mf.hog_done, 1, 60000));
+    KT_ASSERT(kt_wait_count(&mf.hog_done, 1, GO_STALL_MS));
     if (!got)
-        KT_FAIL("can't acquire mutex in 10 seconds");
+        KT_FAIL("can't acquire mutex in %lu seconds", GO_STALL_NS / GO_SEC);
     chan_free(mf.stop);
     chan_free(mf.done);
 }
@@ -692,8 +693,8 @@ KTEST(go_TestRace)
 
 // A waiter is in cond_wait; then a broadcast races with a new waiter. The
 // new one may or may not be woken, but the first must be. 1000 rounds.
-// Go gives the first waiter 2 s; a lost wake-up is forever, so here 10 s,
-// which no host stall reaches and no lost wake-up survives.
+// Go gives the first waiter 2 s; a lost wake-up is forever, so here the
+// stall limit, which no host stall reaches and no lost wake-up survives.
 static struct {
     mutex_t m;
     cond_t cond;
@@ -744,7 +745,7 @@ KTEST(go_TestCondSignalStealing)
         // then took and released the mutex it held.
         go(st_broadcast, 0);
         go(st_second, 0);
-        if (!go_recv_within(st.ch, 0, 10 * GO_SEC, 0))
+        if (!go_recv_within(st.ch, 0, GO_STALL_NS, 0))
             KT_FAIL("iteration %lu: first waiter didn't get broadcast", iters);
         // Release the second waiter in case it didn't get the broadcast.
         mutex_lock(&st.m);
@@ -752,7 +753,7 @@ KTEST(go_TestCondSignalStealing)
         mutex_unlock(&st.m);
         cond_broadcast(&st.cond);
         // Before the next round reuses m and cond: the second waiter is out.
-        KT_ASSERT(kt_wait_count(&st.second_out, iters + 1, 10000));
+        KT_ASSERT(kt_wait_count(&st.second_out, iters + 1, GO_STALL_MS));
         chan_free(st.ch);
     }
 }
