@@ -77,6 +77,36 @@ KTEST(go_TestAfterFunc)
     chan_free(afterfunc.c);
 }
 
+// ---- TestAfterStress -------------------------------------------------------
+
+// A 1 ns ticker is always due: 100 ticks must arrive while another
+// goroutine keeps sleeping 1 ns (Go's also runs the GC in that loop; goro
+// has none). Freeing a ticker that is always due needs timer_stop to wait
+// for a tick being delivered on another core (issue 11's ticker_stop race).
+static uint32_t stress_stop;
+static uint64_t stress_done;
+
+static void stress_sleeper(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&stress_stop, __ATOMIC_ACQUIRE))
+        sleep_ns(1);
+    kt_add(&stress_done, 1);
+}
+
+KTEST(go_TestAfterStress)
+{
+    stress_stop = 0;
+    stress_done = 0;
+    go(stress_sleeper, 0);
+    ticker_t *tk = ticker_new(1);
+    for (int i = 0; i < 100; i++)
+        KT_ASSERT(chan_recv(ticker_chan(tk), 0));
+    ticker_free(tk);
+    __atomic_store_n(&stress_stop, 1, __ATOMIC_RELEASE);
+    KT_ASSERT(kt_wait_count(&stress_done, 1, GO_STALL_MS));
+}
+
 // ---- TestAfter -------------------------------------------------------------
 
 KTEST(go_TestAfter)
