@@ -353,7 +353,7 @@ static void bench_ticker(void)
     // A throwaway ticker first: the first ticker_new on a core sets up its
     // malloc caches (milliseconds of page zeroing under TCG), which would
     // otherwise shift every due time below by that much.
-    ticker_stop(ticker_new((uint64_t)period));
+    ticker_free(ticker_new((uint64_t)period));
     // Before the ticker's own start: due times are never later than its.
     int64_t start = (int64_t)nanotime();
     ticker_t *tk = ticker_new((uint64_t)period);
@@ -372,7 +372,7 @@ static void bench_ticker(void)
         lat[i] = received - due;
         next = (f / period + 1) * period;
     }
-    ticker_stop(tk);
+    ticker_free(tk);
     hogs_stop(&wg);
     char head[64];
     snprintf(head, sizeof head, "procs=%d hogs=%d period_us=%ld", procs, procs, period / 1000);

@@ -213,8 +213,8 @@ bool arch_tlb_shootdown(void);
 // names one, is the preferred reference (set before arch_platform_init).
 void arch_set_pm_timer(uint16_t port, bool is_32bit);
 uint64_t arch_tsc_hz(void);
-uint64_t arch_ns_to_cycles(uint64_t ns);
-uint64_t arch_cycles_to_ns(uint64_t cycles);
+uint64_t arch_ns_to_cycles(uint64_t ns);        // saturates at UINT64_MAX
+uint64_t arch_cycles_to_ns(uint64_t cycles);    // saturates at UINT64_MAX
 
 // Interrupts between cores. Vectors named here; handlers registered by
 // kernel/ run with interrupts off on the receiving core.

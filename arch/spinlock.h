@@ -20,6 +20,8 @@
 // and what its holder goes on to take.
 enum lock_rank {
     LOCK_RANK_NONE,         // not a rank: a lock that was never initialised
+    LOCK_RANK_GTIMER,       // a goroutine timer's stop and reset (kernel/timechan.c); takes
+                            // its P's timer heap
     LOCK_RANK_WAITQ,        // a channel's, semaphore's or cond's wait queue (kernel/chan.h's
                             // word locks); readies Gs (sched). select holds several
                             // channels' at once, in address order

@@ -135,14 +135,18 @@ uint64_t arch_tsc_hz(void)
     return tsc_hz;
 }
 
+// Both saturate: a duration too long for 64 bits is "never", not a
+// wrapped-around short one.
 uint64_t arch_ns_to_cycles(uint64_t ns)
 {
-    return (uint64_t)(((__uint128_t)ns * cycles_per_ns_32) >> 32);
+    __uint128_t c = ((__uint128_t)ns * cycles_per_ns_32) >> 32;
+    return c > UINT64_MAX ? UINT64_MAX : (uint64_t)c;
 }
 
 uint64_t arch_cycles_to_ns(uint64_t cycles)
 {
-    return (uint64_t)(((__uint128_t)cycles * ns_per_cycle_32) >> 32);
+    __uint128_t ns = ((__uint128_t)cycles * ns_per_cycle_32) >> 32;
+    return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
 }
 
 void tsc_delay_us(uint64_t us)

@@ -148,16 +148,48 @@ struct select_case {
 // n == 0 with block parks forever, like Go's `select {}`.
 int chan_select(struct select_case *cases, int n, bool block);
 
-// Timer channels (kernel/timechan.c). time_after: a channel that receives
-// the nanotime() of the moment ns have passed (Go's time.After); the caller
-// frees the channel with chan_free once received from. A ticker's channel
-// (one slot) receives the time every period; ticks are dropped while the
-// reader is behind, as in Go. ticker_stop frees the ticker and its channel.
-typedef struct ticker ticker_t;
+// Timers (kernel/timechan.c): Go's time.After, NewTimer, AfterFunc and
+// NewTicker, with Go's semantics. A timer channel has one slot and receives
+// the nanotime() at which its timer fired; a delivery that finds the slot
+// full is dropped (a ticker whose reader is behind skips ticks), as in Go.
+// Durations are nanoseconds; so large that the deadline would overflow
+// means never (Go saturates too); 0 means now. Timers never fire early.
+// C has no collector: the caller frees what it made (time_after's channel
+// with chan_free once received from, timers with gtimer_free, tickers with
+// ticker_free); nobody may use it afterwards.
+
+// Go's time.After: a channel that receives once, ns from now.
 chan_t *time_after(uint64_t ns);
+
+// Go's time.Timer. gtimer_new: a timer whose channel (gtimer_chan)
+// receives once, ns from now. time_afterfunc: a timer without a channel
+// that runs fn(arg) in a goroutine of its own when it fires.
+typedef struct gtimer gtimer_t;
+gtimer_t *gtimer_new(uint64_t ns);
+gtimer_t *time_afterfunc(uint64_t ns, void (*fn)(void *), void *arg);
+chan_t *gtimer_chan(gtimer_t *t);              // NULL for time_afterfunc's
+// Stops t: true if that kept it from firing, false if it had already
+// fired or been stopped. Does not drain the channel (Go's Stop). An
+// AfterFunc's fn already started runs on in its goroutine.
+bool gtimer_stop(gtimer_t *t);
+// Makes t fire ns from now (again, if it had fired or been stopped);
+// returns what gtimer_stop would have. As in Go, a channel timer should be
+// stopped and its channel drained first, or a stale value may be received.
+bool gtimer_reset(gtimer_t *t, uint64_t ns);
+// Stops t and frees it with its channel (which no goroutine may be
+// blocked on). fn of a time_afterfunc that already started is unaffected.
+void gtimer_free(gtimer_t *t);
+
+// Go's time.Ticker: its channel receives every period_ns (> 0, else a
+// fatal error, like Go's panic). ticker_stop stops the ticks; the channel
+// stays open and readable, and ticker_reset restarts them: the next tick
+// period_ns from now, then every period_ns.
+typedef struct ticker ticker_t;
 ticker_t *ticker_new(uint64_t period_ns);
 chan_t *ticker_chan(ticker_t *t);
 void ticker_stop(ticker_t *t);
+void ticker_reset(ticker_t *t, uint64_t period_ns);
+void ticker_free(ticker_t *t);                  // stops it; frees it and its channel
 
 // sync. Every type is valid zero-initialized (the _INIT macros are {0}) and
 // must not be copied once used.
@@ -222,6 +254,9 @@ void rwmutex_rlock(rwmutex_t *rw);
 void rwmutex_runlock(rwmutex_t *rw);
 void rwmutex_lock(rwmutex_t *rw);
 void rwmutex_unlock(rwmutex_t *rw);
+// Go's TryRLock and TryLock: take the lock only if that needs no wait.
+bool rwmutex_tryrlock(rwmutex_t *rw);
+bool rwmutex_trylock(rwmutex_t *rw);
 
 // Go's sync.WaitGroup. A negative counter is fatal.
 typedef struct {

@@ -100,12 +100,25 @@ static uint64_t idle_watch_deadline(uint64_t now)
 // An M about to halt without a P: watch that deadline unless another idle
 // core already watches one at least as early. The watcher knows itself
 // (m->watching), so interrupts that re-arm it keep the watch; a watch left
-// by a core that since took a P is released in core_leave_idle.
+// by a core that since took a P is released in core_leave_idle. Invariant:
+// sched.timer_watch, when not 0 and still to come, is the deadline its
+// watcher's core is armed for; others rely on it and arm nothing.
 void core_arm_idle(struct m *mp)
 {
     uint64_t now = arch_cycles();
     uint64_t next = idle_watch_deadline(now);
     uint64_t d = 0;
+    if (!next && mp->watching) {
+        // The watched timer went away before its deadline (stopped or
+        // reset) and none is left: give the watch up with the arm. Kept,
+        // it would still look valid until that deadline, so a timer added
+        // after it on a P that goes idle would be left unwatched while
+        // every core halts.
+        uint64_t w = mp->watching;
+        mp->watching = 0;
+        __atomic_compare_exchange_n(&sched.timer_watch, &w, 0, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED);      // only if still ours
+    }
     if (next) {
         uint64_t w = __atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE);    // pairs with the CAS below on other cores
         for (;;) {

@@ -20,8 +20,8 @@
 //
 // rwmutex_t (Go's): reader_count counts readers in, and goes negative by
 // RW_MAX_READERS while a writer holds or waits; reader_wait counts readers
-// the waiting writer still needs to leave. All four operations are seq_cst
-// atomic adds on these words, as in Go.
+// the waiting writer still needs to leave. Every operation is a seq_cst
+// atomic add or CAS on these words, as in Go.
 //
 // waitgroup_t.state: counter << 32 | waiters, one 64-bit word so that the
 // "counter reached zero with waiters" check sees both at once (seq_cst).
@@ -201,6 +201,29 @@ void rwmutex_lock(rwmutex_t *rw)
     // seq_cst: pairs with runlock's decrement of reader_wait.
     if (r != 0 && __atomic_add_fetch(&rw->reader_wait, r, __ATOMIC_SEQ_CST) != 0)
         semacquire(&rw->writer_sem, false, "sync.RWMutex.Lock");
+}
+
+bool rwmutex_tryrlock(rwmutex_t *rw)
+{
+    int32_t c = __atomic_load_n(&rw->reader_count, __ATOMIC_SEQ_CST);     // seq_cst: as rlock's add
+    while (c >= 0)                  // no writer holds or waits
+        if (__atomic_compare_exchange_n(&rw->reader_count, &c, c + 1, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST))                // seq_cst: rlock's add, if no writer came
+            return true;
+    return false;
+}
+
+bool rwmutex_trylock(rwmutex_t *rw)
+{
+    if (!mutex_trylock(&rw->w))
+        return false;
+    int32_t zero = 0;
+    if (!__atomic_compare_exchange_n(&rw->reader_count, &zero, -RW_MAX_READERS, false,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {   // seq_cst: lock's sub, if no reader is in
+        mutex_unlock(&rw->w);       // readers are in
+        return false;
+    }
+    return true;
 }
 
 void rwmutex_unlock(rwmutex_t *rw)

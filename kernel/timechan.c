@@ -1,65 +1,182 @@
 // SPDX-License-Identifier: MIT
-// Timers that deliver on channels: time_after and tickers (Go's
-// time.After and time.NewTicker). The timer functions run on g0 with a P
-// (kernel/timer.h) and deliver with chan_try_send, which never blocks: a
-// ticker whose reader is behind drops ticks, as Go's does (its channel
-// holds one). The value sent is the nanotime() at which the timer fired.
+// Timers for goroutines, after Go's src/time/sleep.go and tick.go:
+// time_after, gtimer (time.Timer), time_afterfunc (time.AfterFunc) and
+// tickers, over the per-P timer heaps of kernel/timer.h.
+//
+// A gtimer is a struct timer plus what its firing does (fire below): send
+// the time on its channel with chan_try_send, which never blocks, so a
+// full slot drops the value, as Go's sendTime does; or start fn(arg) in a
+// goroutine of its own, as Go's goFunc does. Timer functions run on g0
+// with a P held, where both are allowed.
+//
+// Stop and reset: timer_stop says whether it took the timer out of its
+// heap before it fired, which is Go's Stop result, and once it returns the
+// timer function is not running and will not run again (kernel/timer.h),
+// so gtimer_free may free the timer at once. tm->lock serializes stop and
+// reset of one timer between goroutines (Go allows them concurrently, and
+// timer_start must not see a queued timer); fire never takes it, so a stop
+// that waits for a running fire cannot deadlock with it. Its rank,
+// LOCK_RANK_GTIMER, comes before the P's timers_lock.
+//
+// Deadlines saturate (timer_deadline_ns): ns so large that now + ns
+// overflows means never.
+// time_after has no handle: its one-shot gtimer frees itself in fire,
+// the last use, and only the channel is the caller's.
 #include "kernel/goro.h"
 #include "arch/arch.h"
 #include "kernel/timer.h"
 #include "lib/panic.h"
 
-struct ticker {
-    struct timer t;                 // first: the timer function gets the ticker
-    chan_t *c;
+struct gtimer {
+    struct timer t;                 // first: the timer function gets the gtimer
+    // read-only after creation
+    chan_t *c;                      // NULL: a time_afterfunc
+    void (*fn)(void *);
+    void *arg;
+    bool self_free;                 // time_after's: freed by its own fire
+    struct spinlock lock;           // stop/reset of this timer; see the top
 };
 
-static void deliver(struct timer *t, uint64_t now)
+struct ticker {
+    struct gtimer tm;
+};
+
+// A period in cycles: at least one, so a 1 ns ticker on a slow TSC still
+// moves forward.
+static uint64_t period_cycles(uint64_t ns)
 {
-    struct ticker *tk = (struct ticker *)t;
-    uint64_t ns = arch_cycles_to_ns(now);
-    chan_try_send(tk->c, &ns);
-    if (!t->period)
-        free(tk);                   // one-shot: nothing refers to it any more
+    uint64_t c = arch_ns_to_cycles(ns);
+    return c ? c : 1;
 }
 
-static struct ticker *ticker_alloc(uint64_t first_ns, uint64_t period_ns)
+// Reads tm before it delivers, and touches it after only if it frees
+// itself: a receiver may free a gtimer as soon as the value arrives.
+static void fire(struct timer *t, uint64_t now)
 {
-    struct ticker *tk = calloc(1, sizeof *tk);
-    tk->c = chan_make(sizeof(uint64_t), 1);
-    tk->t.when = arch_cycles() + arch_ns_to_cycles(first_ns);
-    tk->t.period = arch_ns_to_cycles(period_ns);
-    tk->t.f = deliver;
-    return tk;
+    struct gtimer *tm = (struct gtimer *)t;
+    bool self_free = tm->self_free;
+    if (tm->c) {
+        uint64_t ns = arch_cycles_to_ns(now);
+        chan_try_send(tm->c, &ns);
+    } else {
+        go(tm->fn, tm->arg);
+    }
+    if (self_free)
+        free(tm);                   // nothing refers to it any more
+}
+
+static void gtimer_init(struct gtimer *tm, chan_t *c, void (*fn)(void *), void *arg)
+{
+    tm->c = c;
+    tm->fn = fn;
+    tm->arg = arg;
+    tm->t.f = fire;
+    spin_init(&tm->lock, "gtimer", LOCK_RANK_GTIMER);
+}
+
+static struct gtimer *gtimer_alloc(chan_t *c, void (*fn)(void *), void *arg)
+{
+    struct gtimer *tm = calloc(1, sizeof *tm);
+    gtimer_init(tm, c, fn, arg);
+    return tm;
 }
 
 chan_t *time_after(uint64_t ns)
 {
-    struct ticker *tk = ticker_alloc(ns, 0);
-    chan_t *c = tk->c;
-    timer_start(&tk->t);            // tk may be freed from here on
+    chan_t *c = chan_make(sizeof(uint64_t), 1);
+    struct gtimer *tm = gtimer_alloc(c, 0, 0);
+    tm->self_free = true;
+    tm->t.when = timer_deadline_ns(ns);
+    timer_start(&tm->t);            // tm may be freed from here on
     return c;
+}
+
+gtimer_t *gtimer_new(uint64_t ns)
+{
+    struct gtimer *tm = gtimer_alloc(chan_make(sizeof(uint64_t), 1), 0, 0);
+    tm->t.when = timer_deadline_ns(ns);
+    timer_start(&tm->t);
+    return tm;
+}
+
+gtimer_t *time_afterfunc(uint64_t ns, void (*fn)(void *), void *arg)
+{
+    struct gtimer *tm = gtimer_alloc(0, fn, arg);
+    tm->t.when = timer_deadline_ns(ns);
+    timer_start(&tm->t);
+    return tm;
+}
+
+chan_t *gtimer_chan(gtimer_t *tm)
+{
+    return tm->c;
+}
+
+bool gtimer_stop(gtimer_t *tm)
+{
+    spin_lock(&tm->lock);
+    bool stopped = timer_stop(&tm->t);
+    spin_unlock(&tm->lock);
+    return stopped;
+}
+
+// period: 0 for a one-shot timer.
+static bool restart(struct gtimer *tm, uint64_t ns, uint64_t period)
+{
+    spin_lock(&tm->lock);
+    bool active = timer_stop(&tm->t);
+    tm->t.when = timer_deadline_ns(ns);
+    tm->t.period = period;
+    timer_start(&tm->t);
+    spin_unlock(&tm->lock);
+    return active;
+}
+
+bool gtimer_reset(gtimer_t *tm, uint64_t ns)
+{
+    return restart(tm, ns, 0);
+}
+
+void gtimer_free(gtimer_t *tm)
+{
+    gtimer_stop(tm);
+    chan_free(tm->c);
+    free(tm);
 }
 
 ticker_t *ticker_new(uint64_t period_ns)
 {
     if (period_ns == 0)
-        panic("fatal error: ticker_new: non-positive interval");
-    struct ticker *tk = ticker_alloc(period_ns, period_ns);
-    timer_start(&tk->t);
+        panic("fatal error: non-positive interval for ticker_new");
+    struct ticker *tk = calloc(1, sizeof *tk);
+    struct gtimer *tm = &tk->tm;
+    gtimer_init(tm, chan_make(sizeof(uint64_t), 1), 0, 0);
+    tm->t.when = timer_deadline_ns(period_ns);
+    tm->t.period = period_cycles(period_ns);
+    timer_start(&tm->t);
     return tk;
 }
 
 chan_t *ticker_chan(ticker_t *tk)
 {
-    return tk->c;
+    return tk->tm.c;
 }
 
-// Stops the ticks; the channel stays open (as in Go) and is freed with the
-// ticker, so no one may still be reading it.
 void ticker_stop(ticker_t *tk)
 {
-    timer_stop(&tk->t);
-    chan_free(tk->c);
+    gtimer_stop(&tk->tm);
+}
+
+void ticker_reset(ticker_t *tk, uint64_t period_ns)
+{
+    if (period_ns == 0)
+        panic("fatal error: non-positive interval for ticker_reset");
+    restart(&tk->tm, period_ns, period_cycles(period_ns));
+}
+
+void ticker_free(ticker_t *tk)
+{
+    ticker_stop(tk);
+    chan_free(tk->tm.c);
     free(tk);
 }

@@ -71,7 +71,7 @@ static int timeout_main(int argc, char **argv)
         }
         prev = t;
     }
-    ticker_stop(tk);
+    ticker_free(tk);
     printf("demo_timeout: %s\n", bad ? "FAILED" : "results before deadlines, timeouts on time, ticks in order");
     return bad ? 1 : 0;
 }
