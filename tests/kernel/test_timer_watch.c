@@ -30,15 +30,33 @@ static void wake_idle_cores(void)
         gosched();
 }
 
-// The watch names a deadline still to come that no core is armed for.
-static bool watch_orphaned(void)
+// The watch names a deadline still to come, and the M that claims it is
+// armed for nothing or for later (M0 may be armed earlier, for sysmon: it
+// looks again then). Read racily, so a state caught mid-change is looked
+// at again: the broken one lasts until the deadline.
+static bool watch_orphaned_now(void)
 {
     uint64_t w = __atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE);
     if (!w || w <= arch_cycles())
         return false;
-    for (uint32_t i = 0; i < sched.ncpu; i++)
-        if (__atomic_load_n(&allm[i].armed, __ATOMIC_RELAXED) == w)
+    for (uint32_t i = 0; i < sched.ncpu; i++) {
+        if (__atomic_load_n(&allm[i].watching, __ATOMIC_RELAXED) != w)
+            continue;
+        uint64_t armed = __atomic_load_n(&allm[i].armed, __ATOMIC_RELAXED);
+        return !armed || armed > w;
+    }
+    return true;                    // claimed by no M
+}
+
+static bool watch_orphaned(void)
+{
+    for (int k = 0; k < 5; k++) {
+        if (!watch_orphaned_now())
             return false;
+        uint64_t until = nanotime() + 1000000;
+        while (nanotime() < until)
+            gosched();
+    }
     return true;
 }
 
