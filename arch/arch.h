@@ -249,6 +249,11 @@ void arch_report_cpu(uint32_t cpu, const char *why);
 void arch_cpu_model(char *buf, size_t n);
 bool arch_has_avx2(void);
 const char *arch_accel(void);
+// True under a hypervisor (CPUID.1:ECX bit 31, which every hypervisor
+// sets and no bare CPU does). There the host may stop any vCPU, timer
+// interrupts included, for as long as it likes: wall-clock tails measured
+// in the guest are the host's to decide.
+bool arch_under_hypervisor(void);
 
 // The symbol that contains addr, for backtraces; NULL when unknown.
 const char *arch_symbolize(uint64_t addr, uint64_t *offset);

@@ -74,14 +74,15 @@ void stack_spares_refill(struct m *mp)
 // freed pages are chained through their first word (the direct map makes
 // a physical page writable), so no memory is needed for the batch. Runs on
 // an idle core's g0 (find_runnable, when sysmon says it is due) or from a
-// G; holds no lock across the shoot-down. Returns the pages freed.
+// G; holds no lock across the shoot-down. False, having done nothing, when
+// another trim is under way; else true, with the pages freed in *freed.
 static uint64_t scavenged_total;
 
-uint64_t stack_scavenge(uint32_t max)
+static bool scavenge(uint32_t max, uint64_t *freed)
 {
     static uint8_t running;
     if (__atomic_exchange_n(&running, 1, __ATOMIC_ACQUIRE))
-        return 0;               // one at a time: its TLB shoot-down waits for the others
+        return false;           // one at a time: its TLB shoot-down waits for the others
     struct g *batch = 0;
     uint32_t n = 0;
     spin_lock(&gfree_lock);
@@ -132,6 +133,24 @@ uint64_t stack_scavenge(uint32_t max)
     spin_unlock(&gfree_lock);
     __atomic_fetch_add(&scavenged_total, pages, __ATOMIC_RELAXED);
     __atomic_store_n(&running, 0, __ATOMIC_RELEASE);
+    *freed = pages;
+    return true;
+}
+
+uint64_t stack_scavenge(uint32_t max)
+{
+    uint64_t pages = 0;
+    scavenge(max, &pages);
+    return pages;
+}
+
+// From a G (tests): the whole global free list trimmed, waiting out a trim
+// that is under way (the background one takes 256 Gs and leaves the rest).
+uint64_t stack_scavenge_all(void)
+{
+    uint64_t pages = 0;
+    while (!scavenge(~0u, &pages))
+        gosched();
     return pages;
 }
 
