@@ -53,7 +53,10 @@ class Config:
     check_cores: bool = True
     # The log must carry ktest's result lines and its closing count.
     ktest: bool = False
-    timeout: float = 120.0              # seconds of wall time; QEMU is killed after
+    # Seconds the serial log may stay silent before QEMU is killed (and 4
+    # times that in all): a slow host slows a run down, only a hang stops
+    # it talking (tests/run.py, HARD_LIMIT).
+    timeout: float = 120.0
     # Optional runs turn every failure into a skip: they depend on the host
     # (this machine's KVM is PVM, which cannot run everything a guest does).
     optional: bool = False
