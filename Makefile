@@ -23,7 +23,7 @@ BOOT_C := boot/multiboot.c boot/uefi.c
 ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm arch/coldcall.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
           arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c \
-          arch/static_branch.c arch/spinlock.c arch/pit.c arch/qemu_exit.c
+          arch/static_branch.c arch/spinlock.c arch/pit.c arch/qemu_exit.c arch/inject.c
 
 LIB_C := lib/string.c lib/printf.c
 
@@ -37,7 +37,7 @@ KERNEL_C := kernel/main.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/console_in.c kernel/trace.c
+            kernel/irqwait.c kernel/console_in.c kernel/trace.c kernel/inject.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.

@@ -237,6 +237,10 @@ void arch_send_ipi_all_but_self(uint8_t vector);
 #define ARCH_EXIT_FATAL 0x7f
 void arch_exit(int code) __attribute__((noreturn));
 
+// inject=ap-silent: the AP with this APIC id will never answer
+// INIT-SIPI-SIPI (set before arch_start_aps; arch/inject.c).
+void arch_inject_ap_silent(uint32_t apic_id);
+
 // Stop every other core (fatal paths), without locks.
 void arch_stop_others(void);
 // Makes core cpu print, from an NMI (so even with interrupts off), where

@@ -24,13 +24,22 @@ const char *gstatus_name(uint32_t s)
     return s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
+// inject=stack-full: every slot of the stack region taken, as after about
+// two million goroutines (a dead G's slot is still reused).
+void stack_region_fill(void)
+{
+    __atomic_store_n(&stack_next, ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE, __ATOMIC_RELAXED);
+}
+
 // A new G: a stack slot of G_STACK_SLOT bytes whose top page, from node's
 // memory, holds the struct g; the stack grows down from just below it.
 struct g *g_alloc(int node)
 {
     uint64_t slot = __atomic_fetch_add(&stack_next, G_STACK_SLOT, __ATOMIC_RELAXED);
     if (slot + G_STACK_SLOT > ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
-        panic("goroutine stacks: virtual region exhausted after %lu goroutines", nallg);
+        panic("fatal error: out of goroutine stacks: the %llu GiB stack region is used up "
+              "(%lu goroutines exist, none dead to reuse)",
+              ARCH_STACK_REGION_SIZE >> 30, nallg);
     uint64_t top = slot + G_STACK_SLOT;
     arch_stack_reserve(slot + G_STACK_GUARD, top);
     void *page = page_alloc_node(1, node);      // zeroed

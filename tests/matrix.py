@@ -244,6 +244,34 @@ CONFIGS = [
           r"fatal error: sync: unlock of unlocked mutex \(goroutine \d+, called from unlock_unlocked_main\+0x"),
     fatal("wg-negative", "a negative WaitGroup counter is fatal",
           r"fatal error: sync: negative WaitGroup counter \(goroutine \d+, called from wg_negative_main\+0x"),
+    # Fault injection (inject=, kernel/inject.c): each fault ends in its
+    # named diagnosis and a non-zero exit, never a hang or a reboot.
+    Config("inject-ap-silent", "inject=ap-silent: an AP never answers INIT-SIPI-SIPI; named, and ktest fails",
+           cores=2, check_cores=False, cmdline="inject=ap-silent app=ktest filter=boot_", exit_status=3,
+           timeout=30,
+           expect_seq=[r"^inject: ap-silent: the core with APIC id 1 will not answer INIT-SIPI-SIPI$",
+                       r"^smp: core with APIC id 1 did not come up; continuing without it$",
+                       r"^smp: 1 of 2 cores online",
+                       r"^TEST FAIL boot_every_madt_core_online: 1 of the MADT's 2 cores are not online, "
+                       r"the first with APIC id 1"]),
+    Config("inject-acpi-madt", "inject=acpi:MADT: a corrupt MADT is named and ignored; ktest fails",
+           cores=2, check_cores=False, cmdline="inject=acpi:MADT app=ktest filter=boot_", exit_status=3,
+           timeout=30,
+           expect_seq=[r"^inject: acpi: corrupted the APIC table at 0x[0-9a-f]+ before parsing$",
+                       r"^acpi: ACPI MADT: checksum of the \d+-byte table at 0x[0-9a-f]+ is wrong; ignoring it$",
+                       r"^smp: 1 of 1 cores online",
+                       r"^TEST FAIL boot_acpi_tables_parse_cleanly: 1 ACPI warning\(s\), the first: ACPI MADT: "
+                       r"checksum"]),
+    Config("inject-node-full", "inject=node-full: node 0's pages all taken: out of memory, named, exit 255",
+           cores=2, cmdline="inject=node-full app=ktest", exit_status=255, timeout=30,
+           expect_seq=[r"^inject: node-full: took all \d+ free pages of node 0$",
+                       r"out of memory: \d+ pages wanted on node 0; node 0: 0 of \d+ pages free",
+                       r"backtrace:"]),
+    Config("inject-stack-full", "inject=stack-full: no goroutine stack left: named, exit 255",
+           cores=2, cmdline="inject=stack-full app=ktest", exit_status=255, timeout=30,
+           expect_seq=[r"^inject: stack-full: the goroutine stack region is used up$",
+                       r"fatal error: out of goroutine stacks: the 512 GiB stack region is used up",
+                       r"backtrace:", r"\bg_alloc\b"]),
     # PVM emulates guest ring 0 one instruction at a time and kills the
     # guest on SSE/AVX, xgetbv, monitor, int3 and fninit while QEMU hangs:
     # hence simd=off, an integer-only app and a short timeout.
