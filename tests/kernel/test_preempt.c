@@ -129,18 +129,31 @@ __attribute__((noinline)) static double sse_checksum(int rounds)
     return s;
 }
 
-#define SIMD_ROUNDS 4000000
+// The workers checksum until SIMD_PREEMPTIONS preemptions have struck
+// them (two checksums each at least): a count, not a time, so the test is
+// as strong on a fast machine as under TCG, where the fixed 4M rounds it
+// once ran took 20-60 s.
+#define SIMD_ROUNDS 100000
+#define SIMD_PREEMPTIONS 100
 static double simd_ref_avx, simd_ref_sse;
-static uint64_t simd_bad;
+static uint64_t simd_bad, simd_checksums, simd_pre0;
 static waitgroup_t simd_wg;
+
+static uint64_t preemptions_total(void)
+{
+    struct sched_stats s;
+    sched_stats(&s);
+    return s.total.preemptions;
+}
 
 static void simd_worker(void *arg)
 {
     bool avx = arg != 0;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 2 || preemptions_total() - simd_pre0 < SIMD_PREEMPTIONS; k++) {
         double v = avx ? avx_checksum(SIMD_ROUNDS) : sse_checksum(SIMD_ROUNDS);
         if (v != (avx ? simd_ref_avx : simd_ref_sse))
             __atomic_fetch_add(&simd_bad, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&simd_checksums, 1, __ATOMIC_RELAXED);
     }
     wg_done(&simd_wg);
 }
@@ -159,9 +172,10 @@ KTEST(preempt_keeps_vector_state)
     int orig = gomaxprocs(1);
     static struct sched_stats a, b;
     sched_stats(&a);
+    simd_pre0 = a.total.preemptions;
     // The main G waits parked, so the workers alone share the P and each
     // runs whole quanta.
-    simd_bad = 0;
+    simd_bad = simd_checksums = 0;
     wg_add(&simd_wg, have_avx2 ? 4 : 2);
     for (int i = 0; i < 2; i++)
         go(simd_worker, 0);
@@ -173,10 +187,10 @@ KTEST(preempt_keeps_vector_state)
     gomaxprocs(orig);
     preempt_set_quantum_ns(old_q);
     uint64_t pre = b.total.preemptions - a.total.preemptions;
-    printf("ktest: vector workers: %lu preemptions, %lu bad checksums (avx2 %s)\n", pre, simd_bad,
-           have_avx2 ? "yes" : "no");
+    printf("ktest: vector workers: %lu preemptions, %lu checksums, %lu bad (avx2 %s)\n", pre,
+           simd_checksums, simd_bad, have_avx2 ? "yes" : "no");
     KT_ASSERT_EQ(simd_bad, 0);
-    KT_ASSERT(pre >= 100);
+    KT_ASSERT(pre >= SIMD_PREEMPTIONS);
 }
 
 // ---- a preempt-disabled region is never preempted ---------------------------
