@@ -196,10 +196,14 @@ static int park_million_main(int argc, char **argv)
     }
     millions = calloc(n, sizeof *millions);
     uint64_t free0 = page_free_count(), t0 = nanotime();
+    // A line every 250,000: the runner's timeout is silence, and on a
+    // loaded host parking a million takes minutes.
     for (uint64_t i = 0; i < n; i++) {
         go(mparker, 0);
         if ((i & 1023) == 1023)
             gosched();          // let them park as we go
+        if (i % 250000 == 249999)
+            printf("park_million: %lu started\n", i + 1);
     }
     while (kt_load(&mparked) < n)
         gosched();
@@ -208,8 +212,13 @@ static int park_million_main(int argc, char **argv)
            (nanotime() - t0) / 1000000, used / n, num_goroutine());
     for (uint64_t i = 0; i < n; i++)
         gready(millions[i], false);
-    while (kt_load(&mdone) < n)
+    for (uint64_t next = 250000; kt_load(&mdone) < n;) {
         gosched();
+        if (kt_load(&mdone) >= next && next < n) {
+            printf("park_million: %lu finished\n", next);
+            next += 250000;
+        }
+    }
     printf("park_million: all %lu finished in %lu ms\n", n, (nanotime() - t0) / 1000000);
     return used / n <= 4608 + 64 ? 0 : 1;
 }
