@@ -62,7 +62,7 @@ void ktest_tail(const char *file, int line, const char *what, uint64_t ns, uint6
 {
     bool asserted = ktest_tail_bounds_asserted();
     kprintf("ktest: tail %s: %lu us (bound %lu us, %s)\n", what, ns / 1000, bound_ns / 1000,
-           asserted ? "asserted: bare metal" : "measured only: under a hypervisor");
+            asserted ? "asserted: bare metal" : "measured only: under a hypervisor");
     if (asserted && ns > bound_ns)
         ktest_fail(file, line, "%s: %lu us, over its %lu us bound", what, ns / 1000, bound_ns / 1000);
 }
