@@ -39,6 +39,7 @@ static const void *acpi_map_identity(void *ctx, uint64_t phys, size_t len)
 
 // Warnings printed at boot and after (acpi_table), counted: a table that
 // had to be ignored or cut short is a boot problem (acpi_boot_warnings).
+// The first one's text is kept; it is written once, by whoever counted 0.
 static uint32_t nwarnings;
 static char first_warning[192];
 
@@ -46,7 +47,7 @@ static void acpi_warn_console(void *ctx, const char *msg)
 {
     (void)ctx;
     kprintf("acpi: %s\n", msg);
-    if (nwarnings++ == 0) {
+    if (__atomic_fetch_add(&nwarnings, 1, __ATOMIC_RELAXED) == 0) {    // relaxed: a counter; the text is read after boot
         size_t n = strnlen(msg, sizeof first_warning - 1);
         memcpy(first_warning, msg, n);
         first_warning[n] = 0;
@@ -56,7 +57,7 @@ static void acpi_warn_console(void *ctx, const char *msg)
 uint32_t acpi_boot_warnings(const char **first)
 {
     *first = first_warning;
-    return nwarnings;
+    return __atomic_load_n(&nwarnings, __ATOMIC_RELAXED);              // relaxed: a counter
 }
 
 // inject=acpi:SIG: this table (or the RSDP) has its checksum byte flipped

@@ -28,7 +28,7 @@ const char *gstatus_name(uint32_t s)
 // two million goroutines (a dead G's slot is still reused).
 void stack_region_fill(void)
 {
-    __atomic_store_n(&stack_next, ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE, __ATOMIC_RELAXED);
+    __atomic_store_n(&stack_next, ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE, __ATOMIC_RELAXED);  // relaxed: as g_alloc's fetch_add
 }
 
 // A new G: a stack slot of G_STACK_SLOT bytes whose top page, from node's

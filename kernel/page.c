@@ -317,7 +317,7 @@ uint64_t page_node_take_all(int node)
                 n /= 2;
         }
     }
-    __atomic_store_n(&nd->nfree, nd->nfree - taken, __ATOMIC_RELAXED);
+    __atomic_store_n(&nd->nfree, nd->nfree - taken, __ATOMIC_RELAXED);    // relaxed: a counter, as in node_take
     spin_unlock(&nd->lock);
     return taken;
 }
