@@ -3,6 +3,11 @@
 # BUILD=dir puts every output elsewhere (parallel builds of one tree).
 
 BUILD ?= build
+# Every rule is written here: make's built-in ones only get in the way
+# (with them, an included dependency file could be "remade" from a stale
+# object rule: "gcc: fatal error: no input files").
+MAKEFLAGS += --no-builtin-rules
+.SUFFIXES:
 CC := gcc
 LD := ld
 NASM := nasm
@@ -18,7 +23,7 @@ BOOT_C := boot/multiboot.c boot/uefi.c
 ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm arch/coldcall.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
           arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c \
-          arch/static_branch.c arch/spinlock.c arch/pit.c arch/qemu_exit.c
+          arch/static_branch.c arch/spinlock.c arch/pit.c arch/qemu_exit.c arch/inject.c
 
 LIB_C := lib/string.c lib/printf.c
 
@@ -32,7 +37,7 @@ KERNEL_C := kernel/main.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/console_in.c kernel/trace.c
+            kernel/irqwait.c kernel/console_in.c kernel/trace.c kernel/inject.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
@@ -52,8 +57,14 @@ KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_
            tests/kernel/go_time_test.c
 
 # An application from outside the tree: a directory of .c files or one file.
+# Each object is named after its source's absolute path, so two apps'
+# same-named files never share one; build/objs.list makes a change of
+# APP_SRC relink even when every object is older than the image.
 ifneq ($(APP_SRC),)
-EXTRA_APP_C := $(if $(filter %.c,$(APP_SRC)),$(APP_SRC),$(wildcard $(APP_SRC)/*.c))
+EXTRA_APP_C := $(abspath $(if $(filter %.c,$(APP_SRC)),$(APP_SRC),$(wildcard $(APP_SRC)/*.c)))
+ifeq ($(EXTRA_APP_C),)
+$(error APP_SRC=$(APP_SRC): no .c file there)
+endif
 endif
 
 # ---- flags ----------------------------------------------------------------
@@ -94,26 +105,39 @@ obj = $(patsubst %,$(BUILD)/obj/%.o,$(basename $(1)))
 KOBJS := $(call obj,$(LIB_C) $(BOOT_C) $(ARCH_C) $(DRIVERS_C) $(KERNEL_C))
 VOBJS := $(call obj,$(KERNEL_VEC_C))
 AOBJS := $(call obj,$(APPS_C) $(KTEST_C))
-XOBJS := $(patsubst %,$(BUILD)/obj/extapp/%.o,$(notdir $(basename $(EXTRA_APP_C))))
+XOBJS := $(patsubst /%.c,$(BUILD)/obj/extapp/%.o,$(EXTRA_APP_C))
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
 OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(XOBJS)
 
-.PHONY: all iso run debug test host bench clean deps check-layers lint
+.PHONY: all iso run debug test host bench clean deps deps-check deps-bench check-layers lint test-stress
 all: $(BUILD)/goro.elf $(BUILD)/goro.iso
 
-$(KOBJS): $(BUILD)/obj/%.o: %.c
+# Stamps rewritten only when their text changes: the objects' flags (make
+# DEBUG=1 in the same BUILD recompiles) and the list of objects linked.
+define stamp
+	@mkdir -p $(dir $@)
+	@printf '%s\n' '$(1)' > $@.tmp
+	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+endef
+$(BUILD)/cflags.stamp: FORCE
+	$(call stamp,$(KERNEL_CFLAGS) | $(APP_CFLAGS) | $(NASMFLAGS))
+$(BUILD)/objs.list: FORCE
+	$(call stamp,$(OBJS))
+
+$(KOBJS): $(BUILD)/obj/%.o: %.c $(BUILD)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(KERNEL_CFLAGS) -c $< -o $@
 
-$(VOBJS) $(AOBJS): $(BUILD)/obj/%.o: %.c
+$(VOBJS) $(AOBJS): $(BUILD)/obj/%.o: %.c $(BUILD)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(APP_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/extapp/%.o: $(filter %.c,$(EXTRA_APP_C))
+$(XOBJS): $(BUILD)/obj/extapp/%.o: /%.c $(BUILD)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(APP_CFLAGS) -c $(filter %/$*.c $*.c,$(EXTRA_APP_C)) -o $@
+	$(call say,CC,$<)
+	$(Q)$(CC) $(APP_CFLAGS) -c $< -o $@
 
 $(BUILD)/trampoline.bin: boot/trampoline.asm
 	@mkdir -p $(dir $@)
@@ -123,7 +147,7 @@ $(BUILD)/obj/boot/trampoline_blob.o: boot/trampoline_blob.asm $(BUILD)/trampolin
 	@mkdir -p $(dir $@)
 	$(Q)$(NASM) $(NASMFLAGS) -DTRAMPOLINE_BIN='"$(BUILD)/trampoline.bin"' $< -o $@
 
-$(BUILD)/obj/%.o: %.asm
+$(BUILD)/obj/%.o: %.asm $(BUILD)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(call say,NASM,$<)
 	$(Q)$(NASM) $(NASMFLAGS) $< -o $@
@@ -135,14 +159,14 @@ $(BUILD)/empty_ksyms.o: tools/mksyms.py
 	$(Q)$(PYTHON) tools/mksyms.py < /dev/null > $(BUILD)/empty_ksyms.asm
 	$(Q)$(NASM) $(NASMFLAGS) $(BUILD)/empty_ksyms.asm -o $@
 
-$(BUILD)/goro.pass1.elf: $(OBJS) $(BUILD)/empty_ksyms.o linker.ld
+$(BUILD)/goro.pass1.elf: $(OBJS) $(BUILD)/empty_ksyms.o linker.ld $(BUILD)/objs.list
 	$(Q)$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/empty_ksyms.o
 
 $(BUILD)/ksyms.o: $(BUILD)/goro.pass1.elf tools/mksyms.py
 	$(Q)nm -n $< | $(PYTHON) tools/mksyms.py > $(BUILD)/ksyms.asm
 	$(Q)$(NASM) $(NASMFLAGS) $(BUILD)/ksyms.asm -o $@
 
-$(BUILD)/goro.elf: $(OBJS) $(BUILD)/ksyms.o linker.ld
+$(BUILD)/goro.elf: $(OBJS) $(BUILD)/ksyms.o linker.ld $(BUILD)/objs.list
 	$(call say,LD,$@)
 	$(Q)$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.o
 	$(Q)nm -n $@ > $(BUILD)/goro.sym
@@ -167,13 +191,21 @@ MEM ?= 512M
 CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
 RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM)
 
+# make deps installs the Debian packages goro needs (apt-get, as root).
+# run, debug, test and bench only check for them, and stop naming what is
+# missing and how to install it; GORO_INSTALL_DEPS=1 lets them install.
+DEPS_MODE := $(if $(filter 1,$(GORO_INSTALL_DEPS)),--install,--check)
 deps:
-	@sh tools/deps.sh
+	@sh tools/deps.sh --install
+deps-check:
+	@sh tools/deps.sh $(DEPS_MODE)
+deps-bench:
+	@sh tools/deps-bench.sh --install
 
-run: deps $(BUILD)/goro.elf
+run: deps-check $(BUILD)/goro.elf
 	@$(RUN_QEMU) $(BUILD)/goro.elf "$(CMDLINE)"
 
-debug: deps $(BUILD)/goro.elf
+debug: deps-check $(BUILD)/goro.elf
 	@$(RUN_QEMU) --gdb $(BUILD)/goro.elf "$(CMDLINE)"
 
 # ---- tests ----------------------------------------------------------------
@@ -231,8 +263,24 @@ $(BUILD)/lint/cppcheck.stamp: $(LINT_C) $(call obj,$(LINT_C))
 	$(Q)$(CPPCHECK) $(CPPCHECK_FLAGS) $(LINT_C)
 	$(Q)touch $@
 
-test: deps all efi usb host check-layers lint debug-build
-	$(PYTHON) tests/run.py --build $(BUILD)
+# The Makefile's own behaviours (APP_SRC switches, stale rules, deps that
+# are checked, not installed): a shell script the runner runs as a host test.
+$(BUILD)/host/test_make: tests/host/test_make.sh
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec sh %s %s %s\n' '$(abspath tests/host/test_make.sh)' '$(CURDIR)' \
+	    '$(abspath $(BUILD))' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_make
+
+# RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
+RUN_ARGS ?=
+test: deps-check all efi usb host check-layers lint debug-build
+	$(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
+
+# The suite while the host runs one CPU-bound process per core beside it:
+# no test may fail because the host is slow (docs/testing.md).
+test-stress: deps-check all efi usb host check-layers debug-build
+	$(PYTHON) tools/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 .PHONY: debug-build
 debug-build:
@@ -241,7 +289,9 @@ debug-build:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# The dependency files of this build's objects only: an earlier APP_SRC's
+# are not this build's business.
+-include $(OBJS:.o=.d) $(BUILD)/efi/loader.d
 
 # ---- UEFI: the GNU-EFI loader and the boot images ----------------------------
 #
@@ -313,6 +363,6 @@ FORCE:
 BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,$(PYTHON))
 BENCH_ARGS ?=
 
-bench: deps $(BUILD)/goro.elf
-	@sh tools/deps-bench.sh
+bench: deps-check $(BUILD)/goro.elf
+	@sh tools/deps-bench.sh $(DEPS_MODE)
 	$(BENCH_PYTHON) tools/bench.py --build $(BUILD) $(BENCH_ARGS)

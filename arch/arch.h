@@ -237,6 +237,10 @@ void arch_send_ipi_all_but_self(uint8_t vector);
 #define ARCH_EXIT_FATAL 0x7f
 void arch_exit(int code) __attribute__((noreturn));
 
+// inject=ap-silent: the AP with this APIC id will never answer
+// INIT-SIPI-SIPI (set before arch_start_aps; arch/inject.c).
+void arch_inject_ap_silent(uint32_t apic_id);
+
 // Stop every other core (fatal paths), without locks.
 void arch_stop_others(void);
 // Makes core cpu print, from an NMI (so even with interrupts off), where
@@ -249,6 +253,11 @@ void arch_report_cpu(uint32_t cpu, const char *why);
 void arch_cpu_model(char *buf, size_t n);
 bool arch_has_avx2(void);
 const char *arch_accel(void);
+// True under a hypervisor (CPUID.1:ECX bit 31, which every hypervisor
+// sets and no bare CPU does). There the host may stop any vCPU, timer
+// interrupts included, for as long as it likes: wall-clock tails measured
+// in the guest are the host's to decide.
+bool arch_under_hypervisor(void);
 
 // The symbol that contains addr, for backtraces; NULL when unknown.
 const char *arch_symbolize(uint64_t addr, uint64_t *offset);

@@ -22,6 +22,9 @@ struct trapframe {
     uint64_t rip, cs, rflags, rsp, ss;      // pushed by the CPU
 };
 
+// inject=ap-silent (arch/inject.c): this AP must halt before it answers.
+bool ap_never_answers(uint32_t apic_id);
+
 void cpu_set_gs(uint32_t index);
 void cpu_init_descriptors(uint32_t index);
 void idt_init(void);

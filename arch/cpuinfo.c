@@ -21,10 +21,16 @@ void arch_cpu_model(char *buf, size_t n)
     buf[k] = 0;
 }
 
-// "tcg", "kvm", another hypervisor's name, or "native" (no hypervisor bit).
+bool arch_under_hypervisor(void)
+{
+    return cpuid(1, 0).ecx & (1u << 31);
+}
+
+// "tcg", "kvm", another hypervisor's name (leaf 0x40000000's signature),
+// or "native" (no hypervisor bit).
 const char *arch_accel(void)
 {
-    if (!(cpuid(1, 0).ecx & (1u << 31)))
+    if (!arch_under_hypervisor())
         return "native";
     struct cpuid_regs r = cpuid(0x40000000, 0);
     char sig[13];

@@ -169,7 +169,7 @@ static void tsc_sync_bsp(uint32_t slot, uint32_t index)
 static void ap_entry(uint64_t ticket)
 {
     uint32_t slot = index_of_apic(my_apic_id_cpuid(), planned);
-    if (slot != UINT32_MAX) {
+    if (slot != UINT32_MAX && !ap_never_answers(my_apic_id_cpuid())) {
         arrived_tsc[slot] = rdtsc();
         __atomic_store_n(&arrived[slot], 1, __ATOMIC_RELEASE);        // pairs with the BSP's acquire
         while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE))         // pairs with the BSP's release

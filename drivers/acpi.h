@@ -109,5 +109,11 @@ const void *acpi_table(const char sig[4]);
 // After acpi_init: the RSDP's bytes it used (*len of them, 0 and NULL when
 // none) and its physical address (0 when the loader gave only a copy).
 const void *acpi_rsdp(size_t *len, uint64_t *phys);
+// The warnings the kernel's ACPI parsing printed so far (a table ignored or
+// cut short), and the first of them.
+uint32_t acpi_boot_warnings(const char **first);
+// inject=acpi:SIG: acpi_init corrupts table SIG ("APIC", "RSDT", "RSDP"...)
+// before parsing it.
+void acpi_inject_corrupt(const char sig[4]);
 
 #endif

@@ -37,10 +37,67 @@ static const void *acpi_map_identity(void *ctx, uint64_t phys, size_t len)
     return (const void *)(uintptr_t)phys;
 }
 
+// Warnings printed at boot and after (acpi_table), counted: a table that
+// had to be ignored or cut short is a boot problem (acpi_boot_warnings).
+// The first one's text is kept; it is written once, by whoever counted 0.
+static uint32_t nwarnings;
+static char first_warning[192];
+
 static void acpi_warn_console(void *ctx, const char *msg)
 {
     (void)ctx;
     kprintf("acpi: %s\n", msg);
+    if (__atomic_fetch_add(&nwarnings, 1, __ATOMIC_RELAXED) == 0) {    // relaxed: a counter; the text is read after boot
+        size_t n = strnlen(msg, sizeof first_warning - 1);
+        memcpy(first_warning, msg, n);
+        first_warning[n] = 0;
+    }
+}
+
+uint32_t acpi_boot_warnings(const char **first)
+{
+    *first = first_warning;
+    return __atomic_load_n(&nwarnings, __ATOMIC_RELAXED);              // relaxed: a counter
+}
+
+// inject=acpi:SIG: this table (or the RSDP) has its checksum byte flipped
+// before acpi_parse reads it, so the parser must find and name the damage.
+// The tables are RAM the firmware handed over, identity-mapped and
+// writable on the boot page tables.
+static char corrupt_sig[4];
+
+void acpi_inject_corrupt(const char sig[4])
+{
+    memcpy(corrupt_sig, sig, 4);
+}
+
+static void corrupt_before_parse(void)
+{
+    uint64_t root = 0;
+    uint8_t *t;
+    if (!memcmp(corrupt_sig, "RSDP", 4)) {
+        rsdp_copy[8] ^= 0x5a;                               // checksum of the first 20 bytes
+        kprintf("inject: acpi: corrupted the RSDP before parsing\n");
+        return;
+    }
+    if (!memcmp(corrupt_sig, "RSDT", 4)) {
+        uint32_t a;
+        memcpy(&a, rsdp_copy + 16, 4);
+        root = a;
+    } else if (!memcmp(corrupt_sig, "XSDT", 4) && rsdp_copy_len >= 36) {
+        memcpy(&root, rsdp_copy + 24, 8);
+    }
+    if (root)
+        t = (uint8_t *)acpi_map_identity(0, root, 36);
+    else
+        t = (uint8_t *)acpi_find_table(rsdp_copy, rsdp_copy_len, corrupt_sig, acpi_map_identity, 0, 0, 0);
+    if (!t) {
+        kprintf("inject: acpi: no valid %.4s table to corrupt\n", corrupt_sig);
+        return;
+    }
+    t[9] ^= 0x5a;                                           // the SDT header's checksum byte
+    kprintf("inject: acpi: corrupted the %.4s table at 0x%lx before parsing\n", corrupt_sig,
+            (uint64_t)(uintptr_t)t);
 }
 
 // The RSDP's bytes: the loader's copy, else the BIOS areas' (multiboot v1
@@ -101,6 +158,8 @@ void acpi_init(const struct boot_info *bi)
         kprintf("acpi: no RSDP found; running on the boot core only, without ACPI power-off\n");
         return;
     }
+    if (corrupt_sig[0])
+        corrupt_before_parse();
     if (acpi_parse(&acpi, rsdp_copy, rsdp_copy_len, acpi_map_identity, 0,
                    acpi_warn_console, 0) < 0) {
         kprintf("acpi: no usable RSDP/RSDT; running on the boot core only, without ACPI power-off\n");

@@ -171,6 +171,8 @@ void semacquire(sema_t *s, bool lifo, const char *reason);
 void semrelease(sema_t *s, bool handoff);
 // Goroutines queued on s now (tests).
 uint32_t sema_waiters(const sema_t *s);
+// sync.c: m is in starvation mode now (tests; exact while m is held).
+bool mutex_starving(const mutex_t *m);
 
 // "fatal error: what (goroutine N, called from fn+0xoff)", then exit 255.
 void chan_fatal(const char *what, void *pc) __attribute__((noreturn));

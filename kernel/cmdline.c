@@ -314,6 +314,55 @@ static enum verdict set_delay(struct kparams *p, const char *val)
     return V_OK;
 }
 
+// ap-silent[:APICID], acpi:SIG (MADT and FADT stand for APIC and FACP),
+// node-full[:N], stack-full.
+static enum verdict set_inject(struct kparams *p, const char *val)
+{
+    static const char *const names[] = { "ap-silent", "acpi", "node-full", "stack-full", NULL };
+    static const enum inject_fault kinds[] = { INJECT_AP_SILENT, INJECT_ACPI, INJECT_NODE_FULL,
+                                               INJECT_STACK_FULL };
+    size_t n = 0;
+    while (val[n] && val[n] != ':')
+        n++;
+    int i = -1;
+    for (int k = 0; names[k] && i < 0; k++)
+        if (str_eq_n(val, n, names[k]))
+            i = k;
+    if (i < 0)
+        return V_MALFORMED;
+    const char *arg = val[n] ? val + n + 1 : NULL;
+    uint64_t num = kinds[i] == INJECT_AP_SILENT ? 1 : 0;
+    char sig[5] = { 0 };
+    switch (kinds[i]) {
+    case INJECT_AP_SILENT:
+    case INJECT_NODE_FULL:
+        if (arg && (!parse_u64(arg, &num) || num > UINT32_MAX))
+            return V_MALFORMED;
+        break;
+    case INJECT_ACPI:
+        if (!arg)
+            return V_MALFORMED;
+        if (str_eq(arg, "MADT"))
+            arg = "APIC";
+        else if (str_eq(arg, "FADT"))
+            arg = "FACP";
+        if (str_len(arg) != 4)
+            return V_MALFORMED;
+        for (int k = 0; k < 4; k++)
+            sig[k] = arg[k];
+        break;
+    default:
+        if (arg)
+            return V_MALFORMED;
+        break;
+    }
+    p->inject = kinds[i];
+    p->inject_arg = (uint32_t)num;
+    for (int k = 0; k < 5; k++)
+        p->inject_sig[k] = sig[k];
+    return V_OK;
+}
+
 static const struct key keys[] = {
     { "app", set_app, "a name of 1..31 characters", "no app" },
     { "gomaxprocs", set_gomaxprocs, "1..256", "one per core" },
@@ -327,6 +376,7 @@ static const struct key keys[] = {
     { "seed", set_seed, "a decimal or 0x-hex 64-bit number", "no fixed seed" },
     { "simd", set_simd, "on or off", "on" },
     { "delay", set_delay, "NAME:US[,NAME:US...], up to 8, US <= 1000000", "none" },
+    { "inject", set_inject, "ap-silent[:APICID], acpi:SIG, node-full[:NODE] or stack-full", "none" },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= 32, "keys_set is a 32-bit mask");

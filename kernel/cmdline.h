@@ -33,6 +33,17 @@ struct cmdline_delay {
     uint32_t us;
 };
 
+// inject=: a fault made on purpose, to prove that each ends in its named
+// diagnosis and a non-zero exit, never a hang or a reboot (kernel/inject.c,
+// docs/testing.md).
+enum inject_fault {
+    INJECT_NONE,
+    INJECT_AP_SILENT,       // ap-silent[:APICID]: that AP never answers INIT-SIPI-SIPI (default 1)
+    INJECT_ACPI,            // acpi:SIG: table SIG (or RSDP) corrupted before it is parsed
+    INJECT_NODE_FULL,       // node-full[:N]: node N's pages all taken when the app starts (default 0)
+    INJECT_STACK_FULL,      // stack-full: the goroutine stack region full when the app starts
+};
+
 struct kparams {
     char app[32];               // "" when no app= was given
     int argc;                   // application's argc, argv[0] = app name
@@ -50,6 +61,9 @@ struct kparams {
     bool simd;                  // simd=on|off, default on: off leaves SSE/AVX disabled
     int ndelays;                // delay=: debug builds' widened windows
     struct cmdline_delay delays[CMDLINE_DELAYS_MAX];
+    enum inject_fault inject;   // inject=..., default none
+    uint32_t inject_arg;        // its APIC id or node
+    char inject_sig[5];         // its ACPI signature ("APIC", "RSDP", ...)
     char buf[CMDLINE_MAX];      // private: the words, split
 };
 

@@ -24,13 +24,22 @@ const char *gstatus_name(uint32_t s)
     return s < sizeof names / sizeof names[0] ? names[s] : "?";
 }
 
+// inject=stack-full: every slot of the stack region taken, as after about
+// two million goroutines (a dead G's slot is still reused).
+void stack_region_fill(void)
+{
+    __atomic_store_n(&stack_next, ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE, __ATOMIC_RELAXED);  // relaxed: as g_alloc's fetch_add
+}
+
 // A new G: a stack slot of G_STACK_SLOT bytes whose top page, from node's
 // memory, holds the struct g; the stack grows down from just below it.
 struct g *g_alloc(int node)
 {
     uint64_t slot = __atomic_fetch_add(&stack_next, G_STACK_SLOT, __ATOMIC_RELAXED);   // relaxed: only the slot's uniqueness matters
     if (slot + G_STACK_SLOT > ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
-        panic("goroutine stacks: virtual region exhausted after %lu goroutines", nallg);
+        panic("fatal error: out of goroutine stacks: the %llu GiB stack region is used up "
+              "(%lu goroutines exist, none dead to reuse)",
+              ARCH_STACK_REGION_SIZE >> 30, nallg);
     uint64_t top = slot + G_STACK_SLOT;
     arch_stack_reserve(slot + G_STACK_GUARD, top);
     void *page = page_alloc_node(1, node);      // zeroed
@@ -74,14 +83,15 @@ void stack_spares_refill(struct m *mp)
 // freed pages are chained through their first word (the direct map makes
 // a physical page writable), so no memory is needed for the batch. Runs on
 // an idle core's g0 (find_runnable, when sysmon says it is due) or from a
-// G; holds no lock across the shoot-down. Returns the pages freed.
+// G; holds no lock across the shoot-down. False, having done nothing, when
+// another trim is under way; else true, with the pages freed in *freed.
 static uint64_t scavenged_total;
 
-uint64_t stack_scavenge(uint32_t max)
+static bool scavenge(uint32_t max, uint64_t *freed)
 {
     static uint8_t running;
-    if (__atomic_exchange_n(&running, 1, __ATOMIC_ACQUIRE))        // pairs with the release store at the end
-        return 0;               // one at a time: its TLB shoot-down waits for the others
+    if (__atomic_exchange_n(&running, 1, __ATOMIC_ACQUIRE))    // pairs with the release store at the end
+        return false;           // one at a time: its TLB shoot-down waits for the others
     struct g *batch = 0;
     uint32_t n = 0;
     spin_lock(&gfree_lock);
@@ -132,6 +142,24 @@ uint64_t stack_scavenge(uint32_t max)
     spin_unlock(&gfree_lock);
     __atomic_fetch_add(&scavenged_total, pages, __ATOMIC_RELAXED);    // a statistic
     __atomic_store_n(&running, 0, __ATOMIC_RELEASE);                  // pairs with the exchange at the start
+    *freed = pages;
+    return true;
+}
+
+uint64_t stack_scavenge(uint32_t max)
+{
+    uint64_t pages = 0;
+    scavenge(max, &pages);
+    return pages;
+}
+
+// From a G (tests): the whole global free list trimmed, waiting out a trim
+// that is under way (the background one takes 256 Gs and leaves the rest).
+uint64_t stack_scavenge_all(void)
+{
+    uint64_t pages = 0;
+    while (!scavenge(~0u, &pages))
+        gosched();
     return pages;
 }
 

@@ -40,19 +40,49 @@ bool ktest_failed(void);
 
 int ktest_run_all(const char *filter);
 
-// What the tests share: counters touched from many goroutines, and waiting
-// for one (yielding) until it reaches a target or timeout_ms pass. Stores
-// are release and loads acquire, so a test that sees a count also sees what
+// What the tests share: counters touched from many goroutines. Stores are
+// release and loads acquire, so a test that sees a count also sees what
 // the goroutines wrote before counting; adds are both.
 static inline uint64_t kt_load(const uint64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }  // acquire: pairs with kt_store, kt_add
 static inline void kt_store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }  // release: pairs with kt_load
 static inline void kt_add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }  // acq_rel: both
-bool kt_wait_count(const uint64_t *counter, uint64_t target, uint64_t timeout_ms);
 
-// hostcpus=N from app=ktest's arguments: the host's core count when goro
-// runs in a VM (0 = unknown: assume vCPUs are real cores). Wall-clock
-// bounds hold only while vCPUs do not outnumber host cores.
-extern int ktest_host_cpus;
-bool ktest_cores_are_real(void);
+// ---- time: what a test may assert about it ---------------------------------
+//
+// ktest runs under QEMU almost always, and there the host deschedules
+// whole vCPUs, timer interrupts included, for as long as it likes (on a
+// loaded 2-core host: hundreds of ms). So a test asserts properties that
+// hold however long that is: counts, orders, every G ran exactly once, a
+// timer never fires early. Wall-clock numbers are of two kinds only:
+//
+//  - A tail bound (a p99, a longest wait): KT_TAIL_BOUND prints it always
+//    and asserts it only on bare metal, where no host takes the core away.
+//    The kernel knows which it is: arch_under_hypervisor() (CPUID's
+//    hypervisor bit, set by every hypervisor, KVM and TCG included).
+//  - A stall limit: how long a test waits for something that is not
+//    happening before it names it as lost. Only a hang reaches it:
+//    KT_STALL_MS is far above any descheduling, and kt_wait_count counts
+//    it from the counter's last move, so a slow host that keeps making
+//    progress never reaches it.
+
+#define KT_STALL_MS 60000ull
+#define KT_STALL_NS (KT_STALL_MS * 1000000ull)
+
+// Yields until *counter >= target; false once it has not moved for
+// stall_ms (KT_STALL_MS unless a test has its reason).
+bool kt_wait_count(const uint64_t *counter, uint64_t target, uint64_t stall_ms);
+
+// True on bare metal: tail bounds on wall-clock time may be asserted.
+bool ktest_tail_bounds_asserted(void);
+
+// Reports a measured tail (ns) against its bound (ns): one line
+// "ktest: tail WHAT: N us (bound B us, asserted|measured only: ...)",
+// and a failure when it is over the bound on bare metal.
+void ktest_tail(const char *file, int line, const char *what, uint64_t ns, uint64_t bound_ns);
+#define KT_TAIL_BOUND(what, ns, bound_ns)                                         \
+    do {                                                                          \
+        ktest_tail(__FILE__, __LINE__, what, ns, bound_ns);                       \
+        if (ktest_failed()) return;                                               \
+    } while (0)
 
 #endif

@@ -8,6 +8,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/debugdelay.h"
+#include "kernel/inject.h"
 #include "drivers/fw_cfg.h"
 #include "drivers/ioapic.h"
 #include "kernel/numa.h"
@@ -65,6 +66,7 @@ static void ap_main(void)
 static void main_goroutine(void *arg)
 {
     (void)arg;
+    inject_at_app_start();                          // inject=node-full, stack-full
     int code = app_run_main();
     kprintf("goro: main returned %d\n", code);
     exit(code);
@@ -89,6 +91,7 @@ void kmain(struct boot_info *bi)
     kprintf("cmdline: %s\n", line);
     cmdline_parse(line, &kparams, cmdline_warn, 0); // bad words named and ignored
     debug_delay_init();                             // delay= windows widened (debug builds)
+    inject_at_boot();                               // inject=ap-silent, acpi: armed
     arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications
     acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
     numa_init(bi);                                  // nodes, their memory, distances (SRAT, SLIT)

@@ -299,6 +299,29 @@ void page_free(void *p, size_t npages)
         panic("page_free: %p (%zu pages) is already free, or not from page_alloc", p, npages);
 }
 
+uint64_t page_node_take_all(int node)
+{
+    ASSERT(node >= 0 && node < numa_nodes());
+    struct page_node *nd = &nodes[node];
+    uint64_t taken = 0;
+    spin_lock(&nd->lock);
+    for (uint32_t i = 0; i < nd->npools; i++) {
+        struct page_pool *pp = &pools[nd->pools[i]];
+        // the longest runs first, halving when none that long is left
+        uint64_t n = pp->nfree;
+        while (n && pp->nfree) {
+            n = n < pp->nfree ? n : pp->nfree;
+            if (page_pool_alloc(pp, n))
+                taken += n;
+            else
+                n /= 2;
+        }
+    }
+    __atomic_store_n(&nd->nfree, nd->nfree - taken, __ATOMIC_RELAXED);    // relaxed: a counter, as in node_take
+    spin_unlock(&nd->lock);
+    return taken;
+}
+
 // ---- counters ----------------------------------------------------------------
 
 uint64_t page_node_free(int node)

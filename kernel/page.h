@@ -27,6 +27,9 @@ void *page_alloc_low(size_t npages);
 // twice, or not from page_alloc, is a fatal error.
 void page_free(void *p, size_t npages);
 uint64_t page_free_count(void);
+// inject=node-full: takes every free page of node (leaked for good);
+// returns how many.
+uint64_t page_node_take_all(int node);
 uint64_t page_total_count(void);
 uint64_t page_node_free(int node);          // snapshot
 uint64_t page_node_total(int node);         // free after page_init

@@ -315,6 +315,8 @@ void gfput(struct p *pp, struct g *gp);
 struct g *g_alloc(int node);
 void stack_spares_refill(struct m *mp);
 uint64_t stack_scavenge(uint32_t max);          // pages freed
+uint64_t stack_scavenge_all(void);             // from a G: waits out a trim under way
+void stack_region_fill(void);                   // inject=stack-full
 uint64_t stack_scavenged_pages(void);
 bool stack_scavenge_worth(void);
 extern uint32_t scavenge_due;                   // set by sysmon, taken by an idle M

@@ -130,6 +130,11 @@ void mutex_lock_slow(mutex_t *m)
     }
 }
 
+bool mutex_starving(const mutex_t *m)
+{
+    return __atomic_load_n(&m->state, __ATOMIC_RELAXED) & MUTEX_STARVING;   // relaxed: exact only while m is held
+}
+
 // state: the value after the fast path dropped LOCKED.
 void mutex_unlock_slow(mutex_t *m, int32_t state)
 {

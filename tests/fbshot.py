@@ -141,10 +141,10 @@ def log_matches(log, rx):
         return False
 
 
-def wait_for_log(p, log, rx, deadline):
-    """True once the serial log matches rx; False if QEMU ended or the
-    deadline passed first."""
-    while time.monotonic() < deadline and p.poll() is None:
+def wait_for_log(p, log, rx, silence):
+    """True once the serial log matches rx; False if QEMU ended or the log
+    stayed silent too long first (a qemu.Silence)."""
+    while not silence.expired() and p.poll() is None:
         if log_matches(log, rx):
             return True
         time.sleep(POLL_S)
@@ -173,7 +173,7 @@ def run_watched(runner, argv, log, mon_path, stop_at, shot, timeout):
     t0 = time.monotonic()
     try:
         with runner.started(argv) as p:
-            matched = wait_for_log(p, log, stop_at, t0 + timeout)
+            matched = wait_for_log(p, log, stop_at, qemu.Silence(log, timeout, t0))
             if matched:
                 screendump_and_quit(mon_path, shot)
             remaining = max(1.0, timeout - (time.monotonic() - t0))

@@ -1,10 +1,24 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Installs the Debian packages that building and testing goro need, when
-# something is missing; silent otherwise. Checks the files and commands
-# themselves rather than package names, so a tree built on another distro
-# with the tools in place passes too.
+# The Debian packages that building and testing goro need.
+#
+#   tools/deps.sh --check     (make run, make test): silent when all is
+#                             there; otherwise names the missing packages
+#                             and how to install them, and fails. Never
+#                             installs anything.
+#   tools/deps.sh --install   (make deps, .ci/run, GORO_INSTALL_DEPS=1):
+#                             installs the missing ones with apt-get (as
+#                             root; otherwise prints the command and fails).
+#
+# Checks the files and commands themselves rather than package names, so a
+# tree built on another distro with the tools in place passes too.
 set -e
+
+case "${1:---check}" in
+--check) mode=check ;;
+--install) mode=install ;;
+*) echo "usage: $0 [--check|--install]" >&2; exit 2 ;;
+esac
 
 missing=""
 need() {
@@ -32,8 +46,15 @@ have_cmd cppcheck || need cppcheck
 
 [ -z "$missing" ] && exit 0
 
+if [ "$mode" = check ]; then
+	echo "deps: goro needs these Debian packages, which are missing:$missing" >&2
+	echo "deps: install them with 'make deps' (as root), or:" >&2
+	echo "deps:   sudo apt-get update && sudo apt-get install -y$missing" >&2
+	echo "deps: (GORO_INSTALL_DEPS=1 lets make run and make test install them themselves)" >&2
+	exit 1
+fi
 if [ "$(id -u)" != 0 ]; then
-	echo "deps: as root, run: apt-get update && apt-get install -y$missing" >&2
+	echo "deps: missing:$missing; as root, run: apt-get update && apt-get install -y$missing" >&2
 	exit 1
 fi
 echo "deps: installing$missing"

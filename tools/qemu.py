@@ -158,12 +158,50 @@ def kill_group(p):
         pass
 
 
-def wait(p, timeout, on_timeout=None):
-    """Waits for p at most timeout seconds; returns (exit status, or None
-    after a timeout, stdout bytes, stderr bytes). on_timeout() runs before a
-    timed-out process group is killed (the hang dump)."""
+# A guest's serial log as its sign of life: a run watched through it times
+# out once the log has been silent for its timeout, or after HARD_LIMIT
+# times that in all (a guest that prints forever). A slow host makes a
+# guest slower, not silent, so only a hang ends a run that way.
+HARD_LIMIT = 4
+
+
+class Silence:
+    """expired() once the file at path has not grown for timeout seconds,
+    or HARD_LIMIT * timeout seconds after t0."""
+
+    def __init__(self, path, timeout, t0=None):
+        self.path, self.timeout = path, timeout
+        self.t0 = time.monotonic() if t0 is None else t0
+        self.size, self.spoke = -1, self.t0
+
+    def expired(self):
+        now = time.monotonic()
+        try:
+            n = os.path.getsize(self.path)
+        except OSError:
+            n = 0
+        if n != self.size:
+            self.size, self.spoke = n, now
+        return now - self.spoke > self.timeout or now - self.t0 > HARD_LIMIT * self.timeout
+
+
+def wait(p, timeout, on_timeout=None, log=None):
+    """Waits for p at most timeout seconds (with log: until log has been
+    silent that long, see Silence); returns (exit status, or None after a
+    timeout, stdout bytes, stderr bytes). on_timeout() runs before a
+    timed-out process group is killed (the hang dump). With log, stdout
+    and stderr are read only at the end: they must stay small."""
     try:
-        out, err = p.communicate(timeout=timeout)
+        if log is not None:
+            silence = Silence(log, timeout)
+            while True:
+                try:
+                    p.wait(timeout=0.25)
+                    break
+                except subprocess.TimeoutExpired:
+                    if silence.expired():
+                        raise
+        out, err = p.communicate(timeout=None if log is not None else timeout)
         return p.returncode, out or b"", err or b""
     except subprocess.TimeoutExpired:
         if on_timeout:
@@ -202,13 +240,14 @@ class Group:
             with self.lock:
                 self.procs.discard(p)
 
-    def run(self, cmd, timeout, on_timeout=None, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE):
+    def run(self, cmd, timeout, on_timeout=None, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            log=None):
         """Returns (exit status or None on timeout, stdout text, stderr
-        text, seconds)."""
+        text, seconds). With log, timeout is how long it may stay silent."""
         t0 = time.monotonic()
         try:
             with self.started(cmd, stdout, stderr) as p:
-                status, out, err = wait(p, timeout, on_timeout)
+                status, out, err = wait(p, timeout, on_timeout, log)
         except Stopped:
             return None, "", "runner stopped", 0.0
         return (status, out.decode(errors="replace"), err.decode(errors="replace"),

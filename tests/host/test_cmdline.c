@@ -217,6 +217,27 @@ static void test_seed(void)
     CHECK(!p.seed_given);
 }
 
+static void test_inject(void)
+{
+    CHECK(parse("") == 0 && p.inject == INJECT_NONE);
+    CHECK(parse("inject=ap-silent") == 0 && p.inject == INJECT_AP_SILENT && p.inject_arg == 1);
+    CHECK(parse("inject=ap-silent:3") == 0 && p.inject == INJECT_AP_SILENT && p.inject_arg == 3);
+    CHECK(parse("inject=acpi:MADT") == 0 && p.inject == INJECT_ACPI && strcmp(p.inject_sig, "APIC") == 0);
+    CHECK(parse("inject=acpi:FADT") == 0 && strcmp(p.inject_sig, "FACP") == 0);
+    CHECK(parse("inject=acpi:SRAT") == 0 && strcmp(p.inject_sig, "SRAT") == 0);
+    CHECK(parse("inject=acpi:RSDP") == 0 && strcmp(p.inject_sig, "RSDP") == 0);
+    CHECK(parse("inject=node-full") == 0 && p.inject == INJECT_NODE_FULL && p.inject_arg == 0);
+    CHECK(parse("inject=node-full:1") == 0 && p.inject_arg == 1);
+    CHECK(parse("inject=stack-full app=hello") == 0 && p.inject == INJECT_STACK_FULL);
+    expect_bad("inject=ap", "inject=ap is not valid (ap-silent[:APICID], acpi:SIG, node-full[:NODE] or stack-full)");
+    expect_bad("inject=acpi", "is not valid");
+    expect_bad("inject=acpi:APICS", "is not valid");
+    expect_bad("inject=ap-silent:x", "is not valid");
+    expect_bad("inject=stack-full:2", "is not valid");
+    expect_bad("inject=node-full:99999999999", "is not valid");
+    CHECK(p.inject == INJECT_NONE);
+}
+
 static void test_duration(void)
 {
     uint64_t ns = 7;
@@ -395,6 +416,7 @@ int main(void)
     RUN(test_choices);
     RUN(test_seed);
     RUN(test_delay);
+    RUN(test_inject);
     RUN(test_duration);
     RUN(test_app_argv);
     RUN(test_app_name);

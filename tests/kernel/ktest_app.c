@@ -10,12 +10,8 @@ static int ktest_main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "filter=", 7) == 0) {
             filter = argv[i] + 7;
-        } else if (strncmp(argv[i], "hostcpus=", 9) == 0) {
-            ktest_host_cpus = 0;
-            for (const char *p = argv[i] + 9; *p >= '0' && *p <= '9'; p++)
-                ktest_host_cpus = ktest_host_cpus * 10 + (*p - '0');
         } else {
-            printf("ktest: unknown argument \"%s\" (accepted: filter=SUBSTR hostcpus=N)\n", argv[i]);
+            printf("ktest: unknown argument \"%s\" (accepted: filter=SUBSTR)\n", argv[i]);
             return 2;
         }
     }

@@ -2,6 +2,7 @@
 // In-kernel tests of the boot floor: formatting, memory, cores, time.
 #include "kernel/ktest.h"
 #include "arch/arch.h"
+#include "drivers/acpi.h"
 #include "kernel/page.h"
 #include "lib/printf.h"
 #include "lib/string.h"
@@ -62,4 +63,36 @@ KTEST(time_advances)
     while (nanotime() - t0 < 1000000)      // 1 ms
         cpu_relax();
     KT_ASSERT(nanotime() - t0 >= 1000000);
+}
+
+// ---- the boot found what the firmware listed ------------------------------
+
+// Every enabled core the MADT lists is online (the boot log names one that
+// did not answer INIT-SIPI-SIPI). inject=ap-silent makes this fail.
+KTEST(boot_every_madt_core_online)
+{
+    uint32_t listed = 0, missing = 0, first_missing = 0;
+    for (uint32_t i = 0; i < acpi.cpu_count && listed < MAX_CPUS; i++) {
+        if (!acpi.cpus[i].enabled)
+            continue;
+        listed++;
+        bool online = false;
+        for (int c = 0; c < num_cpu() && !online; c++)
+            online = arch_cpu((uint32_t)c)->apic_id == acpi.cpus[i].apic_id;
+        if (!online && missing++ == 0)
+            first_missing = acpi.cpus[i].apic_id;
+    }
+    if (missing)
+        KT_FAIL("%u of the MADT's %u cores are not online, the first with APIC id %u "
+                "(the boot log says why)", missing, listed, first_missing);
+}
+
+// No ACPI table had to be ignored or cut short. inject=acpi:SIG makes this
+// fail, naming the table.
+KTEST(boot_acpi_tables_parse_cleanly)
+{
+    const char *first;
+    uint32_t n = acpi_boot_warnings(&first);
+    if (n)
+        KT_FAIL("%u ACPI warning(s), the first: %s", n, first);
 }

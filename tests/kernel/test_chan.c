@@ -207,19 +207,19 @@ static void conservation(size_t cap, bool use_select)
         go(cons_consumer, 0);
     for (uint32_t p = 0; p < CONS_PRODUCERS; p++)
         go(cons_producer, (void *)(uintptr_t)p);
-    if (!kt_wait_count(&cons.producers_done, CONS_PRODUCERS, 240000))
+    if (!kt_wait_count(&cons.producers_done, CONS_PRODUCERS, KT_STALL_MS))
         KT_FAIL("producers stuck: %lu of %u done, %lu received", kt_load(&cons.producers_done),
                 CONS_PRODUCERS, kt_load(&cons.received));
     if (use_select) {
         // every message must be in before quit, which consumers may pick
         // over a pending message
-        if (!kt_wait_count(&cons.received, CONS_TOTAL, 60000))
+        if (!kt_wait_count(&cons.received, CONS_TOTAL, KT_STALL_MS))
             KT_FAIL("only %lu of %u received", kt_load(&cons.received), CONS_TOTAL);
         chan_close(cons.quit);
     } else {
         chan_close(cons.c[0]);
     }
-    if (!kt_wait_count(&cons.consumers_done, CONS_CONSUMERS, 60000))
+    if (!kt_wait_count(&cons.consumers_done, CONS_CONSUMERS, KT_STALL_MS))
         KT_FAIL("consumers stuck after close: %lu of %u done", kt_load(&cons.consumers_done), CONS_CONSUMERS);
     KT_ASSERT_EQ(kt_load(&cons.received), CONS_TOTAL);
     for (uint32_t i = 0; i < CONS_TOTAL; i++)
@@ -280,11 +280,11 @@ KTEST(chan_close_wakes_every_receiver)
     chan_t *c = chan_make(sizeof(uint64_t), 0);
     for (uint32_t i = 0; i < CLOSE_WAITERS; i++)
         go(i & 1 ? close_selector : close_receiver, c);
-    KT_ASSERT(kt_wait_count(&close_started, CLOSE_WAITERS, 30000));
+    KT_ASSERT(kt_wait_count(&close_started, CLOSE_WAITERS, KT_STALL_MS));
     for (int i = 0; i < 200; i++)
         gosched();          // most are parked by now; the rest see closed at once
     chan_close(c);
-    if (!kt_wait_count(&close_woken, CLOSE_WAITERS, 30000))
+    if (!kt_wait_count(&close_woken, CLOSE_WAITERS, KT_STALL_MS))
         KT_FAIL("only %lu of %u receivers woke", kt_load(&close_woken), CLOSE_WAITERS);
     KT_ASSERT_EQ(kt_load(&close_bad), 0);
     chan_free(c);
@@ -412,7 +412,7 @@ KTEST(chan_select_same_channel_twice)
     }
     KT_ASSERT_EQ(sends, a.n / 2);
     KT_ASSERT_EQ(recvs, a.n / 2);
-    KT_ASSERT(kt_wait_count(&a.done, a.n, 10000));   // the peer is done with a
+    KT_ASSERT(kt_wait_count(&a.done, a.n, KT_STALL_MS));   // the peer is done with a
     chan_free(a.c);
 }
 

@@ -10,6 +10,9 @@
 #include "arch/pit.h"
 
 #define SEC 1000000000ull
+// How long a wait below lasts before it names what never came: only a
+// lost interrupt or wake-up reaches it, never a descheduled vCPU.
+#define STALL KT_STALL_NS
 
 // Waiting loops sleep rather than yield: a G that only yields stays on its
 // P's local queue, and a P with local work does not look at the Gs that
@@ -31,7 +34,7 @@ static bool wait_until(const uint64_t *p, uint64_t v, uint64_t timeout_ns)
 
 static bool wait_waiters(uint8_t vec, uint32_t n)
 {
-    uint64_t end = nanotime() + 5 * SEC;
+    uint64_t end = nanotime() + STALL;
     while (irq_nwaiting(vec) < n)
         if (nanotime() > end)
             return false;
@@ -53,7 +56,7 @@ static bool send_delivered(uint8_t vec, uint32_t cpu)
 {
     uint64_t before = irq_count(vec);
     arch_send_ipi(cpu, vec);
-    uint64_t end = nanotime() + 5 * SEC;
+    uint64_t end = nanotime() + STALL;
     while (irq_count(vec) == before)
         if (nanotime() > end)
             return false;
@@ -64,7 +67,7 @@ static bool send_delivered(uint8_t vec, uint32_t cpu)
 
 static bool nexternal_settles(void)
 {
-    uint64_t end = nanotime() + 5 * SEC;
+    uint64_t end = nanotime() + STALL;
     while (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) != 0)
         if (nanotime() > end)
             return false;
@@ -109,7 +112,7 @@ KTEST(irqwait_ipi_wakes_waiter)
             KT_FAIL("round %d: the waiter never parked", i);
         uint64_t t0 = nanotime();
         arch_send_ipi(other_core(), IRQ_VEC_TEST);
-        if (!wait_until(&woke_done, (uint64_t)i + 1, 5 * SEC))
+        if (!wait_until(&woke_done, (uint64_t)i + 1, STALL))
             KT_FAIL("round %d: the waiter was not readied by the interrupt", i);
         KT_ASSERT_EQ(woke_n, 1);
         lat[i] = woke_at - t0;
@@ -118,7 +121,7 @@ KTEST(irqwait_ipi_wakes_waiter)
     sort_u64(lat, ROUNDS);
     printf("ktest: irq_wait wake latency (IPI sent -> waiter runs) p50 %lu us max %lu us\n",
            lat[ROUNDS / 2] / 1000, lat[ROUNDS - 1] / 1000);
-    KT_ASSERT(lat[ROUNDS - 1] < 2 * SEC);
+    KT_TAIL_BOUND("irq_wait wake latency, max", lat[ROUNDS - 1], 2 * SEC);
 }
 
 // ---- every waiter on a vector wakes at its next interrupt -----------------
@@ -136,7 +139,7 @@ KTEST(irqwait_wakes_all_waiters)
         KT_FAIL("only %u of %d waiters parked", irq_nwaiting(IRQ_VEC_TEST), NWAITERS);
     KT_ASSERT(__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) >= NWAITERS);
     arch_send_ipi(other_core(), IRQ_VEC_TEST);
-    if (!wait_until(&woke_done, NWAITERS, 5 * SEC))
+    if (!wait_until(&woke_done, NWAITERS, STALL))
         KT_FAIL("%lu of %d waiters woke", kt_load(&woke_done), NWAITERS);
     KT_ASSERT_EQ(irq_nwaiting(IRQ_VEC_TEST), 0);
     KT_ASSERT_EQ(irq_take_pending(IRQ_VEC_TEST), 0);   // consumed by the waiters, not kept
@@ -152,7 +155,8 @@ static uint64_t rescue_stop, rescued;
 static void rescuer(void *arg)
 {
     (void)arg;
-    for (int i = 0; i < 300 && !kt_load(&rescue_stop); i++)
+    // only a lost wake-up, never a slow host, lasts the stall limit
+    for (uint64_t i = 0; i < KT_STALL_NS / 10000000 && !kt_load(&rescue_stop); i++)
         sleep_ns(10000000);
     if (!kt_load(&rescue_stop)) {
         kt_store(&rescued, 1);
@@ -171,7 +175,7 @@ static void rescue_start(void)
 static void rescue_end(void)
 {
     kt_store(&rescue_stop, 1);
-    wait_until(&rescue_stop, 2, 10 * SEC);
+    wait_until(&rescue_stop, 2, STALL);
 }
 
 KTEST(irqwait_interrupt_before_wait)
@@ -231,11 +235,11 @@ KTEST(irqwait_stream_loses_nothing)
         if (i % 7 == 0)
             gosched();          // let the consumer park between some of them
     }
-    if (!wait_until(&stream_done, 1, 5 * SEC)) {
+    if (!wait_until(&stream_done, 1, STALL)) {
         uint32_t left = irq_nwaiting(IRQ_VEC_TEST);
         kt_store(&rescue_stop, 1);
         arch_send_ipi(0, IRQ_VEC_TEST);
-        wait_until(&stream_done, 1, 5 * SEC);
+        wait_until(&stream_done, 1, STALL);
         KT_FAIL("the consumer saw %lu of %d interrupts (%u parked)", kt_load(&consumed), STREAM, left);
     }
     KT_ASSERT_EQ(kt_load(&consumed), STREAM);
@@ -261,22 +265,30 @@ KTEST(irqwait_device_irq_no_deadlock)
     // stalled for its 55 ms let the real edge land before the drain, which
     // then discarded it, and irq_wait waited for good.
     KT_ASSERT_EQ(ioapic_route_isa(PIT_IRQ, vec, arch_cpu(0)->apic_id), 0);
-    irq_take_pending(vec);
-    pit_ch0_oneshot(0xFFFF);               // 65535 / 1193182 Hz = 54.9 ms
+    // An edge the firmware's periodic PIT left behind may land between the
+    // drain and the one-shot's start: irq_wait then returns at once and no
+    // P need have halted, so the attempt is made again. Each attempt's
+    // one-shot starts after its drain, so its edge is never discarded and
+    // never waited for twice: no attempt can hang, however long the host
+    // stops a vCPU in between.
     struct sched_stats s0, s1;
-    sched_stats(&s0);
-    uint64_t t0 = nanotime();
-    int n = 0;
-    // An edge the firmware's PIT programming left behind may come first.
-    while (nanotime() - t0 < 30000000 && n >= 0 && n < 100)
-        n = irq_wait(vec) < 0 ? -1 : n + 1;
-    uint64_t waited = nanotime() - t0;
+    uint64_t waited = 0, halts = 0;
+    int n = 0, attempts = 0;
+    while (attempts < 3 && halts == 0 && n >= 0) {
+        irq_take_pending(vec);
+        sched_stats(&s0);
+        uint64_t t0 = nanotime();
+        pit_ch0_oneshot(0xFFFF);           // 65535 / 1193182 Hz = 54.9 ms
+        n = irq_wait(vec);
+        waited = nanotime() - t0;
+        sched_stats(&s1);
+        halts = s1.total.halts - s0.total.halts;
+        attempts++;
+    }
     ioapic_mask(ioapic_isa_gsi(PIT_IRQ));
-    sched_stats(&s1);
     KT_ASSERT(n >= 1);
-    KT_ASSERT(n < 100);
-    printf("ktest: irq_wait on the PIT: woke after %lu ms, %d wait(s), %lu P halts meanwhile\n",
-           waited / 1000000, n, s1.total.halts - s0.total.halts);
-    KT_ASSERT(waited < 5 * SEC);
-    KT_ASSERT(s1.total.halts > s0.total.halts);    // every P did go idle
+    printf("ktest: irq_wait on the PIT: woke after %lu ms, %d edge(s), attempt %d, %lu P halts meanwhile\n",
+           waited / 1000000, n, attempts, halts);
+    KT_ASSERT(halts > 0);                  // every P did go idle
+    KT_TAIL_BOUND("irq_wait for the PIT's 55 ms one-shot", waited, 5 * SEC);
 }

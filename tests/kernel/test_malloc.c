@@ -110,9 +110,7 @@ KTEST(malloc_many_goroutines_no_overlap)
     stress_done = stress_bad = stress_cores = 0;
     for (uint32_t i = 0; i < WORKERS; i++)
         go(stress_worker, (void *)(uintptr_t)i);
-    uint64_t end = nanotime() + 120000000000ull;
-    while (__atomic_load_n(&stress_done, __ATOMIC_ACQUIRE) < WORKERS && nanotime() < end)
-        gosched();
+    kt_wait_count(&stress_done, WORKERS, KT_STALL_MS);
     KT_ASSERT_EQ(__atomic_load_n(&stress_done, __ATOMIC_ACQUIRE), WORKERS);
     KT_ASSERT_EQ(stress_bad, 0);
 }
@@ -153,11 +151,11 @@ KTEST(malloc_free_from_another_core)
     preempt_disable();
     for (uint32_t k = 0; k < 8; k++)
         go(cross_freer, (void *)(uintptr_t)k);
-    uint64_t end = nanotime() + (gomaxprocs(0) > 1 ? 60000000000ull : 0);
+    uint64_t end = nanotime() + (gomaxprocs(0) > 1 ? KT_STALL_NS : 0);
     while (__atomic_load_n(&cross_freed, __ATOMIC_ACQUIRE) < 8 && nanotime() < end)
         cpu_relax();
     preempt_enable();
-    while (__atomic_load_n(&cross_freed, __ATOMIC_ACQUIRE) < 8 && nanotime() < end + 60000000000ull)
+    while (__atomic_load_n(&cross_freed, __ATOMIC_ACQUIRE) < 8 && nanotime() < end + KT_STALL_NS)
         gosched();
     KT_ASSERT_EQ(cross_freed, 8);
     if (gomaxprocs(0) > 1 && cross_remote == 0)
@@ -275,9 +273,7 @@ KTEST(malloc_is_node_local)
     place_done = place_bad = 0;
     for (int i = 0; i < N; i++)
         go(place_worker, 0);
-    uint64_t end = nanotime() + 60000000000ull;
-    while (__atomic_load_n(&place_done, __ATOMIC_ACQUIRE) < N && nanotime() < end)
-        gosched();
+    kt_wait_count(&place_done, N, KT_STALL_MS);
     KT_ASSERT_EQ(place_done, N);
     KT_ASSERT_EQ(place_bad, 0);
 }

@@ -130,9 +130,7 @@ KTEST(numa_page_alloc_is_local)
     local_done = local_bad = 0;
     for (int i = 0; i < WORKERS; i++)
         go(local_worker, 0);
-    uint64_t end = nanotime() + 60000000000ull;
-    while (__atomic_load_n(&local_done, __ATOMIC_ACQUIRE) < WORKERS && nanotime() < end)
-        gosched();
+    kt_wait_count(&local_done, WORKERS, KT_STALL_MS);
     KT_ASSERT_EQ(__atomic_load_n(&local_done, __ATOMIC_ACQUIRE), WORKERS);
     KT_ASSERT_EQ(local_bad, 0);
 }

@@ -49,7 +49,7 @@ KTEST(sync_mutex_mutual_exclusion_counter)
     mu_counter = mu_done = mu_overlap = 0;
     for (uint32_t i = 0; i < MU_G; i++)
         go(mu_worker, (void *)(uintptr_t)i);
-    if (!kt_wait_count(&mu_done, MU_G, 240000))
+    if (!kt_wait_count(&mu_done, MU_G, KT_STALL_MS))
         KT_FAIL("only %lu of %u workers finished", kt_load(&mu_done), MU_G);
     KT_ASSERT_EQ(kt_load(&mu_overlap), 0);
     KT_ASSERT_EQ(mu_counter, MU_G * MU_ITERS);
@@ -61,22 +61,46 @@ KTEST(sync_mutex_mutual_exclusion_counter)
 
 // One goroutine takes the mutex again right after each release, holding it
 // 200 us at a time (yielding meanwhile, like Go's TestMutexFairness, which
-// sleeps). In normal mode a woken waiter keeps losing to it; starvation
-// mode must give every waiter the lock within a small multiple of the 1 ms
-// threshold.
+// sleeps). In normal mode a woken waiter competes with it and may lose; a
+// waiter that has waited over 1 ms turns the mutex to starvation mode,
+// where unlock hands it to the oldest waiter and a newcomer never takes it.
+//
+// What holds however long the host stops a vCPU: every waiter gets the
+// mutex STARVE_ROUNDS times while the hog never stops trying, and an
+// unlock in starvation mode is always followed by a waiter's turn, never
+// the hog's. On one P starvation mode surely comes: a waiter readied by
+// the hog's unlock runs only when the hog yields, which it does holding
+// the mutex, so the waiter loses until it has waited 1 ms. On several Ps
+// a waiter stolen by another core may win in normal mode (measured: 1
+// hand-off in 18 turns on 4 vCPUs). How long the longest wait was is a
+// tail.
 #define STARVE_WAITERS 3u
 #define STARVE_ROUNDS 6u
 static mutex_t starve_mu;
 static uint32_t starve_stop;
 static uint64_t starve_done, starve_max_wait_ns, starve_hog_rounds;
+static uint64_t starve_waiter_turns;    // starve_mu held to write
+static uint64_t starve_handoffs, starve_barged;
 
 static void starve_hog(void *arg)
 {
     (void)arg;
+    uint64_t turns_at_handoff = 0;
+    bool handed_off = false;
     while (!__atomic_load_n(&starve_stop, __ATOMIC_ACQUIRE)) {
         mutex_lock(&starve_mu);
+        // After an unlock in starvation mode a waiter owned the mutex
+        // before this lock returned.
+        if (handed_off && starve_waiter_turns == turns_at_handoff)
+            kt_add(&starve_barged, 1);
         yield_for(200000);
+        // Read while held: STARVING is set only by a waiter while the
+        // mutex is held, and cleared only by the waiter it is handed to.
+        handed_off = mutex_starving(&starve_mu);
+        turns_at_handoff = starve_waiter_turns;
         mutex_unlock(&starve_mu);
+        if (handed_off)
+            kt_add(&starve_handoffs, 1);
         kt_add(&starve_hog_rounds, 1);
     }
     kt_add(&starve_done, 1);
@@ -89,6 +113,7 @@ static void starve_waiter(void *arg)
         uint64_t t0 = nanotime();
         mutex_lock(&starve_mu);
         uint64_t w = nanotime() - t0;
+        starve_waiter_turns++;
         mutex_unlock(&starve_mu);
         uint64_t old = kt_load(&starve_max_wait_ns);
         while (w > old && !__atomic_compare_exchange_n(&starve_max_wait_ns, &old, w, false,
@@ -99,26 +124,51 @@ static void starve_waiter(void *arg)
     kt_add(&starve_done, 1);
 }
 
-KTEST(sync_mutex_starvation_bounds_longest_wait)
+// The hog and the waiters on procs Ps; false (after a failure) if a
+// waiter never finished.
+static bool starvation_round(int procs)
 {
+    int orig = gomaxprocs(procs);
     memset(&starve_mu, 0, sizeof starve_mu);
     starve_stop = 0;
     starve_done = starve_max_wait_ns = starve_hog_rounds = 0;
+    starve_waiter_turns = starve_handoffs = starve_barged = 0;
     go(starve_hog, 0);
     for (int i = 0; i < 20; i++)
         gosched();                  // the hog holds it first
     for (uint32_t i = 0; i < STARVE_WAITERS; i++)
         go(starve_waiter, 0);
-    bool ok = kt_wait_count(&starve_done, STARVE_WAITERS, 60000);
+    bool ok = kt_wait_count(&starve_done, STARVE_WAITERS, KT_STALL_MS);
     __atomic_store_n(&starve_stop, 1, __ATOMIC_RELEASE);
-    if (!ok)
-        KT_FAIL("waiters starved: %lu of %u finished in 60 s", kt_load(&starve_done), STARVE_WAITERS);
-    KT_ASSERT(kt_wait_count(&starve_done, STARVE_WAITERS + 1, 10000));
-    printf("ktest: starvation: longest wait %lu us, hog rounds %lu\n", kt_load(&starve_max_wait_ns) / 1000,
-           kt_load(&starve_hog_rounds));
-    // 1 ms to turn starving, one 200 us hold, and slack for TCG and a
-    // loaded host.
-    KT_ASSERT(kt_load(&starve_max_wait_ns) < 250000000ull);
+    bool hog_out = kt_wait_count(&starve_done, STARVE_WAITERS + 1, KT_STALL_MS);
+    gomaxprocs(orig);
+    printf("ktest: starvation on %d P(s): longest wait %lu us, hog rounds %lu, hand-offs %lu\n", procs,
+           kt_load(&starve_max_wait_ns) / 1000, kt_load(&starve_hog_rounds), kt_load(&starve_handoffs));
+    if (!ok || !hog_out) {
+        ktest_fail(__FILE__, __LINE__, "waiters starved: %lu of %u finished", kt_load(&starve_done),
+                   STARVE_WAITERS);
+        return false;
+    }
+    return true;
+}
+
+KTEST(sync_mutex_starvation_hands_off_on_one_p)
+{
+    if (!starvation_round(1))
+        return;
+    KT_ASSERT_EQ(starve_waiter_turns, STARVE_WAITERS * STARVE_ROUNDS);
+    KT_ASSERT(kt_load(&starve_handoffs) > 0);
+    KT_ASSERT_EQ(kt_load(&starve_barged), 0);
+}
+
+KTEST(sync_mutex_starvation_bounds_longest_wait)
+{
+    if (!starvation_round(num_cpu()))
+        return;
+    KT_ASSERT_EQ(starve_waiter_turns, STARVE_WAITERS * STARVE_ROUNDS);
+    KT_ASSERT_EQ(kt_load(&starve_barged), 0);
+    // 1 ms to turn starving, one 200 us hold, and slack for TCG.
+    KT_TAIL_BOUND("mutex wait beside a hog, longest", kt_load(&starve_max_wait_ns), 250000000ull);
 }
 
 // ---- RWMutex --------------------------------------------------------------
@@ -178,7 +228,7 @@ KTEST(sync_rwmutex_readers_share_writers_exclude)
         go(rw_reader, 0);
     for (uint32_t i = 0; i < RW_WRITERS; i++)
         go(rw_writer, 0);
-    if (!kt_wait_count(&rw_done, RW_READERS + RW_WRITERS, 240000))
+    if (!kt_wait_count(&rw_done, RW_READERS + RW_WRITERS, KT_STALL_MS))
         KT_FAIL("only %lu finished", kt_load(&rw_done));
     KT_ASSERT_EQ(kt_load(&rw_bad), 0);
     KT_ASSERT_EQ(rw_a, RW_WRITERS * (RW_ITERS / 4));
@@ -193,7 +243,7 @@ static void rw_share_reader(void *arg)
     (void)arg;
     rwmutex_rlock(&rw);
     kt_add(&rw_share_in, 1);
-    kt_wait_count(&rw_share_in, RW_READERS, 30000);   // every reader inside together
+    kt_wait_count(&rw_share_in, RW_READERS, KT_STALL_MS);   // every reader inside together
     rwmutex_runlock(&rw);
     kt_add(&rw_share_out, 1);
 }
@@ -204,7 +254,7 @@ KTEST(sync_rwmutex_readers_inside_together)
     rw_share_in = rw_share_out = 0;
     for (uint32_t i = 0; i < RW_READERS; i++)
         go(rw_share_reader, 0);
-    if (!kt_wait_count(&rw_share_out, RW_READERS, 60000))
+    if (!kt_wait_count(&rw_share_out, RW_READERS, KT_STALL_MS))
         KT_FAIL("%lu readers got in together, %lu left", kt_load(&rw_share_in), kt_load(&rw_share_out));
     KT_ASSERT_EQ(kt_load(&rw_share_in), RW_READERS);
     rwmutex_lock(&rw);              // and a writer after them
@@ -251,7 +301,7 @@ KTEST(sync_waitgroup_many_waiters_reused)
         wg_wait(&wg);
         KT_ASSERT(kt_load(&wg_work) >= want);
         // the next round reuses wg only after every waiter is back
-        if (!kt_wait_count(&wg_waiters_back, (uint64_t)round * WG_WAITERS, 30000))
+        if (!kt_wait_count(&wg_waiters_back, (uint64_t)round * WG_WAITERS, KT_STALL_MS))
             KT_FAIL("round %u: waiters did not return", round);
     }
     KT_ASSERT_EQ(kt_load(&wg_bad), 0);
@@ -287,7 +337,7 @@ KTEST(sync_once_runs_once_under_contention)
     once_runs = once_value = once_done = once_bad = 0;
     for (uint32_t i = 0; i < ONCE_G; i++)
         go(once_caller, (void *)(uintptr_t)(i + 1));
-    KT_ASSERT(kt_wait_count(&once_done, ONCE_G, 30000));
+    KT_ASSERT(kt_wait_count(&once_done, ONCE_G, KT_STALL_MS));
     KT_ASSERT_EQ(kt_load(&once_runs), 1);
     KT_ASSERT_EQ(kt_load(&once_bad), 0);
     once_do(&once, once_fn, (void *)1);
@@ -334,7 +384,7 @@ KTEST(sync_cond_signal_and_broadcast)
     cond_signal(&cond);             // nobody waits: no effect
     for (uint32_t i = 0; i < COND_G; i++)
         go(cond_consumer, 0);
-    KT_ASSERT(kt_wait_count(&cond_waiting, COND_G, 30000));
+    KT_ASSERT(kt_wait_count(&cond_waiting, COND_G, KT_STALL_MS));
     for (uint32_t i = 0; i < COND_G; i++) {
         mutex_lock(&cond_mu);
         cond_items++;
@@ -343,7 +393,7 @@ KTEST(sync_cond_signal_and_broadcast)
         if (i % 3 == 0)
             gosched();
     }
-    if (!kt_wait_count(&cond_taken, COND_G, 30000))
+    if (!kt_wait_count(&cond_taken, COND_G, KT_STALL_MS))
         KT_FAIL("signal: %lu of %u consumers got an item", kt_load(&cond_taken), COND_G);
     KT_ASSERT_EQ(cond_items, 0);
 
@@ -351,12 +401,12 @@ KTEST(sync_cond_signal_and_broadcast)
     cond_gen = 0;
     for (uint32_t i = 0; i < COND_G; i++)
         go(gen_waiter, 0);
-    KT_ASSERT(kt_wait_count(&cond_waiting, COND_G, 30000));
+    KT_ASSERT(kt_wait_count(&cond_waiting, COND_G, KT_STALL_MS));
     mutex_lock(&cond_mu);
     cond_gen++;
     cond_broadcast(&cond);
     mutex_unlock(&cond_mu);
-    if (!kt_wait_count(&cond_taken, COND_G, 30000))
+    if (!kt_wait_count(&cond_taken, COND_G, KT_STALL_MS))
         KT_FAIL("broadcast woke %lu of %u", kt_load(&cond_taken), COND_G);
 }
 
@@ -384,14 +434,14 @@ KTEST(sync_sema_fifo_order)
     // queue them one at a time, so the queue order is known
     for (uint32_t i = 0; i < SEMA_G; i++) {
         go(sema_waiter, (void *)(uintptr_t)i);
-        uint64_t end = nanotime() + 10000000000ull;
+        uint64_t end = nanotime() + KT_STALL_NS;
         while (sema_waiters(&sem) != i + 1 && nanotime() < end)
             gosched();
         KT_ASSERT_EQ(sema_waiters(&sem), i + 1);
     }
     for (uint32_t i = 0; i < SEMA_G; i++) {
         sema_release(&sem);
-        KT_ASSERT(kt_wait_count(&sema_back, i + 1, 10000));
+        KT_ASSERT(kt_wait_count(&sema_back, i + 1, KT_STALL_MS));
     }
     for (uint32_t i = 0; i < SEMA_G; i++)
         KT_ASSERT_EQ(sema_order[i], i);

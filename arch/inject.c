@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: MIT
+// inject=ap-silent (kernel/inject.c): the AP with this APIC id halts
+// before it answers the boot core, as a dead core would. One predicate,
+// which AP start-up consults before the AP reports itself.
+#include "arch/arch_private.h"
+
+// Written by the boot core before the first INIT-SIPI-SIPI, read by APs
+// after it: the IPIs order them.
+static uint32_t silent_apic = UINT32_MAX;
+
+void arch_inject_ap_silent(uint32_t apic_id)
+{
+    silent_apic = apic_id;
+}
+
+bool ap_never_answers(uint32_t apic_id)
+{
+    return apic_id == silent_apic;
+}

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: MIT
+// inject=: faults made on purpose (kernel/cmdline.h lists them). Each must
+// end in its named diagnosis and a non-zero exit, never a hang or a reboot;
+// the matrix's inject-* configurations check the message and the status.
+//
+//   ap-silent[:APICID]  the AP never answers INIT-SIPI-SIPI (default APIC
+//                       id 1): "smp: core with APIC id N did not come up",
+//                       and ktest's boot_every_madt_core_online fails.
+//   acpi:SIG            table SIG's checksum byte is flipped before it is
+//                       parsed: the parser's warning names the table, and
+//                       ktest's boot_acpi_tables_parse_cleanly fails.
+//   node-full[:N]       every free page of node N is taken as the app
+//                       starts: on one node the next allocation ends in
+//                       "out of memory" with each node's usage.
+//   stack-full          the goroutine stack region is used up as the app
+//                       starts: the next new G ends in "fatal error: out of
+//                       goroutine stacks".
+//
+// Each announces itself with an "inject:" line, so a log never hides it.
+#include "kernel/inject.h"
+#include "arch/arch.h"
+#include "drivers/acpi.h"
+#include "kernel/cmdline.h"
+#include "kernel/numa.h"
+#include "kernel/page.h"
+#include "kernel/sched.h"
+#include "lib/printf.h"
+
+void inject_at_boot(void)
+{
+    switch (kparams.inject) {
+    case INJECT_AP_SILENT:
+        kprintf("inject: ap-silent: the core with APIC id %u will not answer INIT-SIPI-SIPI\n",
+                kparams.inject_arg);
+        arch_inject_ap_silent(kparams.inject_arg);
+        break;
+    case INJECT_ACPI:
+        kprintf("inject: acpi: the %s table will be corrupted before it is parsed\n", kparams.inject_sig);
+        acpi_inject_corrupt(kparams.inject_sig);
+        break;
+    default:
+        break;
+    }
+}
+
+void inject_at_app_start(void)
+{
+    switch (kparams.inject) {
+    case INJECT_NODE_FULL: {
+        int node = (int)kparams.inject_arg;
+        if (node >= numa_nodes()) {
+            kprintf("inject: node-full: there is no node %d (%d nodes)\n", node, numa_nodes());
+            break;
+        }
+        uint64_t n = page_node_take_all(node);
+        kprintf("inject: node-full: took all %lu free pages of node %d\n", n, node);
+        break;
+    }
+    case INJECT_STACK_FULL:
+        stack_region_fill();
+        kprintf("inject: stack-full: the goroutine stack region is used up\n");
+        break;
+    default:
+        break;
+    }
+}

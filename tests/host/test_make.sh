@@ -1,0 +1,158 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The Makefile's promises, tested on the host (make test runs this as
+# BUILD/host/test_make):
+#   - switching APP_SRC relinks, even when the new app's objects are older
+#     than the image, and two apps' same-named files never share an object;
+#   - an earlier APP_SRC leaves no rule behind ("gcc: fatal error: no input
+#     files" from a stale extapp dependency file);
+#   - DEBUG=1 in the same BUILD recompiles (the flags are part of the build);
+#   - make run and make test check for packages and never install them
+#     unless asked (make deps, GORO_INSTALL_DEPS=1).
+# Usage: test_make.sh TREE BUILD. Builds in a scratch copy of BUILD's
+# objects, so only the links run. Prints PASS/FAIL lines.
+set -u
+tree=$1
+build=$2
+# Not a sub-make of the make that runs the suite: its jobserver is not ours.
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES APP_SRC DEBUG BUILD GORO_INSTALL_DEPS
+scratch=$(mktemp -d /tmp/goro-test-make.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+failed=0
+
+pass() { echo "PASS $1"; }
+fail() {
+	echo "FAIL $1: $2"
+	[ -f "$scratch/out" ] && sed 's/^/    | /' "$scratch/out" | tail -15
+	failed=1
+}
+
+# make in the tree, into the scratch build, output in $scratch/out
+mk() { make -C "$tree" BUILD="$scratch/b" "$@" > "$scratch/out" 2>&1; }
+
+# An app that registers itself under name $2, in file $1.
+app() {
+	mkdir -p "$(dirname "$1")"
+	printf '#include "kernel/goro.h"\nstatic int m(int c, char **v) { (void)c, (void)v; return 0; }\nGORO_APP(%s, "test_make", m);\n' "$2" > "$1"
+}
+
+has_app() { grep -q "goro_app_$1\b\|[^a-z_]$1\b" "$scratch/b/goro.sym"; }
+
+# The scratch build: BUILD's objects and stamps, copied (not linked: the
+# links below rewrite files in place).
+mkdir -p "$scratch/b"
+for f in obj empty_ksyms.o trampoline.bin cflags.stamp objs.list; do
+	[ -e "$build/$f" ] && cp -a "$build/$f" "$scratch/b/"
+done
+
+# ---- APP_SRC ----------------------------------------------------------------
+
+app "$scratch/src/a/app.c" test_make_app_a
+app "$scratch/src/b/app.c" test_make_app_b
+app "$scratch/src/c.c" test_make_app_c
+if mk APP_SRC="$scratch/src/a/app.c" "$scratch/b/goro.elf" && has_app test_make_app_a; then
+	pass app_src_builds_the_app
+else
+	fail app_src_builds_the_app "the image has no test_make_app_a"
+fi
+
+# b's source is older than everything built so far, and named like a's.
+touch -d '2001-01-01' "$scratch/src/b/app.c"
+if mk APP_SRC="$scratch/src/b/app.c" "$scratch/b/goro.elf" && has_app test_make_app_b &&
+	! has_app test_make_app_a; then
+	pass app_src_switch_relinks_older_same_named_source
+else
+	fail app_src_switch_relinks_older_same_named_source "after APP_SRC=b/app.c the image does not hold b's app alone"
+fi
+
+# A directory as APP_SRC, then none: the image follows.
+if mk APP_SRC="$scratch/src" "$scratch/b/goro.elf" 2>/dev/null && has_app test_make_app_c; then
+	pass app_src_directory
+else
+	fail app_src_directory "APP_SRC=dir did not build its c.c"
+fi
+if mk "$scratch/b/goro.elf" && ! has_app test_make_app_c && ! has_app test_make_app_b; then
+	pass no_app_src_drops_the_app
+else
+	fail no_app_src_drops_the_app "without APP_SRC the image still holds an external app"
+fi
+
+# The apps' dependency files are still in the scratch build: no rule may
+# come back from them, with or without APP_SRC. (Make used to "remake"
+# app.d from app.d.o through the extapp rule once the new APP_SRC was
+# newer than it: "gcc: fatal error: no input files".)
+rm -f "$scratch/src/a/app.c"
+touch "$scratch/src/c.c"
+if mk "$scratch/b/goro.elf" && ! grep -q "no input files\|No rule to make" "$scratch/out" &&
+	mk APP_SRC="$scratch/src/c.c" "$scratch/b/goro.elf" && ! grep -q "no input files" "$scratch/out"; then
+	pass no_stale_rules_from_earlier_apps
+else
+	fail no_stale_rules_from_earlier_apps "a build after earlier APP_SRCs failed or complained"
+fi
+if mk APP_SRC="$scratch/src/b/app.c" "$scratch/b/goro.elf" && ! grep -q "no input files" "$scratch/out" &&
+	mk APP_SRC="$scratch/src/b/app.c" "$scratch/b/goro.elf" && ! grep -q "LD\|CC" "$scratch/out"; then
+	pass app_src_build_is_then_up_to_date
+else
+	fail app_src_build_is_then_up_to_date "a second identical APP_SRC build still had work to do"
+fi
+
+# ---- flags ------------------------------------------------------------------
+
+if make -C "$tree" BUILD="$scratch/b" DEBUG=1 -n "$scratch/b/goro.elf" > "$scratch/out" 2>&1 &&
+	grep -q -- "-DGORO_DEBUG.*kernel/proc.c" "$scratch/out"; then
+	pass debug_flag_change_recompiles
+else
+	fail debug_flag_change_recompiles "make DEBUG=1 -n in a normal BUILD would not recompile kernel/proc.c"
+fi
+
+# ---- packages: checked, installed only when asked ------------------------------
+
+# A PATH with every command deps.sh and make need, but no qemu, and an
+# apt-get that only leaves a mark.
+bin="$scratch/bin"
+mkdir -p "$bin"
+for c in sh make id dirname cat printf mkdir rm cmp mv nasm grub-mkrescue xorriso mformat; do
+	p=$(command -v "$c") && ln -s "$p" "$bin/$c"
+done
+printf '#!/bin/sh\necho "$0 $*" >> %s/apt-called\n' "$scratch" > "$bin/apt-get"
+chmod +x "$bin/apt-get"
+
+rm -f "$scratch/apt-called"
+if PATH="$bin" mk deps-check; then
+	fail deps_missing_fails_naming_package "deps-check passed without qemu"
+elif ! grep -q "qemu-system-x86" "$scratch/out" || ! grep -q "make deps" "$scratch/out" ||
+	! grep -q "GORO_INSTALL_DEPS=1" "$scratch/out"; then
+	fail deps_missing_fails_naming_package "the message does not name the package and both ways to install it"
+elif [ -e "$scratch/apt-called" ]; then
+	fail deps_missing_fails_naming_package "make deps-check ran apt-get"
+else
+	pass deps_missing_fails_naming_package
+fi
+
+if make -C "$tree" -n run test > "$scratch/out" 2>&1 && grep -q "deps.sh --check" "$scratch/out" &&
+	! grep -q "deps.sh --install" "$scratch/out"; then
+	pass run_and_test_only_check_deps
+else
+	fail run_and_test_only_check_deps "make run or make test would install packages"
+fi
+if make -C "$tree" -n GORO_INSTALL_DEPS=1 test > "$scratch/out" 2>&1 && grep -q "deps.sh --install" "$scratch/out" &&
+	make -C "$tree" -n deps > "$scratch/out" 2>&1 && grep -q "deps.sh --install" "$scratch/out" &&
+	grep -q "deps.sh --install" "$tree/.ci/run"; then
+	pass deps_installed_when_asked
+else
+	fail deps_installed_when_asked "make deps, GORO_INSTALL_DEPS=1 or .ci/run would not install"
+fi
+
+if [ "$(id -u)" = 0 ]; then
+	rm -f "$scratch/apt-called"
+	PATH="$bin" sh "$tree/tools/deps.sh" --install > "$scratch/out" 2>&1
+	if grep -q "install -y.*qemu-system-x86" "$scratch/apt-called" 2>/dev/null; then
+		pass deps_install_runs_apt_get
+	else
+		fail deps_install_runs_apt_get "deps.sh --install as root did not ask apt-get for qemu-system-x86"
+	fi
+else
+	echo "SKIP deps_install_runs_apt_get: not root"
+fi
+
+exit $failed
