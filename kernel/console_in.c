@@ -8,6 +8,7 @@
 #include "kernel/irqwait.h"
 #include "lib/printf.h"
 #include "drivers/serial.h"
+#include "kernel/console.h"
 
 #define COM1_IRQ 4
 #define VEC_COM1 IRQ_VEC_ISA(COM1_IRQ)
@@ -75,6 +76,7 @@ int console_read_line(char *buf, size_t cap)
     if (!usable || cap == 0)
         return -1;
     mutex_lock(&reader);
+    console_flush();                // the prompt, if the caller printed one
     size_t n = 0;
     int ret;
     for (;;) {
@@ -91,20 +93,22 @@ int console_read_line(char *buf, size_t cap)
         if (c == '\n' && after_cr)
             continue;               // the rest of a "\r\n"
         if (c == '\r' || c == '\n') {
-            kprintf("\n");
+            console_write("\n", 1);
             ret = (int)n;
             break;
         }
         if (c == 0x7f || c == '\b') {
             if (n) {
                 n--;
-                kprintf("\b \b");
+                console_write("\b \b", 3);
             }
             continue;
         }
         if (n + 1 < cap && n < INT32_MAX) {
             buf[n++] = (char)c;
-            kprintf("%c", c);       // the console is the terminal: echo
+            // The console is the terminal: echo at once, not through
+            // kprintf's line buffer, which holds text until its newline.
+            console_write(&buf[n - 1], 1);
         }
     }
     buf[n] = 0;

@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "tools")]
 from matrix import CONFIGS  # noqa: E402
 from fbshot import check_screenshot, run_watched  # noqa: E402
+from console_typer import ConsoleTyper  # noqa: E402
 import hangdump  # noqa: E402
 import qemu  # noqa: E402
 
@@ -89,7 +90,7 @@ def find_firmware(names):
     return None
 
 
-def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=None):
+def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=None, com1_log=None):
     # ktest asserts wall-clock bounds only while vCPUs fit on the host's cores
     host = f"hostcpus={os.cpu_count() or 1}" if cfg.ktest and "app=ktest" in cfg.cmdline else ""
     cmdline = " ".join(w for w in (cfg.cmdline, host, extra_cmdline) if w)
@@ -99,7 +100,9 @@ def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=Non
         # runs, and its chardev logfile keeps the log what -serial file: made.
         serial = "chardev:com1"
         extra = ["-chardev", f"socket,id=com1,path={qemu.option_string(com1)},"
-                 f"logfile={qemu.option_string(log)}"]
+                 f"logfile={qemu.option_string(com1_log or log)}"]
+    for name, text in cfg.fw_cfg:
+        extra += ["-fw_cfg", f"name={name},string={qemu.option_string(text)}"]
     # A screenshot run has no exit device: the kernel halts after its last
     # line and the screen stays as it left it.
     argv = qemu.argv(cfg.smp or cfg.cores, cfg.mem, accel=cfg.accel, machine=cfg.machine,
@@ -391,6 +394,7 @@ class Run:
         if self.shot and os.path.exists(self.shot):
             os.remove(self.shot)
         self.feeder = SerialFeeder(cfg) if cfg.serial_input is not None else None
+        self.typer = None           # cfg.console's ConsoleTyper, made with the monitor's path
 
 
 def boot(cfg, args, runner, run, disk, vars_copy):
@@ -407,8 +411,10 @@ def boot(cfg, args, runner, run, disk, vars_copy):
             run.hang.extend(hangdump.dump(monitor, os.path.join(args.build, "goro.elf"), log + ".hang"))
         except (OSError, ValueError) as e:
             run.hang.append(f"no hang dump: {e}")
-    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append, disk, monitor,
-                     run.feeder.path if run.feeder else None)
+    run.typer = ConsoleTyper(cfg, log, monitor) if cfg.console else None
+    com1 = run.feeder.path if run.feeder else run.typer.com1 if run.typer else None
+    argv = qemu_argv(cfg, args.build, log, vars_copy, args.append, disk, monitor, com1,
+                     run.typer.qemu_log if run.typer else None)
     with open(log + ".cmd", "w") as f:
         f.write(" ".join(shlex.quote(a) for a in argv) + "\n")
     timeout = cfg.timeout * args.timeout_scale
@@ -416,6 +422,8 @@ def boot(cfg, args, runner, run, disk, vars_copy):
     try:
         if run.feeder:
             run.feeder.start()
+        if run.typer:
+            run.typer.start()
         if cfg.stop_at:
             status, err, secs = run_watched(runner, argv, log, monitor, cfg.stop_at, run.shot, timeout)
         else:
@@ -426,6 +434,8 @@ def boot(cfg, args, runner, run, disk, vars_copy):
         shutil.rmtree(mon_dir, ignore_errors=True)
         if run.feeder:
             run.feeder.close()
+        if run.typer:
+            run.typer.close()
     return run
 
 
@@ -437,6 +447,8 @@ def judge(cfg, run, lines, timeout):
     problems = boot_problems(cfg, lines, run.status, timeout) + problems
     if run.feeder and not run.feeder.sent:
         problems.append(f"serial input never sent: no output matched /{cfg.serial_after}/")
+    if run.typer:
+        problems += run.typer.problems()
     if run.shot and not problems:
         problems = check_screenshot(run.shot, run.log, FONT_C)
     if run.err and run.status != cfg.exit_status:

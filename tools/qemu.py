@@ -93,7 +93,10 @@ def option_string(s):
 
 def fw_cfg_cmdline(cmdline):
     # The kernel appends opt/goro/cmdline to its loader's command line, so
-    # this reaches every boot path.
+    # this reaches every boot path. None for an empty line: QEMU refuses an
+    # empty string=, and the image's own line (goro.cmdline, GRUB's) stands.
+    if not cmdline:
+        return []
     return ["-fw_cfg", f"name=opt/goro/cmdline,string={option_string(cmdline)}"]
 
 
