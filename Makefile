@@ -24,7 +24,7 @@ LIB_C := lib/string.c lib/printf.c
 
 DRIVERS_C := drivers/serial.c \
              drivers/acpi.c drivers/acpi_boot.c drivers/acpi_numa.c drivers/fw_cfg.c \
-             drivers/fb.c drivers/font8x16.c drivers/ioapic.c
+             drivers/fb.c drivers/font8x16.c drivers/ioapic.c drivers/ps2kbd.c drivers/keydecode.c
 
 KERNEL_C := kernel/main.c kernel/console.c \
             kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
@@ -32,7 +32,7 @@ KERNEL_C := kernel/main.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/console_in.c kernel/trace.c
+            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
@@ -175,13 +175,15 @@ debug: deps $(BUILD)/goro.elf
 
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
-HOST_TESTS := cmdline acpi acpi_numa runq steal_order page
+HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit
 HOST_SRCS_cmdline := kernel/cmdline.c
 HOST_SRCS_acpi := drivers/acpi.c
 HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
 HOST_SRCS_runq := kernel/runq.c
 HOST_SRCS_steal_order := kernel/steal_order.c
 HOST_SRCS_page := kernel/pagepool.c
+HOST_SRCS_keydecode := drivers/keydecode.c
+HOST_SRCS_lineedit := kernel/lineedit.c drivers/keydecode.c
 HOST_SAN_runq := thread
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
     -iquote . -iquote tests/host
