@@ -8,6 +8,17 @@
 // cores are being stopped by NMI, which can land inside a record: the only
 // slot that can be in flight is the one at n (the oldest once the ring has
 // wrapped), so the dump leaves that slot out.
+//
+// The shell pauses and resumes recording (trace_set_recording) and dumps
+// while the machine runs (trace_dump_live): each core marks its ring busy
+// around a record, and the dump, once it has turned recording off, waits
+// until no ring is busy (Dekker: both sides store, fence, then load), so
+// it reads rings nobody writes.
+//
+// Run time per goroutine: while the hooks are on, each core knows the G it
+// started last (cur_g, since) and adds the time to that G's run_cycles
+// when it sees the G leave (parked, preempted, exited, yielded) or the next
+// one start. A G's count restarts when it is created (records are reused).
 #include "kernel/trace.h"
 #include "arch/arch.h"
 #include "kernel/goro.h"
@@ -30,9 +41,13 @@ struct trace_ring {
     struct trace_rec *recs;
     uint64_t n;                     // records ever written (release store)
     uint64_t running;               // the G last started here and not yet seen leave, 0 = none
+    struct g *cur_g;                // that G, for its run time
+    uint64_t since;                 // when it started (TSC)
+    uint32_t busy;                  // a record is being written (see the top)
 } __attribute__((aligned(64)));
 
 bool trace_on;                      // the rings exist
+static bool recording;              // records are kept (trace_set_recording)
 struct static_key trace_key;
 static struct trace_ring rings[MAX_CPUS];
 static uint32_t trace_ncpu;
@@ -74,6 +89,7 @@ void trace_init(uint32_t ncpu)
     }
     trace_ncpu = ncpu;
     trace_t0 = arch_cycles();
+    recording = true;
     __atomic_store_n(&trace_on, true, __ATOMIC_RELEASE);   // release: the rings are set up
     kprintf("trace: on, the latest %u events of each core are printed when the machine stops\n",
             TRACE_RING);
@@ -91,25 +107,50 @@ static void ring_put(struct trace_ring *r, uint64_t tsc, enum trace_ev ev, uint6
     __atomic_store_n(&r->n, n + 1, __ATOMIC_RELEASE);     // release: the record is whole
 }
 
-void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg)
+// The owning core, interrupts off: the run time of the G that ran here.
+static void account_leave(struct trace_ring *r, uint64_t now)
+{
+    if (r->cur_g)
+        __atomic_store_n(&r->cur_g->run_cycles, r->cur_g->run_cycles + (now - r->since),
+                         __ATOMIC_RELAXED);        // read racily by the shell's ps
+    r->cur_g = 0;
+}
+
+static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
 {
     if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE))   // acquire: pairs with trace_init's release
         return;
     uint64_t fl = irq_save();
     struct trace_ring *r = &rings[cpu_index()];
     uint64_t now = arch_cycles();
+    __atomic_store_n(&r->busy, 1, __ATOMIC_SEQ_CST);      // pairs with trace_dump_live's load
+    bool keep = __atomic_load_n(&recording, __ATOMIC_SEQ_CST);   // after busy is visible
+    if (ev == TR_GO_CREATE && gp)
+        gp->run_cycles = 0;
     if (ev == TR_GO_START) {
         // gosched has no hook (it is the hottest switch): a G that is still
         // running here when the next one starts left through gosched.
-        if (r->running)
+        if (r->running && keep)
             ring_put(r, now, TR_GO_YIELD, r->running, 0);
+        account_leave(r, now);
         r->running = g;
+        r->cur_g = gp;
+        r->since = now;
     } else if (ev == TR_GO_YIELD || ev == TR_GO_PREEMPT || ev == TR_GO_PARK || ev == TR_GO_END) {
-        if (r->running == g)
+        if (r->running == g) {
             r->running = 0;
+            account_leave(r, now);
+        }
     }
-    ring_put(r, now, ev, g, arg);
+    if (keep)
+        ring_put(r, now, ev, g, arg);
+    __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);      // the ring is whole again
     irq_restore(fl);
+}
+
+void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg)
+{
+    record(ev, g, arg, 0);
 }
 
 void trace_record_g(enum trace_ev ev, struct g *gp)
@@ -132,7 +173,7 @@ void trace_record_g(enum trace_ev ev, struct g *gp)
     default:
         break;
     }
-    trace_record(ev, gp->id, arg);
+    record(ev, gp->id, arg, gp);
 }
 
 static void print_rec(uint32_t core, const struct trace_rec *rec)
@@ -152,38 +193,108 @@ static void print_rec(uint32_t core, const struct trace_rec *rec)
     kprintf("TRACE %u %lu %s%s%s\n", core, ns, ev_fmt[rec->ev].name, g, arg);
 }
 
-void trace_dump(void)
+// Prints records [next, end) of every ring, merged by time, between the
+// TRACE begin and end lines. dropped: the events before the first ones
+// printed (overwritten, or printed by an earlier live dump), so that a
+// reader knows the dump starts mid-stream.
+static void dump_rings(uint64_t *next, const uint64_t *end, uint64_t dropped)
 {
-    if (!trace_on)
-        return;
-    static bool dumped;
-    if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))  // acq_rel: one dump, whoever comes first
-        return;                     // a panic inside the dump: do not start again
-    uint32_t ncpu = trace_ncpu;     // read once: every loop below covers the same rings
-    uint64_t next[MAX_CPUS], end[MAX_CPUS], total = 0, dropped = 0;
-    for (uint32_t i = 0; i < ncpu; i++) {
-        end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
-        next[i] = end[i] > TRACE_RING - 1 ? end[i] - (TRACE_RING - 1) : 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < trace_ncpu; i++)
         total += end[i] - next[i];
-        dropped += next[i];
-    }
-    kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", ncpu,
+    kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", trace_ncpu,
             arch_tsc_hz(), total, dropped);
     // merge by time: each ring is in time order already
     for (;;) {
-        uint32_t best = ncpu;
-        for (uint32_t i = 0; i < ncpu; i++) {
+        uint32_t best = trace_ncpu;
+        for (uint32_t i = 0; i < trace_ncpu; i++) {
             if (next[i] == end[i])
                 continue;
-            if (best == ncpu ||
+            if (best == trace_ncpu ||
                 rings[i].recs[next[i] & (TRACE_RING - 1)].tsc <
                     rings[best].recs[next[best] & (TRACE_RING - 1)].tsc)
                 best = i;
         }
-        if (best == ncpu)
+        if (best == trace_ncpu)
             break;
         print_rec(best, &rings[best].recs[next[best] & (TRACE_RING - 1)]);
         next[best]++;
     }
     kprintf("TRACE end\n");
+}
+
+// Where the dumps start reading each ring: trace_dump_live moves it past
+// what it printed, so the next dump shows only newer events.
+static uint64_t dumped_to[MAX_CPUS];
+
+void trace_dump(void)
+{
+    if (!trace_on)
+        return;
+    static bool dumped;
+    if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))
+        return;                     // a panic inside the dump: do not start again
+    uint64_t next[MAX_CPUS], end[MAX_CPUS], dropped = 0;
+    for (uint32_t i = 0; i < trace_ncpu; i++) {
+        end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
+        next[i] = end[i] > TRACE_RING - 1 ? end[i] - (TRACE_RING - 1) : 0;
+        if (next[i] < dumped_to[i])
+            next[i] = dumped_to[i];
+        dropped += next[i];
+    }
+    dump_rings(next, end, dropped);
+}
+
+uint64_t trace_run_cycles(struct g *gp)
+{
+    uint64_t c = __atomic_load_n(&gp->run_cycles, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < trace_ncpu; i++) {
+        // A racy look at another core's ring: good enough for a display.
+        if (__atomic_load_n(&rings[i].cur_g, __ATOMIC_RELAXED) == gp) {
+            uint64_t since = __atomic_load_n(&rings[i].since, __ATOMIC_RELAXED);
+            uint64_t now = arch_cycles();
+            if (now > since)
+                c += now - since;
+            break;
+        }
+    }
+    return c;
+}
+
+bool trace_set_recording(bool on)
+{
+    return __atomic_exchange_n(&recording, on, __ATOMIC_SEQ_CST);
+}
+
+bool trace_recording(void)
+{
+    return trace_on && __atomic_load_n(&recording, __ATOMIC_RELAXED);
+}
+
+bool trace_dump_live(void)
+{
+    if (!trace_on)
+        return false;
+    static uint32_t dumping;
+    if (__atomic_exchange_n(&dumping, 1, __ATOMIC_ACQUIRE))
+        return false;
+    bool was = trace_set_recording(false);              // seq_cst: before the busy loads
+    for (uint32_t i = 0; i < trace_ncpu; i++)
+        while (__atomic_load_n(&rings[i].busy, __ATOMIC_SEQ_CST))   // pairs with record's store
+            cpu_relax();
+    // No core writes a ring now: every slot is whole, the one at n too.
+    uint64_t next[MAX_CPUS], end[MAX_CPUS], dropped = 0;
+    for (uint32_t i = 0; i < trace_ncpu; i++) {
+        end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);
+        next[i] = end[i] > TRACE_RING ? end[i] - TRACE_RING : 0;
+        if (next[i] < dumped_to[i])
+            next[i] = dumped_to[i];
+        dropped += next[i];
+    }
+    dump_rings(next, end, dropped);
+    for (uint32_t i = 0; i < trace_ncpu; i++)
+        dumped_to[i] = end[i];
+    trace_set_recording(was);
+    __atomic_store_n(&dumping, 0, __ATOMIC_RELEASE);
+    return true;
 }

@@ -45,6 +45,16 @@ void trace_record_g(enum trace_ev ev, struct g *gp) __attribute__((cold));
 // Prints every core's ring, oldest first, merged by time. The machine must
 // be stopped (no core records any more): exit, panic, checkdead.
 void trace_dump(void);
+// While the machine runs (the shell's trace command): recording on or off
+// (the hooks stay patched; returns the previous state), and a dump of what
+// was recorded since the last one, recording paused meanwhile. False when
+// the trace is off (no trace=1 at boot) or another dump is running.
+bool trace_set_recording(bool on);
+bool trace_recording(void);
+bool trace_dump_live(void);
+// gp's run time in TSC cycles while the hooks were on, its current slice
+// included when it runs now: for the shell's ps.
+uint64_t trace_run_cycles(struct g *gp);
 
 // A macro, not an inline function: the arguments are evaluated only when
 // the trace is on, and the record call sits in a cold block behind a
