@@ -32,7 +32,9 @@ KERNEL_C := kernel/main.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c
+            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c \
+            kernel/shell.c kernel/shell_run.c kernel/shell_sched.c kernel/shell_machine.c \
+            kernel/shell_metrics.c kernel/shell_script.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
@@ -283,11 +285,21 @@ $(BUILD)/goro-efi.img: $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/g
 	$(Q)sh tools/mkesp.sh $@.tmp $(EFI_IMG_MB) $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline
 	$(Q)mv $@.tmp $@
 
-$(BUILD)/goro-usb.img: $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline \
-                       tools/mkusb.sh tools/mkesp.sh
+# The USB image is for real machines: without APP= it boots the shell
+# (kernel/shell.c), so that one stick runs every app. Its goro.cmdline and
+# its GRUB menu carry this line; QEMU's fw_cfg command line still comes
+# after it (the last app= wins).
+USB_CMDLINE := $(or $(strip $(CMDLINE)),app=shell)
+$(BUILD)/usb-cmdline/goro.cmdline: FORCE
+	@mkdir -p $(dir $@)
+	$(Q)printf '%s\n' '$(USB_CMDLINE)' > $@.tmp
+	$(Q)cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+
+$(BUILD)/goro-usb.img: $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf \
+                       $(BUILD)/usb-cmdline/goro.cmdline tools/mkusb.sh tools/mkesp.sh
 	$(call say,USB,$@)
 	$(Q)sh tools/mkusb.sh $@ $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf \
-	    $(BUILD)/efi/goro.cmdline $(BUILD)/usb
+	    $(BUILD)/usb-cmdline/goro.cmdline $(BUILD)/usb
 
 .PHONY: FORCE
 FORCE:

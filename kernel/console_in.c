@@ -237,7 +237,8 @@ static int edit_line(const char *prompt, char *buf, size_t cap, struct lineedit_
         while (r == LINEEDIT_MORE) {
             int key = next_key(cancel);
             if (key < 0) {
-                console_write("\n", 1);
+                if (e.len)
+                    console_write("\n", 1);    // end the line the reader had begun
                 buf[0] = 0;
                 return -1;
             }
