@@ -64,13 +64,18 @@ static struct {
 static uint64_t stash_clock;
 static uint32_t nstashed;           // slots in use; read without the lock as a hint
 
+static bool panicking;
+
 // The goroutine running here, or 0 on g0, in an interrupt, before the
 // scheduler exists, or with interrupts off at the call (irqs_were_on):
-// such text cannot move to another core. Interrupts off.
+// such text cannot move to another core. 0 too once the machine is
+// stopping: a core stopped by NMI may hold the stash's lock. Interrupts off.
 static uint64_t writer_goid(bool irqs_were_on)
 {
+    if (!irqs_were_on || __atomic_load_n(&panicking, __ATOMIC_RELAXED))
+        return 0;
     struct m *mp = this_cpu() ? getm() : 0;
-    return irqs_were_on && mp && mp->curg ? mp->curg->id : 0;
+    return mp && mp->curg ? mp->curg->id : 0;
 }
 
 static struct line *this_line(void)
@@ -179,7 +184,6 @@ void console_flush(void)
 }
 
 static struct spinlock console_lock = SPINLOCK_INIT("console", LOCK_RANK_CONSOLE);
-static bool panicking;
 
 void console_panic_mode(void)
 {
