@@ -84,7 +84,7 @@ struct run_ctx {
     const struct goro_app *app;
     int argc;
     char *argv[SHELL_MAX_WORDS + 1];
-    char words[SHELL_MAX_WORDS][64];
+    char words[512];                // argv's strings, one after another
 };
 
 static bool catch_exit(int code)
@@ -297,12 +297,17 @@ static int run_app(const struct goro_app *app, int argc, char **argv)
     snapshot_take(&before, true);
     struct run_ctx *c = calloc(1, sizeof *c);
     c->app = app;
-    c->argc = argc < SHELL_MAX_WORDS ? argc : SHELL_MAX_WORDS;
-    for (int i = 0; i < c->argc; i++) {
-        snprintf(c->words[i], sizeof c->words[i], "%s", argv[i]);
-        c->argv[i] = c->words[i];
-    }
     c->argv[0] = (char *)app->name;
+    c->argc = 1;
+    size_t used = 0;
+    for (int i = 1; i < argc && c->argc < SHELL_MAX_WORDS; i++) {
+        size_t n = strlen(argv[i]) + 1;
+        if (used + n > sizeof c->words)
+            break;                  // a command line is shorter than this
+        memcpy(c->words + used, argv[i], n);
+        c->argv[c->argc++] = c->words + used;
+        used += n;
+    }
     c->run = ++runs;
     __atomic_store_n(&run_now, c->run, __ATOMIC_RELEASE);  // pairs with catch_exit's acquire
     chan_t *intr = console_fg_begin();
