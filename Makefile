@@ -34,13 +34,13 @@ KERNEL_C := kernel/main.c kernel/console.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
             kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c \
             kernel/shell.c kernel/shell_run.c kernel/shell_sched.c kernel/shell_machine.c \
-            kernel/shell_metrics.c kernel/shell_script.c
+            kernel/shell_metrics.c kernel/shell_script.c kernel/acpidump.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
 KERNEL_VEC_C := lib/printf_float.c kernel/printf_app.c
 
-APPS_C := apps/hello.c apps/faults.c apps/bench.c apps/acpidump.c \
+APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
           apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c \
