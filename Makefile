@@ -48,7 +48,8 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
-           tests/kernel/test_numa.c tests/kernel/test_malloc.c tests/kernel/test_irqwait.c
+           tests/kernel/test_numa.c tests/kernel/test_malloc.c tests/kernel/test_irqwait.c \
+           tests/kernel/test_trace.c
 
 # An application from outside the tree: a directory of .c files or one file.
 ifneq ($(APP_SRC),)

@@ -65,7 +65,7 @@ int shell_cmd_ps(int argc, char **argv)
     kprintf("%u goroutines (num_goroutine says %d), %u dead kept for reuse\n", st.shown,
             num_goroutine(), st.dead);
     if (!st.timed)
-        kprintf("run times are measured by the trace hooks: boot with trace=1 to see them\n");
+        kprintf("run times are measured while the trace hooks are in: \"trace on\"\n");
     return 0;
 }
 
@@ -209,18 +209,31 @@ int shell_cmd_steal(int argc, char **argv)
 int shell_cmd_trace(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "";
-    if (!trace_on) {
-        kprintf("trace: the trace hooks are patched in at boot only: boot with trace=1 "
-                "(\"trace off\" then keeps them quiet until \"trace on\")\n");
-        return 1;
+    if (strcmp(what, "on") == 0) {
+        int n = trace_set_hooks(true);
+        if (n < 0) {
+            kprintf("trace: no memory for the rings\n");
+            return 1;
+        }
+        if (n)
+            kprintf("trace: %d hooks patched in\n", n);
+        bool was = trace_set_recording(true);
+        kprintf("trace: recording %s -> on\n", was && !n ? "on" : "off");
+        return 0;
     }
-    if (strcmp(what, "on") == 0 || strcmp(what, "off") == 0) {
-        bool on = what[1] == 'n';
-        bool was = trace_set_recording(on);
-        kprintf("trace: recording %s -> %s\n", was ? "on" : "off", on ? "on" : "off");
+    if (strcmp(what, "off") == 0) {
+        bool was = trace_recording();
+        trace_set_recording(false);
+        int n = trace_set_hooks(false);
+        kprintf("trace: recording %s -> off%s\n", was ? "on" : "off",
+                n ? ", hooks patched out" : "");
         return 0;
     }
     if (strcmp(what, "dump") == 0) {
+        if (!trace_on) {
+            kprintf("trace: nothing recorded (\"trace on\" starts)\n");
+            return 1;
+        }
         if (!trace_dump_live()) {
             kprintf("trace: another dump is running\n");
             return 1;
@@ -228,7 +241,8 @@ int shell_cmd_trace(int argc, char **argv)
         return 0;
     }
     if (!what[0]) {
-        kprintf("trace: recording %s\n", trace_recording() ? "on" : "off");
+        kprintf("trace: recording %s, hooks %s\n", trace_recording() ? "on" : "off",
+                trace_key.enabled ? "in" : "out");
         return 0;
     }
     kprintf("usage: trace on|off|dump\n");

@@ -70,10 +70,58 @@ static const struct {
     [TR_WAKE] = { "Wake", 0, 0 },
 };
 
+static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp);
+
 void trace_enable(void)
 {
     unsigned n = static_branch_enable(&trace_key);
     kprintf("trace: %u hooks on\n", n);
+}
+
+// A trace started while goroutines exist begins, as Go's StartTrace does,
+// with a GoCreate for each of them, so that a reader (trace2json's
+// checker) knows every G it sees; and every G's run time starts now.
+static void existing_g(struct g *gp, void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&gp->run_cycles, 0, __ATOMIC_RELAXED);
+    uint32_t st = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);
+    if (st != G_DEAD && st != G_IDLE)
+        record(TR_GO_CREATE, gp->id, gp->parent_id, 0);
+}
+
+int trace_set_hooks(bool on)
+{
+    static mutex_t m = MUTEX_INIT;
+    mutex_lock(&m);
+    int n = 0;
+    if (on && !trace_key.enabled) {
+        if (!trace_on)
+            trace_init(arch_ncpu());
+        if (!trace_on) {
+            n = -1;
+            goto out;
+        }
+        g_for_each(existing_g, 0);
+        // The caller runs: its GoStart, on its core (pinned while recorded).
+        struct m *mp = acquirem();
+        record(TR_GO_START, mp->curg->id, mp->p->id, mp->curg);
+        releasem(mp);
+        n = (int)static_branch_set_live(&trace_key, true);
+    } else if (!on && trace_key.enabled) {
+        n = (int)static_branch_set_live(&trace_key, false);
+        // Every core has taken an interrupt since the hooks went out, and
+        // none is inside record() (it runs with interrupts off): no core
+        // writes the rings now. What each knew of its running G would be
+        // stale when the hooks come back.
+        for (uint32_t i = 0; i < trace_ncpu; i++) {
+            rings[i].cur_g = 0;
+            rings[i].running = 0;
+        }
+    }
+out:
+    mutex_unlock(&m);
+    return n;
 }
 
 void trace_init(uint32_t ncpu)
@@ -229,8 +277,8 @@ static uint64_t dumped_to[MAX_CPUS];
 
 void trace_dump(void)
 {
-    if (!trace_on)
-        return;
+    if (!trace_on || !__atomic_load_n(&recording, __ATOMIC_RELAXED))
+        return;                     // no trace, or the shell's "trace off": nothing wanted
     static bool dumped;
     if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))
         return;                     // a panic inside the dump: do not start again

@@ -27,7 +27,8 @@ enum trace_ev {
     TR_NEVENTS
 };
 
-// Read-only once trace_enable has run (before any other core starts).
+// The rings exist: set once, by trace_init (at boot with trace=1, or by
+// the shell's first "trace on"), with a release store.
 extern bool trace_on;
 extern struct static_key trace_key;
 
@@ -35,6 +36,11 @@ extern struct static_key trace_key;
 void trace_enable(void);
 // Once the cores are online: their rings. Hooks record nothing before.
 void trace_init(uint32_t ncpu);
+// From a goroutine, while every core runs (the shell's trace on|off): the
+// hooks patched in (the rings made first, once) or out again, so that a
+// trace off costs nothing. Returns how many sites changed, or -1 when
+// there is no memory for the rings.
+int trace_set_hooks(bool on);
 struct g;
 void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg) __attribute__((cold));
 // For the hot hooks: only the G is passed (already in a register), and

@@ -382,14 +382,18 @@ CONFIGS = [
            expect=[r"^shell: a script of \d+ bytes in fw_cfg opt/goro/script$",
                    r"^shell: halting, exit code 0$"],
            log_check=shell_runs_check, timeout=300),
-    Config("shell-script-cmdline", "script= alone starts the shell; trace on/off/dump, ps run times, "
-           "steal, quantum, reboot",
-           cores=2, cmdline='trace=1 script="run demo_worker_pool; ps; trace dump; trace off; '
-                            'run hello; trace on; quantum 2ms; steal flat; metrics; reboot"',
-           expect_seq=[r"^goro: running shell$", r"^goro> run demo_worker_pool$",
+    Config("shell-script-cmdline", "script= alone starts the shell; trace on (hooks patched in live), "
+           "ps run times, dump, off, on, steal, quantum, metrics, reboot",
+           cores=2, cmdline='script="trace on; run demo_worker_pool; ps; trace dump; trace off; '
+                            'run hello; trace on; run hello; trace dump; quantum 2ms; steal flat; '
+                            'metrics; reboot"',
+           expect_seq=[r"^goro: running shell$", r"^goro> trace on$", r"^trace: \d+ hooks patched in$",
+                       r"^goro> run demo_worker_pool$",
                        r"^\s+1\s+running\s+0\s+\d+\s+\d+\s+\d+(\.\d)? (s|ms|us)\s+main_goroutine$",
-                       r"^goro> trace dump$", r"^TRACE begin cores=2 .* dropped=0$", r"^TRACE end$",
-                       r"^trace: recording on -> off$", r"^trace: recording off -> on$",
+                       r"^goro> trace dump$", r"^TRACE begin cores=2 .* dropped=0$",
+                       r"^TRACE \d+ \d+ GoCreate g=1 parent=0$", r"^TRACE end$",
+                       r"^trace: recording on -> off, hooks patched out$",
+                       r"^trace: \d+ hooks patched in$", r"^TRACE begin cores=2 .* dropped=[1-9]",
                        r"^quantum 10.0 ms -> 2.0 ms$", r"^steal numa -> flat",
                        r"^metrics: ", r"^shell: rebooting$"],
            log_check=each_trace, exit_status=0, timeout=90),
