@@ -66,7 +66,8 @@ static bool fg_active;              // an app runs in the foreground: Ctrl-C goe
 static chan_t *run_cancel;          // an open channel for the next or current run
 static bool run_cancel_taken;       // a reader of the current run holds run_cancel
 static chan_t *cancel_now;          // what a reader that starts now waits on (see the top)
-static uint64_t keys_dropped;       // keys that found `keys` full
+
+static uint64_t keys_dropped;       // atomic: keys that found `keys` full (for a debugger)
 
 static mutex_t reader = MUTEX_INIT;
 
