@@ -74,19 +74,20 @@ static uint64_t traps, stale_traps;
 
 uint64_t static_branch_traps(uint64_t *stale)
 {
-    *stale = __atomic_load_n(&stale_traps, __ATOMIC_RELAXED);
-    return __atomic_load_n(&traps, __ATOMIC_RELAXED);
+    *stale = __atomic_load_n(&stale_traps, __ATOMIC_RELAXED);     // relaxed: counts
+    return __atomic_load_n(&traps, __ATOMIC_RELAXED);             // relaxed: counts
 }
 
 bool static_branch_trap(uint64_t *rip)
 {
     uint64_t at = *rip - 1;
+    // cppcheck-suppress comparePointers ; the linker script's bounds of one section
     for (const struct static_branch_site *s = __static_branch_start; s < __static_branch_end; s++) {
         if (s->site == at) {
             *rip = at + 5;
-            __atomic_fetch_add(&traps, 1, __ATOMIC_RELAXED);
-            if (__atomic_load_n((uint8_t *)at, __ATOMIC_RELAXED) != 0xcc)
-                __atomic_fetch_add(&stale_traps, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&traps, 1, __ATOMIC_RELAXED);             // relaxed: a count
+            if (__atomic_load_n((uint8_t *)at, __ATOMIC_RELAXED) != 0xcc)   // relaxed: a byte, for the count
+                __atomic_fetch_add(&stale_traps, 1, __ATOMIC_RELAXED);   // relaxed: a count
             return true;
         }
     }
@@ -97,13 +98,14 @@ unsigned static_branch_set_live(struct static_key *key, bool on)
 {
     static uint32_t busy;
     ASSERT(irqs_enabled());
-    while (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+    while (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))    // acquire: pairs with the release at out
         cpu_relax();
     unsigned n = 0;
     if (key->enabled == on)
         goto out;
     static const uint8_t nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
     for (int step = 0; step < 4; step++) {
+        // cppcheck-suppress comparePointers ; the linker script's bounds of one section
         for (const struct static_branch_site *s = __static_branch_start; s < __static_branch_end; s++) {
             if (s->key != (uint64_t)key)
                 continue;
@@ -118,23 +120,23 @@ unsigned static_branch_set_live(struct static_key *key, bool on)
             }
             if (step == 0) {
                 ASSERT(p[0] == (on ? nop5[0] : 0xe9));
-                __atomic_store_n(&p[0], 0xcc, __ATOMIC_RELAXED);
+                __atomic_store_n(&p[0], 0xcc, __ATOMIC_RELAXED);   // relaxed: sync_cores orders it
                 n++;
             } else if (step == 1) {
                 for (int i = 1; i < 5; i++)
-                    __atomic_store_n(&p[i], want[i], __ATOMIC_RELAXED);
+                    __atomic_store_n(&p[i], want[i], __ATOMIC_RELAXED);   // relaxed: sync_cores orders it
             } else {
                 // step 2 writes the opcode; step 3 writes the whole site
                 // again, unchanged (see the top: a copy translated while
                 // step 2 wrote may have missed it)
                 for (int i = 0; i < (step == 2 ? 1 : 5); i++)
-                    __atomic_store_n(&p[i], want[i], __ATOMIC_RELAXED);
+                    __atomic_store_n(&p[i], want[i], __ATOMIC_RELAXED);   // relaxed: sync_cores orders it
             }
         }
         sync_cores();               // also serializes this core (mov to CR3)
     }
     key->enabled = on;
 out:
-    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);              // release: the next changer sees enabled
     return n;
 }

@@ -20,6 +20,7 @@ const struct goro_app *app_find(const char *name)
 
 size_t app_count(void)
 {
+    // cppcheck-suppress comparePointers ; the linker script's bounds of one section
     return (size_t)(__apps_end - __apps_start);
 }
 
@@ -62,6 +63,6 @@ void app_set_exit_catcher(bool (*catcher)(int code))
 
 bool app_exit_caught(int code)
 {
-    bool (*c)(int) = __atomic_load_n(&exit_catcher, __ATOMIC_ACQUIRE);
+    bool (*c)(int) = __atomic_load_n(&exit_catcher, __ATOMIC_ACQUIRE);    // acquire: pairs with the release above
     return c && c(code);
 }

@@ -72,7 +72,7 @@ static bool panicking;
 // stopping: a core stopped by NMI may hold the stash's lock. Interrupts off.
 static uint64_t writer_goid(bool irqs_were_on)
 {
-    if (!irqs_were_on || __atomic_load_n(&panicking, __ATOMIC_RELAXED))
+    if (!irqs_were_on || __atomic_load_n(&panicking, __ATOMIC_RELAXED))  // relaxed: a mode flag
         return 0;
     struct m *mp = this_cpu() ? getm() : 0;
     return mp && mp->curg ? mp->curg->id : 0;
@@ -90,7 +90,7 @@ static void stash_take(uint64_t goid, struct line *l)
     // The common case: nothing stashed. A hint read without the lock: a
     // G's own stash_put is ordered before this load by the context switch
     // that moved the G (or by program order on the same core).
-    if (!__atomic_load_n(&nstashed, __ATOMIC_RELAXED))
+    if (!__atomic_load_n(&nstashed, __ATOMIC_RELAXED))     // relaxed: a hint (above)
         return;
     spin_lock(&stash_lock);
     for (int i = 0; i < STASH_SLOTS; i++) {
@@ -102,7 +102,7 @@ static void stash_take(uint64_t goid, struct line *l)
         memcpy(l->buf + l->len, stash[i].l.buf, n);
         l->len += n;
         stash[i].goid = 0;
-        __atomic_store_n(&nstashed, nstashed - 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&nstashed, nstashed - 1, __ATOMIC_RELAXED);   // relaxed: the hint; the lock orders the rest
         break;
     }
     spin_unlock(&stash_lock);
@@ -125,7 +125,7 @@ static void stash_put(uint64_t goid, struct line *l)
     if (stash[slot].goid)
         evicted = stash[slot].l;
     else
-        __atomic_store_n(&nstashed, nstashed + 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&nstashed, nstashed + 1, __ATOMIC_RELAXED);   // relaxed: the hint; the lock orders the rest
     stash[slot].goid = goid;
     stash[slot].stamp = ++stash_clock;
     stash[slot].l = *l;

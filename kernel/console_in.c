@@ -120,7 +120,7 @@ static void deliver(int key)
         return;
     }
     if (!chan_try_send(keys, &key))
-        __atomic_fetch_add(&keys_dropped, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&keys_dropped, 1, __ATOMIC_RELAXED);   // relaxed: a count
 }
 
 static void com1_reader(void *arg)

@@ -584,11 +584,12 @@ void malloc_stats(struct malloc_stats *st)
     for (uint32_t core = 0; core < arch_ncpu(); core++) {
         const struct mcache *mc = &mcache[core];
         for (uint32_t c = 0; c < NCLASS; c++) {
-            st->cls[c].mallocs += __atomic_load_n(&mc->nmalloc[c], __ATOMIC_RELAXED);
-            st->cls[c].frees += __atomic_load_n(&mc->nfree[c], __ATOMIC_RELAXED);
+            // relaxed: counts the owner core writes; a snapshot
+            st->cls[c].mallocs += __atomic_load_n(&mc->nmalloc[c], __ATOMIC_RELAXED);  // relaxed: as above
+            st->cls[c].frees += __atomic_load_n(&mc->nfree[c], __ATOMIC_RELAXED);      // relaxed: as above
         }
-        large_in += __atomic_load_n(&mc->large_alloc_bytes, __ATOMIC_RELAXED);
-        large_out += __atomic_load_n(&mc->large_free_bytes, __ATOMIC_RELAXED);
+        large_in += __atomic_load_n(&mc->large_alloc_bytes, __ATOMIC_RELAXED);    // relaxed: a snapshot
+        large_out += __atomic_load_n(&mc->large_free_bytes, __ATOMIC_RELAXED);    // relaxed: a snapshot
     }
     st->large_bytes = large_in > large_out ? large_in - large_out : 0;
     for (uint32_t c = 0; c < NCLASS; c++) {

@@ -32,7 +32,7 @@ int shell_cmd_numa(int argc, char **argv)
     (void)argv;
     int nodes = numa_nodes();
     kprintf("%d node%s, steal=%s\n", nodes, nodes == 1 ? "" : "s",
-            __atomic_load_n(&kparams.steal, __ATOMIC_RELAXED) == STEAL_FLAT ? "flat" : "numa");
+            SNAPSHOT(kparams.steal) == STEAL_FLAT ? "flat" : "numa");
     uint32_t nr;
     const struct numa_range *r = numa_ranges(&nr);
     for (int k = 0; k < nodes; k++) {
@@ -112,8 +112,8 @@ int shell_cmd_cpus(int argc, char **argv)
     for (uint32_t i = 0; i < arch_ncpu(); i++) {
         struct cpu *c = arch_cpu(i);
         struct m *mp = &allm[i];
-        struct p *pp = __atomic_load_n(&mp->p, __ATOMIC_RELAXED);
-        struct g *gp = __atomic_load_n(&mp->curg, __ATOMIC_RELAXED);
+        struct p *pp = SNAPSHOT(mp->p);
+        struct g *gp = SNAPSHOT(mp->curg);
         char online[24], p[8] = "-", g[24] = "-";
         shell_fmt_ns(online, sizeof online, arch_cycles_to_ns(c->online_tsc - t0));
         if (pp)
@@ -122,8 +122,8 @@ int shell_cmd_cpus(int argc, char **argv)
             snprintf(g, sizeof g, "g%lu", gp->id);
         kprintf("%4u %7u %4d %12s %4s %8s %5s %8s\n", i, c->apic_id, numa_core_node(i),
                 i ? online : "boot core", p, g,
-                __atomic_load_n(&mp->idle, __ATOMIC_RELAXED) ? "yes" : "no",
-                __atomic_load_n(&mp->spinning, __ATOMIC_RELAXED) ? "yes" : "no");
+                SNAPSHOT(mp->idle) ? "yes" : "no",
+                SNAPSHOT(mp->spinning) ? "yes" : "no");
     }
     return 0;
 }

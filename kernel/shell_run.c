@@ -89,7 +89,7 @@ struct run_ctx {
 
 static bool catch_exit(int code)
 {
-    uint64_t run = __atomic_load_n(&run_now, __ATOMIC_ACQUIRE);
+    uint64_t run = __atomic_load_n(&run_now, __ATOMIC_ACQUIRE);   // acquire: pairs with run_app's release
     uint64_t id = goid();
     if (!run) {
         kprintf("shell: goroutine %lu called exit(%d) while no app runs: that goroutine ends\n", id,
@@ -124,7 +124,7 @@ static void late(const struct result *r);
 
 static bool g_live(const struct g *gp)
 {
-    uint32_t s = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);
+    uint32_t s = SNAPSHOT(gp->status);
     return s != G_DEAD && s != G_IDLE;
 }
 
@@ -179,8 +179,8 @@ static void snapshot_take(struct snapshot *s, bool with_ids)
     s->bytes = ms.bytes_in_use;
     s->free_pages = page_free_count();
     s->procs = gomaxprocs(0);
-    s->quantum = __atomic_load_n(&quantum_cycles, __ATOMIC_RELAXED);
-    s->steal = __atomic_load_n(&kparams.steal, __ATOMIC_RELAXED);
+    s->quantum = SNAPSHOT(quantum_cycles);
+    s->steal = SNAPSHOT(kparams.steal);
     s->live = (struct idset){ 0 };
     if (!with_ids)
         return;
@@ -218,8 +218,8 @@ static size_t leftovers_find(const struct snapshot *before, struct leftovers *l)
 
 static void describe_g(struct g *gp)
 {
-    uint32_t s = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);
-    const char *why = __atomic_load_n(&gp->waitreason, __ATOMIC_RELAXED);
+    uint32_t s = SNAPSHOT(gp->status);
+    const char *why = SNAPSHOT(gp->waitreason);
     char entry[48];
     shell_g_entry(gp, entry, sizeof entry);
     kprintf("    goroutine %lu [%s%s%s] created by %lu, entry %s\n", gp->id, gstatus_name(s),
@@ -309,7 +309,7 @@ static int run_app(const struct goro_app *app, int argc, char **argv)
         used += n;
     }
     c->run = ++runs;
-    __atomic_store_n(&run_now, c->run, __ATOMIC_RELEASE);  // pairs with catch_exit's acquire
+    __atomic_store_n(&run_now, c->run, __ATOMIC_RELEASE);  // release: pairs with catch_exit's acquire
     chan_t *intr = console_fg_begin();
     uint64_t t0 = nanotime();
     uint64_t main_id = go(app_goroutine, c);
@@ -331,7 +331,7 @@ static int run_app(const struct goro_app *app, int argc, char **argv)
         late(&r);
     }
     uint64_t took = nanotime() - t0;
-    __atomic_store_n(&run_now, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&run_now, 0, __ATOMIC_RELEASE);       // release: pairs with catch_exit's acquire
     console_fg_end();
 
     char t[24];

@@ -31,22 +31,22 @@ struct ps_state {
 static void ps_line(struct g *gp, void *arg)
 {
     struct ps_state *st = arg;
-    uint32_t s = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);
+    uint32_t s = SNAPSHOT(gp->status);
     if (s == G_DEAD || s == G_IDLE) {
         st->dead += s == G_DEAD;
         return;
     }
     char p[8] = "-", core[8] = "-", run[16] = "-";
-    struct m *mp = __atomic_load_n(&gp->m, __ATOMIC_RELAXED);
+    struct m *mp = SNAPSHOT(gp->m);
     if (mp && (s == G_RUNNING || s == G_SYSCALL)) {
-        struct p *pp = __atomic_load_n(&mp->p, __ATOMIC_RELAXED);
+        struct p *pp = SNAPSHOT(mp->p);
         if (pp)
             snprintf(p, sizeof p, "%u", pp->id);
         snprintf(core, sizeof core, "%u", mp->id);
     }
     if (st->timed)
         shell_fmt_ns(run, sizeof run, arch_cycles_to_ns(trace_run_cycles(gp)));
-    const char *why = s == G_WAITING ? __atomic_load_n(&gp->waitreason, __ATOMIC_RELAXED) : 0;
+    const char *why = s == G_WAITING ? SNAPSHOT(gp->waitreason) : 0;
     char entry[48];
     shell_g_entry(gp, entry, sizeof entry);
     kprintf("%6lu  %-8s  %-22.22s  %7lu  %3s  %4s  %9s  %s\n", gp->id, gstatus_name(s),
@@ -81,14 +81,14 @@ static uint64_t ms_since_boot(void)
 static void sched_line(void)
 {
     char line[512];
-    uint32_t np = __atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED);
+    uint32_t np = SNAPSHOT(sched.gomaxprocs);
     int n = snprintf(line, sizeof line,
                      "SCHED %lums: gomaxprocs=%u idleprocs=%u threads=%u spinningthreads=%u "
                      "idlethreads=%u runqueue=%u [",
-                     ms_since_boot(), np, __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED),
-                     sched.ncpu, __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED),
-                     __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED),
-                     __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED));
+                     ms_since_boot(), np, SNAPSHOT(sched.npidle),
+                     sched.ncpu, SNAPSHOT(sched.nmspinning),
+                     SNAPSHOT(sched.nmidle),
+                     SNAPSHOT(sched.runq_size));
     for (uint32_t i = 0; i < np && n < (int)sizeof line - 16; i++)
         n += snprintf(line + n, sizeof line - (size_t)n, i ? " %u" : "%u", runq_len(&allp[i]->runq));
     kprintf("%s]\n", line);
@@ -100,26 +100,26 @@ int shell_cmd_sched(int argc, char **argv)
     (void)argv;
     struct sched_stats st;
     sched_stats(&st);
-    uint32_t np = __atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED);
+    uint32_t np = SNAPSHOT(sched.gomaxprocs);
     char q[24];
-    shell_fmt_ns(q, sizeof q, arch_cycles_to_ns(__atomic_load_n(&quantum_cycles, __ATOMIC_RELAXED)));
+    shell_fmt_ns(q, sizeof q, arch_cycles_to_ns(SNAPSHOT(quantum_cycles)));
     kprintf("gomaxprocs=%u cores=%u quantum=%s steal=%s seed=%lu\n", np, sched.ncpu, q,
-            __atomic_load_n(&kparams.steal, __ATOMIC_RELAXED) == STEAL_FLAT ? "flat" : "numa",
+            SNAPSHOT(kparams.steal) == STEAL_FLAT ? "flat" : "numa",
             sched.seed);
     kprintf("global queue %u, idle Ps %u, spinning Ms %u, idle Ms %u, in irq_wait %u, in syscalls %u\n",
-            __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED),
-            __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED),
-            __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED),
-            __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED),
-            __atomic_load_n(&sched.nexternal, __ATOMIC_RELAXED),
-            __atomic_load_n(&sched.nsyscall, __ATOMIC_RELAXED));
+            SNAPSHOT(sched.runq_size),
+            SNAPSHOT(sched.npidle),
+            SNAPSHOT(sched.nmspinning),
+            SNAPSHOT(sched.nmidle),
+            SNAPSHOT(sched.nexternal),
+            SNAPSHOT(sched.nsyscall));
     kprintf("%3s %-8s %3s %4s %7s %9s %9s %13s %15s %7s %7s %7s %9s %7s\n", "P", "STATUS", "M", "RUNQ",
             "RUNNEXT", "SCHEDTICK", "RUNS", "STEALS/TRIED", "STOLEN LOC/REM", "PREEMPT", "WAKEIPI",
             "HALTS", "SPIN", "GLOBAL");
     for (uint32_t i = 0; i < np && i < SCHED_STATS_MAXP; i++) {
         struct p *pp = allp[i];
-        struct m *mp = __atomic_load_n(&pp->m, __ATOMIC_RELAXED);
-        struct g *next = __atomic_load_n(&pp->runq.runnext, __ATOMIC_RELAXED);
+        struct m *mp = SNAPSHOT(pp->m);
+        struct g *next = SNAPSHOT(pp->runq.runnext);
         const struct sched_pstats *s = &st.p[i];
         char m[8] = "-", rn[24] = "-", steals[24], stolen[24], spin[16];
         if (mp)
@@ -130,8 +130,8 @@ int shell_cmd_sched(int argc, char **argv)
         snprintf(stolen, sizeof stolen, "%lu %lu/%lu", s->stolen, s->steals_local, s->steals_remote);
         shell_fmt_ns(spin, sizeof spin, arch_cycles_to_ns(s->spin_cycles));
         kprintf("%3u %-8s %3s %4u %7s %9u %9lu %13s %15s %7lu %7lu %7lu %9s %7lu\n", i,
-                pstatus_name(__atomic_load_n(&pp->status, __ATOMIC_RELAXED)), m, runq_len(&pp->runq),
-                rn, __atomic_load_n(&pp->schedtick, __ATOMIC_RELAXED), s->runs, steals, stolen,
+                pstatus_name(SNAPSHOT(pp->status)), m, runq_len(&pp->runq),
+                rn, SNAPSHOT(pp->schedtick), s->runs, steals, stolen,
                 s->preemptions, s->wake_ipis, s->halts, spin, s->global_gets);
     }
     char spin[16];
@@ -164,7 +164,7 @@ int shell_cmd_gomaxprocs(int argc, char **argv)
 int shell_cmd_quantum(int argc, char **argv)
 {
     char old[24], now[24];
-    shell_fmt_ns(old, sizeof old, arch_cycles_to_ns(__atomic_load_n(&quantum_cycles, __ATOMIC_RELAXED)));
+    shell_fmt_ns(old, sizeof old, arch_cycles_to_ns(SNAPSHOT(quantum_cycles)));
     if (argc < 2) {
         kprintf("quantum %s\n", old);
         return 0;
@@ -183,7 +183,7 @@ int shell_cmd_quantum(int argc, char **argv)
 
 int shell_cmd_steal(int argc, char **argv)
 {
-    enum steal_policy cur = __atomic_load_n(&kparams.steal, __ATOMIC_RELAXED);
+    enum steal_policy cur = SNAPSHOT(kparams.steal);
     const char *name = cur == STEAL_FLAT ? "flat" : "numa";
     if (argc < 2) {
         kprintf("steal %s (%d NUMA node%s)\n", name, numa_nodes(), numa_nodes() == 1 ? "" : "s");
@@ -200,7 +200,7 @@ int shell_cmd_steal(int argc, char **argv)
     }
     // Read by every stealing P on each round (kernel/proc.c): the next
     // round takes the new order.
-    __atomic_store_n(&kparams.steal, p, __ATOMIC_RELAXED);
+    __atomic_store_n(&kparams.steal, p, __ATOMIC_RELAXED);     // relaxed: a setting, no data behind it
     kprintf("steal %s -> %s%s\n", name, argv[1],
             p == STEAL_NUMA && numa_nodes() == 1 ? " (one node: the same as flat)" : "");
     return 0;

@@ -84,8 +84,8 @@ void trace_enable(void)
 static void existing_g(struct g *gp, void *arg)
 {
     (void)arg;
-    __atomic_store_n(&gp->run_cycles, 0, __ATOMIC_RELAXED);
-    uint32_t st = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);
+    __atomic_store_n(&gp->run_cycles, 0, __ATOMIC_RELAXED);        // relaxed: no hook runs yet
+    uint32_t st = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);  // relaxed: a snapshot
     if (st != G_DEAD && st != G_IDLE)
         record(TR_GO_CREATE, gp->id, gp->parent_id, 0);
 }
@@ -160,8 +160,8 @@ static void account_leave(struct trace_ring *r, uint64_t now)
 {
     if (r->cur_g)
         __atomic_store_n(&r->cur_g->run_cycles, r->cur_g->run_cycles + (now - r->since),
-                         __ATOMIC_RELAXED);        // read racily by the shell's ps
-    r->cur_g = 0;
+                         __ATOMIC_RELAXED);        // relaxed: read racily by the shell's ps
+    __atomic_store_n(&r->cur_g, (struct g *)0, __ATOMIC_RELAXED);   // relaxed: read racily by ps
 }
 
 static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
@@ -182,8 +182,8 @@ static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
             ring_put(r, now, TR_GO_YIELD, r->running, 0);
         account_leave(r, now);
         r->running = g;
-        r->cur_g = gp;
-        r->since = now;
+        __atomic_store_n(&r->since, now, __ATOMIC_RELAXED);    // relaxed: read racily by ps
+        __atomic_store_n(&r->cur_g, gp, __ATOMIC_RELAXED);     // relaxed: read racily by ps
     } else if (ev == TR_GO_YIELD || ev == TR_GO_PREEMPT || ev == TR_GO_PARK || ev == TR_GO_END) {
         if (r->running == g) {
             r->running = 0;
@@ -245,25 +245,25 @@ static void print_rec(uint32_t core, const struct trace_rec *rec)
 // TRACE begin and end lines. dropped: the events before the first ones
 // printed (overwritten, or printed by an earlier live dump), so that a
 // reader knows the dump starts mid-stream.
-static void dump_rings(uint64_t *next, const uint64_t *end, uint64_t dropped)
+static void dump_rings(uint32_t ncpu, uint64_t *next, const uint64_t *end, uint64_t dropped)
 {
     uint64_t total = 0;
-    for (uint32_t i = 0; i < trace_ncpu; i++)
+    for (uint32_t i = 0; i < ncpu; i++)
         total += end[i] - next[i];
-    kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", trace_ncpu,
+    kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", ncpu,
             arch_tsc_hz(), total, dropped);
     // merge by time: each ring is in time order already
     for (;;) {
-        uint32_t best = trace_ncpu;
-        for (uint32_t i = 0; i < trace_ncpu; i++) {
+        uint32_t best = ncpu;
+        for (uint32_t i = 0; i < ncpu; i++) {
             if (next[i] == end[i])
                 continue;
-            if (best == trace_ncpu ||
+            if (best == ncpu ||
                 rings[i].recs[next[i] & (TRACE_RING - 1)].tsc <
                     rings[best].recs[next[best] & (TRACE_RING - 1)].tsc)
                 best = i;
         }
-        if (best == trace_ncpu)
+        if (best == ncpu)
             break;
         print_rec(best, &rings[best].recs[next[best] & (TRACE_RING - 1)]);
         next[best]++;
@@ -277,29 +277,36 @@ static uint64_t dumped_to[MAX_CPUS];
 
 void trace_dump(void)
 {
-    if (!trace_on || !__atomic_load_n(&recording, __ATOMIC_RELAXED))
+    // acquire: pairs with trace_init's release (the rings and trace_ncpu)
+    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&recording, __ATOMIC_RELAXED))     // relaxed: a mode flag
         return;                     // no trace, or the shell's "trace off": nothing wanted
     static bool dumped;
-    if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))
+    if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))  // acq_rel: one dump, whoever comes first
         return;                     // a panic inside the dump: do not start again
+    uint32_t ncpu = trace_ncpu;     // read once: every loop below covers the same rings
     uint64_t next[MAX_CPUS], end[MAX_CPUS], dropped = 0;
-    for (uint32_t i = 0; i < trace_ncpu; i++) {
+    for (uint32_t i = 0; i < ncpu; i++) {
         end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
         next[i] = end[i] > TRACE_RING - 1 ? end[i] - (TRACE_RING - 1) : 0;
         if (next[i] < dumped_to[i])
             next[i] = dumped_to[i];
         dropped += next[i];
     }
-    dump_rings(next, end, dropped);
+    dump_rings(ncpu, next, end, dropped);
 }
 
 uint64_t trace_run_cycles(struct g *gp)
 {
-    uint64_t c = __atomic_load_n(&gp->run_cycles, __ATOMIC_RELAXED);
-    for (uint32_t i = 0; i < trace_ncpu; i++) {
-        // A racy look at another core's ring: good enough for a display.
-        if (__atomic_load_n(&rings[i].cur_g, __ATOMIC_RELAXED) == gp) {
-            uint64_t since = __atomic_load_n(&rings[i].since, __ATOMIC_RELAXED);
+    // Relaxed throughout: a racy look at other cores' counts, good enough
+    // for a display (the G may be switching as we read).
+    uint64_t c = __atomic_load_n(&gp->run_cycles, __ATOMIC_RELAXED);     // relaxed: as above
+    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE))    // acquire: pairs with trace_init's release
+        return c;
+    uint32_t ncpu = trace_ncpu;
+    for (uint32_t i = 0; i < ncpu; i++) {
+        if (__atomic_load_n(&rings[i].cur_g, __ATOMIC_RELAXED) == gp) {           // relaxed: as above
+            uint64_t since = __atomic_load_n(&rings[i].since, __ATOMIC_RELAXED);  // relaxed: as above
             uint64_t now = arch_cycles();
             if (now > since)
                 c += now - since;
@@ -311,38 +318,42 @@ uint64_t trace_run_cycles(struct g *gp)
 
 bool trace_set_recording(bool on)
 {
-    return __atomic_exchange_n(&recording, on, __ATOMIC_SEQ_CST);
+    // seq_cst: trace_dump_live's store here is ordered before its loads of
+    // the busy words (Dekker with record's store of busy, load of recording)
+    return __atomic_exchange_n(&recording, on, __ATOMIC_SEQ_CST);   // seq_cst: see above
 }
 
 bool trace_recording(void)
 {
-    return trace_on && __atomic_load_n(&recording, __ATOMIC_RELAXED);
+    return __atomic_load_n(&trace_on, __ATOMIC_RELAXED) &&     // relaxed: a display of the state
+           __atomic_load_n(&recording, __ATOMIC_RELAXED);
 }
 
 bool trace_dump_live(void)
 {
-    if (!trace_on)
+    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE))    // acquire: pairs with trace_init's release
         return false;
     static uint32_t dumping;
-    if (__atomic_exchange_n(&dumping, 1, __ATOMIC_ACQUIRE))
+    if (__atomic_exchange_n(&dumping, 1, __ATOMIC_ACQUIRE))  // acquire: pairs with the release below
         return false;
+    uint32_t ncpu = trace_ncpu;     // read once: every loop below covers the same rings
     bool was = trace_set_recording(false);              // seq_cst: before the busy loads
-    for (uint32_t i = 0; i < trace_ncpu; i++)
-        while (__atomic_load_n(&rings[i].busy, __ATOMIC_SEQ_CST))   // pairs with record's store
+    for (uint32_t i = 0; i < ncpu; i++)
+        while (__atomic_load_n(&rings[i].busy, __ATOMIC_SEQ_CST))   // seq_cst: pairs with record's store
             cpu_relax();
     // No core writes a ring now: every slot is whole, the one at n too.
     uint64_t next[MAX_CPUS], end[MAX_CPUS], dropped = 0;
-    for (uint32_t i = 0; i < trace_ncpu; i++) {
-        end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < ncpu; i++) {
+        end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
         next[i] = end[i] > TRACE_RING ? end[i] - TRACE_RING : 0;
         if (next[i] < dumped_to[i])
             next[i] = dumped_to[i];
         dropped += next[i];
     }
-    dump_rings(next, end, dropped);
-    for (uint32_t i = 0; i < trace_ncpu; i++)
+    dump_rings(ncpu, next, end, dropped);
+    for (uint32_t i = 0; i < ncpu; i++)
         dumped_to[i] = end[i];
     trace_set_recording(was);
-    __atomic_store_n(&dumping, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&dumping, 0, __ATOMIC_RELEASE);    // release: the next dump sees dumped_to
     return true;
 }
