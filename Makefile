@@ -163,7 +163,10 @@ ARGS ?=
 SMP ?= 2
 MEM ?= 512M
 CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
-RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM)
+# The shell takes Ctrl-C itself (the running app's prompt back): QEMU then
+# quits with Ctrl-A x.
+RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM) \
+    $(if $(filter shell,$(APP)),--ctrl-c-to-guest)
 
 deps:
 	@sh tools/deps.sh

@@ -293,6 +293,9 @@ static int run_app(const struct goro_app *app, int argc, char **argv)
     struct result r;
     while (chan_try_recv(done, &r) == CHAN_RECEIVED)
         late(&r);
+    // The console's own bookkeeping for a run (its cancel channel) comes
+    // before the snapshot, so that it is not taken for the app's.
+    chan_t *intr = console_fg_begin();
     struct snapshot before;
     snapshot_take(&before, true);
     struct run_ctx *c = calloc(1, sizeof *c);
@@ -310,7 +313,6 @@ static int run_app(const struct goro_app *app, int argc, char **argv)
     }
     c->run = ++runs;
     __atomic_store_n(&run_now, c->run, __ATOMIC_RELEASE);  // release: pairs with catch_exit's acquire
-    chan_t *intr = console_fg_begin();
     uint64_t t0 = nanotime();
     uint64_t main_id = go(app_goroutine, c);
     mains[c->run % MAINS_KEPT].goid = main_id;
