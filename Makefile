@@ -29,7 +29,7 @@ LIB_C := lib/string.c lib/printf.c
 
 DRIVERS_C := drivers/serial.c \
              drivers/acpi.c drivers/acpi_boot.c drivers/acpi_numa.c drivers/fw_cfg.c \
-             drivers/fb.c drivers/font8x16.c drivers/ioapic.c
+             drivers/fb.c drivers/font8x16.c drivers/ioapic.c drivers/ps2kbd.c drivers/keydecode.c
 
 KERNEL_C := kernel/main.c kernel/console.c \
             kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
@@ -37,13 +37,15 @@ KERNEL_C := kernel/main.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/console_in.c kernel/trace.c kernel/inject.c
+            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c \
+            kernel/shell.c kernel/shell_run.c kernel/shell_sched.c kernel/shell_machine.c \
+            kernel/shell_metrics.c kernel/shell_script.c kernel/acpidump.c kernel/inject.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
 KERNEL_VEC_C := lib/printf_float.c kernel/printf_app.c
 
-APPS_C := apps/hello.c apps/faults.c apps/bench.c apps/acpidump.c \
+APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
           apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c \
@@ -54,7 +56,8 @@ KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_
            tests/kernel/test_numa.c tests/kernel/test_malloc.c tests/kernel/test_irqwait.c tests/kernel/test_timer_watch.c \
            tests/kernel/go_proc_test.c tests/kernel/test_sched_races.c \
            tests/kernel/go_chan_test.c tests/kernel/go_select_test.c tests/kernel/go_sema_test.c tests/kernel/go_sync_test.c \
-           tests/kernel/go_time_test.c
+           tests/kernel/go_time_test.c \
+           tests/kernel/test_trace.c
 
 # An application from outside the tree: a directory of .c files or one file.
 # Each object is named after its source's absolute path, so two apps'
@@ -189,7 +192,10 @@ ARGS ?=
 SMP ?= 2
 MEM ?= 512M
 CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
-RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM)
+# The shell takes Ctrl-C itself (the running app's prompt back): QEMU then
+# quits with Ctrl-A x.
+RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM) \
+    $(if $(filter shell,$(APP)),--ctrl-c-to-guest)
 
 # make deps installs the Debian packages goro needs (apt-get, as root).
 # run, debug, test and bench only check for them, and stop naming what is
@@ -212,13 +218,15 @@ debug: deps-check $(BUILD)/goro.elf
 
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
-HOST_TESTS := cmdline acpi acpi_numa runq steal_order page
+HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit
 HOST_SRCS_cmdline := kernel/cmdline.c
 HOST_SRCS_acpi := drivers/acpi.c
 HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
 HOST_SRCS_runq := kernel/runq.c
 HOST_SRCS_steal_order := kernel/steal_order.c
 HOST_SRCS_page := kernel/pagepool.c
+HOST_SRCS_keydecode := drivers/keydecode.c
+HOST_SRCS_lineedit := kernel/lineedit.c drivers/keydecode.c
 HOST_SAN_runq := thread
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
     -iquote . -iquote tests/host
@@ -340,11 +348,21 @@ $(BUILD)/goro-efi.img: $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/g
 	$(Q)sh tools/mkesp.sh $@.tmp $(EFI_IMG_MB) $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline
 	$(Q)mv $@.tmp $@
 
-$(BUILD)/goro-usb.img: $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline \
-                       tools/mkusb.sh tools/mkesp.sh
+# The USB image is for real machines: without APP= it boots the shell
+# (kernel/shell.c), so that one stick runs every app. Its goro.cmdline and
+# its GRUB menu carry this line; QEMU's fw_cfg command line still comes
+# after it (the last app= wins).
+USB_CMDLINE := $(or $(strip $(CMDLINE)),app=shell)
+$(BUILD)/usb-cmdline/goro.cmdline: FORCE
+	@mkdir -p $(dir $@)
+	$(Q)printf '%s\n' '$(USB_CMDLINE)' > $@.tmp
+	$(Q)cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+
+$(BUILD)/goro-usb.img: $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf \
+                       $(BUILD)/usb-cmdline/goro.cmdline tools/mkusb.sh tools/mkesp.sh
 	$(call say,USB,$@)
 	$(Q)sh tools/mkusb.sh $@ $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf \
-	    $(BUILD)/efi/goro.cmdline $(BUILD)/usb
+	    $(BUILD)/usb-cmdline/goro.cmdline $(BUILD)/usb
 
 .PHONY: FORCE
 FORCE:

@@ -351,6 +351,11 @@ static void config_line(void)
 static int bench_main(int argc, char **argv)
 {
     bool quick = false;
+    // Options start from their defaults on every run: the shell runs apps
+    // again in the same boot.
+    reps = 31;
+    target_ns = 50000000;
+    filter = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "filter=", 7) == 0)
             filter = argv[i] + 7;

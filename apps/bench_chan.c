@@ -267,6 +267,9 @@ static uint64_t mutex_contended_body(uint64_t n)
 static int bench_chan_main(int argc, char **argv)
 {
     bool quick = false;
+    reps = 15;                      // the defaults again: the shell may run this twice
+    target_ns = 50000000;
+    filter = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "filter=", 7) == 0) {
             filter = argv[i] + 7;

@@ -253,6 +253,9 @@ static uint64_t parse_num(const char *s)
 static int bench_mem_main(int argc, char **argv)
 {
     static const size_t sizes[] = { 16, 64, 256, 1024, 4096, 16384, 32768, 65536 };
+    reps = 21;                      // the defaults again: the shell may run this twice
+    chase_mb = 64;
+    filter = 0;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "filter=", 7) == 0)
             filter = argv[i] + 7;

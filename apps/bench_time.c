@@ -441,6 +441,8 @@ static void bench_quantum(void)
 
 static int bench_time_main(int argc, char **argv)
 {
+    filter = 0;                     // the defaults again: the shell may run this twice
+    quick = false;
     for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "filter=", 7) == 0)
             filter = argv[i] + 7;

@@ -23,3 +23,24 @@ static int exit_code_main(int argc, char **argv)
     return v;
 }
 GORO_APP(exit_code, "return the number given as the first argument", exit_code_main);
+
+// A goroutine calls exit(N) while main waits forever: the machine exits
+// with N; under the shell, the run ends with N and main is left behind.
+static void exit_now(void *arg)
+{
+    printf("exit_in_goroutine: goroutine %lu calls exit(%d)\n", goid(), (int)(uintptr_t)arg);
+    exit((int)(uintptr_t)arg);
+}
+
+static int exit_in_goroutine_main(int argc, char **argv)
+{
+    int v = 0;
+    if (argc > 1)
+        for (const char *p = argv[1]; *p >= '0' && *p <= '9'; p++)
+            v = v * 10 + (*p - '0');
+    go(exit_now, (void *)(uintptr_t)v);
+    chan_select(0, 0, true);        // parks forever, like Go's select {}
+    return 0;
+}
+GORO_APP(exit_in_goroutine, "a goroutine calls exit(N) while main waits forever",
+         exit_in_goroutine_main);

@@ -243,6 +243,11 @@ void arch_inject_ap_silent(uint32_t apic_id);
 
 // Stop every other core (fatal paths), without locks.
 void arch_stop_others(void);
+// Resets the machine (the chipset's reset register, then the keyboard
+// controller's reset line, then a triple fault). Never returns.
+void arch_reboot(void) __attribute__((noreturn));
+// The local APIC runs in x2APIC mode (MSRs), not xAPIC (MMIO).
+bool arch_x2apic(void);
 // Makes core cpu print, from an NMI (so even with interrupts off), where
 // it is: "core N: <why>; it is at <rip symbol>" and a short backtrace.
 void arch_report_cpu(uint32_t cpu, const char *why);

@@ -27,6 +27,30 @@ void arch_exit(int code)
         __asm__ volatile("cli; hlt");
 }
 
+#define RESET_CONTROL 0xCF9         // PIIX/ICH and later: bit 1 hard reset, bit 2 do it
+#define KBC_STATUS 0x64
+#define KBC_PULSE_RESET 0xFE
+
+void arch_reboot(void)
+{
+    irq_disable();
+    arch_stop_others();
+    outb(RESET_CONTROL, 0x02);
+    outb(RESET_CONTROL, 0x06);
+    for (int i = 0; i < 1000000; i++)   // the reset takes effect within microseconds
+        cpu_relax();
+    for (int i = 0; i < 100000 && (inb(KBC_STATUS) & 0x02); i++)
+        ;
+    outb(KBC_STATUS, KBC_PULSE_RESET);
+    for (int i = 0; i < 1000000; i++)
+        cpu_relax();
+    // Last resort: an exception with an empty IDT is a triple fault.
+    struct { uint16_t limit; uint64_t base; } __attribute__((packed)) none = { 0, 0 };
+    __asm__ volatile("lidt %0; int3" :: "m"(none));
+    for (;;)
+        __asm__ volatile("cli; hlt");
+}
+
 void arch_idle_halt(void)
 {
     __asm__ volatile("sti; hlt; cli" ::: "memory");

@@ -25,6 +25,11 @@ bool lapic_x2apic(void)
     return x2apic;
 }
 
+bool arch_x2apic(void)
+{
+    return x2apic;
+}
+
 static uint32_t lapic_read(uint32_t reg)
 {
     if (x2apic)

@@ -38,7 +38,10 @@ enum lock_rank {
     LOCK_RANK_PAGETABLES,   // the kernel's page tables; take pages for new tables
     LOCK_RANK_PAGE,         // a node's page pools
     LOCK_RANK_IOAPIC,       // the IOAPICs' redirection entries
-    LOCK_RANK_CONSOLE_IN,   // COM1's receive ring
+    LOCK_RANK_CONSOLE_IN,   // COM1's and the keyboard's receive rings, the console's
+                            // foreground (kernel/console_in.c); each taken alone
+    LOCK_RANK_CONSOLE_STASH,// goroutines' unfinished kprintf lines (kernel/console.c):
+                            // kprintf takes it under every other lock but the console's
     LOCK_RANK_CONSOLE,      // whole lines to the serial port and screen: kprintf is
                             // allowed under every other lock
     LOCK_RANK_COUNT

@@ -189,6 +189,8 @@ struct trapframe *trap_dispatch(struct trapframe *tf)
             nmi(tf);
             return tf;
         }
+        if (v == 3 && static_branch_trap(&tf->rip))
+            return tf;              // a site met while static_branch_set_live changes it
         if (fault_handlers[v] &&
             fault_handlers[v](v, tf->error, read_cr2(), tf->rip, tf->rflags & (1u << 9)))
             return tf;

@@ -6,6 +6,11 @@
 // cells whose character changed, which for log output is mostly the
 // non-blank part of each line.
 //
+// The cursor, an underline in the cell where the next character goes,
+// shows where typed keys land (the shell's line editing moves it with
+// "\b"). It is taken off before a write changes anything and put back
+// after, so scrolling never copies it. tests/fbshot.py draws it the same way.
+//
 // No lock: console_output's callers hold the console lock (or are
 // panicking, when a torn line is the lesser evil).
 #include "drivers/fb.h"
@@ -15,6 +20,7 @@
 #define FB_MAX_COLS 512         // 4096 pixels wide
 #define FB_MAX_ROWS 192         // 3072 pixels high
 #define FB_FG 0xd0              // light grey
+#define FB_CURSOR_ROWS 2        // the underline: the glyph's bottom rows
 #define FB_BG 0x00
 #define IDENTITY_MAP_TOP (4ull << 30)   // what the boot page tables cover
 
@@ -25,6 +31,8 @@ static struct {
     uint32_t cols, rows;
     uint32_t col, row;          // where the next character goes
     bool on;
+    bool cursor_shown;
+    uint32_t cursor_row, cursor_col;
 } fb;
 
 static char grid[FB_MAX_ROWS][FB_MAX_COLS];
@@ -46,17 +54,41 @@ static void put_pixel(uint8_t *p, uint32_t v)
     }
 }
 
-static void draw_cell(uint32_t row, uint32_t col, char ch)
+static void draw_glyph(uint32_t row, uint32_t col, char ch, bool cursor)
 {
     unsigned char c = (unsigned char)ch;
     const uint8_t *glyph = font8x16[c >= 0x20 && c < 0x7f ? c : '?'];
     uint8_t *line = fb.base + (uint64_t)row * FB_FONT_H * fb.pitch +
                     (uint64_t)col * FB_FONT_W * fb.bytes_pp;
     for (int y = 0; y < FB_FONT_H; y++, line += fb.pitch) {
-        uint8_t bits = glyph[y];
+        uint8_t bits = cursor && y >= FB_FONT_H - FB_CURSOR_ROWS ? 0xff : glyph[y];
         for (int x = 0; x < FB_FONT_W; x++)
             put_pixel(line + x * fb.bytes_pp, bits & (0x80 >> x) ? fb.fg : fb.bg);
     }
+}
+
+static void draw_cell(uint32_t row, uint32_t col, char ch)
+{
+    draw_glyph(row, col, ch, false);
+}
+
+static void cursor_hide(void)
+{
+    if (fb.cursor_shown)
+        draw_cell(fb.cursor_row, fb.cursor_col, grid[fb.cursor_row][fb.cursor_col]);
+    fb.cursor_shown = false;
+}
+
+// In the cell where the next character goes; none while a line waits to
+// wrap (col == cols): that cell is on the next row, not drawn yet.
+static void cursor_show(void)
+{
+    if (fb.col >= fb.cols)
+        return;
+    fb.cursor_row = fb.row;
+    fb.cursor_col = fb.col;
+    draw_glyph(fb.row, fb.col, grid[fb.row][fb.col], true);
+    fb.cursor_shown = true;
 }
 
 static void set_cell(uint32_t row, uint32_t col, char ch)
@@ -132,6 +164,7 @@ bool fb_init(const struct boot_framebuffer *f)
             put_pixel(fb.base + (uint64_t)y * fb.pitch + x * fb.bytes_pp, fb.bg);
     memset(grid, ' ', sizeof grid);
     fb.on = true;
+    fb.cursor_shown = false;
     kprintf("fb: %ux%ux%u at 0x%lx, %ux%u text\n", f->width, f->height, f->bpp, f->addr,
             fb.cols, fb.rows);
     return true;
@@ -141,6 +174,8 @@ void fb_write(const char *s, size_t n)
 {
     if (!fb.on)
         return;
+    cursor_hide();
     for (size_t i = 0; i < n; i++)
         put_char(s[i]);
+    cursor_show();
 }

@@ -5,6 +5,7 @@
 #include "lib/string.h"
 
 #define DEFAULT_APP "hello"
+#define SCRIPT_APP "shell"          // script= without app= means the shell
 
 extern const struct goro_app __apps_start[], __apps_end[];
 
@@ -17,6 +18,17 @@ const struct goro_app *app_find(const char *name)
     return 0;
 }
 
+size_t app_count(void)
+{
+    // cppcheck-suppress comparePointers ; the linker script's bounds of one section
+    return (size_t)(__apps_end - __apps_start);
+}
+
+const struct goro_app *app_at(size_t i)
+{
+    return i < app_count() ? &__apps_start[i] : 0;
+}
+
 void app_list(void)
 {
     kprintf("applications:\n");
@@ -27,8 +39,8 @@ void app_list(void)
 
 int app_run_main(void)
 {
-    static char *default_argv[] = { DEFAULT_APP, 0 };
-    const char *name = kparams.app[0] ? kparams.app : DEFAULT_APP;
+    const char *name = kparams.app[0] ? kparams.app : kparams.script ? SCRIPT_APP : DEFAULT_APP;
+    char *default_argv[] = { (char *)name, 0 };
     const struct goro_app *a = app_find(name);
     if (!a) {
         kprintf("goro: no application named \"%s\"\n", name);
@@ -39,4 +51,18 @@ int app_run_main(void)
     if (kparams.app[0])
         return a->main(kparams.argc, kparams.argv);
     return a->main(1, default_argv);
+}
+
+// Written once by the shell before it runs an app, read by exit().
+static bool (*exit_catcher)(int code);
+
+void app_set_exit_catcher(bool (*catcher)(int code))
+{
+    __atomic_store_n(&exit_catcher, catcher, __ATOMIC_RELEASE);    // pairs with exit()'s acquire
+}
+
+bool app_exit_caught(int code)
+{
+    bool (*c)(int) = __atomic_load_n(&exit_catcher, __ATOMIC_ACQUIRE);    // acquire: pairs with the release above
+    return c && c(code);
 }

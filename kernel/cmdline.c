@@ -270,6 +270,14 @@ static enum verdict set_seed(struct kparams *p, const char *val)
     return V_OK;
 }
 
+// The shell's boot script (kernel/shell_script.c splits it): any text; the
+// value stays in p->buf, where the words live.
+static enum verdict set_script(struct kparams *p, const char *val)
+{
+    p->script = val;
+    return V_OK;
+}
+
 static enum verdict set_simd(struct kparams *p, const char *val)
 {
     static const char *const c[] = { "on", "off", NULL };
@@ -377,6 +385,8 @@ static const struct key keys[] = {
     { "simd", set_simd, "on or off", "on" },
     { "delay", set_delay, "NAME:US[,NAME:US...], up to 8, US <= 1000000", "none" },
     { "inject", set_inject, "ap-silent[:APICID], acpi:SIG, node-full[:NODE] or stack-full", "none" },
+    { "script", set_script, "shell commands separated by ';', quoted when they have spaces",
+      "no script" },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= 32, "keys_set is a 32-bit mask");
@@ -640,11 +650,18 @@ int cmdline_parse(const char *line, struct kparams *p, cmdline_warn_fn warn, voi
             *s++ = '\0';
         if (*s == '\0')
             break;
-        char *word = s;
-        while (*s && !is_sep(*s))
-            s++;
+        // The word is copied down over its own quotes as it is scanned.
+        char *word = s, *w = s;
+        bool quoted = false;
+        for (; *s && (quoted || !is_sep(*s)); s++) {
+            if (*s == '"')
+                quoted = !quoted;
+            else
+                *w++ = *s;
+        }
         if (*s)
-            *s++ = '\0';
+            s++;
+        *w = '\0';
         take_word(&ps, word);
     }
     finish_argv(p);

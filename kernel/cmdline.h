@@ -9,6 +9,9 @@
 //    every other word is the application's (argv[1..]).
 //  - A bad value is rejected with a warning that names the key, the value
 //    and the accepted range or choices; the default stays.
+//  - Double quotes make spaces part of a word and are removed:
+//    script="run hello; halt" is one word, script=run hello; halt. A quote
+//    left open runs to the end of the line.
 // The parser is pure (no kernel calls), so host unit tests drive it.
 #ifndef GORO_CMDLINE_H
 #define GORO_CMDLINE_H
@@ -64,6 +67,7 @@ struct kparams {
     enum inject_fault inject;   // inject=..., default none
     uint32_t inject_arg;        // its APIC id or node
     char inject_sig[5];         // its ACPI signature ("APIC", "RSDP", ...)
+    const char *script;         // script=: the shell's first commands (';' between them); NULL: none
     char buf[CMDLINE_MAX];      // private: the words, split
 };
 

@@ -394,6 +394,19 @@ uint32_t g_count_live(void)
     return n;
 }
 
+// Any context: fn(gp, arg) for every G ever created, newest first. No lock
+// is held while fn runs: the list only grows at its head, with alllink set
+// before the head moves (under allg_lock), and records are never freed; a
+// G's fields are a snapshot that may change under fn.
+void g_for_each(void (*fn)(struct g *gp, void *arg), void *arg)
+{
+    spin_lock(&allg_lock);
+    struct g *gp = allg;
+    spin_unlock(&allg_lock);
+    for (; gp; gp = gp->alllink)
+        fn(gp, arg);
+}
+
 void g_dump_all(void)
 {
     for (struct g *gp = allg; gp; gp = gp->alllink) {

@@ -331,11 +331,15 @@ int irq_wait(uint8_t vector);
 // came in time (a device that stays silent), so a driver can report it
 // rather than wait forever. Otherwise as irq_wait.
 int irq_wait_timeout(uint8_t vector, uint64_t ns);
-// Reads one line from the console (COM1) into buf, without its end ("\n",
-// "\r" or "\r\n"), NUL-terminated; bytes beyond cap - 1 are dropped. Typed
-// bytes are echoed; backspace erases. Sleeps in irq_wait while no input
-// waits. Returns the line's length, or -1 when the console has no receive
-// interrupt (no usable IOAPIC in the MADT). One line is read at a time.
+// Reads one line from the console (COM1 and the PS/2 keyboard) into buf,
+// without its end ("\n", "\r" or "\r\n"), NUL-terminated; at most cap - 1
+// characters. The caller's unfinished output line (a prompt) is shown
+// first; typed keys are echoed and edit the line (Backspace, Delete,
+// Left/Right, Home/End, Ctrl-U); Ctrl-C starts the line over. Sleeps in
+// irq_wait while no key waits. Returns the line's length, or -1 when the
+// console has no input (no usable IOAPIC in the MADT), or, for an app the
+// shell runs, once the shell has taken the console back. One line is read
+// at a time.
 int console_read_line(char *buf, size_t cap);
 
 #endif

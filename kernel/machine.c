@@ -4,6 +4,7 @@
 #include "arch/arch.h"
 #include "lib/printf.h"
 #include "kernel/trace.h"
+#include "kernel/app.h"
 
 int num_cpu(void)
 {
@@ -25,7 +26,7 @@ uint64_t nanotime(void)
     return arch_cycles_to_ns(arch_cycles());
 }
 
-void exit(int code)
+void machine_exit(int code)
 {
     arch_stop_others();
     if (trace_on) {
@@ -33,4 +34,13 @@ void exit(int code)
         trace_dump();
     }
     arch_exit(code);
+}
+
+// Under the shell, an app's exit() ends the calling goroutine only
+// (kernel/app.h); otherwise the machine.
+void exit(int code)
+{
+    if (app_exit_caught(code))
+        goexit();
+    machine_exit(code);
 }

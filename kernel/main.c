@@ -16,6 +16,7 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "kernel/sched.h"
+#include "kernel/shell.h"
 
 struct kparams kparams;
 extern char _image_start[], _image_end[];
@@ -69,7 +70,7 @@ static void main_goroutine(void *arg)
     inject_at_app_start();                          // inject=node-full, stack-full
     int code = app_run_main();
     kprintf("goro: main returned %d\n", code);
-    exit(code);
+    machine_exit(code);
 }
 
 static uint64_t boot_seed(void)
@@ -92,6 +93,7 @@ void kmain(struct boot_info *bi)
     cmdline_parse(line, &kparams, cmdline_warn, 0); // bad words named and ignored
     debug_delay_init();                             // delay= windows widened (debug builds)
     inject_at_boot();                               // inject=ap-silent, acpi: armed
+    shell_script_load();                            // fw_cfg's opt/goro/script kept for app=shell
     arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications
     acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
     numa_init(bi);                                  // nodes, their memory, distances (SRAT, SLIT)

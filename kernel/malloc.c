@@ -42,6 +42,7 @@
 #include "kernel/page.h"
 #include "lib/panic.h"
 #include "lib/string.h"
+#include "kernel/malloc.h"
 
 #define MALLOC_SMALL_MAX 32768u
 #define MALLOC_ALIGN 16u
@@ -93,6 +94,11 @@ struct mcentral {
 struct mcache {
     // owner core only, interrupts off
     struct span *alloc[NCLASS];
+    // counters (Go's mcache keeps the same): written by the owner with
+    // interrupts off, read by malloc_stats from any core without a lock
+    uint64_t nmalloc[NCLASS];       // blocks handed out on this core (class 0: large)
+    uint64_t nfree[NCLASS];         // blocks freed on this core
+    uint64_t large_alloc_bytes, large_free_bytes;
 } __attribute__((aligned(64)));
 
 static struct mcache mcache[MAX_CPUS];
@@ -282,6 +288,21 @@ static void span_take_remote(struct span *s)
     s->nremote = 0;
 }
 
+// Counts an allocation or a free on this core (class 0: large, bytes given).
+static void count(bool is_free, uint32_t cls, uint64_t bytes)
+{
+    uint64_t flags = irq_save();
+    struct mcache *mc = &mcache[cpu_index()];
+    if (is_free) {
+        mc->nfree[cls]++;
+        mc->large_free_bytes += bytes;
+    } else {
+        mc->nmalloc[cls]++;
+        mc->large_alloc_bytes += bytes;
+    }
+    irq_restore(flags);
+}
+
 // ---- allocation --------------------------------------------------------------
 
 static uint32_t block_index(const struct span *s, const void *p)
@@ -362,6 +383,7 @@ static bool malloc_small(uint32_t cls, int node, void **out)
     if (!s || !s->freelist)
         s = mcache_refill(mc, cls, core);
     *out = span_pop(s);
+    mc->nmalloc[cls]++;
     irq_restore(flags);
     return true;
 }
@@ -387,6 +409,7 @@ static void *malloc_small_central(uint32_t cls, int node)
         s->state = SPAN_FULL;
     }
     spin_unlock(&c->lock);
+    count(false, cls, 0);
     return b;
 }
 
@@ -404,6 +427,7 @@ static void *malloc_large(size_t size, int node)
     s->cached_by = -1;
     s->allocbits[0] = 1;
     spanmap_set(s, 1, s);
+    count(false, 0, (uint64_t)npages * PAGE_SIZE);
     return (void *)(uintptr_t)s->base;
 }
 
@@ -503,10 +527,12 @@ void free(void *p)
     struct span *s = span_checked(p, "free");
     mark_free(s, p);
     if (s->cls == 0) {
+        count(true, 0, (uint64_t)s->npages * PAGE_SIZE);
         span_release(s);
         return;
     }
     uint64_t flags = irq_save();
+    mcache[cpu_index()].nfree[s->cls]++;
     // Relaxed: only this core sets cached_by to itself or away from itself
     // (see the top), so the answer "this core" cannot be stale.
     if (__atomic_load_n(&s->cached_by, __ATOMIC_RELAXED) == (int32_t)cpu_index()) {
@@ -544,4 +570,34 @@ void *realloc(void *p, size_t size)
     memcpy(q, p, have < size ? have : size);
     free(p);
     return q;
+}
+
+// ---- counters ------------------------------------------------------------------
+
+_Static_assert(NCLASS <= MALLOC_STATS_CLASSES, "malloc_stats has a slot per class");
+
+void malloc_stats(struct malloc_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    st->nclass = NCLASS;
+    uint64_t large_in = 0, large_out = 0;
+    for (uint32_t core = 0; core < arch_ncpu(); core++) {
+        const struct mcache *mc = &mcache[core];
+        for (uint32_t c = 0; c < NCLASS; c++) {
+            // relaxed: counts the owner core writes; a snapshot
+            st->cls[c].mallocs += __atomic_load_n(&mc->nmalloc[c], __ATOMIC_RELAXED);  // relaxed: as above
+            st->cls[c].frees += __atomic_load_n(&mc->nfree[c], __ATOMIC_RELAXED);      // relaxed: as above
+        }
+        large_in += __atomic_load_n(&mc->large_alloc_bytes, __ATOMIC_RELAXED);    // relaxed: a snapshot
+        large_out += __atomic_load_n(&mc->large_free_bytes, __ATOMIC_RELAXED);    // relaxed: a snapshot
+    }
+    st->large_bytes = large_in > large_out ? large_in - large_out : 0;
+    for (uint32_t c = 0; c < NCLASS; c++) {
+        struct malloc_class_stats *k = &st->cls[c];
+        k->size = class_size[c];
+        uint64_t live = k->mallocs > k->frees ? k->mallocs - k->frees : 0;
+        st->blocks_in_use += live;
+        st->bytes_in_use += c ? live * k->size : 0;
+    }
+    st->bytes_in_use += st->large_bytes;
 }

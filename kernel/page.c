@@ -363,3 +363,14 @@ uint64_t page_max_phys(void)
 {
     return max_phys;
 }
+
+bool page_pool_stat(uint32_t i, struct page_pool_stat *out)
+{
+    if (i >= npools)
+        return false;
+    out->base = pools[i].base;
+    out->npages = pools[i].npages;
+    out->nfree = __atomic_load_n(&pools[i].nfree, __ATOMIC_RELAXED);   // written under the node lock
+    out->node = pool_node[i];
+    return true;
+}

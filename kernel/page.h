@@ -36,4 +36,12 @@ uint64_t page_node_total(int node);         // free after page_init
 uint64_t page_node_fallbacks(int node);     // allocations that came here from a nearer node
 uint64_t page_max_phys(void);       // end of the highest usable range
 
+// One pool (a NUMA range's usable RAM), for the shell's mem: pools i =
+// 0.. in address order; false past the last. nfree is a snapshot.
+struct page_pool_stat {
+    uint64_t base, npages, nfree;
+    int node;
+};
+bool page_pool_stat(uint32_t i, struct page_pool_stat *out);
+
 #endif

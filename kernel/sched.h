@@ -76,6 +76,9 @@ struct g {
     // for channels and sync (kernel/chan.c): owned by the parked G's waker
     void *param;
     bool success;
+    // run time (TSC cycles) while the trace hooks are on: written by the
+    // core running the G (kernel/trace.c), read racily by the shell's ps
+    uint64_t run_cycles;
 };
 
 struct m {
@@ -323,6 +326,7 @@ extern uint32_t scavenge_due;                   // set by sysmon, taken by an id
 void g_free_list_move(struct p *pp);        // a dying P's free Gs -> global
 void g_dump_all(void);
 uint32_t g_count_live(void);                // Gs g_dump_all would list (allg_lock)
+void g_for_each(void (*fn)(struct g *gp, void *arg), void *arg);   // read-only walk, no lock held
 void gready(struct g *gp, bool next);       // G_WAITING -> runnable
 void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on);
 const char *gstatus_name(uint32_t s);

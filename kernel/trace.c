@@ -8,6 +8,17 @@
 // cores are being stopped by NMI, which can land inside a record: the only
 // slot that can be in flight is the one at n (the oldest once the ring has
 // wrapped), so the dump leaves that slot out.
+//
+// The shell pauses and resumes recording (trace_set_recording) and dumps
+// while the machine runs (trace_dump_live): each core marks its ring busy
+// around a record, and the dump, once it has turned recording off, waits
+// until no ring is busy (Dekker: both sides store, fence, then load), so
+// it reads rings nobody writes.
+//
+// Run time per goroutine: while the hooks are on, each core knows the G it
+// started last (cur_g, since) and adds the time to that G's run_cycles
+// when it sees the G leave (parked, preempted, exited, yielded) or the next
+// one start. A G's count restarts when it is created (records are reused).
 #include "kernel/trace.h"
 #include "arch/arch.h"
 #include "kernel/goro.h"
@@ -30,9 +41,13 @@ struct trace_ring {
     struct trace_rec *recs;
     uint64_t n;                     // records ever written (release store)
     uint64_t running;               // the G last started here and not yet seen leave, 0 = none
+    struct g *cur_g;                // that G, for its run time
+    uint64_t since;                 // when it started (TSC)
+    uint32_t busy;                  // a record is being written (see the top)
 } __attribute__((aligned(64)));
 
 bool trace_on;                      // the rings exist
+static bool recording;              // records are kept (trace_set_recording)
 struct static_key trace_key;
 static struct trace_ring rings[MAX_CPUS];
 static uint32_t trace_ncpu;
@@ -55,10 +70,58 @@ static const struct {
     [TR_WAKE] = { "Wake", 0, 0 },
 };
 
+static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp);
+
 void trace_enable(void)
 {
     unsigned n = static_branch_enable(&trace_key);
     kprintf("trace: %u hooks on\n", n);
+}
+
+// A trace started while goroutines exist begins, as Go's StartTrace does,
+// with a GoCreate for each of them, so that a reader (trace2json's
+// checker) knows every G it sees; and every G's run time starts now.
+static void existing_g(struct g *gp, void *arg)
+{
+    (void)arg;
+    __atomic_store_n(&gp->run_cycles, 0, __ATOMIC_RELAXED);        // relaxed: no hook runs yet
+    uint32_t st = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);  // relaxed: a snapshot
+    if (st != G_DEAD && st != G_IDLE)
+        record(TR_GO_CREATE, gp->id, gp->parent_id, 0);
+}
+
+int trace_set_hooks(bool on)
+{
+    static mutex_t m = MUTEX_INIT;
+    mutex_lock(&m);
+    int n = 0;
+    if (on && !trace_key.enabled) {
+        if (!trace_on)
+            trace_init(arch_ncpu());
+        if (!trace_on) {
+            n = -1;
+            goto out;
+        }
+        g_for_each(existing_g, 0);
+        // The caller runs: its GoStart, on its core (pinned while recorded).
+        struct m *mp = acquirem();
+        record(TR_GO_START, mp->curg->id, mp->p->id, mp->curg);
+        releasem(mp);
+        n = (int)static_branch_set_live(&trace_key, true);
+    } else if (!on && trace_key.enabled) {
+        n = (int)static_branch_set_live(&trace_key, false);
+        // Every core has taken an interrupt since the hooks went out, and
+        // none is inside record() (it runs with interrupts off): no core
+        // writes the rings now. What each knew of its running G would be
+        // stale when the hooks come back.
+        for (uint32_t i = 0; i < trace_ncpu; i++) {
+            rings[i].cur_g = 0;
+            rings[i].running = 0;
+        }
+    }
+out:
+    mutex_unlock(&m);
+    return n;
 }
 
 void trace_init(uint32_t ncpu)
@@ -74,6 +137,7 @@ void trace_init(uint32_t ncpu)
     }
     trace_ncpu = ncpu;
     trace_t0 = arch_cycles();
+    recording = true;
     __atomic_store_n(&trace_on, true, __ATOMIC_RELEASE);   // release: the rings are set up
     kprintf("trace: on, the latest %u events of each core are printed when the machine stops\n",
             TRACE_RING);
@@ -91,25 +155,50 @@ static void ring_put(struct trace_ring *r, uint64_t tsc, enum trace_ev ev, uint6
     __atomic_store_n(&r->n, n + 1, __ATOMIC_RELEASE);     // release: the record is whole
 }
 
-void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg)
+// The owning core, interrupts off: the run time of the G that ran here.
+static void account_leave(struct trace_ring *r, uint64_t now)
+{
+    if (r->cur_g)
+        __atomic_store_n(&r->cur_g->run_cycles, r->cur_g->run_cycles + (now - r->since),
+                         __ATOMIC_RELAXED);        // relaxed: read racily by the shell's ps
+    __atomic_store_n(&r->cur_g, (struct g *)0, __ATOMIC_RELAXED);   // relaxed: read racily by ps
+}
+
+static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
 {
     if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE))   // acquire: pairs with trace_init's release
         return;
     uint64_t fl = irq_save();
     struct trace_ring *r = &rings[cpu_index()];
     uint64_t now = arch_cycles();
+    __atomic_store_n(&r->busy, 1, __ATOMIC_SEQ_CST);      // pairs with trace_dump_live's load
+    bool keep = __atomic_load_n(&recording, __ATOMIC_SEQ_CST);   // after busy is visible
+    if (ev == TR_GO_CREATE && gp)
+        gp->run_cycles = 0;
     if (ev == TR_GO_START) {
         // gosched has no hook (it is the hottest switch): a G that is still
         // running here when the next one starts left through gosched.
-        if (r->running)
+        if (r->running && keep)
             ring_put(r, now, TR_GO_YIELD, r->running, 0);
+        account_leave(r, now);
         r->running = g;
+        __atomic_store_n(&r->since, now, __ATOMIC_RELAXED);    // relaxed: read racily by ps
+        __atomic_store_n(&r->cur_g, gp, __ATOMIC_RELAXED);     // relaxed: read racily by ps
     } else if (ev == TR_GO_YIELD || ev == TR_GO_PREEMPT || ev == TR_GO_PARK || ev == TR_GO_END) {
-        if (r->running == g)
+        if (r->running == g) {
             r->running = 0;
+            account_leave(r, now);
+        }
     }
-    ring_put(r, now, ev, g, arg);
+    if (keep)
+        ring_put(r, now, ev, g, arg);
+    __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);      // the ring is whole again
     irq_restore(fl);
+}
+
+void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg)
+{
+    record(ev, g, arg, 0);
 }
 
 void trace_record_g(enum trace_ev ev, struct g *gp)
@@ -132,7 +221,7 @@ void trace_record_g(enum trace_ev ev, struct g *gp)
     default:
         break;
     }
-    trace_record(ev, gp->id, arg);
+    record(ev, gp->id, arg, gp);
 }
 
 static void print_rec(uint32_t core, const struct trace_rec *rec)
@@ -152,21 +241,15 @@ static void print_rec(uint32_t core, const struct trace_rec *rec)
     kprintf("TRACE %u %lu %s%s%s\n", core, ns, ev_fmt[rec->ev].name, g, arg);
 }
 
-void trace_dump(void)
+// Prints records [next, end) of every ring, merged by time, between the
+// TRACE begin and end lines. dropped: the events before the first ones
+// printed (overwritten, or printed by an earlier live dump), so that a
+// reader knows the dump starts mid-stream.
+static void dump_rings(uint32_t ncpu, uint64_t *next, const uint64_t *end, uint64_t dropped)
 {
-    if (!trace_on)
-        return;
-    static bool dumped;
-    if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))  // acq_rel: one dump, whoever comes first
-        return;                     // a panic inside the dump: do not start again
-    uint32_t ncpu = trace_ncpu;     // read once: every loop below covers the same rings
-    uint64_t next[MAX_CPUS], end[MAX_CPUS], total = 0, dropped = 0;
-    for (uint32_t i = 0; i < ncpu; i++) {
-        end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
-        next[i] = end[i] > TRACE_RING - 1 ? end[i] - (TRACE_RING - 1) : 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < ncpu; i++)
         total += end[i] - next[i];
-        dropped += next[i];
-    }
     kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", ncpu,
             arch_tsc_hz(), total, dropped);
     // merge by time: each ring is in time order already
@@ -186,4 +269,91 @@ void trace_dump(void)
         next[best]++;
     }
     kprintf("TRACE end\n");
+}
+
+// Where the dumps start reading each ring: trace_dump_live moves it past
+// what it printed, so the next dump shows only newer events.
+static uint64_t dumped_to[MAX_CPUS];
+
+void trace_dump(void)
+{
+    // acquire: pairs with trace_init's release (the rings and trace_ncpu)
+    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&recording, __ATOMIC_RELAXED))     // relaxed: a mode flag
+        return;                     // no trace, or the shell's "trace off": nothing wanted
+    static bool dumped;
+    if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))  // acq_rel: one dump, whoever comes first
+        return;                     // a panic inside the dump: do not start again
+    uint32_t ncpu = trace_ncpu;     // read once: every loop below covers the same rings
+    uint64_t next[MAX_CPUS], end[MAX_CPUS], dropped = 0;
+    for (uint32_t i = 0; i < ncpu; i++) {
+        end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
+        next[i] = end[i] > TRACE_RING - 1 ? end[i] - (TRACE_RING - 1) : 0;
+        if (next[i] < dumped_to[i])
+            next[i] = dumped_to[i];
+        dropped += next[i];
+    }
+    dump_rings(ncpu, next, end, dropped);
+}
+
+uint64_t trace_run_cycles(struct g *gp)
+{
+    // Relaxed throughout: a racy look at other cores' counts, good enough
+    // for a display (the G may be switching as we read).
+    uint64_t c = __atomic_load_n(&gp->run_cycles, __ATOMIC_RELAXED);     // relaxed: as above
+    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE))    // acquire: pairs with trace_init's release
+        return c;
+    uint32_t ncpu = trace_ncpu;
+    for (uint32_t i = 0; i < ncpu; i++) {
+        if (__atomic_load_n(&rings[i].cur_g, __ATOMIC_RELAXED) == gp) {           // relaxed: as above
+            uint64_t since = __atomic_load_n(&rings[i].since, __ATOMIC_RELAXED);  // relaxed: as above
+            uint64_t now = arch_cycles();
+            if (now > since)
+                c += now - since;
+            break;
+        }
+    }
+    return c;
+}
+
+bool trace_set_recording(bool on)
+{
+    // seq_cst: trace_dump_live's store here is ordered before its loads of
+    // the busy words (Dekker with record's store of busy, load of recording)
+    return __atomic_exchange_n(&recording, on, __ATOMIC_SEQ_CST);   // seq_cst: see above
+}
+
+bool trace_recording(void)
+{
+    return __atomic_load_n(&trace_on, __ATOMIC_RELAXED) &&     // relaxed: a display of the state
+           __atomic_load_n(&recording, __ATOMIC_RELAXED);
+}
+
+bool trace_dump_live(void)
+{
+    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE))    // acquire: pairs with trace_init's release
+        return false;
+    static uint32_t dumping;
+    if (__atomic_exchange_n(&dumping, 1, __ATOMIC_ACQUIRE))  // acquire: pairs with the release below
+        return false;
+    uint32_t ncpu = trace_ncpu;     // read once: every loop below covers the same rings
+    bool was = trace_set_recording(false);              // seq_cst: before the busy loads
+    for (uint32_t i = 0; i < ncpu; i++)
+        while (__atomic_load_n(&rings[i].busy, __ATOMIC_SEQ_CST))   // seq_cst: pairs with record's store
+            cpu_relax();
+    // No core writes a ring now: every slot is whole, the one at n too.
+    uint64_t next[MAX_CPUS], end[MAX_CPUS], dropped = 0;
+    for (uint32_t i = 0; i < ncpu; i++) {
+        end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
+        next[i] = end[i] > TRACE_RING ? end[i] - TRACE_RING : 0;
+        if (next[i] < dumped_to[i])
+            next[i] = dumped_to[i];
+        dropped += next[i];
+    }
+    dump_rings(ncpu, next, end, dropped);
+    for (uint32_t i = 0; i < ncpu; i++)
+        dumped_to[i] = end[i];
+    trace_set_recording(was);
+    __atomic_store_n(&dumping, 0, __ATOMIC_RELEASE);    // release: the next dump sees dumped_to
+    return true;
 }

@@ -27,7 +27,8 @@ enum trace_ev {
     TR_NEVENTS
 };
 
-// Read-only once trace_enable has run (before any other core starts).
+// The rings exist: set once, by trace_init (at boot with trace=1, or by
+// the shell's first "trace on"), with a release store.
 extern bool trace_on;
 extern struct static_key trace_key;
 
@@ -35,6 +36,11 @@ extern struct static_key trace_key;
 void trace_enable(void);
 // Once the cores are online: their rings. Hooks record nothing before.
 void trace_init(uint32_t ncpu);
+// From a goroutine, while every core runs (the shell's trace on|off): the
+// hooks patched in (the rings made first, once) or out again, so that a
+// trace off costs nothing. Returns how many sites changed, or -1 when
+// there is no memory for the rings.
+int trace_set_hooks(bool on);
 struct g;
 void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg) __attribute__((cold));
 // For the hot hooks: only the G is passed (already in a register), and
@@ -45,6 +51,16 @@ void trace_record_g(enum trace_ev ev, struct g *gp) __attribute__((cold));
 // Prints every core's ring, oldest first, merged by time. The machine must
 // be stopped (no core records any more): exit, panic, checkdead.
 void trace_dump(void);
+// While the machine runs (the shell's trace command): recording on or off
+// (the hooks stay patched; returns the previous state), and a dump of what
+// was recorded since the last one, recording paused meanwhile. False when
+// the trace is off (no trace=1 at boot) or another dump is running.
+bool trace_set_recording(bool on);
+bool trace_recording(void);
+bool trace_dump_live(void);
+// gp's run time in TSC cycles while the hooks were on, its current slice
+// included when it runs now: for the shell's ps.
+uint64_t trace_run_cycles(struct g *gp);
 
 // A macro, not an inline function: the arguments are evaluated only when
 // the trace is on, and the record call sits in a cold block behind a

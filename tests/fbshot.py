@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import qemu  # noqa: E402
 
 FONT_W, FONT_H = 8, 16
+CURSOR_ROWS = 2                        # drivers/fb.c's FB_CURSOR_ROWS
 MAX_COLS, MAX_ROWS = 512, 192          # drivers/fb.c's FB_MAX_COLS/ROWS
 FB_START_RE = re.compile(rb"fb: \d+x\d+x\d+ at ")
 POLL_S = 0.2
@@ -40,8 +41,9 @@ def load_font(path):
     return font
 
 
-def render_text(text, cols, rows):
-    """The character grid drivers/fb.c leaves after writing text."""
+def render_text(text, cols, rows, cursor=None):
+    """The character grid drivers/fb.c leaves after writing text; with a
+    list for cursor, [row, col] of its cursor too (col == cols: none shown)."""
     grid = [[" "] * cols for _ in range(rows)]
     row = col = 0
 
@@ -74,6 +76,8 @@ def render_text(text, cols, rows):
 
     for ch in text:
         put(ch)
+    if cursor is not None:
+        cursor[:] = [row, col]
     return ["".join(r) for r in grid]
 
 
@@ -102,11 +106,14 @@ def check_screenshot(ppm, log, font_path):
     text = raw[starts[-1].start():].decode(errors="replace")
     font = load_font(font_path)
     cols, rows = min(w // FONT_W, MAX_COLS), min(h // FONT_H, MAX_ROWS)
-    grid = render_text(text, cols, rows)
+    cursor = []
+    grid = render_text(text, cols, rows, cursor)
     bad = []
     for r, line in enumerate(grid):
         for c, ch in enumerate(line):
             glyph = font.get(ord(ch), font[ord("?")]) if 0x20 <= ord(ch) < 0x7f else font[ord("?")]
+            if [r, c] == cursor:        # drivers/fb.c's cursor: the bottom rows lit
+                glyph = glyph[:FONT_H - CURSOR_ROWS] + [0xFF] * CURSOR_ROWS
             if not cell_matches(px, w, r, c, glyph):
                 bad.append((r, c, ch))
     if not any(l.strip() for l in grid):

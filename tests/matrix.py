@@ -74,6 +74,16 @@ class Config:
     # (run.py then connects COM1 through a socket; the log is kept as usual).
     serial_input: Optional[str] = None
     serial_after: str = r"\bready\b"
+    # A conversation typed one key at a time (tests/console_typer.py):
+    # (expect, send) steps, each typed once its regex matches the output
+    # after the previous step's match. console_via: "serial" (COM1, through
+    # a socket) or "keyboard" (PS/2 key presses through QEMU's monitor); a
+    # step (expect, send, via) overrides it.
+    console: Optional[List[Tuple[str, ...]]] = None
+    console_via: str = "serial"
+    # QEMU fw_cfg files for the guest: (name, text), e.g.
+    # ("opt/goro/script", "run hello\nhalt\n") for the shell's boot script.
+    fw_cfg: List[Tuple[str, str]] = field(default_factory=list)
     # A check of the whole serial log: returns its problems, [] when fine.
     log_check: Optional[Callable[[List[str]], List[str]]] = None
 
@@ -137,6 +147,72 @@ GO_MISUSE = [go_misuse(n, e) for n, e in (
     ("WaitGroup", "sync: negative WaitGroup counter"),
     ("NewTicker", "non-positive interval for ticker_new"),
     ("TickerReset", "non-positive interval for ticker_reset"))]
+
+
+# ---- the shell (app=shell, kernel/shell*.c) ------------------------------------
+
+PROMPT = r"^goro> "
+
+# Ten different apps, the benchmark apps among them, back to back in one
+# boot, then two of them again: (app, arguments, exit value, a line that
+# shows its result). The exit values are those the same apps give in a boot
+# of their own (the demos, exit-code and bench configurations).
+SHELL_RUNS = [
+    ("hello", "", 0, r"^hello from goro: "),
+    ("exit_code", "7", 7, r"^exit_code: returning 7$"),
+    ("demo_worker_pool", "", 0, r"^worker_pool: ok$"),
+    ("demo_task_pool", "", 0, r"^task_pool: ok$"),
+    ("demo_prodcons", "", 0, r"^prodcons: ok$"),
+    ("demo_locked_counter", "", 0, r"^locked_counter: ok$"),
+    ("demo_cancel", "", 0, r"^cancel: ok$"),
+    ("bench", "quick=1 filter=spawn_exit", 0, r"^BENCH spawn_exit impl=goro "),
+    ("bench_chan", "quick=1 filter=chan_sync", 0, r"^BENCH chan_sync impl=goro "),
+    ("bench_mem", "reps=3 mb=1 filter=malloc_free", 0, r"^BENCH malloc_free size=16 "),
+    ("bench_time", "quick=1 filter=sleep_lateness_1ms", 0, r"^BENCH sleep_lateness_1ms impl=goro "),
+    # the demos that kept counts in static memory, again: same results
+    ("demo_task_pool", "", 0, r"^task_pool: ok$"),
+    ("demo_locked_counter", "", 0, r"^locked_counter: ok$"),
+]
+SHELL_SCRIPT = "".join(f"run {a} {args}\n" for a, args, _, _ in SHELL_RUNS) + "ps\nhalt\n"
+
+
+def shell_runs_check(lines):
+    """Each run of SHELL_RUNS, in order: its result line, its exit value,
+    and nothing left behind."""
+    problems, i = [], 0
+    for app, args, code, result in SHELL_RUNS:
+        cmd = f"goro> run {app} {args}".rstrip()
+        while i < len(lines) and lines[i].rstrip() != cmd:
+            i += 1
+        if i == len(lines):
+            return problems + [f"no '{cmd}' line (in order)"]
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("goro> "):
+            j += 1
+        part = lines[i + 1:j]
+        if not any(re.search(result, l) for l in part):
+            problems.append(f"run {app}: no line matches /{result}/")
+        if not any(re.match(rf"run: {app} returned {code} after ", l) for l in part):
+            problems.append(f"run {app}: no 'run: {app} returned {code}' line")
+        if not any(l.startswith("run: left behind: 0 goroutines,") for l in part):
+            problems.append(f"run {app}: goroutines left behind")
+        i = j
+    return problems
+
+
+def each_trace(lines):
+    """tools/trace2json.py's check on every TRACE block of the log."""
+    problems, block = [], None
+    for l in lines:
+        if l.startswith("TRACE begin"):
+            block = []
+        if block is not None:
+            block.append(l)
+        if l.startswith("TRACE end") and block is not None:
+            problems += trace2json.check(block)
+            block = None
+    return problems
+
 
 CONFIGS = [
     # The slowest run of all (90 s alone, 170 s beside CPU hogs): first.
@@ -279,10 +355,110 @@ CONFIGS = [
           expect=[r"^TRACE begin cores=2 .* dropped=[1-9]\d*$"], log_check=trace2json.check),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
+    # Typed one key at a time, each line after the previous answer: the echo
+    # must show each line as typed although the reader moves between cores
+    # while it waits (issue 16: "hello" showed as "lo").
     Config("echo", "app=echo: lines typed on COM1 arrive by its interrupt (IOAPIC) and come back",
-           cores=2, cmdline="app=echo", serial_input="hello\nworld\nquit\n",
-           serial_after=r"^echo: ready", expect_seq=[r"^echo: hello$", r"^echo: world$"],
-           timeout=30),
+           cores=2, cmdline="app=echo",
+           console=[(r"^echo: ready", "hello\n"), (r"^echo: hello$", "world\n"),
+                    (r"^echo: world$", "quit\n")],
+           expect_seq=[r"^hello$", r"^echo: hello$", r"^world$", r"^echo: world$", r"^quit$",
+                       r"goro: main returned 0"],
+           timeout=60),
+    # The shell: typed on COM1 and on the PS/2 keyboard under SeaBIOS and
+    # OVMF, a boot script from fw_cfg, ten apps back to back, the prompt on
+    # the framebuffer.
+    Config("shell-serial", "app=shell typed on COM1: run, ps, gomaxprocs, sched, a failing app, "
+           "editing, history, Ctrl-C, halt",
+           cores=2, cmdline="app=shell",
+           console=[(PROMPT, "run hello\n"),
+                    (PROMPT, "ps\n"),
+                    (PROMPT, "gomaxprocs 9\x7f1\n"),
+                    (PROMPT, "run demo_worker_pool\n"),
+                    (PROMPT, "sched\n"),
+                    (PROMPT, "run exit_cod 3\x1b[D\x1b[De\n"),
+                    (PROMPT, "run echo\n"),
+                    (r"^echo: ready", "typed\n"),
+                    (r"^echo: typed", "\x03"),
+                    (PROMPT, "\x1b[A\x1b[A\n"),
+                    (PROMPT, "halt\n")],
+           expect_seq=[r"^goro shell: 2 cores, gomaxprocs=2",
+                       r"^goro> run hello$", r"^hello from goro", r"^run: hello returned 0 after ",
+                       r"^run: left behind: 0 goroutines, ",
+                       r"^goro> ps$", r"^\s+GOID\s+STATE\s+WAITING FOR\s+CREATOR\s+P\s+CORE",
+                       r"^\s+\d+\s+waiting\s+irq wait\s+1 .* com1_reader$",
+                       r"^\s+1\s+running\s+0\s+\d+\s+\d+ .* main_goroutine$",
+                       r"^gomaxprocs 2 -> 1$",
+                       r"^worker_pool: ok$", r"^run: demo_worker_pool returned 0 after ",
+                       r"^gomaxprocs=1 cores=2 quantum=10.0 ms ", r"^\s+0 running\s+\d+ ",
+                       r"^SCHED \d+ms: gomaxprocs=1 idleprocs=0 threads=2 ",
+                       r"^exit_code: returning 3$", r"^run: exit_code returned 3 after ",
+                       r"^echo: typed$", r"^run: echo interrupted after ",
+                       # the history's line replaces the one shown: the log keeps both,
+                       # with the backspaces between them
+                       r"^goro> run echo\x08+run exit_code 3$", r"^run: exit_code returned 3 after ",
+                       r"^shell: halting, exit code 0$"],
+           timeout=120),
+    Config("shell-kbd", "app=shell typed on the PS/2 keyboard (SeaBIOS): history, a deadlocked app "
+           "and Ctrl-C, exit code",
+           cores=2, cmdline="app=shell", console_via="keyboard",
+           console=[(PROMPT, "run hello Keys\n"),
+                    (PROMPT, "run deadlock\n"),
+                    (r"^deadlock: ", "\x03"),
+                    (PROMPT, "\x1b[A\x1b[A\n"),
+                    (PROMPT, "halt 4\n")],
+           expect_seq=[r"^goro> run hello Keys$", r"^hello from goro: .* Keys$",
+                       r"^run: deadlock interrupted after ",
+                       r"^run: left behind: [1-9]\d* goroutines",
+                       r"^\s+goroutine \d+ \[waiting, .*\] created by \d+, entry main of deadlock",
+                       r"^goro> run deadlock\x08+run hello Keys$", r"^run: hello returned 0 after ",
+                       r"^shell: halting, exit code 4$"],
+           exit_status=9, timeout=120),
+    # The USB image without APP= boots the shell (its goro.cmdline and GRUB
+    # line say app=shell): both inputs, under OVMF and under SeaBIOS.
+    Config("shell-usb-uefi", "goro-usb.img under OVMF: the default shell, keyboard and COM1",
+           boot="usb", firmware="ovmf", cores=2, cmdline="",
+           console=[(PROMPT, "run hello\n", "keyboard"), (PROMPT, "cpus\n", "serial"),
+                    (PROMPT, "halt\n", "keyboard")],
+           expect_seq=[r"^goro: running shell$", r"^goro> run hello$", r"^run: hello returned 0 ",
+                       r"^goro> cpus$", r"^\s+1\s+1\s+0\s+", r"^shell: halting, exit code 0$"],
+           timeout=150),
+    Config("shell-usb-bios", "goro-usb.img under SeaBIOS (GRUB): the default shell, COM1 and keyboard",
+           boot="usb", cores=2, cmdline="",
+           console=[(PROMPT, "numa\n", "serial"), (PROMPT, "mem\n", "keyboard"),
+                    (PROMPT, "halt\n", "serial")],
+           expect_seq=[r"^goro: running shell$", r"^goro> numa$", r"^node 0: cores 0-1, ",
+                       r"^goro> mem$", r"^malloc: \d+ blocks in use", r"^shell: halting, exit code 0$"],
+           timeout=120),
+    Config("shell-ten-apps", "app=shell runs 10 apps (4 benchmark apps) back to back from a "
+           "fw_cfg script: each as in a boot of its own",
+           cores=2, cmdline="app=shell", fw_cfg=[("opt/goro/script", SHELL_SCRIPT)],
+           expect=[r"^shell: a script of \d+ bytes in fw_cfg opt/goro/script$",
+                   r"^shell: halting, exit code 0$"],
+           log_check=shell_runs_check, timeout=300),
+    Config("shell-script-cmdline", "script= alone starts the shell; trace on (hooks patched in live), "
+           "ps run times, dump, off, on, steal, quantum, metrics, reboot",
+           cores=2, cmdline='script="trace on; run demo_worker_pool; ps; trace dump; trace off; '
+                            'run hello; trace on; run hello; trace dump; quantum 2ms; steal flat; '
+                            'metrics; reboot"',
+           expect_seq=[r"^goro: running shell$", r"^goro> trace on$", r"^trace: \d+ hooks patched in$",
+                       r"^goro> run demo_worker_pool$",
+                       r"^\s+1\s+running\s+0\s+\d+\s+\d+\s+\d+(\.\d)? (s|ms|us)\s+main_goroutine$",
+                       r"^goro> trace dump$", r"^TRACE begin cores=2 .* dropped=0$",
+                       r"^TRACE \d+ \d+ GoCreate g=1 parent=0$", r"^TRACE end$",
+                       r"^trace: recording on -> off, hooks patched out$",
+                       r"^trace: \d+ hooks patched in$", r"^TRACE begin cores=2 .* dropped=[1-9]",
+                       r"^quantum 10.0 ms -> 2.0 ms$", r"^steal numa -> flat",
+                       r"^metrics: ", r"^shell: rebooting$"],
+           log_check=each_trace, exit_status=0, timeout=90),
+    Config("fb-shell", "the shell's prompt and typed keys on the framebuffer (GRUB, SeaBIOS), screendump",
+           boot="iso", cmdline='app=shell script="help"', screenshot=True, console_via="keyboard",
+           console=[(PROMPT, "run hello\n")],
+           stop_at=r"run: hello returned 0[^\n]*\n[^\n]*left behind[^\n]*\ngoro> $",
+           exit_status=0, timeout=90),
+    Config("exit-in-goroutine", "exit(6) from a goroutine while main waits: the machine exits 6",
+           cmdline="app=exit_in_goroutine 6", exit_status=13, timeout=30,
+           expect=[r"^exit_in_goroutine: goroutine \d+ calls exit\(6\)$"]),
     fatal("chan-send-closed", "send on a closed channel is fatal, naming the goroutine and call site",
           r"fatal error: send on closed channel \(goroutine \d+, called from send_closed_main\+0x[0-9a-f]+\)"),
     fatal("chan-close-closed", "close of a closed channel is fatal",

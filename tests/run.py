@@ -37,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "tools")]
 from matrix import CONFIGS  # noqa: E402
 from fbshot import check_screenshot, run_watched  # noqa: E402
+from console_typer import ConsoleTyper  # noqa: E402
 import hangdump  # noqa: E402
 import qemu  # noqa: E402
 
@@ -90,7 +91,7 @@ def find_firmware(names):
     return None
 
 
-def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=None):
+def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=None, com1_log=None):
     cmdline = " ".join(w for w in (cfg.cmdline, extra_cmdline) if w)
     serial, extra = f"file:{log}", []
     if com1:
@@ -98,7 +99,9 @@ def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=Non
         # runs, and its chardev logfile keeps the log what -serial file: made.
         serial = "chardev:com1"
         extra = ["-chardev", f"socket,id=com1,path={qemu.option_string(com1)},"
-                 f"logfile={qemu.option_string(log)}"]
+                 f"logfile={qemu.option_string(com1_log or log)}"]
+    for name, text in cfg.fw_cfg:
+        extra += ["-fw_cfg", f"name={name},string={qemu.option_string(text)}"]
     # A screenshot run has no exit device: the kernel halts after its last
     # line and the screen stays as it left it.
     argv = qemu.argv(cfg.smp or cfg.cores, cfg.mem, accel=cfg.accel, machine=cfg.machine,
@@ -397,6 +400,7 @@ class Run:
         if self.shot and os.path.exists(self.shot):
             os.remove(self.shot)
         self.feeder = SerialFeeder(cfg) if cfg.serial_input is not None else None
+        self.typer = None           # cfg.console's ConsoleTyper, made with the monitor's path
 
 
 def boot(cfg, args, runner, run, disk, vars_copy):
@@ -414,8 +418,10 @@ def boot(cfg, args, runner, run, disk, vars_copy):
                                           log + ".hang"))
         except (OSError, ValueError) as e:
             run.hang.append(f"no hang dump: {e}")
-    argv = qemu_argv(cfg, config_build(cfg, args), log, vars_copy, args.append, disk, monitor,
-                     run.feeder.path if run.feeder else None)
+    run.typer = ConsoleTyper(cfg, log, monitor) if cfg.console else None
+    com1 = run.feeder.path if run.feeder else run.typer.com1 if run.typer else None
+    argv = qemu_argv(cfg, config_build(cfg, args), log, vars_copy, args.append, disk, monitor, com1,
+                     run.typer.qemu_log if run.typer else None)
     with open(log + ".cmd", "w") as f:
         f.write(" ".join(shlex.quote(a) for a in argv) + "\n")
     timeout = cfg.timeout * args.timeout_scale
@@ -423,6 +429,8 @@ def boot(cfg, args, runner, run, disk, vars_copy):
     try:
         if run.feeder:
             run.feeder.start()
+        if run.typer:
+            run.typer.start()
         if cfg.stop_at:
             status, err, secs = run_watched(runner, argv, log, monitor, cfg.stop_at, run.shot, timeout)
         else:
@@ -433,6 +441,8 @@ def boot(cfg, args, runner, run, disk, vars_copy):
         shutil.rmtree(mon_dir, ignore_errors=True)
         if run.feeder:
             run.feeder.close()
+        if run.typer:
+            run.typer.close()
     return run
 
 
@@ -444,6 +454,8 @@ def judge(cfg, run, lines, timeout):
     problems = boot_problems(cfg, lines, run.status, timeout) + problems
     if run.feeder and not run.feeder.sent:
         problems.append(f"serial input never sent: no output matched /{cfg.serial_after}/")
+    if run.typer:
+        problems += run.typer.problems()
     if run.shot and not problems:
         problems = check_screenshot(run.shot, run.log, FONT_C)
     if run.err and run.status != cfg.exit_status:

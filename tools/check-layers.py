@@ -43,8 +43,6 @@ RULES = {
 
 # (file, included header): why it is still allowed. Shrink, never grow.
 DEBTS = {
-    ("apps/acpidump.c", "drivers/acpi.h"):
-        "prints the parsed ACPI tables: a diagnostic that belongs in the shell (console work)",
     ("apps/bench.c", "kernel/sched.h"):
         "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
     ("apps/bench.c", "kernel/numa.h"):

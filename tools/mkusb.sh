@@ -9,6 +9,9 @@
 #
 #   tools/mkusb.sh OUT goro.iso BOOTX64.EFI goro.elf goro.cmdline WORKDIR
 #
+# The command line goes into the ESP's goro.cmdline (the UEFI path) and
+# onto GRUB's multiboot2 line in the ISO's grub.cfg (the BIOS path).
+#
 # xorriso cannot resize the partition in place, so the ISO's tree is
 # extracted into WORKDIR and the image is mastered again with the ISO's
 # own boot equipment. The ESP stays under 32 MiB, El Torito's limit on a
@@ -25,6 +28,12 @@ mkdir -p "$work"
 log=$work/xorriso.log
 xorriso -osirrox on -indev "$iso" -extract / "$work/tree" 2> "$log"
 chmod -R u+w "$work/tree"
+line=$(head -n 1 "$cmdline")
+if [ -n "$line" ]; then
+	awk -v line="$line" '$1 == "multiboot2" { print "    multiboot2 /boot/goro.elf " line; next } { print }' \
+		"$work/tree/boot/grub/grub.cfg" > "$work/grub.cfg"
+	mv "$work/grub.cfg" "$work/tree/boot/grub/grub.cfg"
+fi
 mcopy -i "$work/tree/efi.img" ::/EFI/BOOT/BOOTX64.EFI "$work/GRUBX64.EFI"
 sh "$here/mkesp.sh" "$work/esp.img" "$esp_mb" "$loader" "$elf" "$cmdline"
 mcopy -i "$work/esp.img" "$work/GRUBX64.EFI" ::/EFI/BOOT/GRUBX64.EFI

@@ -93,7 +93,10 @@ def option_string(s):
 
 def fw_cfg_cmdline(cmdline):
     # The kernel appends opt/goro/cmdline to its loader's command line, so
-    # this reaches every boot path.
+    # this reaches every boot path. None for an empty line: QEMU refuses an
+    # empty string=, and the image's own line (goro.cmdline, GRUB's) stands.
+    if not cmdline:
+        return []
     return ["-fw_cfg", f"name=opt/goro/cmdline,string={option_string(cmdline)}"]
 
 
@@ -320,10 +323,15 @@ def main():
     ap.add_argument("--smp", default="2", help="vCPUs (default 2)")
     ap.add_argument("--mem", default="512M", help="memory (default 512M)")
     ap.add_argument("--gdb", action="store_true", help="wait for gdb on :1234 (-s -S)")
+    ap.add_argument("--ctrl-c-to-guest", action="store_true",
+                    help="Ctrl-C is a key for the guest (the shell's), not a signal; Ctrl-A x quits")
     ap.add_argument("elf")
     ap.add_argument("cmdline", nargs="?", default="")
     args = ap.parse_args()
-    cmd = argv(args.smp, args.mem) + (["-s", "-S"] if args.gdb else []) + \
+    serial, extra = "stdio", []
+    if args.ctrl_c_to_guest:
+        serial, extra = "chardev:com1", ["-chardev", "stdio,id=com1,signal=off"]
+    cmd = argv(args.smp, args.mem, serial=serial, extra=extra) + (["-s", "-S"] if args.gdb else []) + \
         kernel_boot(args.elf, args.cmdline)
     if args.gdb:
         print(f"gdb {args.elf} -ex 'target remote :1234'", file=sys.stderr)

@@ -74,6 +74,8 @@ static uint64_t timed(void (*inc)(uint32_t))
 static int locked_counter_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
+    memset(&coarse, 0, sizeof coarse);      // counts from an earlier run (the shell's)
+    memset(&fine, 0, sizeof fine);
     uint64_t tc = timed(coarse_inc);
     uint64_t tf = timed(fine_inc);
     uint64_t sc = 0, sf = 0;

@@ -56,6 +56,7 @@ static void task_fn(void *arg)
 static int task_pool_main(int argc, char **argv)
 {
     (void)argc, (void)argv;
+    memset(ran, 0, sizeof ran);             // counts from an earlier run (the shell's)
     int before = num_goroutine();
     static struct task_pool pool;
     uint64_t t0 = nanotime();

@@ -406,6 +406,20 @@ static void test_separators(void)
     CHECK(p.gomaxprocs == 3 && p.trace);
 }
 
+// Double quotes join words and vanish; script= keeps any text.
+static void test_quotes_and_script(void)
+{
+    CHECK(parse("gomaxprocs=2 script=\"run hello; ps;  halt\" app=x \"a b\" c\"d e\"f") == 0);
+    CHECK(p.script && strcmp(p.script, "run hello; ps;  halt") == 0);
+    CHECK(p.gomaxprocs == 2 && strcmp(p.app, "x") == 0);
+    CHECK(p.argc == 3 && strcmp(p.argv[1], "a b") == 0 && strcmp(p.argv[2], "cd ef") == 0);
+    CHECK(parse("script=ps") == 0 && strcmp(p.script, "ps") == 0 && p.app[0] == 0);
+    CHECK(parse("app=x \"\"") == 0 && p.argc == 2 && p.argv[1][0] == 0);
+    // An open quote runs to the end of the line.
+    CHECK(parse("script=\"run a  b") == 0 && strcmp(p.script, "run a  b") == 0);
+    CHECK(parse("app=x") == 0 && p.script == NULL);
+}
+
 int main(void)
 {
     RUN(test_defaults);
@@ -427,5 +441,6 @@ int main(void)
     RUN(test_duplicates);
     RUN(test_long_words_in_warnings);
     RUN(test_separators);
+    RUN(test_quotes_and_script);
     return CHECK_DONE();
 }

@@ -10,8 +10,13 @@
 // It dumps bytes as they are, valid or not: its job is to capture what
 // firmware wrote, and the parser's job to judge it. Reached: the RSDT, the
 // XSDT, everything they list, and the FADT's FACS and DSDT.
+//
+// A diagnostic of the kernel's own view of the firmware (it reads
+// drivers/acpi.h), so it is registered from kernel/, like the shell:
+// app=acpidump, or `run acpidump` at the shell's prompt.
 #include "kernel/goro.h"
 #include "drivers/acpi.h"
+#include "lib/printf.h"
 
 #define HDR_LEN 36
 #define TABLE_MAX (1u << 20)
@@ -48,7 +53,7 @@ static void dump_bytes(const char *sig, uint64_t phys, const uint8_t *p, size_t 
             line[2 * i + 1] = hex[p[off + i] & 15];
         }
         line[2 * n] = 0;
-        printf("ACPIDUMP %s %08llx %04zx %s\n", sig, (unsigned long long)phys, off, line);
+        kprintf("ACPIDUMP %s %08llx %04zx %s\n", sig, (unsigned long long)phys, off, line);
     }
 }
 
@@ -76,7 +81,7 @@ static const uint8_t *dump_table(struct dumper *d, uint64_t phys, uint32_t *len_
     sig[4] = 0;
     len = rd32(h + 4);
     if (len < HDR_LEN || len > TABLE_MAX || !phys_ptr(phys, len)) {
-        printf("acpidump: %s at 0x%llx has length %u; dumping its header only\n",
+        kprintf("acpidump: %s at 0x%llx has length %u; dumping its header only\n",
                sig, (unsigned long long)phys, len);
         len = HDR_LEN;
     }
@@ -121,14 +126,14 @@ static int acpidump_main(int argc, char **argv)
 
     (void)argc, (void)argv;
     if (!r) {
-        printf("acpidump: no RSDP\n");
+        kprintf("acpidump: no RSDP\n");
         return 1;
     }
     dump_bytes("RSDP", rphys, r, rlen);
     dump_root(&d, rd32(r + 16), 4);
     if (rlen >= 36 && r[15] >= 2)
         dump_root(&d, rd64(r + 24), 8);
-    printf("ACPIDUMP END %d\n", d.nseen);
+    kprintf("ACPIDUMP END %d\n", d.nseen);
     return 0;
 }
 GORO_APP(acpidump, "print every ACPI table as ACPIDUMP hex lines", acpidump_main);

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+// The trace hooks patched in and out while every P runs goroutines through
+// the hooked paths (arch/static_branch.c's static_branch_set_live, the
+// shell's "trace on|off"): nothing may crash or hang, no goroutine may be
+// lost, and each change must find every site where the last one left it.
+#include "kernel/ktest.h"
+#include "kernel/sched.h"
+#include "kernel/trace.h"
+#include "lib/printf.h"
+
+#define TOGGLES 20
+
+static uint64_t churn_stop, churn_done, spawned, ran;
+
+static void tiny(void *arg)
+{
+    (void)arg;
+    __atomic_fetch_add(&ran, 1, __ATOMIC_RELAXED);
+}
+
+// Spawns, yields and parks on a channel with a partner: GoCreate, GoStart,
+// GoEnd, GoPark and GoUnpark sites all run while they are changed.
+static void churn(void *arg)
+{
+    chan_t *c = arg;
+    while (!kt_load(&churn_stop)) {
+        go(tiny, 0);
+        __atomic_fetch_add(&spawned, 1, __ATOMIC_RELAXED);
+        gosched();
+        chan_send(c, 0);
+    }
+    chan_close(c);
+    __atomic_fetch_add(&churn_done, 1, __ATOMIC_RELEASE);
+}
+
+static void partner(void *arg)
+{
+    chan_t *c = arg;
+    while (chan_recv(c, 0))
+        ;
+    __atomic_fetch_add(&churn_done, 1, __ATOMIC_RELEASE);
+}
+
+KTEST(trace_hooks_toggle_live_under_load)
+{
+    if (trace_key.enabled)
+        KT_SKIP("trace=1: the hooks stay in for the boot's own trace");
+    int pairs = gomaxprocs(0);
+    chan_t *chans[MAX_CPUS];
+    kt_store(&churn_stop, 0);
+    kt_store(&churn_done, 0);
+    kt_store(&spawned, 0);
+    kt_store(&ran, 0);
+    for (int i = 0; i < pairs; i++) {
+        chans[i] = chan_make(0, 0);
+        go(churn, chans[i]);
+        go(partner, chans[i]);
+    }
+    uint64_t stale0, traps0 = static_branch_traps(&stale0);
+    int sites = -1;
+    for (int i = 0; i < TOGGLES; i++) {
+        int n = trace_set_hooks(i % 2 == 0);
+        if (sites < 0)
+            sites = n;
+        if (n != sites || n <= 0)
+            KT_FAIL("toggle %d changed %d sites, the first changed %d", i, n, sites);
+        trace_set_recording(i % 2 == 0);
+        sleep_ns(1000000);          // let the churn run through the new state
+    }
+    trace_set_recording(false);
+    KT_ASSERT_EQ(trace_set_hooks(false), 0);   // out already: nothing to change
+    kt_store(&churn_stop, 1);
+    if (!kt_wait_count(&churn_done, (uint64_t)(2 * pairs), 30000))
+        KT_FAIL("only %lu of %d goroutines finished", kt_load(&churn_done), 2 * pairs);
+    if (!kt_wait_count(&ran, kt_load(&spawned), 30000))
+        KT_FAIL("%lu of %lu spawned goroutines ran", kt_load(&ran), kt_load(&spawned));
+    for (int i = 0; i < pairs; i++)
+        chan_free(chans[i]);
+    uint64_t stale, traps = static_branch_traps(&stale);
+    printf("ktest: %d hook sites patched in and out %d times under %d busy pairs, %lu goroutines "
+           "spawned, %lu int3s met at sites (%lu at a site rewritten already)\n", sites, TOGGLES / 2, pairs,
+           kt_load(&spawned), traps - traps0, stale - stale0);
+}
