@@ -65,6 +65,7 @@ struct sched_pstats {
     uint64_t halts;             // times a core halted for lack of work
     uint64_t spin_cycles;       // TSC cycles spent spinning for work
     uint64_t global_gets;       // Gs taken from the global run queue
+    uint64_t preemptions_quantum;   // of preemptions, those for a time slice run out
 };
 #define SCHED_STATS_MAXP 64
 struct sched_stats {

@@ -238,6 +238,7 @@ static void preempt_m(void *arg)
     trace_event(TR_GO_PREEMPT, gp->id, reason);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the queue's release (lock or tail store)
     if (reason & PREEMPT_QUANTUM) {
+        pp->stats.preemptions_quantum++;
         spin_lock(&sched.lock);
         globrunq_put(gp);
         spin_unlock(&sched.lock);
