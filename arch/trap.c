@@ -159,9 +159,40 @@ void arch_report_cpu(uint32_t cpu, const char *why)
     lapic_send(cpus[cpu].apic_id, ICR_NMI | ICR_ASSERT);
 }
 
+// An NMI from outside (QEMU's monitor `nmi`, which the test runner sends
+// to a hung guest; a hardware NMI button) reaches every core: each says
+// where it is, and the first, once the others have spoken or 50 ms have
+// passed, prints the scheduler's state and ends the machine, as Go's
+// SIGQUIT dump does. A core that does not answer kept its NMI blocked.
+static uint32_t outside_nmi_seen;   // cores that took it; acq_rel below
+static uint8_t outside_nmi_dumper;  // the core that dumps; exchanged once
+
+static void outside_nmi(struct trapframe *tf)
+{
+    uint64_t off;
+    const char *sym = arch_symbolize(tf->rip, &off);
+    kprintf("NMI: core %u is at %016lx %s+0x%lx, interrupts %s\n", cpu_index(), tf->rip,
+            sym ? sym : "?", off, (tf->rflags & (1u << 9)) ? "on" : "off");
+    trap_describe_context();
+    arch_backtrace(tf->rbp, 12);
+    __atomic_fetch_add(&outside_nmi_seen, 1, __ATOMIC_ACQ_REL);    // acq_rel: our lines are out before the dumper reads the count
+    if (__atomic_exchange_n(&outside_nmi_dumper, 1, __ATOMIC_ACQ_REL))    // one dumper
+        for (;;)
+            __asm__ volatile("cli; hlt");
+    uint64_t end = arch_cycles() + arch_ns_to_cycles(50000000);
+    while (__atomic_load_n(&outside_nmi_seen, __ATOMIC_ACQUIRE) < arch_ncpu() &&    // pairs with the fetch_add
+           arch_cycles() < end)
+        cpu_relax();
+    console_panic_mode();           // a core that took its NMI holding the console's lock never lets go
+    kprintf("NMI from outside: %u of %u cores answered; the scheduler's state:\n",
+            __atomic_load_n(&outside_nmi_seen, __ATOMIC_ACQUIRE), arch_ncpu());      // pairs with the fetch_add
+    trap_dump_sched_state();
+    arch_exit(ARCH_EXIT_FATAL);
+}
+
 // An NMI is the stop request of a core that is going down, a report
-// (arch_report_cpu: where this core is, even with interrupts off), or a
-// hardware NMI, which is fatal.
+// (arch_report_cpu: where this core is, even with interrupts off), or one
+// from outside (outside_nmi).
 static void nmi(struct trapframe *tf)
 {
     if (arch_stopping) {
@@ -178,7 +209,7 @@ static void nmi(struct trapframe *tf)
         __atomic_store_n(&report_why[cpu_index()], 0, __ATOMIC_RELEASE);  // release: the report is out; pairs with arch_report_cpu
         return;
     }
-    fatal_exception(tf);
+    outside_nmi(tf);
 }
 
 struct trapframe *trap_dispatch(struct trapframe *tf)

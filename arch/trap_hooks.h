@@ -11,6 +11,10 @@ struct trapframe;
 
 // Prints which goroutine was running, for fatal dumps.
 void trap_describe_context(void);
+// Prints the scheduler's state (Ps, Ms, queues, every goroutine) for a
+// hang report: the machine is about to stop, the other cores are parked in
+// their NMI, and racy reads are accepted.
+void trap_dump_sched_state(void);
 // After an interrupt handler ran: returns the frame to resume, which is tf
 // unless the kernel decided to switch goroutines (preemption).
 struct trapframe *trap_switch_hook(struct trapframe *tf);

@@ -263,3 +263,23 @@ void exitsyscall(void)
     DEBUG_DELAY(exitsyscall_retaken);
     mcall(exitsyscall0);
 }
+
+// The hang report's view of the scheduler (arch/trap.c's outside NMI): the
+// schedtrace line with every P and M, what each P holds in runnext and its
+// timers, then every goroutine. Racy reads: the other cores are stopped.
+void trap_dump_sched_state(void)
+{
+    bool detail = kparams.scheddetail;
+    kparams.scheddetail = true;
+    schedtrace(arch_cycles());
+    kparams.scheddetail = detail;
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
+        struct g *next = __atomic_load_n(&allp[i]->runq.runnext, __ATOMIC_RELAXED);     // a report: racy
+        kprintf("  P%u: runnext=%ld\n", i, next ? (long)next->id : -1L);
+    }
+    kprintf("  nmidle=%u npidle=%u nsyscall=%u stw_pending=%u\n",
+            __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED), __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED),
+            (unsigned)__atomic_load_n(&sched.nsyscall, __ATOMIC_RELAXED),
+            (unsigned)__atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED));     // racy reads, a report
+    g_dump_all();
+}

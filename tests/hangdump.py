@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import qemu  # noqa: E402
@@ -19,6 +20,7 @@ REG_RE = re.compile(r"\b(RIP|RBP|RSP)=([0-9a-f]{16})")
 HLT_RE = re.compile(r"\bHLT=(\d)")
 WORDS_RE = re.compile(r"^[0-9a-f]{16}: 0x([0-9a-f]{16}) 0x([0-9a-f]{16})", re.M)
 MAX_FRAMES = 12
+NMI_WAIT_S = 3       # the dump is a few KiB of serial output: TCG prints it in well under a second
 
 
 class Symbols:
@@ -50,6 +52,13 @@ def dump(mon_path, elf, out_path):
         regs = mon.command("info registers -a")
         lines = [f"vCPU {n}{' (halted)' if halted else ''}: " + " <- ".join(walk(mon, syms, n, r))
                  for n, r, halted in vcpus(regs)]
+        # Then the kernel's own account (arch/trap.c, outside_nmi): every
+        # core's place and the scheduler's state, Ps, Ms and every
+        # goroutine, written to the serial log before the guest stops.
+        mon.command("cont")
+        mon.command("nmi")
+        time.sleep(NMI_WAIT_S)
+        lines.append("the kernel's NMI dump (each core, the scheduler, every goroutine) is at the end of the serial log")
     with open(out_path, "w") as f:
         f.write("\n".join(lines) + "\n\n" + regs)
     return lines
