@@ -639,16 +639,24 @@ KTEST(race_irq_wait_timeout_gives_up_on_a_silent_vector)
 }
 
 #define IRQT_ROUNDS 300
-static uint64_t irqt_stop, irqt_sent;
+static uint64_t irqt_stop, irqt_sent, irqt_done;
 
+// Each interrupt goes to the sender's own core with interrupts off, so it
+// is taken when they come back on, before the sender goes on: once the
+// sender is done, no interrupt of this test is still on its way to a
+// vCPU the host has descheduled (one that landed late made the next
+// test's silent vector speak).
 static void irqt_sender(void *arg)
 {
-    uint32_t core = (uint32_t)(uintptr_t)arg;
+    (void)arg;
     while (!kt_load(&irqt_stop)) {
         sleep_ns(30000);
-        arch_send_ipi(core, IRQ_VEC_TEST);
+        uint64_t f = irq_save();
+        arch_send_ipi(cpu_index(), IRQ_VEC_TEST);
+        irq_restore(f);
         kt_add(&irqt_sent, 1);
     }
+    kt_store(&irqt_done, 1);
 }
 
 KTEST(race_irq_wait_timeout_ends_each_wait_once)
@@ -656,8 +664,8 @@ KTEST(race_irq_wait_timeout_ends_each_wait_once)
     KT_ASSERT_EQ(irq_attach(IRQ_VEC_TEST, 0), 0);
     irq_take_pending(IRQ_VEC_TEST);
     uint64_t ext = ext_now();
-    irqt_stop = irqt_sent = 0;
-    go(irqt_sender, (void *)(uintptr_t)(num_cpu() - 1));
+    irqt_stop = irqt_sent = irqt_done = 0;
+    go(irqt_sender, 0);
     int timeouts = 0, interrupts = 0, bad = 0;
     for (int i = 0; i < IRQT_ROUNDS; i++) {
         int n = irq_wait_timeout(IRQ_VEC_TEST, 30000);
@@ -669,7 +677,7 @@ KTEST(race_irq_wait_timeout_ends_each_wait_once)
             bad++;
     }
     kt_store(&irqt_stop, 1);
-    sleep_ns(1000000);              // the sender's last interrupt lands
+    KT_ASSERT(kt_wait_count(&irqt_done, 1, KT_STALL_MS));    // its last interrupt has landed
     irq_take_pending(IRQ_VEC_TEST);
     printf("ktest: irq_wait_timeout: %d timeouts, %d interrupts in %d waits (%lu sent)\n", timeouts,
            interrupts, IRQT_ROUNDS, kt_load(&irqt_sent));
