@@ -138,6 +138,8 @@ static struct {
     uint32_t P;
     uint32_t x;
     chan_t *done;
+    uint32_t load_x;        // the load phase's own counter (Go's closure has its own x)
+    uint32_t load_exited;   // load goroutines gone: the try waits for them
 } par;
 
 static void par_worker(void *arg)
@@ -173,15 +175,21 @@ KTEST(go_TestGoroutineParallelism)
 
 // ---- TestGoroutineParallelism2 ------------------------------------------------
 
+// The load phase counts on a variable of its own, never reset while a
+// load goroutine may still be looking at it: Go's closure captures a fresh
+// x per try. Sharing par.x (reset to 0 for the next phase) left a spinner
+// that had not yet seen x == P spinning forever, which then took a whole
+// quantum from every later test's rounds (go_TestSemaHandoff1 ran past the
+// runner's silence limit behind it).
 static void par2_load(void *arg)
 {
     (void)arg;
-    if (add32(&par.x, 1) == par.P) {
+    if (add32(&par.load_x, 1) == par.P)
         send_true(par.done);
-        return;
-    }
-    while (load32(&par.x) != par.P)
-        ;
+    else
+        while (load32(&par.load_x) != par.P)
+            ;
+    add32(&par.load_exited, 1);
 }
 
 static void par2_inner(void *arg)
@@ -215,7 +223,8 @@ KTEST(go_TestGoroutineParallelism2)
     par.P = (uint32_t)P;
     for (int try = 0; try < N; try++) {
         par.done = chan_make(sizeof(bool), 0);
-        store32(&par.x, 0);
+        store32(&par.load_x, 0);
+        store32(&par.load_exited, 0);
         for (int p = 0; p < P; p++)
             go(par2_load, 0);
         recv_bool(par.done);
@@ -224,6 +233,8 @@ KTEST(go_TestGoroutineParallelism2)
             go(par2_outer, (void *)(uintptr_t)p);
         for (int p = 0; p < P; p++)
             recv_bool(par.done);
+        while (load32(&par.load_exited) != par.P)
+            gosched();          // C has no collector: the next try resets load_x
         chan_free(par.done);
     }
     gomaxprocs(orig);
