@@ -282,13 +282,33 @@ host: $(BUILD)/host/test_make
 
 # RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
 RUN_ARGS ?=
-test: deps-check all efi usb host check-layers lint debug-build
+test: deps-check all efi usb host check-layers lint debug-build insncount-test
 	$(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # The suite while the host runs one CPU-bound process per core beside it:
 # no test may fail because the host is slow (docs/testing.md).
 test-stress: deps-check all efi usb host check-layers debug-build
 	$(PYTHON) tools/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
+
+# ---- insncount: the project's QEMU TCG instruction-count plugin -------------
+#
+# tools/insncount (docs/performance.md): counts guest instructions per vCPU,
+# reports them at marker NOPs and at exit. insncount-test boots a multiboot
+# guest with loops of known length (tests/insncount) and checks the counts.
+INSNCOUNT := $(BUILD)/insncount/libinsncount.so
+.PHONY: insncount insncount-test
+insncount: $(INSNCOUNT)
+$(INSNCOUNT): tools/insncount/insncount.c tools/insncount/qemu-plugin-api.h tools/build-insncount.sh
+	$(call say,PLUGIN,$@)
+	$(Q)BUILD=$(BUILD) HOSTCC=$(HOSTCC) sh tools/build-insncount.sh > /dev/null
+
+$(BUILD)/insncount/guest.elf: tests/insncount/guest.S
+	@mkdir -p $(dir $@)
+	$(Q)$(HOSTCC) -m32 -c $< -o $(BUILD)/insncount/guest.o
+	$(Q)$(LD) -m elf_i386 -Ttext=0x100000 -e _start -o $@ $(BUILD)/insncount/guest.o
+
+insncount-test: $(INSNCOUNT) $(BUILD)/insncount/guest.elf
+	$(Q)QEMU=$(QEMU) $(PYTHON) tests/insncount/check.py $(INSNCOUNT) $(BUILD)/insncount/guest.elf
 
 .PHONY: debug-build
 debug-build:

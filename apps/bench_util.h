@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What every benchmark app shares: insncount's marker NOPs (see
-// ../shared/tools/insncount: nopl 0xFEED00xx(%rax)), which bracket one
-// measured repetition, and the filter= test.
+// tools/insncount: nopl 0xFEED00xx(%rax)), which bracket one measured
+// repetition, and the filter= test.
 #ifndef GORO_BENCH_UTIL_H
 #define GORO_BENCH_UTIL_H
 #include <stdbool.h>

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """Instructions per operation from an insncount plugin log.
 
-The insncount QEMU plugin (../shared/tools/insncount) prints a line
+The insncount QEMU plugin (tools/insncount) prints a line
     INSNCOUNT MARK id=1 vcpu=0 total=T user=U kernel=K cpu0=u/k ...
 whenever the guest executes marker NOP 1 or 2. A benchmark brackets each
 measured repetition of n operations with marker 1 and marker 2, so
