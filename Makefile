@@ -389,18 +389,21 @@ FORCE:
 
 # ---- benchmarks ---------------------------------------------------------------
 #
-# bench: goro's suites (app=bench, bench_chan, bench_mem, bench_time) under
-#   QEMU TCG with 1 and 2 vCPUs, once more under the insncount plugin, and
-#   the Go and pthread peers (tools/peer-guest.py --quick: the same TCG,
-#   then natively; fresh result files are reused), side by side: one table
-#   on stdout, $(BUILD)/bench/results.json, plots in $(BUILD)/bench/plots/.
-#   tools/bench.py --from-serial LOG does the same for a real machine's
-#   serial capture (docs/hardware.md). BENCH_ARGS passes options.
+# bench: Go 1.19's runtime, sync and time benchmarks, goro's ports
+#   (app=gobench) beside Go's own test binaries run unmodified in a Linux
+#   guest under the same TCG and natively, on 1 and 2 vCPUs, with insn/op
+#   from the insncount plugin (tools/gobench.py); then goro's own suites
+#   (app=bench, bench_chan, bench_mem, bench_time) beside the Go and
+#   pthread peers of tests/peers. One report on stdout, the Go-format files
+#   $(BUILD)/bench/gobench-*.txt, $(BUILD)/bench/results.json, plots in
+#   $(BUILD)/bench/plots/ (docs/performance.md). BENCH_QUICK=1: a fifth of
+#   the iterations and 3 counts. BENCH_ARGS passes options (tools/bench.py
+#   --help); --from-serial LOG reads a real machine's capture.
 # Debian's python3-matplotlib belongs to Debian's python3, which need not be
 # the first python3 on PATH.
 BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,$(PYTHON))
 BENCH_ARGS ?=
 
-bench: deps-check $(BUILD)/goro.elf
+bench: deps-check $(BUILD)/goro.elf $(INSNCOUNT)
 	@sh tools/deps-bench.sh $(DEPS_MODE)
 	$(BENCH_PYTHON) tools/bench.py --build $(BUILD) $(BENCH_ARGS)

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""make bench: goro's benchmarks beside the Go and pthread peers.
+"""make bench: Go's benchmark suite on goro and Go, and goro's own suite.
 
-Boots goro under QEMU TCG (-cpu max, 1 and 2 vCPUs, -m 1G) with app=bench,
-app=bench_chan, app=bench_mem and app=bench_time; boots it once more with
-1 vCPU under the insncount plugin for instructions per operation; runs the
-peers (tools/peer-guest.py --quick: the same TCG with the same vCPU counts,
-then natively) unless their result files are fresh; then prints one table,
-goro | Go | pthread with ratios, writes $BUILD/bench/results.json and draws
-plots (PNG and SVG) under $BUILD/bench/plots/.
+First Go 1.19's runtime, sync and time benchmarks (tools/gobench.py): goro's
+ports (app=gobench) and Go's own test binaries, unmodified, under the same
+QEMU TCG (-cpu max, 1 and 2 vCPUs, -m 1G), Go also natively, with insn/op
+from the project's insncount plugin; written in Go's benchmark format to
+$BUILD/bench/gobench-{goro,go}-{tcg,native}-V.txt. Then goro's own suite:
+app=bench, bench_chan, bench_mem and bench_time, once more with 1 vCPU under
+the plugin, and the peers of tests/peers (tools/peer-guest.py --quick, reused
+while fresh). Prints the Go suite's comparison table and goro's own table,
+writes $BUILD/bench/results.json and draws plots (PNG and SVG) under
+$BUILD/bench/plots/. BENCH_QUICK=1 in the environment is --quick.
 
 On real hardware goro boots from a USB stick with app=bench... on its
 command line and prints the same lines on the serial port; a capture of
@@ -18,6 +21,7 @@ those runs gives the same table, JSON and plots:
 
 Examples:
     tools/bench.py                        # what make bench runs
+    tools/bench.py --quick --no-own       # Go's suite only, a fifth of N
     tools/bench.py --no-peers --cpus 2    # goro only
     tools/bench.py --report-only          # re-read the saved logs
 """
@@ -26,12 +30,14 @@ import glob
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
+import gobench  # noqa: E402
 import insncount_report  # noqa: E402
 import qemu  # noqa: E402
 
@@ -48,18 +54,6 @@ INSN_APPS = [("bench", "quick=1"), ("bench_chan", "quick=1"),
              ("bench_time", "quick=1 filter=timer_latency")]
 
 LINE_RE = re.compile(r"(HOST|GUEST|CONFIG|BENCH|CDF|SKIP|INSN|DONE|NOTE) .*")
-
-# Go 1.19's instructions per op under the same TCG (../shared/tools/insncount/
-# README.md): phrase in that README -> benchmark name, and the figure it
-# gave when this script was written, used when the README is not beside us.
-GO_INSN = {
-    "Gosched switch": ("yield_switch", 490),
-    "goroutine spawn+run+exit": ("spawn_exit", 1340),
-    "unbuffered ping-pong round trip": ("pingpong_1p", 2370),
-    "sync-channel hand-off": ("chan_sync", 1040),
-    "uncontended Mutex lock+unlock": ("mutex_uncontended", 22),
-}
-
 
 def log(msg):
     print(f"bench: {msg}", file=sys.stderr, flush=True)
@@ -220,11 +214,11 @@ def run_goro(opts, outdir):
 
 
 def build_plugin(opts):
-    env = dict(os.environ, BUILD=opts.build)
-    subprocess.run([os.path.join(ROOT, "tools", "build-insncount.sh")], env=env, check=False,
-                   stdout=sys.stderr)
+    """The insncount plugin (make insncount), or None."""
+    p = subprocess.run(["make", "-s", f"BUILD={os.path.abspath(opts.build)}", "insncount"], cwd=ROOT,
+                       stdout=sys.stderr)
     path = os.path.join(opts.build, "insncount", "libinsncount.so")
-    if not os.path.exists(path):
+    if p.returncode != 0 or not os.path.exists(path):
         log("insncount plugin unavailable: no instruction counts")
         return None
     return os.path.abspath(path)
@@ -276,20 +270,6 @@ def read_peers(outdir, cpus, peers_dir=None):
             out[tag] = parse_lines(open(p, errors="replace").read())
             out[tag]["file"] = p
     return out
-
-
-def go_insn_figures():
-    figs = {name: v for name, v in GO_INSN.values()}
-    readme = os.path.join(ROOT, "..", "shared", "tools", "insncount", "README.md")
-    try:
-        text = " ".join(open(readme).read().split())
-    except OSError:
-        return figs, "built-in copy"
-    for phrase, (name, _) in GO_INSN.items():
-        m = re.search(r"(\d+) (?:instructions )?per " + re.escape(phrase), text)
-        if m:
-            figs[name] = int(m.group(1))
-    return figs, os.path.relpath(readme, ROOT)
 
 
 # ---- from a serial capture ---------------------------------------------------------------
@@ -445,7 +425,6 @@ def print_table(rows, goro_label, out):
 
 
 def insn_table(goro_runs, peers, out):
-    go_figs, go_src = go_insn_figures()
     goro_insn = {}
     for rec in goro_runs.get("tcg-1-insncount", {"insn": []})["insn"]:
         goro_insn[rec["name"]] = rec["insn_per_op"]
@@ -459,23 +438,151 @@ def insn_table(goro_runs, peers, out):
     rows = []
     for n in names:
         base = n.split("[")[0]
-        g, go, pt = goro_insn.get(n), go_figs.get(base), pt_insn.get(base)
-        rows.append({"benchmark": n, "goro": g, "go": go, "pthread": pt,
-                     "goro_go": ratio(g, go), "goro_pthread": ratio(g, pt)})
-    out.write(f"\nInstructions per op (insncount plugin, TCG, 1 vCPU, all vCPUs counted; "
-              f"Go's from {go_src}):\n\n")
-    out.write("| benchmark | goro | Go | pthread | goro/Go | goro/pthread |\n|" + " --- |" * 6 + "\n")
+        g, pt = goro_insn.get(n), pt_insn.get(base)
+        rows.append({"benchmark": n, "goro": g, "pthread": pt, "goro_pthread": ratio(g, pt)})
+    out.write("\nInstructions per op, goro's own suite (insncount plugin, TCG, 1 vCPU, all vCPUs "
+              "counted; Go's side: the Go suite's table above):\n\n")
+    out.write("| benchmark | goro | pthread | goro/pthread |\n|" + " --- |" * 4 + "\n")
     fmt = lambda v: "-" if v is None else f"{v:.0f}"     # noqa: E731
     for r in rows:
-        out.write(f"| {r['benchmark']} | {fmt(r['goro'])} | {fmt(r['go'])} | {fmt(r['pthread'])} | "
-                  f"{r['goro_go']} | {r['goro_pthread']} |\n")
+        out.write(f"| {r['benchmark']} | {fmt(r['goro'])} | {fmt(r['pthread'])} | {r['goro_pthread']} |\n")
     return rows
+
+
+
+# ---- Go's suite: goro's ports against Go's own test binaries ---------------------------
+
+# Go benchmarks whose workload the pthread peer (tests/peers/pthread) also runs.
+PTHREAD_OF = {"CreateGoroutines": "spawn_exit", "MutexUncontended": "mutex_uncontended",
+              "Mutex": "mutex_contended"}
+
+
+def spread(vals):
+    """{median, min, max, n} of the counts' values, or None."""
+    if not vals:
+        return None
+    return {"median": statistics.median(vals), "min": min(vals), "max": max(vals), "n": len(vals)}
+
+
+def fmt_spread(sp):
+    if not sp:
+        return "-"
+    return f"{fmt_num(sp['median'])} [{fmt_num(sp['min'])}-{fmt_num(sp['max'])}]"
+
+
+def fmt_num(v):
+    if v is None:
+        return "-"
+    return f"{v:.3g}" if abs(v) < 100 else f"{v:.0f}"
+
+
+def pthread_figures(peers, cpus):
+    """{Go name: (ns/op, insn/op)} of the pthread peer's matching workloads."""
+    out = {}
+    run, ins = peers.get(f"tcg-{cpus}"), peers.get("tcg-1-insncount") if cpus == 1 else None
+    for goname, ptname in PTHREAD_OF.items():
+        rec = find(run, ptname, "pthread")
+        insn = None
+        for r in (ins or {"insn": []})["insn"]:
+            if r["name"] == ptname and r.get("impl") == "pthread":
+                insn = r["insn_per_op"]
+        if rec or insn:
+            out[goname] = (rec.get("ns_per_op") if rec else None, insn)
+    return out
+
+
+def gobench_rows(outdir, cpus_list, peers):
+    """One row per Go benchmark and vCPU count: goro against Go (TCG),
+    medians and spreads over the counts, the ratios, Go native, pthread."""
+    rows = []
+    for cpus in cpus_list:
+        goro = gobench.read_file(os.path.join(outdir, f"gobench-goro-tcg-{cpus}.txt"))
+        go = gobench.read_file(os.path.join(outdir, f"gobench-go-tcg-{cpus}.txt"))
+        nat = gobench.read_file(os.path.join(outdir, f"gobench-go-native-{cpus}.txt"))
+        pt = pthread_figures(peers, cpus)
+        for name in dict.fromkeys(list(goro) + list(go)):
+            g, o = goro.get(name, {}), go.get(name, {})
+            gs, os_ = spread(g.get("ns")), spread(o.get("ns"))
+            gi, oi = spread(g.get("insn")), spread(o.get("insn"))
+            overlap = bool(gs and os_ and gs["min"] <= os_["max"] and os_["min"] <= gs["max"])
+            pns, pinsn = pt.get(name.split("/")[0], (None, None))
+            rows.append({
+                "benchmark": name, "vcpus": cpus,
+                "goro_ns": gs, "go_ns": os_, "spread_overlap": overlap,
+                "goro_go_time": rratio(gs and gs["median"], os_ and os_["median"]),
+                "goro_insn": gi and gi["median"], "go_insn": oi and oi["median"],
+                "goro_go_insn": rratio(gi and gi["median"], oi and oi["median"]),
+                "go_native_ns": spread(nat.get(name, {}).get("ns")),
+                "pthread_ns": pns, "pthread_insn": pinsn,
+                "goro_pthread_time": rratio(gs and gs["median"], pns),
+                "goro_pthread_insn": rratio(gi and gi["median"], pinsn),
+            })
+    return rows
+
+
+def rratio(a, b):
+    if a is None or b is None or b <= 0 or a < 0:
+        return None
+    return a / b
+
+
+def print_gobench(rows, out):
+    if not rows:
+        return
+    out.write("\nGo's benchmarks: goro (app=gobench) and Go 1.19's own test binaries, QEMU TCG, "
+              "same -cpu max and vCPUs; ns/op median [min-max] over the counts; ~: the spreads overlap; "
+              "insn/op from tools/insncount:\n\n")
+    hdr = ["benchmark", "vCPUs", "goro ns/op", "Go ns/op", "~", "goro/Go time", "goro insn/op",
+           "Go insn/op", "goro/Go insn", "Go native ns/op", "pthread ns/op", "goro/pthread time",
+           "pthread insn/op", "goro/pthread insn"]
+    out.write("| " + " | ".join(hdr) + " |\n|" + " --- |" * len(hdr) + "\n")
+    r2 = lambda v: "-" if v is None else f"{v:.2f}"     # noqa: E731
+    for r in rows:
+        cells = [r["benchmark"], str(r["vcpus"]), fmt_spread(r["goro_ns"]), fmt_spread(r["go_ns"]),
+                 "~" if r["spread_overlap"] else "", r2(r["goro_go_time"]), fmt_num(r["goro_insn"]),
+                 fmt_num(r["go_insn"]), r2(r["goro_go_insn"]),
+                 fmt_num(r["go_native_ns"] and r["go_native_ns"]["median"]), fmt_num(r["pthread_ns"]),
+                 r2(r["goro_pthread_time"]), fmt_num(r["pthread_insn"]), r2(r["goro_pthread_insn"])]
+        out.write("| " + " | ".join(cells) + " |\n")
+    both = [r for r in rows if r["goro_go_time"] is not None]
+    ins = [r for r in rows if r["goro_go_insn"] is not None]
+    out.write(f"\n{len({r['benchmark'] for r in both})} benchmarks ran on both sides; "
+              f"goro faster in time: {sum(r['goro_go_time'] < 1 and not r['spread_overlap'] for r in both)}"
+              f" of {len(both)} rows (slower: {sum(r['goro_go_time'] > 1 and not r['spread_overlap'] for r in both)}, "
+              f"spreads overlap: {sum(r['spread_overlap'] for r in both)}); insn/op at most 0.25x Go: "
+              f"{sum(r['goro_go_insn'] <= 0.25 for r in ins)} of {len(ins)} rows.\n")
+
+
+def plot_gobench(plt, rows):
+    """goro/Go per benchmark, time and instructions, one panel per vCPU count."""
+    cpus = sorted({r["vcpus"] for r in rows})
+    fig, axes = plt.subplots(1, len(cpus), figsize=(7 * len(cpus), 0.22 * max(10, len(rows) // max(1, len(cpus))) + 1.5),
+                             squeeze=False, sharey=True)
+    names = list(dict.fromkeys(r["benchmark"] for r in rows))
+    for ax, c in zip(axes[0], cpus):
+        by = {r["benchmark"]: r for r in rows if r["vcpus"] == c}
+        ys = range(len(names))
+        for key, style, lab in (("goro_go_time", "o", "time"), ("goro_go_insn", "s", "instructions")):
+            pts = [(by[n][key], y) for y, n in zip(ys, names) if n in by and by[n][key]]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, ms=4, label=lab)
+        ax.axvline(1, color="grey", lw=0.8)
+        ax.axvline(0.25, color="grey", lw=0.8, ls=":")
+        ax.set_xscale("log")
+        ax.set_yticks(list(ys))
+        ax.set_yticklabels(names, fontsize=6)
+        ax.invert_yaxis()
+        ax.set_xlabel("goro / Go (log scale; 1: equal, dotted: 0.25)")
+        ax.set_title(f"TCG, {c} vCPU{'s' if c > 1 else ''}")
+        ax.grid(alpha=0.3, axis="x")
+        ax.legend(fontsize=7)
+    fig.suptitle("Go's benchmarks: goro against Go 1.19")
+    return fig
 
 
 # ---- plots ----------------------------------------------------------------------------------------
 
 
-def plots(goro_runs, peers, plotdir, goro_label):
+def plots(goro_runs, peers, plotdir, goro_label, grows=()):
     """Draws the speedup, latency CDF and quantum plots; returns the files."""
     try:
         import matplotlib
@@ -499,6 +606,8 @@ def plots(goro_runs, peers, plotdir, goro_label):
     for stem, title, names in LATENCY_PLOTS:
         save(plot_latency(plt, goro_runs, goro_tags, peers, title, names), stem)
     save(plot_quantum(plt, goro_runs, goro_tags, goro_label), "quantum_tradeoff")
+    if grows:
+        save(plot_gobench(plt, grows), "gobench_ratios")
     return made
 
 
@@ -661,6 +770,10 @@ def parse_args():
                     "or BUILD/bench/serial with --from-serial)")
     ap.add_argument("--report-only", action="store_true", help="re-read the logs of the last run")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per QEMU boot (default 300)")
+    ap.add_argument("--no-gobench", action="store_true", help="skip Go's suite (goro's ports and Go's binaries)")
+    ap.add_argument("--no-own", action="store_true",
+                    help="skip goro's own suite (app=bench, bench_chan, bench_mem, bench_time and their peers)")
+    gobench.add_args(ap)
     opts = ap.parse_args()
     opts.cpus = [int(c) for c in opts.cpus.split(",") if c]
     opts.elf = opts.elf or os.path.join(opts.build, "goro.elf")
@@ -688,9 +801,14 @@ def from_qemu(opts, outdir):
     if not opts.report_only:
         if not os.path.exists(opts.elf):
             sys.exit(f"bench: {opts.elf} missing: make BUILD={opts.build} first")
-        run_goro(opts, outdir)
-        if not opts.no_peers:
-            run_peers(opts, outdir)
+        if not opts.no_gobench:
+            gobench.finish_opts(opts)
+            opts.no_go = opts.no_go or opts.no_peers
+            gobench.run_all(opts)
+        if not opts.no_own:
+            run_goro(opts, outdir)
+            if not opts.no_peers:
+                run_peers(opts, outdir)
     goro_runs = {}
     for c in opts.cpus:
         run = empty_run()
@@ -714,11 +832,15 @@ def report(opts, goro_runs, peers, goro_label, resdir, load_start):
     machine = machine_line(goro_runs, load_start, load_end, opts.from_serial, peers)
     out = sys.stdout
     out.write(f"\n{machine}\n\n")
+    grows = [] if opts.from_serial else gobench_rows(os.path.join(opts.build, "bench"), opts.cpus, peers)
+    print_gobench(grows, out)
+    out.write("\ngoro's own benchmarks (app=bench, bench_chan, bench_mem, bench_time) beside the Go and "
+              "pthread peers of tests/peers:\n\n")
     print_table(rows, goro_label, out)
     irows = insn_table(goro_runs, peers, out)
-    made = plots(goro_runs, peers, os.path.join(resdir, "plots"), goro_label)
+    made = plots(goro_runs, peers, os.path.join(resdir, "plots"), goro_label, grows)
     return {"machine": machine, "loadavg_start": load_start, "loadavg_end": load_end,
-            "goro_label": goro_label, "goro": goro_runs, "peers": peers, "table": rows,
+            "goro_label": goro_label, "gobench": grows, "goro": goro_runs, "peers": peers, "table": rows,
             "insn_table": irows, "plots": made}
 
 
