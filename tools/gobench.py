@@ -13,9 +13,9 @@ Go, native: the same binaries on the host, pinned to as many CPUs.
 Instructions per op come from tools/insncount: goro brackets each measured
 loop with marker NOPs (one pair per result line, in output order); Go's
 binaries are unmodified, so the guest brackets two whole runs of one
-benchmark, with N and 5N iterations, by `insnmark 1` / `insnmark 2`, and
-insn/op = (count of the 5N run - count of the N run) / 4N: the kernel's
-and the process's start-up and the N=1 warm-up run cancel.
+benchmark, with M and 5M iterations (SUITE's insn N), by `insnmark 1` /
+`insnmark 2`, and insn/op = (count of the 5M run - count of the M run) /
+4M: the kernel's and the process's start-up and the N=1 warm-up run cancel.
 
 Outputs, $BUILD/bench/gobench-{goro,go}-{tcg,native}-V.txt (V: vCPUs), in
 `go test -bench`'s format with insn/op as an extra unit on each line.
@@ -41,89 +41,93 @@ def log(msg):
 
 # ---- the suite ------------------------------------------------------------------
 #
-# (package, name, N, quick N, sub-benchmarks, restrict): every benchmark of Go
+# (package, name, N, quick N, insn N, sub-benchmarks, restrict): every benchmark of Go
 # 1.19's runtime, sync and time packages that issue 13 lists. N is the fixed
 # -test.benchtime=Nx of both sides, sized from a run of Go under TCG on the
 # project machine so that one count of Go takes at most about 0.1 s (the
 # time package's, a few ops of 1000 timers each, up to 0.2 s); quick N
-# (BENCH_QUICK=1) is a fifth. subs names the result lines of a benchmark
-# with sub-benchmarks; restrict=True runs only those subs.
+# (BENCH_QUICK=1) is a fifth. insn N is the smaller N of Go's two
+# instruction-count runs (quick or not): 4 x insn N ops weigh about 20
+# million instructions by that run's counts (the noise of a whole-guest
+# count is about a million), at most a few seconds of TCG. subs names the
+# result lines of a benchmark with sub-benchmarks; restrict=True runs only
+# those subs.
 SUITE = [
-    ("runtime", "CreateGoroutines", 1000, 200, None, False),
-    ("runtime", "CreateGoroutinesParallel", 1000, 200, None, False),
-    ("runtime", "CreateGoroutinesCapture", 500, 100, None, False),
-    ("runtime", "PingPongHog", 500, 100, None, False),
-    ("runtime", "StackGrowth", 500, 100, None, False),
-    ("runtime", "StackGrowthDeep", 1, 1, None, False),
-    ("runtime", "WakeupParallelSpinning", 100, 20, ["0s"], True),
-    ("runtime", "WakeupParallelSyscall", 10, 2, ["0s"], True),
-    ("runtime", "Matmult", 10000, 2000, None, False),
-    ("runtime", "MakeChan", 2000, 400, ["Byte", "Int", "Ptr", "Struct/0", "Struct/32", "Struct/40"], False),
-    ("runtime", "ChanNonblocking", 20000, 4000, None, False),
-    ("runtime", "SelectUncontended", 5000, 1000, None, False),
-    ("runtime", "SelectSyncContended", 1000, 200, None, False),
-    ("runtime", "SelectAsyncContended", 5000, 1000, None, False),
-    ("runtime", "SelectNonblock", 20000, 4000, None, False),
-    ("runtime", "ChanUncontended", 200, 40, None, False),
-    ("runtime", "ChanContended", 100, 20, None, False),
-    ("runtime", "ChanSync", 2000, 400, None, False),
-    ("runtime", "ChanSyncWork", 200, 40, None, False),
-    ("runtime", "ChanProdCons0", 2000, 400, None, False),
-    ("runtime", "ChanProdCons10", 5000, 1000, None, False),
-    ("runtime", "ChanProdCons100", 5000, 1000, None, False),
-    ("runtime", "ChanProdConsWork0", 2000, 400, None, False),
-    ("runtime", "ChanProdConsWork10", 2000, 400, None, False),
-    ("runtime", "ChanProdConsWork100", 2000, 400, None, False),
-    ("runtime", "SelectProdCons", 2000, 400, None, False),
-    ("runtime", "ChanCreation", 2000, 400, None, False),
-    ("runtime", "ChanSem", 5000, 1000, None, False),
-    ("runtime", "ChanPopular", 1, 1, None, False),
-    ("runtime", "ChanClosed", 50000, 10000, None, False),
-    ("sync", "Cond1", 5000, 1000, None, False),
-    ("sync", "Cond2", 1000, 200, None, False),
-    ("sync", "Cond4", 1000, 200, None, False),
-    ("sync", "Cond8", 200, 40, None, False),
-    ("sync", "Cond16", 200, 40, None, False),
-    ("sync", "Cond32", 200, 40, None, False),
-    ("sync", "MutexUncontended", 50000, 10000, None, False),
-    ("sync", "Mutex", 50000, 10000, None, False),
-    ("sync", "MutexSlack", 50000, 10000, None, False),
-    ("sync", "MutexWork", 10000, 2000, None, False),
-    ("sync", "MutexWorkSlack", 10000, 2000, None, False),
-    ("sync", "MutexNoSpin", 500, 100, None, False),
-    ("sync", "MutexSpin", 500, 100, None, False),
-    ("sync", "Once", 100000, 20000, None, False),
-    ("sync", "RWMutexUncontended", 10000, 2000, None, False),
-    ("sync", "RWMutexWrite100", 50000, 10000, None, False),
-    ("sync", "RWMutexWorkWrite100", 5000, 1000, None, False),
-    ("sync", "SemaUncontended", 20000, 4000, None, False),
-    ("sync", "SemaSyntNonblock", 20000, 4000, None, False),
-    ("sync", "SemaSyntBlock", 50000, 10000, None, False),
-    ("sync", "SemaWorkNonblock", 20000, 4000, None, False),
-    ("sync", "SemaWorkBlock", 20000, 4000, None, False),
-    ("sync", "WaitGroupUncontended", 20000, 4000, None, False),
-    ("sync", "WaitGroupAddDone", 50000, 10000, None, False),
-    ("sync", "WaitGroupWait", 100000, 20000, None, False),
-    ("time", "AfterFunc", 2, 1, None, False),
-    ("time", "After", 2, 1, None, False),
-    ("time", "Stop", 2, 1, None, False),
-    ("time", "SimultaneousAfterFunc", 1, 1, None, False),
-    ("time", "StartStop", 4, 1, None, False),
-    ("time", "Reset", 20, 4, None, False),
-    ("time", "Sleep", 1, 1, None, False),
-    ("time", "Ticker", 2, 1, None, False),
-    ("time", "TickerReset", 20, 4, None, False),
+    ("runtime", "CreateGoroutines", 1000, 200, 5000, None, False),
+    ("runtime", "CreateGoroutinesParallel", 1000, 200, 2000, None, False),
+    ("runtime", "CreateGoroutinesCapture", 500, 100, 500, None, False),
+    ("runtime", "PingPongHog", 500, 100, 1000, None, False),
+    ("runtime", "StackGrowth", 500, 100, 500, None, False),
+    ("runtime", "StackGrowthDeep", 1, 1, 1, None, False),
+    ("runtime", "WakeupParallelSpinning", 100, 20, 200, ["0s"], True),
+    ("runtime", "WakeupParallelSyscall", 10, 2, 50, ["0s"], True),
+    ("runtime", "Matmult", 10000, 2000, 50000, None, False),
+    ("runtime", "MakeChan", 2000, 400, 20000, ["Byte", "Int", "Ptr", "Struct/0", "Struct/32", "Struct/40"], False),
+    ("runtime", "ChanNonblocking", 20000, 4000, 50000, None, False),
+    ("runtime", "SelectUncontended", 5000, 1000, 5000, None, False),
+    ("runtime", "SelectSyncContended", 1000, 200, 1000, None, False),
+    ("runtime", "SelectAsyncContended", 5000, 1000, 5000, None, False),
+    ("runtime", "SelectNonblock", 20000, 4000, 20000, None, False),
+    ("runtime", "ChanUncontended", 200, 40, 200, None, False),
+    ("runtime", "ChanContended", 100, 20, 200, None, False),
+    ("runtime", "ChanSync", 2000, 400, 5000, None, False),
+    ("runtime", "ChanSyncWork", 200, 40, 2000, None, False),
+    ("runtime", "ChanProdCons0", 2000, 400, 5000, None, False),
+    ("runtime", "ChanProdCons10", 5000, 1000, 10000, None, False),
+    ("runtime", "ChanProdCons100", 5000, 1000, 10000, None, False),
+    ("runtime", "ChanProdConsWork0", 2000, 400, 2000, None, False),
+    ("runtime", "ChanProdConsWork10", 2000, 400, 2000, None, False),
+    ("runtime", "ChanProdConsWork100", 2000, 400, 2000, None, False),
+    ("runtime", "SelectProdCons", 2000, 400, 2000, None, False),
+    ("runtime", "ChanCreation", 2000, 400, 5000, None, False),
+    ("runtime", "ChanSem", 5000, 1000, 20000, None, False),
+    ("runtime", "ChanPopular", 1, 1, 1, None, False),
+    ("runtime", "ChanClosed", 50000, 10000, 100000, None, False),
+    ("sync", "Cond1", 5000, 1000, 5000, None, False),
+    ("sync", "Cond2", 1000, 200, 2000, None, False),
+    ("sync", "Cond4", 1000, 200, 1000, None, False),
+    ("sync", "Cond8", 200, 40, 500, None, False),
+    ("sync", "Cond16", 200, 40, 500, None, False),
+    ("sync", "Cond32", 200, 40, 200, None, False),
+    ("sync", "MutexUncontended", 50000, 10000, 200000, None, False),
+    ("sync", "Mutex", 50000, 10000, 100000, None, False),
+    ("sync", "MutexSlack", 50000, 10000, 100000, None, False),
+    ("sync", "MutexWork", 10000, 2000, 10000, None, False),
+    ("sync", "MutexWorkSlack", 10000, 2000, 10000, None, False),
+    ("sync", "MutexNoSpin", 500, 100, 500, None, False),
+    ("sync", "MutexSpin", 500, 100, 500, None, False),
+    ("sync", "Once", 100000, 20000, 200000, None, False),
+    ("sync", "RWMutexUncontended", 10000, 2000, 50000, None, False),
+    ("sync", "RWMutexWrite100", 50000, 10000, 100000, None, False),
+    ("sync", "RWMutexWorkWrite100", 5000, 1000, 5000, None, False),
+    ("sync", "SemaUncontended", 20000, 4000, 50000, None, False),
+    ("sync", "SemaSyntNonblock", 20000, 4000, 50000, None, False),
+    ("sync", "SemaSyntBlock", 50000, 10000, 50000, None, False),
+    ("sync", "SemaWorkNonblock", 20000, 4000, 20000, None, False),
+    ("sync", "SemaWorkBlock", 20000, 4000, 20000, None, False),
+    ("sync", "WaitGroupUncontended", 20000, 4000, 50000, None, False),
+    ("sync", "WaitGroupAddDone", 50000, 10000, 50000, None, False),
+    ("sync", "WaitGroupWait", 100000, 20000, 100000, None, False),
+    ("time", "AfterFunc", 2, 1, 2, None, False),
+    ("time", "After", 2, 1, 2, None, False),
+    ("time", "Stop", 2, 1, 2, None, False),
+    ("time", "SimultaneousAfterFunc", 1, 1, 1, None, False),
+    ("time", "StartStop", 4, 1, 4, None, False),
+    ("time", "Reset", 20, 4, 20, None, False),
+    ("time", "Sleep", 1, 1, 1, None, False),
+    ("time", "Ticker", 2, 1, 2, None, False),
+    ("time", "TickerReset", 20, 4, 20, None, False),
 ]
 PACKAGES = ("runtime", "sync", "time")
 
 
 def suite(quick, only=None):
-    """[(pkg, name, n, subs, restrict, full n)] of the run; only: regexp on names."""
+    """[(pkg, name, n, subs, restrict, insn n)] of the run; only: regexp on names."""
     out = []
-    for pkg, name, n, nq, subs, restrict in SUITE:
+    for pkg, name, n, nq, ni, subs, restrict in SUITE:
         if only and not re.search(only, name):
             continue
-        out.append((pkg, name, nq if quick else n, subs, restrict, n))
+        out.append((pkg, name, nq if quick else n, subs, restrict, ni))
     return out
 
 
@@ -160,10 +164,10 @@ def groups(entries):
 
 
 def insn_n(n):
-    """The two N of Go's insn/op runs, from the full N (quick or not): N and
-    5N. The whole guest's count of a run varies by about a million
-    instructions (timer ticks, the runtime's background work), so 4N ops
-    must weigh well above that."""
+    """The two N of Go's insn/op runs: insn N and 5 x insn N. The whole
+    guest's count of a run varies by about a million instructions (timer
+    ticks, the runtime's background work), so the 4N ops between them must
+    weigh well above that."""
     return n, 5 * n
 
 
