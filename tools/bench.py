@@ -500,7 +500,8 @@ def gobench_rows(outdir, cpus_list, peers):
         go = gobench.read_file(os.path.join(outdir, f"gobench-go-tcg-{cpus}.txt"))
         nat = gobench.read_file(os.path.join(outdir, f"gobench-go-native-{cpus}.txt"))
         pt = pthread_figures(peers, cpus)
-        for name in dict.fromkeys(list(goro) + list(go)):
+        order = [n for e in gobench.suite(False) for n in gobench.result_names(e)]
+        for name in dict.fromkeys([n for n in order if n in goro or n in go] + list(goro) + list(go)):
             g, o = goro.get(name, {}), go.get(name, {})
             gs, os_ = spread(g.get("ns")), spread(o.get("ns"))
             gi, oi = spread(g.get("insn")), spread(o.get("insn"))
@@ -557,7 +558,7 @@ def plot_gobench(plt, rows):
     """goro/Go per benchmark, time and instructions, one panel per vCPU count."""
     cpus = sorted({r["vcpus"] for r in rows})
     fig, axes = plt.subplots(1, len(cpus), figsize=(7 * len(cpus), 0.22 * max(10, len(rows) // max(1, len(cpus))) + 1.5),
-                             squeeze=False, sharey=True)
+                             squeeze=False)
     names = list(dict.fromkeys(r["benchmark"] for r in rows))
     for ax, c in zip(axes[0], cpus):
         by = {r["benchmark"]: r for r in rows if r["vcpus"] == c}
@@ -575,7 +576,8 @@ def plot_gobench(plt, rows):
         ax.set_title(f"TCG, {c} vCPU{'s' if c > 1 else ''}")
         ax.grid(alpha=0.3, axis="x")
         ax.legend(fontsize=7)
-    fig.suptitle("Go's benchmarks: goro against Go 1.19")
+    fig.suptitle("Go's benchmarks: goro against Go 1.19", y=1.0)
+    fig.tight_layout()
     return fig
 
 
