@@ -238,6 +238,11 @@ def read_file(path):
     return res
 
 
+def host_load():
+    """A configuration line: the host's load averages as the run starts."""
+    return "host-loadavg: " + " ".join(qemu.loadavg())
+
+
 def write(path, head, lines):
     with open(path, "w") as f:
         f.write("\n".join(head + lines) + "\n")
@@ -261,7 +266,8 @@ def goro_boot(opts, cpus, pattern, n, count, plugin_log=None):
 
 def run_goro(opts, cpus, entries, count, outdir):
     """Times (count runs), then instructions (one run under the plugin)."""
-    head = [f"goro-accel: tcg", f"goro-vcpus: {cpus}", f"goro-command: app=gobench benchtime=<N>x count={count}"]
+    head = ["goro-accel: tcg", f"goro-vcpus: {cpus}", f"goro-command: app=gobench benchtime=<N>x count={count}",
+            host_load()]
     lines, insn, t0 = [], {}, time.time()
     raw = open(os.path.join(outdir, f"gobench-goro-tcg-{cpus}.console.log"), "w")
     for pkg, n, pat, _ in groups(entries):
@@ -402,7 +408,8 @@ def go_guest(opts, cpus, bindir, init, tag, plugin_log=None):
 
 def run_go_tcg(opts, cpus, entries, count, bindir, gover):
     outdir = os.path.join(opts.build, "bench")
-    head = [f"go-peer: {gover}, go test -c (unmodified), Linux guest", "go-accel: tcg", f"go-vcpus: {cpus}"]
+    head = [f"go-peer: {gover}, go test -c (unmodified), Linux guest", "go-accel: tcg", f"go-vcpus: {cpus}",
+            host_load()]
     out, secs = go_guest(opts, cpus, bindir, go_init(entries, count, False), f"tcg-{cpus}")
     log(f"Go TCG, {cpus} vCPU: {secs:.0f}s")
     insn = {}
@@ -446,7 +453,7 @@ def run_go_native(opts, cpus, entries, count, bindir, gover):
     if cpus > len(avail):
         log(f"native: only {len(avail)} CPUs, not {cpus}")
         return
-    head = [f"go-peer: {gover}, go test -c (unmodified)", "go-accel: native", f"go-cpus: {cpus}"]
+    head = [f"go-peer: {gover}, go test -c (unmodified)", "go-accel: native", f"go-cpus: {cpus}", host_load()]
     lines, t0 = [], time.time()
     for pkg, n, pat, _ in groups(entries):
         p = subprocess.run(["timeout", str(opts.go_timeout)] + go_argv(pkg, pat, n, count), cwd=bindir,
