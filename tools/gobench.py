@@ -46,7 +46,10 @@ def log(msg):
 # -test.benchtime=Nx of both sides, sized from a run of Go under TCG on the
 # project machine so that one count of Go takes at most about 0.1 s (the
 # time package's, a few ops of 1000 timers each, up to 0.2 s); quick N
-# (BENCH_QUICK=1) is a fifth. insn N is the smaller N of Go's two
+# (BENCH_QUICK=1) is a fifth. Go's ChanSync and ChanSyncWork do
+# b.N / 2000 rounds of 2000 hand-offs, and the producer-consumer benchmarks
+# b.N / 1000 batches of 1000: their N (quick and insn too) are multiples of
+# that, or the loop runs short or not at all. insn N is the smaller N of Go's two
 # instruction-count runs (quick or not): 4 x insn N ops weigh about 20
 # million instructions by that run's counts (the noise of a whole-guest
 # count is about a million), at most a few seconds of TCG. subs names the
@@ -70,15 +73,15 @@ SUITE = [
     ("runtime", "SelectNonblock", 20000, 4000, 20000, None, False),
     ("runtime", "ChanUncontended", 200, 40, 200, None, False),
     ("runtime", "ChanContended", 100, 20, 200, None, False),
-    ("runtime", "ChanSync", 2000, 400, 5000, None, False),
-    ("runtime", "ChanSyncWork", 200, 40, 2000, None, False),
-    ("runtime", "ChanProdCons0", 2000, 400, 5000, None, False),
+    ("runtime", "ChanSync", 2000, 2000, 4000, None, False),
+    ("runtime", "ChanSyncWork", 2000, 2000, 2000, None, False),
+    ("runtime", "ChanProdCons0", 2000, 1000, 5000, None, False),
     ("runtime", "ChanProdCons10", 5000, 1000, 10000, None, False),
     ("runtime", "ChanProdCons100", 5000, 1000, 10000, None, False),
-    ("runtime", "ChanProdConsWork0", 2000, 400, 2000, None, False),
-    ("runtime", "ChanProdConsWork10", 2000, 400, 2000, None, False),
-    ("runtime", "ChanProdConsWork100", 2000, 400, 2000, None, False),
-    ("runtime", "SelectProdCons", 2000, 400, 2000, None, False),
+    ("runtime", "ChanProdConsWork0", 2000, 1000, 2000, None, False),
+    ("runtime", "ChanProdConsWork10", 2000, 1000, 2000, None, False),
+    ("runtime", "ChanProdConsWork100", 2000, 1000, 2000, None, False),
+    ("runtime", "SelectProdCons", 2000, 1000, 2000, None, False),
     ("runtime", "ChanCreation", 2000, 400, 5000, None, False),
     ("runtime", "ChanSem", 5000, 1000, 20000, None, False),
     ("runtime", "ChanPopular", 1, 1, 1, None, False),
