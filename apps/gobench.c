@@ -308,8 +308,11 @@ static int gobench_main(int argc, char **argv)
     char name[96];
     for (size_t k = 0; k < NPKGS; k++)
         for (const struct gobench *bm = pkgs[k].list; bm->name; bm++) {
+            snprintf(name, sizeof name, "Benchmark%s", bm->name);
+            if (!wanted(pattern, name))
+                continue;
             full_name(name, sizeof name, bm->name, gomaxprocs(0));
-            if (wanted(pattern, name) && (int)strlen(name) > width)
+            if ((int)strlen(name) > width)
                 width = (int)strlen(name);
         }
     if (list) {

@@ -42,7 +42,7 @@ const struct gobench gobench_goro[] = {
     { "SpawnBatch/100", 20000, bench_spawn_batch_100 },
     { "SpawnBatch/300", 20000, bench_spawn_batch_300 },
     { "SpawnBatch/1000", 20000, bench_spawn_batch_1000 },
-    { "SpawnBatch/3000", 30000, bench_spawn_batch_3000 },
-    { "SpawnBatch/10000", 30000, bench_spawn_batch_10000 },
+    { "SpawnBatch/3000", 20000, bench_spawn_batch_3000 },
+    { "SpawnBatch/10000", 20000, bench_spawn_batch_10000 },
     { 0 },
 };

@@ -200,10 +200,10 @@ static void bench_select_prod_cons(struct gb *b)
 }
 
 const struct gobench gobench_select[] = {
-    { "SelectUncontended", 200000, bench_select_uncontended },
-    { "SelectSyncContended", 50000, bench_select_sync_contended },
-    { "SelectAsyncContended", 200000, bench_select_async_contended },
-    { "SelectNonblock", 500000, bench_select_nonblock },
-    { "SelectProdCons", 50000, bench_select_prod_cons },
+    { "SelectUncontended", 10000, bench_select_uncontended },
+    { "SelectSyncContended", 2000, bench_select_sync_contended },
+    { "SelectAsyncContended", 10000, bench_select_async_contended },
+    { "SelectNonblock", 50000, bench_select_nonblock },
+    { "SelectProdCons", 5000, bench_select_prod_cons },
     { 0 },
 };

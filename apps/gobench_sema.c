@@ -78,10 +78,10 @@ static void bench_work_nonblock(struct gb *b) { sema_bench(b, false, true); }
 static void bench_work_block(struct gb *b) { sema_bench(b, true, true); }
 
 const struct gobench gobench_sema[] = {
-    { "SemaUncontended", 1000000, bench_sema_uncontended },
-    { "SemaSyntNonblock", 1000000, bench_synt_nonblock },
-    { "SemaSyntBlock", 1000000, bench_synt_block },
-    { "SemaWorkNonblock", 200000, bench_work_nonblock },
-    { "SemaWorkBlock", 200000, bench_work_block },
+    { "SemaUncontended", 50000, bench_sema_uncontended },
+    { "SemaSyntNonblock", 50000, bench_synt_nonblock },
+    { "SemaSyntBlock", 50000, bench_synt_block },
+    { "SemaWorkNonblock", 20000, bench_work_nonblock },
+    { "SemaWorkBlock", 20000, bench_work_block },
     { 0 },
 };

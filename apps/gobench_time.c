@@ -243,15 +243,15 @@ static void ticker_reset_naive_body(struct gb_pb *pb, void *arg)
 static void bench_ticker_reset_naive(struct gb *b) { run_timers(b, ticker_reset_naive_body); }
 
 const struct gobench gobench_time[] = {
-    { "AfterFunc", 50, bench_afterfunc },
-    { "After", 50, bench_after },
-    { "Stop", 100, bench_stop },
-    { "SimultaneousAfterFunc", 100, bench_simultaneous_afterfunc },
-    { "StartStop", 100, bench_start_stop },
-    { "Reset", 200, bench_reset },
-    { "Sleep", 50, bench_sleep },
-    { "Ticker", 50, bench_ticker },
-    { "TickerReset", 200, bench_ticker_reset },
-    { "TickerResetNaive", 100, bench_ticker_reset_naive },
+    { "AfterFunc", 5, bench_afterfunc },
+    { "After", 5, bench_after },
+    { "Stop", 5, bench_stop },
+    { "SimultaneousAfterFunc", 5, bench_simultaneous_afterfunc },
+    { "StartStop", 10, bench_start_stop },
+    { "Reset", 20, bench_reset },
+    { "Sleep", 5, bench_sleep },
+    { "Ticker", 5, bench_ticker },
+    { "TickerReset", 10, bench_ticker_reset },
+    { "TickerResetNaive", 5, bench_ticker_reset_naive },
     { 0 },
 };
