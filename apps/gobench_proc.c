@@ -169,6 +169,50 @@ static void bench_create_goroutines_capture(struct gb *b)
     gb_stop(b);
 }
 
+// ---- CreateGoroutinesSingle: one producer, every P warmed up to steal ----
+
+struct warmup {
+    int32_t count, target;
+    waitgroup_t wg;
+};
+
+static void warmup_g(void *arg)
+{
+    struct warmup *w = arg;
+    __atomic_add_fetch(&w->count, 1, __ATOMIC_RELAXED);     // relaxed: a rendezvous count
+    while (__atomic_load_n(&w->count, __ATOMIC_RELAXED) < w->target)
+        ;                       // spin until every one has started
+    gb_spin(1000000);           // and a millisecond more, each on its own core
+    wg_done(&w->wg);
+}
+
+// Go's warmupScheduler: every P busy at once, so every core is awake.
+static void warmup_scheduler(int n)
+{
+    struct warmup w = { 0, n, WAITGROUP_INIT };
+    wg_add(&w.wg, n);
+    for (int i = 0; i < n; i++)
+        go(warmup_g, &w);
+    wg_wait(&w.wg);
+}
+
+static void done_g(void *arg)
+{
+    wg_done(arg);
+}
+
+static void bench_create_goroutines_single(struct gb *b)
+{
+    warmup_scheduler(gomaxprocs(0));
+    waitgroup_t wg = WAITGROUP_INIT;
+    gb_start(b);
+    wg_add(&wg, (int)b->n);
+    for (uint64_t i = 0; i < b->n; i++)
+        go(done_g, &wg);
+    wg_wait(&wg);
+    gb_stop(b);
+}
+
 // ---- WakeupParallel: two goroutines hand a token back and forth, each
 // spinning (or in a blocking call) for delay before each half -------------
 
@@ -353,6 +397,7 @@ const struct gobench gobench_proc[] = {
     { "CreateGoroutines", 20000, bench_create_goroutines },
     { "CreateGoroutinesParallel", 20000, bench_create_goroutines_parallel },
     { "CreateGoroutinesCapture", 5000, bench_create_goroutines_capture },
+    { "CreateGoroutinesSingle", 20000, bench_create_goroutines_single },
     { "WakeupParallelSpinning/0s", 1000, bench_wakeup_spinning_0 },
     { "WakeupParallelSpinning/1\xc2\xb5s", 1000, bench_wakeup_spinning_1 },
     { "WakeupParallelSpinning/2\xc2\xb5s", 500, bench_wakeup_spinning_2 },

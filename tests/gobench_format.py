@@ -22,7 +22,7 @@ OK_RE = re.compile(r"^ok  \t(\S+)\t\d+\.\d+s$")
 _WAKE = ["0s", "1µs", "2µs", "5µs", "10µs", "20µs", "50µs", "100µs"]
 REQUIRED = {
     "runtime": ["PingPongHog", "StackGrowth", "StackGrowthDeep", "CreateGoroutines",
-                "CreateGoroutinesParallel", "CreateGoroutinesCapture"]
+                "CreateGoroutinesParallel", "CreateGoroutinesCapture", "CreateGoroutinesSingle"]
     + [f"WakeupParallelSpinning/{d}" for d in _WAKE] + [f"WakeupParallelSyscall/{d}" for d in _WAKE]
     + ["Matmult", "MakeChan/Byte", "MakeChan/Int", "MakeChan/Ptr", "MakeChan/Struct/0",
        "MakeChan/Struct/32", "MakeChan/Struct/40", "ChanNonblocking", "ChanUncontended",
