@@ -82,6 +82,7 @@ int num_cpu(void);
 int core_id(void);
 uint64_t nanotime(void);
 uint64_t cputicks(void);                 // the TSC
+uint64_t cputicks_hz(void);              // cputicks per second
 void sleep_ns(uint64_t ns);              // park for at least ns nanoseconds
 
 // What the machine is, for benchmark configuration lines: the CPU's brand

@@ -22,6 +22,11 @@ uint64_t cputicks(void)
     return arch_cycles();
 }
 
+uint64_t cputicks_hz(void)
+{
+    return arch_tsc_hz();
+}
+
 uint64_t nanotime(void)
 {
     return arch_cycles_to_ns(arch_cycles());
