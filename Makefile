@@ -49,7 +49,9 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
           apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c \
-          apps/bench_time.c
+          apps/bench_time.c apps/gobench.c apps/gobench_proc.c apps/gobench_chan.c \
+          apps/gobench_select.c apps/gobench_sync.c apps/gobench_sema.c apps/gobench_time.c \
+          apps/gobench_goro.c
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \

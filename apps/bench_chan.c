@@ -9,7 +9,6 @@
 // Numbers are measured, never asserted.
 #include "kernel/goro.h"
 #include "bench_util.h"
-#include "arch/arch.h"
 #include "lib/string.h"
 
 #define MAX_REPS 101
@@ -38,7 +37,7 @@ static bool marking;
 static void throughput(const char *name, const char *op, int procs, uint64_t (*body)(uint64_t n))
 {
     int orig = gomaxprocs(procs);
-    uint64_t target_cyc = arch_ns_to_cycles(target_ns);
+    uint64_t target_cyc = target_ns * cputicks_hz() / 1000000000;
     uint64_t n = 64;
     for (;;) {
         uint64_t t = body(n);
@@ -58,7 +57,7 @@ static void throughput(const char *name, const char *op, int procs, uint64_t (*b
         cyc[r] = body(n);
     marking = false;
     sort_u64(cyc, reps);
-    double to_ns = 1e9 / (double)arch_tsc_hz(), per = 1.0 / (double)n;
+    double to_ns = 1e9 / (double)cputicks_hz(), per = 1.0 / (double)n;
     printf("BENCH %s impl=goro procs=%d n=%lu reps=%d ns_per_op=%.1f ns_per_op_min=%.1f "
            "ns_per_op_p10=%.1f ns_per_op_p90=%.1f ns_per_op_max=%.1f cycles_per_op=%.1f "
            "spread=%.1f..%.1f op=%s mark_pairs=%d mark_n=%lu\n",
@@ -294,10 +293,10 @@ static int bench_chan_main(int argc, char **argv)
         target_ns = 10000000;
     }
     char model[64];
-    arch_cpu_model(model, sizeof model);
+    cpu_model(model, sizeof model);
     int ncpu = num_cpu();
     printf("CONFIG impl=goro cores=%d gomaxprocs=%d accel=%s cpu=\"%s\" tsc_mhz=%lu reps=%d\n", ncpu,
-           gomaxprocs(0), arch_accel(), model, arch_tsc_hz() / 1000000, reps);
+           gomaxprocs(0), cpu_accel(), model, cputicks_hz() / 1000000, reps);
     if (bench_wanted(filter, "chan_sync"))
         throughput("chan_sync", "handoff", ncpu, chan_sync_body);
     if (bench_wanted(filter, "pingpong_1p"))

@@ -21,7 +21,9 @@
     X(exitsyscall_nsyscall, "exitsyscall: the G has left the call and holds "     \
                             "no P yet")                                             \
     X(core_leave_idle, "core_leave_idle: after choosing the idle M that takes "   \
-                       "over the timer watch, before waking it")
+                       "over the timer watch, before waking it")                   \
+    X(timers_run_taken, "timers_run: a due timer taken (a periodic one "          \
+                        "rescheduled in its heap), before the lock is let go")
 
 enum debug_delay_point {
 #define DEBUG_DELAY_ENUM(name, where) DELAY_##name,

@@ -82,7 +82,15 @@ int num_cpu(void);
 int core_id(void);
 uint64_t nanotime(void);
 uint64_t cputicks(void);                 // the TSC
+uint64_t cputicks_hz(void);              // cputicks per second
 void sleep_ns(uint64_t ns);              // park for at least ns nanoseconds
+
+// What the machine is, for benchmark configuration lines: the CPU's brand
+// string (truncated to n - 1 bytes), and what runs the machine: "tcg",
+// "kvm", "hypervisor" (another one) or "native".
+void cpu_model(char *buf, size_t n);
+const char *cpu_accel(void);
+uint64_t sched_quantum_ns(void);         // the time slice now (quantum= at boot)
 
 // A G that must not be preempted or moved to another core between these
 // calls (they nest). A preemption that comes due meanwhile happens at the

@@ -5,6 +5,7 @@
 #include "lib/printf.h"
 #include "kernel/trace.h"
 #include "kernel/app.h"
+#include "kernel/sched.h"
 
 int num_cpu(void)
 {
@@ -21,9 +22,29 @@ uint64_t cputicks(void)
     return arch_cycles();
 }
 
+uint64_t cputicks_hz(void)
+{
+    return arch_tsc_hz();
+}
+
 uint64_t nanotime(void)
 {
     return arch_cycles_to_ns(arch_cycles());
+}
+
+void cpu_model(char *buf, size_t n)
+{
+    arch_cpu_model(buf, n);
+}
+
+const char *cpu_accel(void)
+{
+    return arch_accel();
+}
+
+uint64_t sched_quantum_ns(void)
+{
+    return arch_cycles_to_ns(__atomic_load_n(&quantum_cycles, __ATOMIC_RELAXED));   // a snapshot: preempt_set_quantum_ns may change it
 }
 
 void machine_exit(int code)

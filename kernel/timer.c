@@ -8,9 +8,9 @@
 // peeking: written under the lock with a release store, read with acquire
 // loads.
 //
-// Running: timers_run takes a due timer out of its heap (a periodic one
-// goes back in at once, at its next time) and calls its function without
-// the lock. Meanwhile the M running it names it in m->running_timer, set
+// Running: timers_run takes a due one-shot timer out of its heap (a
+// periodic one stays in it, moved to its next time, so that it is always
+// in its heap until stopped) and calls its function without the lock. Meanwhile the M running it names it in m->running_timer, set
 // under the heap's lock before the timer leaves the heap and cleared
 // (release) after the function returns; the function may free a one-shot
 // timer, so nothing else of the timer is touched after it. timer_stop
@@ -21,6 +21,7 @@
 #include "kernel/timer.h"
 #include "kernel/sched.h"
 #include "kernel/page.h"
+#include "kernel/debugdelay.h"
 #include "lib/panic.h"
 #include "lib/string.h"
 
@@ -161,15 +162,20 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         // Named before it leaves the heap: timer_stop, seeing t->pp NULL
         // (acquire), must see it running.
         __atomic_store_n(&mp->running_timer, t, __ATOMIC_RELAXED);   // published by heap_remove's release and the unlock
-        heap_remove(pp, t);
         if (t->period) {
-            // the next due time after now, skipping missed periods; never
-            // (UINT64_MAX) when that is beyond 64 bits
+            // Stays in the heap, at the next due time after now (skipping
+            // missed periods; never, UINT64_MAX, beyond 64 bits): out of it
+            // even under the lock, timer_stop would find it nowhere, return,
+            // and see it tick on once it went back in.
             uint64_t k = (now - t->when) / t->period + 1;
             uint64_t step = k > UINT64_MAX / t->period ? UINT64_MAX : k * t->period;
             t->when = step > UINT64_MAX - t->when ? UINT64_MAX : t->when + step;
-            heap_push(pp, t);
+            sift_down(pp, 0);
+            timer0_update(pp);
+        } else {
+            heap_remove(pp, t);
         }
+        DEBUG_DELAY(timers_run_taken);
         // f runs without the lock: it readies Gs and may start timers.
         spin_unlock(&pp->timers_lock);
         t->f(t, now);

@@ -17,6 +17,7 @@ from typing import Callable, List, Optional, Tuple
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import trace2json  # noqa: E402  (tools/ is not a package)
+import gobench_format  # noqa: E402  (tests/, beside this file)
 
 
 @dataclass
@@ -353,6 +354,11 @@ CONFIGS = [
     ktest("trace-sched-smp2", "trace=1 while the scheduler tests run: rings wrap, dump parses",
           cores=2, cmdline="trace=1 app=ktest filter=sched", timeout=180,
           expect=[r"^TRACE begin cores=2 .* dropped=[1-9]\d*$"], log_check=trace2json.check),
+    # Go's benchmarks (app=gobench) with a short fixed count: every line in
+    # go test's format, every benchmark of the list ran; no timing is checked.
+    Config("gobench-smp2", "app=gobench benchtime=10x: Go's benchmark format, every benchmark ran",
+           cores=2, cmdline="app=gobench benchtime=10x", timeout=300,
+           expect=[r"^ok  \ttime\t"], log_check=gobench_format.checker(2)),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     # Typed one key at a time, each line after the previous answer: the echo

@@ -49,8 +49,6 @@ DEBTS = {
         "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
     ("apps/bench.c", "kernel/cmdline.h"):
         "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_chan.c", "arch/arch.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
     ("apps/bench_mem.c", "kernel/numa.h"):
         "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
     ("apps/bench_mem.c", "kernel/page.h"):

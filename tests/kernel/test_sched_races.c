@@ -373,6 +373,65 @@ KTEST(race_exitsyscall_retaken_with_a_preemption_pending)
     KT_ASSERT(retaken);
 }
 
+// ---- timer_stop of a periodic timer that is being run --------------------
+//
+// timers_run took a due periodic timer out of its heap and, under the same
+// lock, put it back at its next time before calling its function.
+// timer_stop read t->pp NULL in between (without the lock), had nothing to
+// remove, waited for the function and returned with the timer back in the
+// heap: the ticker ticked on, and ticker_reset's timer_start found it
+// queued (assertion t->pp == 0; app=gobench's TickerReset at 8 vCPUs). A
+// periodic timer now stays in its heap while it runs. Widens window
+// timers_run_taken (before the fix, between the removal and the push);
+// the timer runs on another core (an idle P's M runs our P's overdue
+// timers) while this G spins.
+
+static struct timer tick_t;
+static uint64_t tick_fired;
+
+static void tick_f(struct timer *t, uint64_t now)
+{
+    (void)t;
+    (void)now;
+    __atomic_add_fetch(&tick_fired, 1, __ATOMIC_RELAXED);    // a count the test reads
+}
+
+KTEST(race_timer_stop_of_a_periodic_timer_in_flight)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs 2 cores: timers_run and timer_stop must run at once");
+    int orig = gomaxprocs(num_cpu());
+    debug_delay_set("timers_run_taken", 100);
+    bool queued = false, ticked = false, ran = true;
+    for (int i = 0; i < 20 && !queued && !ticked && ran; i++) {
+        memset(&tick_t, 0, sizeof tick_t);
+        tick_t.f = tick_f;
+        tick_t.period = arch_ns_to_cycles(20000);
+        tick_t.when = arch_cycles() + tick_t.period;
+        uint64_t f0 = kt_load(&tick_fired);
+        timer_start(&tick_t);
+        uint64_t end = nanotime() + 10000000000ull;
+        while (kt_load(&tick_fired) < f0 + 3 && nanotime() < end)
+            cpu_relax();
+        ran = kt_load(&tick_fired) >= f0 + 3;
+        timer_stop(&tick_t);
+        queued = __atomic_load_n(&tick_t.pp, __ATOMIC_ACQUIRE) != 0;  // pairs with heap_push's release
+        uint64_t f1 = kt_load(&tick_fired);
+        spin_ns(1000000);
+        ticked = kt_load(&tick_fired) != f1;
+        if (queued || ticked)
+            timer_stop(&tick_t);    // leave nothing behind
+    }
+    debug_delay_set("timers_run_taken", 0);
+    gomaxprocs(orig);
+    if (queued)
+        KT_FAIL("timer_stop returned with the periodic timer back in its heap");
+    if (ticked)
+        KT_FAIL("the periodic timer fired after timer_stop returned");
+    if (!ran)
+        KT_FAIL("the periodic timer did not fire 3 times in 10 s");
+}
+
 // ---- a stale preemption request does not hit the next G ------------------
 //
 // A request that could not be acted on (interrupts off at releasem) stayed
