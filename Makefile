@@ -49,7 +49,10 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
           apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c \
-          apps/bench_time.c
+          apps/bench_time.c \
+          apps/soak/soak_main.c apps/soak/soak_gen.c apps/soak/soak_check.c \
+          apps/soak/soak_ops_chan.c apps/soak/soak_ops_sync.c apps/soak/soak_ops_time.c \
+          apps/soak/soak_ops_sys.c
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
