@@ -115,7 +115,7 @@ XOBJS := $(patsubst /%.c,$(BUILD)/obj/extapp/%.o,$(EXTRA_APP_C))
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
 OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(XOBJS)
 
-.PHONY: all iso run debug test host bench clean deps deps-check deps-bench check-layers lint test-stress
+.PHONY: all iso run debug test host bench clean deps deps-check deps-bench check-layers lint test-stress soak
 all: $(BUILD)/goro.elf $(BUILD)/goro.iso
 
 # Stamps rewritten only when their text changes: the objects' flags (make
@@ -194,10 +194,11 @@ APP ?=
 ARGS ?=
 SMP ?= 2
 MEM ?= 512M
+NUMA ?= 1
 CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
 # The shell takes Ctrl-C itself (the running app's prompt back): QEMU then
 # quits with Ctrl-A x.
-RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM) \
+RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM) --numa $(NUMA) \
     $(if $(filter shell,$(APP)),--ctrl-c-to-guest)
 
 # make deps installs the Debian packages goro needs (apt-get, as root).
@@ -282,6 +283,15 @@ $(BUILD)/host/test_make: tests/host/test_make.sh
 	    '$(abspath $(BUILD))' > $@
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_make
+
+# The soak (docs/testing.md, *Soak*): app=soak over machine shapes, seeds
+# and time slices for MINUTES, at the lowest priority; stops at the first
+# failure with its replay command. SOAK_ARGS passes options (--seed, --ops,
+# --smp 1,2,4).
+MINUTES ?= 10
+SOAK_ARGS ?=
+soak: deps-check $(BUILD)/goro.elf
+	nice -n 19 $(PYTHON) tools/soak.py --build $(BUILD) --minutes $(MINUTES) $(SOAK_ARGS)
 
 # RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
 RUN_ARGS ?=

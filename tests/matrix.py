@@ -113,6 +113,19 @@ def fatal(name, help, *expect, timeout=15):
                   expect=list(expect), timeout=timeout)
 
 
+def soak(cores, nodes, quantum, seed, ops=60000):
+    """app=soak with a fixed seed: every invariant held, and its count."""
+    numa = None
+    if nodes > 1:
+        per = cores // nodes
+        numa = [NumaNode(f"{i * per}-{i * per + per - 1}", f"{512 // nodes}M") for i in range(nodes)]
+    return Config(f"soak-smp{cores}-numa{nodes}-{quantum}",
+                  f"app=soak, {cores} vCPU(s), {nodes} NUMA node(s), quantum={quantum}, seed={seed}",
+                  cores=cores, numa=numa, cmdline=f"app=soak seed={seed} quantum={quantum} ops={ops}",
+                  expect=[rf"^soak: [1-9]\d* ops, 0 failures$"], reject=[r"^soak: FAIL"],
+                  timeout=120)
+
+
 def go_tests(cores, seed, timeout):
     """Go's own tests written again in C (tests/kernel/go_*_test.c, all
     named go_*), with a fixed seed: replayable schedules."""
@@ -353,6 +366,10 @@ CONFIGS = [
     ktest("trace-sched-smp2", "trace=1 while the scheduler tests run: rings wrap, dump parses",
           cores=2, cmdline="trace=1 app=ktest filter=sched", timeout=180,
           expect=[r"^TRACE begin cores=2 .* dropped=[1-9]\d*$"], log_check=trace2json.check),
+    # The short soak (make soak is the long one): app=soak with fixed seeds
+    # over three machine shapes and time slices; each finds every
+    # invariant held (docs/testing.md, *Soak*). About 5 to 20 s each here.
+    soak(1, 1, "20us", 11), soak(4, 2, "50us", 12), soak(8, 4, "1ms", 13),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     # Typed one key at a time, each line after the previous answer: the echo
