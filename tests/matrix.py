@@ -113,7 +113,7 @@ def fatal(name, help, *expect, timeout=15):
                   expect=list(expect), timeout=timeout)
 
 
-def soak(cores, nodes, quantum, seed, ops=60000):
+def soak(cores, nodes, quantum, seed, ops=100000):
     """app=soak with a fixed seed: every invariant held, and its count."""
     numa = None
     if nodes > 1:
@@ -370,6 +370,19 @@ CONFIGS = [
     # over three machine shapes and time slices; each finds every
     # invariant held (docs/testing.md, *Soak*). About 5 to 20 s each here.
     soak(1, 1, "20us", 11), soak(4, 2, "50us", 12), soak(8, 4, "1ms", 13),
+    # ... and its checks catch what they look for: a message lost, a
+    # goroutine finished twice, each named, then the replay command.
+    Config("soak-break-msg", "app=soak break=msg: the lost message is named, then the replay",
+           cmdline="app=soak seed=21 quantum=50us ops=100000 break=msg", exit_status=3,
+           expect_seq=[r"^soak: FAIL: messages: \d+ sent, 1 never received",
+                       r"^soak: FAILED with seed=21$",
+                       r'^soak: replay: make run APP=soak SMP=2 ARGS="seed=21 quantum=50us '
+                       r'ops=100000 break=msg"$']),
+    Config("soak-break-g", "app=soak break=g: a goroutine finished twice is named, then the replay",
+           cmdline="app=soak seed=22 ops=100000 break=g", exit_status=3,
+           expect_seq=[r"^soak: FAIL: goroutine of slot \d+ finished 2 times",
+                       r'^soak: replay: make run APP=soak SMP=2 ARGS="seed=22 quantum=10000us '
+                       r'ops=100000 break=g"$']),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     # Typed one key at a time, each line after the previous answer: the echo

@@ -76,7 +76,7 @@ def main():
     ap.add_argument("--minutes", type=float, default=10.0, help="how long to soak (default 10)")
     ap.add_argument("--seed", type=int, default=int(time.time()) % 1000000,
                     help="the first run's seed (default: from the clock; each run takes the next)")
-    ap.add_argument("--ops", type=int, default=300000, help="operations per run (default 300000)")
+    ap.add_argument("--ops", type=int, default=1000000, help="operations per run (default 1000000)")
     ap.add_argument("--smp", default=",".join(map(str, SMPS)),
                     help="vCPU counts to cycle over (default 1,2,4,8,16,32)")
     args = ap.parse_args()

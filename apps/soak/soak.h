@@ -41,6 +41,10 @@ struct soak_args {
     uint32_t width;             // programs per round (width=)
     bool verbose;               // v=1: each round's programs
     const char *only;           // only=KIND[,KIND...]: just these programs
+    // break=msg|g: the checks' own test. The run loses the first message it
+    // receives (msg) or finishes its first goroutine twice (g), and must
+    // fail naming it.
+    const char *breakage;
 };
 extern struct soak_args soak_args;
 

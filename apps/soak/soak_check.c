@@ -23,6 +23,10 @@ static void trampoline(void *p)
     struct gstart s = *(struct gstart *)p;
     free(p);
     s.fn(s.arg);
+    static uint32_t broken;             // break=g: once (atomic)
+    if (soak_args.breakage && !strcmp(soak_args.breakage, "g") &&
+        !__atomic_exchange_n(&broken, 1, __ATOMIC_RELAXED))
+        __atomic_add_fetch(&done[s.slot], 1, __ATOMIC_RELAXED);
     uint8_t n = __atomic_add_fetch(&done[s.slot], 1, __ATOMIC_RELAXED);  // ordered by wg_done below
     if (n != 1)
         soak_fail("goroutine of slot %u finished %u times", s.slot, n);
@@ -92,6 +96,10 @@ void msg_received(const struct soak_msg *m, const char *where)
                   where, m->seq, m->from, m->sum, msg_sum(m));
         return;
     }
+    static uint32_t broken;             // break=msg: once (atomic)
+    if (soak_args.breakage && !strcmp(soak_args.breakage, "msg") &&
+        !__atomic_exchange_n(&broken, 1, __ATOMIC_RELAXED))
+        return;
     uint8_t n = __atomic_add_fetch(&received[m->seq], 1, __ATOMIC_RELAXED);
     if (n != 1)
         soak_fail("%s: message seq %u received %u times", where, m->seq, n);

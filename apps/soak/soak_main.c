@@ -70,7 +70,7 @@ static bool parse_u64(const char *s, uint64_t *out)
 
 static bool parse_args(int argc, char **argv)
 {
-    soak_args = (struct soak_args){ .seed = sched_seed(), .ops = 200000, .width = 6 };
+    soak_args = (struct soak_args){ .seed = sched_seed(), .ops = 200000, .width = 16 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         uint64_t v;
@@ -82,10 +82,12 @@ static bool parse_args(int argc, char **argv)
             soak_args.width = (uint32_t)v;
         else if (!strncmp(a, "only=", 5))
             soak_args.only = a + 5;
+        else if (!strcmp(a, "break=msg") || !strcmp(a, "break=g"))
+            soak_args.breakage = a + 6;
         else if (!strcmp(a, "v=1"))
             soak_args.verbose = true;
         else {
-            printf("soak: unknown argument '%s' (ops=N ms=N width=1..64 only=KIND,... v=1; seed= and "
+            printf("soak: unknown argument '%s' (ops=N ms=N width=1..64 only=KIND,... break=msg|g v=1; seed= and "
                    "quantum= are the kernel's)\n", a);
             return false;
         }
@@ -138,6 +140,19 @@ static void run_rounds(void)
            soak_ops_done() * 1000 / ms);
 }
 
+// Every goroutine the run started has exited: the count is back where it
+// began. AfterFunc goroutines may still be on their way out, so this waits
+// (a stall limit: only a goroutine that never ends reaches it).
+static void check_left_behind(int baseline)
+{
+    uint64_t start = nanotime();
+    int n;
+    while ((n = num_goroutine()) != baseline && nanotime() - start < 120000000000ull)
+        sleep_ns(1000000);
+    if (n != baseline)
+        soak_fail("%d goroutines at the start, %d at the end", baseline, n);
+}
+
 static int soak_main(int argc, char **argv)
 {
     saved_argc = argc;
@@ -148,13 +163,14 @@ static int soak_main(int argc, char **argv)
            soak_args.seed, num_cpu(), numa_nodes(), (sched_quantum_ns() + 500) / 1000,
            soak_args.guest_ms ? "ms" : "ops",
            soak_args.guest_ms ? soak_args.guest_ms : soak_args.ops, soak_args.width);
-    int procs = gomaxprocs(0);
+    int procs = gomaxprocs(0), baseline = num_goroutine();
     irq_setup();
     watch_start();
     run_rounds();
     watch_stop();
     gomaxprocs(procs);
     irq_finish();
+    check_left_behind(baseline);
     watch_report();
     printf("soak: %lu ops, %u failures\n", soak_ops_done(), soak_failures());
     if (soak_failures()) {
