@@ -86,6 +86,7 @@ struct sched_state {
     int gomaxprocs;
     int npidle;                 // Ps on the idle list
     int nmspinning;             // Ms looking for work
+    int nmidle;                 // Ms (cores) idle, free to take a P
     int global_runq;            // Gs on the global run queue
     bool stopping;              // a stop-the-world is in progress
     struct {

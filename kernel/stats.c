@@ -34,6 +34,7 @@ void sched_state(struct sched_state *s)
     s->gomaxprocs = (int)__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED);
     s->npidle = (int)__atomic_load_n(&sched.npidle, __ATOMIC_RELAXED);
     s->nmspinning = (int)__atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED);
+    s->nmidle = (int)__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED);
     s->global_runq = (int)__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED);
     s->stopping = __atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED) != 0;
     for (uint32_t i = 0; i < MAX_CPUS && i < SCHED_STATS_MAXP; i++) {

@@ -126,9 +126,15 @@ void msg_check_round(void)
 // ---- the idle-P watcher ---------------------------------------------------
 //
 // "No runnable G waits while a P idles past a bound", judged by the
-// scheduler's own state rather than by wall time (a host that deschedules
+// scheduler's own state. An idle P needs an idle core (M) to run it: with
+// every core busy (one of them inside a blocking call, whose P sysmon
+// handed off to the idle list), queued work waits for a core, by design:
+// goro has one M per core where Go would start another thread. So the
+// watcher looks only at moments with an idle P and an idle M both. It is
+// judged by that state rather than by wall time (a host that deschedules
 // a vCPU stretches any wall-clock window). From an anchor snapshot A where
-// a queue holds Gs while Ps idle and no M spins, it is a lost wake-up when
+// a queue holds Gs while Ps and Ms idle and no M spins, it is a lost
+// wake-up when
 // a later snapshot N shows, with nothing in between that could explain it:
 // - the same queue still non-empty and nothing taken from it (its head, or
 //   the global queue's gets, unchanged);
@@ -154,7 +160,7 @@ static void snap_take(struct snap *s)
 
 static bool waiting_work(const struct snap *s)
 {
-    if (s->st.stopping || s->st.npidle == 0 || s->st.nmspinning != 0)
+    if (s->st.stopping || s->st.npidle == 0 || s->st.nmidle == 0 || s->st.nmspinning != 0)
         return false;
     if (s->st.global_runq > 0)
         return true;
@@ -210,10 +216,14 @@ static void watcher(void *arg)
         snapshots++;
         int q;
         if (anchored && lost_wakeup(a, n, &q)) {
-            soak_fail("a runnable G waits on %s%d while %d P(s) idle, no M spins and "
-                      "no wake-up was sent, and every running P has scheduled since",
-                      q == -1 ? "the global queue" : "the local queue of P", q == -1 ? 0 : q,
-                      n->st.npidle);
+            char where[32];
+            if (q == -1)
+                snprintf(where, sizeof where, "the global queue");
+            else
+                snprintf(where, sizeof where, "the local queue of P%d", q);
+            soak_fail("a runnable G waits on %s while %d P(s) and %d M(s) idle, no M "
+                      "spins, no wake-up was sent, and every running P has scheduled since",
+                      where, n->st.npidle, n->st.nmidle);
             anchored = false;
         } else if (anchored && !waiting_work(n)) {
             anchored = false;
