@@ -51,7 +51,10 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c \
           apps/bench_time.c apps/gobench.c apps/gobench_proc.c apps/gobench_chan.c \
           apps/gobench_select.c apps/gobench_sync.c apps/gobench_sema.c apps/gobench_time.c \
-          apps/gobench_goro.c
+          apps/gobench_goro.c \
+          apps/soak/soak_main.c apps/soak/soak_gen.c apps/soak/soak_check.c \
+          apps/soak/soak_ops_chan.c apps/soak/soak_ops_sync.c apps/soak/soak_ops_time.c \
+          apps/soak/soak_ops_sys.c
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
@@ -114,7 +117,7 @@ XOBJS := $(patsubst /%.c,$(BUILD)/obj/extapp/%.o,$(EXTRA_APP_C))
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
 OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(XOBJS)
 
-.PHONY: all iso run debug test host bench clean deps deps-check deps-bench check-layers lint test-stress
+.PHONY: all iso run debug test host bench clean deps deps-check deps-bench check-layers lint test-stress soak
 all: $(BUILD)/goro.elf $(BUILD)/goro.iso
 
 # Stamps rewritten only when their text changes: the objects' flags (make
@@ -193,10 +196,11 @@ APP ?=
 ARGS ?=
 SMP ?= 2
 MEM ?= 512M
+NUMA ?= 1
 CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
 # The shell takes Ctrl-C itself (the running app's prompt back): QEMU then
 # quits with Ctrl-A x.
-RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM) \
+RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM) --numa $(NUMA) \
     $(if $(filter shell,$(APP)),--ctrl-c-to-guest)
 
 # make deps installs the Debian packages goro needs (apt-get, as root).
@@ -281,6 +285,15 @@ $(BUILD)/host/test_make: tests/host/test_make.sh
 	    '$(abspath $(BUILD))' > $@
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_make
+
+# The soak (docs/testing.md, *Soak*): app=soak over machine shapes, seeds
+# and time slices for MINUTES, at the lowest priority; stops at the first
+# failure with its replay command. SOAK_ARGS passes options (--seed, --ops,
+# --smp 1,2,4).
+MINUTES ?= 10
+SOAK_ARGS ?=
+soak: deps-check $(BUILD)/goro.elf
+	nice -n 19 $(PYTHON) tools/soak.py --build $(BUILD) --minutes $(MINUTES) $(SOAK_ARGS)
 
 # RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
 RUN_ARGS ?=

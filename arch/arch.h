@@ -248,9 +248,13 @@ void arch_stop_others(void);
 void arch_reboot(void) __attribute__((noreturn));
 // The local APIC runs in x2APIC mode (MSRs), not xAPIC (MMIO).
 bool arch_x2apic(void);
-// Makes core cpu print, from an NMI (so even with interrupts off), where
-// it is: "core N: <why>; it is at <rip symbol>" and a short backtrace.
+// Asks core cpu, by NMI (so even with interrupts off), where it is. The
+// NMI only records it: it may land inside the console's own lock or line,
+// so it never prints. arch_report_flush prints a recorded report ("core N:
+// <why>; it is at <rip symbol>" and a short backtrace) and returns true;
+// the asker calls it later, from an ordinary context.
 void arch_report_cpu(uint32_t cpu, const char *why);
+bool arch_report_flush(uint32_t cpu);
 
 // The CPU's brand string, and how it runs: "tcg", "kvm", "hypervisor" or
 // "native" (arch/cpuinfo.c).
@@ -267,6 +271,8 @@ bool arch_under_hypervisor(void);
 // The symbol that contains addr, for backtraces; NULL when unknown.
 const char *arch_symbolize(uint64_t addr, uint64_t *offset);
 void arch_backtrace(uint64_t rbp, int max);
+// The return addresses of at most max frames from rbp, without printing.
+int arch_backtrace_collect(uint64_t rbp, uint64_t *ret, int max);
 
 #include "arch/spinlock.h"
 #include "arch/static_branch.h"

@@ -36,6 +36,21 @@ static int frame_ok(uint64_t rbp, uint64_t prev)
            paging_mapped(rbp + 8);
 }
 
+int arch_backtrace_collect(uint64_t rbp, uint64_t *ret, int max)
+{
+    uint64_t prev = 0;
+    int n = 0;
+    while (n < max && frame_ok(rbp, prev)) {
+        const uint64_t *frame = (const uint64_t *)rbp;
+        if (!frame[1])
+            break;
+        ret[n++] = frame[1];
+        prev = rbp;
+        rbp = frame[0];
+    }
+    return n;
+}
+
 void arch_backtrace(uint64_t rbp, int max)
 {
     uint64_t prev = 0;

@@ -147,16 +147,47 @@ bool arch_tlb_shootdown(void)
     return true;
 }
 
-// Per core: a report that arch_report_cpu asked for, printed by its NMI.
-static const char *volatile report_why[MAX_CPUS];
+// Per core: a report that arch_report_cpu asked for, recorded by its NMI
+// and printed by arch_report_flush. state moves FREE -> CLAIMED -> ASKED
+// (the asker, who writes why between the two) -> RECORDED (the NMI) ->
+// FREE (the flush); each step publishes the fields it wrote (release) to
+// the next one's acquire.
+enum { REPORT_FREE, REPORT_CLAIMED, REPORT_ASKED, REPORT_RECORDED };
+#define REPORT_FRAMES 8
+static struct {
+    uint32_t state;                 // atomic
+    const char *why;                // the asker's
+    uint64_t rip;                   // the NMI's, from here on
+    bool irqs_on;
+    int nframes;
+    uint64_t ret[REPORT_FRAMES];
+} reports[MAX_CPUS];
 
 void arch_report_cpu(uint32_t cpu, const char *why)
 {
-    // acq_rel: release publishes why to the NMI's acquire; acquire pairs
-    // with the NMI's release of the previous report.
-    if (__atomic_exchange_n(&report_why[cpu], why, __ATOMIC_ACQ_REL))
+    uint32_t free = REPORT_FREE;
+    if (!__atomic_compare_exchange_n(&reports[cpu].state, &free, REPORT_CLAIMED, false,
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))    // acquire: pairs with the flush's release
         return;     // one report at a time per core
+    reports[cpu].why = why;
+    __atomic_store_n(&reports[cpu].state, REPORT_ASKED, __ATOMIC_RELEASE);  // publishes why: pairs with the NMI's acquire
     lapic_send(cpus[cpu].apic_id, ICR_NMI | ICR_ASSERT);
+}
+
+bool arch_report_flush(uint32_t cpu)
+{
+    if (__atomic_load_n(&reports[cpu].state, __ATOMIC_ACQUIRE) != REPORT_RECORDED)    // pairs with the NMI's release
+        return false;
+    uint64_t off;
+    const char *sym = arch_symbolize(reports[cpu].rip, &off);
+    kprintf("core %u: %s; it is at %016lx %s+0x%lx, interrupts %s\n", cpu, reports[cpu].why,
+            reports[cpu].rip, sym ? sym : "?", off, reports[cpu].irqs_on ? "on" : "off");
+    for (int i = 0; i < reports[cpu].nframes; i++) {
+        sym = arch_symbolize(reports[cpu].ret[i] - 1, &off);
+        kprintf("  #%d %016lx %s+0x%lx\n", i + 1, reports[cpu].ret[i], sym ? sym : "?", off + 1);
+    }
+    __atomic_store_n(&reports[cpu].state, REPORT_FREE, __ATOMIC_RELEASE);   // pairs with arch_report_cpu's acquire
+    return true;
 }
 
 // An NMI from outside (QEMU's monitor `nmi`, which the test runner sends
@@ -192,21 +223,20 @@ static void outside_nmi(struct trapframe *tf)
 
 // An NMI is the stop request of a core that is going down, a report
 // (arch_report_cpu: where this core is, even with interrupts off), or one
-// from outside (outside_nmi).
+// from outside (outside_nmi). A report is recorded, never printed here:
+// the NMI may have landed inside kprintf, holding the console's lock.
 static void nmi(struct trapframe *tf)
 {
     if (arch_stopping) {
         for (;;)
             __asm__ volatile("cli; hlt");
     }
-    const char *why = __atomic_load_n(&report_why[cpu_index()], __ATOMIC_ACQUIRE);    // acquire: pairs with arch_report_cpu
-    if (why) {
-        uint64_t off;
-        const char *sym = arch_symbolize(tf->rip, &off);
-        kprintf("core %u: %s; it is at %016lx %s+0x%lx, interrupts %s\n", cpu_index(), why, tf->rip,
-                sym ? sym : "?", off, (tf->rflags & (1u << 9)) ? "on" : "off");
-        arch_backtrace(tf->rbp, 8);
-        __atomic_store_n(&report_why[cpu_index()], 0, __ATOMIC_RELEASE);  // release: the report is out; pairs with arch_report_cpu
+    uint32_t me = cpu_index();
+    if (__atomic_load_n(&reports[me].state, __ATOMIC_ACQUIRE) == REPORT_ASKED) {    // pairs with arch_report_cpu's release
+        reports[me].rip = tf->rip;
+        reports[me].irqs_on = (tf->rflags & (1u << 9)) != 0;
+        reports[me].nframes = arch_backtrace_collect(tf->rbp, reports[me].ret, REPORT_FRAMES);
+        __atomic_store_n(&reports[me].state, REPORT_RECORDED, __ATOMIC_RELEASE);  // pairs with arch_report_flush
         return;
     }
     outside_nmi(tf);

@@ -190,6 +190,18 @@ void console_panic_mode(void)
     __atomic_store_n(&panicking, true, __ATOMIC_RELAXED);  // relaxed: the other cores are stopped (NMI) before it matters
 }
 
+#ifdef GORO_DEBUG
+void console_hold(void (*fn)(void), uint64_t ns)
+{
+    spin_lock(&console_lock);
+    fn();
+    uint64_t end = nanotime() + ns;
+    while (nanotime() < end)
+        cpu_relax();
+    spin_unlock(&console_lock);
+}
+#endif
+
 void console_write(const char *s, size_t n)
 {
     if (__atomic_load_n(&panicking, __ATOMIC_RELAXED)) {   // relaxed: a mode flag, no data behind it

@@ -18,6 +18,11 @@ void console_output(const char *s, size_t n);
 // Writes the caller's unfinished line (text kprintf holds until its "\n")
 // now: a prompt before a read, an echo as it is typed.
 void console_flush(void);
+#ifdef GORO_DEBUG
+// Debug builds' tests: calls fn with the console's lock held (interrupts
+// off), then holds it ns more: a core interrupted (by NMI) while it prints.
+void console_hold(void (*fn)(void), uint64_t ns);
+#endif
 
 // ---- input (goroutines only) ----
 

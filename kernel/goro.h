@@ -76,6 +76,34 @@ struct sched_stats {
 };
 void sched_stats(struct sched_stats *s);
 
+// The scheduler's state, for monitors and torture programs (apps/soak
+// checks that no runnable G waits while a P idles with it). Read without
+// stopping anyone: racing values, not a cut; a property built on it must
+// hold over several snapshots.
+enum sched_pstatus { SCHED_P_IDLE, SCHED_P_RUNNING, SCHED_P_SYSCALL, SCHED_P_STOPPED,
+                     SCHED_P_DEAD };
+struct sched_state {
+    int gomaxprocs;
+    int npidle;                 // Ps on the idle list
+    int nmspinning;             // Ms looking for work
+    int nmidle;                 // Ms (cores) idle, free to take a P
+    int global_runq;            // Gs on the global run queue
+    bool stopping;              // a stop-the-world is in progress
+    struct {
+        uint8_t status;         // enum sched_pstatus
+        bool runnext;           // a G waits in its runnext slot
+        uint32_t runq_head;     // moves on every G taken from its local queue
+        uint32_t runq_len;      // Gs in its local queue
+    } p[SCHED_STATS_MAXP];
+};
+void sched_state(struct sched_state *s);
+// The scheduler's seed: seed= of the command line, or the one chosen at
+// boot. A program that draws its own randomness from it replays with the
+// same seed= (apps/soak).
+uint64_t sched_seed(void);
+// The time slice now (quantum= on the command line; the shell may change it).
+uint64_t sched_quantum_ns(void);
+
 // ---- machine ---------------------------------------------------------------
 
 int num_cpu(void);
@@ -90,7 +118,6 @@ void sleep_ns(uint64_t ns);              // park for at least ns nanoseconds
 // "kvm", "hypervisor" (another one) or "native".
 void cpu_model(char *buf, size_t n);
 const char *cpu_accel(void);
-uint64_t sched_quantum_ns(void);         // the time slice now (quantum= at boot)
 
 // A G that must not be preempted or moved to another core between these
 // calls (they nest). A preemption that comes due meanwhile happens at the
@@ -350,5 +377,19 @@ int irq_wait_timeout(uint8_t vector, uint64_t ns);
 // shell runs, once the shell has taken the console back. One line is read
 // at a time.
 int console_read_line(char *buf, size_t cap);
+
+// Interrupts from software, for programs that exercise irq_wait without a
+// device (apps/soak; the in-kernel tests use IRQ_VEC_SOFT_LAST). No device
+// uses these vectors.
+#define IRQ_VEC_SOFT_FIRST 0x4C
+#define IRQ_VEC_SOFT_LAST 0x4F
+// Raises interrupt `vector` on core `core` by an IPI, as a device would,
+// making it waitable first (irq_wait returns -1 for it until then).
+// Returns 0, or -1 for a vector outside the soft range or no such core.
+// Two raised before the first is taken may merge into one interrupt.
+int irq_raise(uint8_t vector, int core);
+// Interrupts delivered on vector since boot (a raised one counts once the
+// core it reached has taken it).
+uint64_t irq_raised(uint8_t vector);
 
 #endif

@@ -255,3 +255,19 @@ uint32_t irq_nwaiting(uint8_t vector)
     spin_unlock(&l->lock);
     return n;
 }
+
+int irq_raise(uint8_t vector, int core)
+{
+    if (vector < IRQ_VEC_SOFT_FIRST || vector > IRQ_VEC_SOFT_LAST || core < 0 ||
+        core >= num_cpu())
+        return -1;
+    if (irq_attach(vector, 0) != 0)
+        return -1;
+    arch_send_ipi((uint32_t)core, vector);
+    return 0;
+}
+
+uint64_t irq_raised(uint8_t vector)
+{
+    return irq_count(vector);
+}

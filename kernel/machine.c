@@ -42,11 +42,6 @@ const char *cpu_accel(void)
     return arch_accel();
 }
 
-uint64_t sched_quantum_ns(void)
-{
-    return arch_cycles_to_ns(__atomic_load_n(&quantum_cycles, __ATOMIC_RELAXED));   // a snapshot: preempt_set_quantum_ns may change it
-}
-
 void machine_exit(int code)
 {
     arch_stop_others();

@@ -344,3 +344,8 @@ void preempt_init(void)
     arch_set_irq_handler(VEC_TIMER, timer_irq);
     arch_set_irq_handler(VEC_PREEMPT, preempt_ipi);
 }
+
+uint64_t sched_quantum_ns(void)
+{
+    return arch_cycles_to_ns(__atomic_load_n(&quantum_cycles, __ATOMIC_RELAXED));     // relaxed: a value, as preempt_set_quantum_ns stores it
+}

@@ -142,6 +142,7 @@ static void irqoff_check(uint64_t now)
     uint64_t limit = arch_ns_to_cycles(1000000);
     for (uint32_t i = 1; i < sched.ncpu; i++) {
         struct m *mp = &allm[i];
+        arch_report_flush(i);           // an earlier report its NMI has recorded
         uint64_t armed = __atomic_load_n(&mp->armed, __ATOMIC_RELAXED);           // racy: a heuristic
         uint64_t last = __atomic_load_n(&mp->last_timer_irq, __ATOMIC_RELAXED);   // racy: a heuristic
         if (armed && now > armed + limit && last < armed && reported[i] != armed) {

@@ -114,6 +114,19 @@ def fatal(name, help, *expect, timeout=15):
                   expect=list(expect), timeout=timeout)
 
 
+def soak(cores, nodes, quantum, seed, ops=100000):
+    """app=soak with a fixed seed: every invariant held, and its count."""
+    numa = None
+    if nodes > 1:
+        per = cores // nodes
+        numa = [NumaNode(f"{i * per}-{i * per + per - 1}", f"{512 // nodes}M") for i in range(nodes)]
+    return Config(f"soak-smp{cores}-numa{nodes}-{quantum}",
+                  f"app=soak, {cores} vCPU(s), {nodes} NUMA node(s), quantum={quantum}, seed={seed}",
+                  cores=cores, numa=numa, cmdline=f"app=soak seed={seed} quantum={quantum} ops={ops}",
+                  expect=[rf"^soak: [1-9]\d* ops, 0 failures$"], reject=[r"^soak: FAIL"],
+                  timeout=120)
+
+
 def go_tests(cores, seed, timeout):
     """Go's own tests written again in C (tests/kernel/go_*_test.c, all
     named go_*), with a fixed seed: replayable schedules."""
@@ -359,6 +372,23 @@ CONFIGS = [
     Config("gobench-smp2", "app=gobench benchtime=10x: Go's benchmark format, every benchmark ran",
            cores=2, cmdline="app=gobench benchtime=10x", timeout=300,
            expect=[r"^ok  \ttime\t"], log_check=gobench_format.checker(2)),
+    # The short soak (make soak is the long one): app=soak with fixed seeds
+    # over three machine shapes and time slices; each finds every
+    # invariant held (docs/testing.md, *Soak*). About 5 to 20 s each here.
+    soak(1, 1, "20us", 11), soak(4, 2, "50us", 12), soak(8, 4, "1ms", 13),
+    # ... and its checks catch what they look for: a message lost, a
+    # goroutine finished twice, each named, then the replay command.
+    Config("soak-break-msg", "app=soak break=msg: the lost message is named, then the replay",
+           cmdline="app=soak seed=21 quantum=50us ops=100000 break=msg", exit_status=3,
+           expect_seq=[r"^soak: FAIL: messages: \d+ sent, 1 never received",
+                       r"^soak: FAILED with seed=21$",
+                       r'^soak: replay: make run APP=soak SMP=2 ARGS="seed=21 quantum=50us '
+                       r'ops=100000 break=msg"$']),
+    Config("soak-break-g", "app=soak break=g: a goroutine finished twice is named, then the replay",
+           cmdline="app=soak seed=22 ops=100000 break=g", exit_status=3,
+           expect_seq=[r"^soak: FAIL: goroutine of slot \d+ finished 2 times",
+                       r'^soak: replay: make run APP=soak SMP=2 ARGS="seed=22 quantum=10000us '
+                       r'ops=100000 break=g"$']),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     # Typed one key at a time, each line after the previous answer: the echo

@@ -8,7 +8,7 @@ Used by tests/run.py (with tests/fbshot.py and tests/hangdump.py),
 tools/bench.py, tools/peer-guest.py, and the Makefile's run and debug
 targets through the command below:
 
-    tools/qemu.py [--smp N] [--mem SIZE] [--gdb] ELF [CMDLINE]
+    tools/qemu.py [--smp N] [--mem SIZE] [--numa N] [--gdb] ELF [CMDLINE]
 
 boots ELF under TCG with the serial port on this terminal, prints QEMU's
 exit status and what it means, and exits 0 only when the application
@@ -89,6 +89,36 @@ def accel_argv(accel):
 def option_string(s):
     """s inside a QEMU option value: a comma ends a value, ",," is a literal one."""
     return s.replace(",", ",,")
+
+
+def mem_mib(mem):
+    """A QEMU memory size ("512M", "1G", "2048") in MiB."""
+    m = re.fullmatch(r"(\d+)([MG]?)", mem.upper())
+    if not m:
+        raise ValueError(f"memory size {mem!r}: a number of MiB, or with M or G")
+    return int(m.group(1)) * (1024 if m.group(2) == "G" else 1)
+
+
+def numa_even_argv(nodes, cpus, mem):
+    """-numa options for `nodes` nodes sharing cpus vCPUs and mem evenly (the
+    first nodes take what does not divide), 20 between any two nodes: the
+    NUMA shapes of make run NUMA=N and tools/soak.py."""
+    if nodes <= 1:
+        return []
+    if nodes > cpus:
+        raise ValueError(f"{nodes} NUMA nodes need at least as many vCPUs ({cpus})")
+    argv, cpu, left = [], 0, mem_mib(mem)
+    for i in range(nodes):
+        n = cpus // nodes + (1 if i < cpus % nodes else 0)
+        size = left // (nodes - i)
+        left -= size
+        argv += ["-object", f"memory-backend-ram,id=mem{i},size={size}M",
+                 "-numa", f"node,nodeid={i},cpus={cpu}-{cpu + n - 1},memdev=mem{i}"]
+        cpu += n
+    for a in range(nodes):
+        for b in range(a + 1, nodes):
+            argv += ["-numa", f"dist,src={a},dst={b},val=20"]
+    return argv
 
 
 def fw_cfg_cmdline(cmdline):
@@ -322,6 +352,8 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smp", default="2", help="vCPUs (default 2)")
     ap.add_argument("--mem", default="512M", help="memory (default 512M)")
+    ap.add_argument("--numa", type=int, default=1,
+                    help="NUMA nodes sharing the vCPUs and memory evenly (default 1)")
     ap.add_argument("--gdb", action="store_true", help="wait for gdb on :1234 (-s -S)")
     ap.add_argument("--ctrl-c-to-guest", action="store_true",
                     help="Ctrl-C is a key for the guest (the shell's), not a signal; Ctrl-A x quits")
@@ -331,6 +363,7 @@ def main():
     serial, extra = "stdio", []
     if args.ctrl_c_to_guest:
         serial, extra = "chardev:com1", ["-chardev", "stdio,id=com1,signal=off"]
+    extra += numa_even_argv(args.numa, int(args.smp), args.mem)
     cmd = argv(args.smp, args.mem, serial=serial, extra=extra) + (["-s", "-S"] if args.gdb else []) + \
         kernel_boot(args.elf, args.cmdline)
     if args.gdb:

@@ -6,6 +6,7 @@
 #include "kernel/timer.h"
 #include "lib/string.h"
 #include "kernel/cmdline.h"
+#include "kernel/console.h"
 
 static uint64_t kparams_quantum_us(void) { return kparams.quantum_ns / 1000; }
 
@@ -404,6 +405,33 @@ static void irqoff_g(void *arg)
     kt_store(&irqoff_core, (uint64_t)core_id() + 1);
 }
 #endif
+
+#ifdef GORO_DEBUG
+// sysmon's report on a core that keeps interrupts off comes by NMI, which
+// may land while that core holds the console's lock. It must be recorded
+// there and printed later (arch_report_flush), never printed from the NMI,
+// which took the lock again: a lock-order panic in debug builds, a core
+// spinning on its own lock otherwise. The soak found it (apps/soak); here
+// the core asks itself, holding the console.
+static void report_self(void)
+{
+    arch_report_cpu((uint32_t)core_id(), "asked by the test");
+}
+#endif
+
+KTEST(debug_irqs_off_report_while_holding_the_console)
+{
+#ifndef GORO_DEBUG
+    KT_SKIP("debug builds only (make DEBUG=1)");
+#else
+    preempt_disable();
+    uint32_t me = (uint32_t)core_id();
+    console_hold(report_self, 2000000);     // the NMI lands in here
+    bool printed = arch_report_flush(me);
+    preempt_enable();
+    KT_ASSERT(printed);
+#endif
+}
 
 KTEST(debug_irqs_off_over_1ms_is_reported)
 {
