@@ -177,8 +177,11 @@ KTEST(race_gosched_yields_to_the_global_queue)
     gomaxprocs(orig);
     printf("ktest: %lu of %d spawned goroutines ran after %lu yields\n", ran, YIELD_SPAWN, yields);
     KT_ASSERT_EQ(ran, YIELD_SPAWN);
-    // Everything queued before the yield runs before the yielder again.
-    KT_ASSERT_EQ(yields, 1);
+    // Everything queued before the yield runs before the yielder again. A
+    // quantum preemption during the spawning (a slow host makes the loop
+    // outlast a time slice) also puts us behind them all: then no yield
+    // is needed at all.
+    KT_ASSERT(yields <= 1);
 }
 
 // ---- stop-the-world preempts a lone G on another P ----------------------
