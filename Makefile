@@ -37,7 +37,7 @@ KERNEL_C := kernel/main.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c \
+            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c kernel/profile.c \
             kernel/shell.c kernel/shell_run.c kernel/shell_sched.c kernel/shell_machine.c \
             kernel/shell_metrics.c kernel/shell_script.c kernel/acpidump.c kernel/inject.c
 
@@ -51,7 +51,8 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c \
           apps/bench_time.c apps/gobench.c apps/gobench_proc.c apps/gobench_chan.c \
           apps/gobench_select.c apps/gobench_sync.c apps/gobench_sema.c apps/gobench_time.c \
-          apps/gobench_goro.c
+          apps/gobench_goro.c \
+          apps/cpuburn.c
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
@@ -215,6 +216,20 @@ run: deps-check $(BUILD)/goro.elf
 
 debug: deps-check $(BUILD)/goro.elf
 	@$(RUN_QEMU) --gdb $(BUILD)/goro.elf "$(CMDLINE)"
+
+# profile: boots APP with the sampling profiler on (profile=$(PROFILE_HZ);
+#   ARGS="profile=N" overrides), then tools/profile2pprof.py writes
+#   $(BUILD)/profile/cpu.pb.gz (go tool pprof) and cpu.folded (flame graphs).
+#   docs/observability.md says how to read them.
+PROFILE_HZ ?= 1000
+.PHONY: profile
+profile: deps-check $(BUILD)/goro.elf
+	@mkdir -p $(BUILD)/profile
+	@$(RUN_QEMU) $(BUILD)/goro.elf "profile=$(PROFILE_HZ) $(CMDLINE)" > $(BUILD)/profile/serial.log; \
+	    st=$$?; grep -v '^PROFILE [0-9]' $(BUILD)/profile/serial.log; exit $$st
+	$(PYTHON) tools/profile2pprof.py $(BUILD)/profile/serial.log --elf $(BUILD)/goro.elf \
+	    -o $(BUILD)/profile/cpu.pb.gz --folded $(BUILD)/profile/cpu.folded
+	@echo "profile: $(BUILD)/profile/cpu.pb.gz: go tool pprof -top $(BUILD)/goro.elf $(BUILD)/profile/cpu.pb.gz"
 
 # ---- tests ----------------------------------------------------------------
 

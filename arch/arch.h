@@ -228,6 +228,13 @@ enum {
     VEC_SPURIOUS = 0xFF,
 };
 typedef void (*irq_handler_fn)(uint8_t vector);
+// From inside an interrupt handler: where this core was interrupted (the
+// sampling profiler's sample). False before the core's first interrupt.
+struct arch_irq_ctx {
+    uint64_t rip, rbp, rsp;
+    bool irqs_on;                   // the interrupted code had interrupts enabled
+};
+bool arch_irq_context(struct arch_irq_ctx *c);
 void arch_set_irq_handler(uint8_t vector, irq_handler_fn fn);
 void arch_send_ipi(uint32_t cpu, uint8_t vector);
 void arch_send_ipi_all_but_self(uint8_t vector);

@@ -55,6 +55,22 @@ void idt_load(void)
     __asm__ volatile("lidt %0" :: "m"(idtr));
 }
 
+// The frame of the interrupt each core is handling (or handled last):
+// written by that core only, with interrupts off, before its handler runs.
+static struct trapframe *irq_frame[MAX_CPUS];
+
+bool arch_irq_context(struct arch_irq_ctx *c)
+{
+    const struct trapframe *tf = irq_frame[cpu_index()];
+    if (!tf)
+        return false;
+    c->rip = tf->rip;
+    c->rbp = tf->rbp;
+    c->rsp = tf->rsp;
+    c->irqs_on = tf->rflags & (1u << 9);
+    return true;
+}
+
 void arch_set_irq_handler(uint8_t vector, irq_handler_fn fn)
 {
     irq_handlers[vector] = fn;
@@ -229,6 +245,7 @@ struct trapframe *trap_dispatch(struct trapframe *tf)
     }
     if (v == VEC_SPURIOUS)
         return tf;
+    irq_frame[cpu_index()] = tf;    // for arch_irq_context (the profiler's samples)
     if (irq_handlers[v])
         irq_handlers[v]((uint8_t)v);
     else

@@ -351,4 +351,13 @@ int irq_wait_timeout(uint8_t vector, uint64_t ns);
 // at a time.
 int console_read_line(char *buf, size_t cap);
 
+// ---- observability (kernel/profile.c, trace.c; docs/observability.md) -----
+
+// The sampling CPU profiler. Boot with profile=HZ to have its buffers (and
+// a first run from boot). profile_stop ends the run and prints its samples
+// as PROFILE lines (tools/profile2pprof.py reads them); profile_start begins a
+// new one at hz (100..10000). False: no buffers, or a run is on.
+bool profile_start(int hz);
+void profile_stop(void);
+
 #endif

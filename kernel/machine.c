@@ -6,6 +6,7 @@
 #include "kernel/trace.h"
 #include "kernel/app.h"
 #include "kernel/sched.h"
+#include "kernel/profile.h"
 
 int num_cpu(void)
 {
@@ -50,9 +51,10 @@ uint64_t sched_quantum_ns(void)
 void machine_exit(int code)
 {
     arch_stop_others();
-    if (trace_on) {
+    if (trace_on || profile_key.enabled) {
         console_panic_mode();       // a stopped core may hold the console lock
         trace_dump();
+        profile_dump();
     }
     arch_exit(code);
 }

@@ -18,6 +18,7 @@ from typing import Callable, List, Optional, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import trace2json  # noqa: E402  (tools/ is not a package)
 import gobench_format  # noqa: E402  (tests/, beside this file)
+import profile2pprof  # noqa: E402
 
 
 @dataclass
@@ -87,6 +88,14 @@ class Config:
     fw_cfg: List[Tuple[str, str]] = field(default_factory=list)
     # A check of the whole serial log: returns its problems, [] when fine.
     log_check: Optional[Callable[[List[str]], List[str]]] = None
+
+
+def profile_check(lines, tag):
+    """tools/profile2pprof.py's check of a profiled app=cpuburn boot, on the
+    image of the build being tested (run.py sets GORO_BUILD)."""
+    build = os.environ.get("GORO_BUILD", "build")
+    return profile2pprof.check_cpuburn(lines, os.path.join(build, "goro.elf"),
+                                       os.path.join(build, "test-logs", "profile-" + tag))
 
 
 def ktest(name, help, **kw):
@@ -359,6 +368,14 @@ CONFIGS = [
     Config("gobench-smp2", "app=gobench benchtime=10x: Go's benchmark format, every benchmark ran",
            cores=2, cmdline="app=gobench benchtime=10x", timeout=300,
            expect=[r"^ok  \ttime\t"], log_check=gobench_format.checker(2)),
+    # The CPU profiler: go tool pprof reads the profile and finds the hot
+    # function; the samples stand for hz x time x cores.
+    Config("profile-smp2", "profile=1000 on app=cpuburn: pprof -top lists cpuburn_hot first, counts within 10%",
+           cores=2, cmdline="profile=1000 app=cpuburn ms=1000", timeout=90,
+           expect=[r"^profile: 2 hooks on$"], log_check=lambda lines: profile_check(lines, "smp2")),
+    Config("profile-10khz-smp1", "profile=10000 on app=cpuburn, 1 vCPU: the same at the highest rate",
+           cores=1, cmdline="profile=10000 app=cpuburn ms=500", timeout=90,
+           log_check=lambda lines: profile_check(lines, "10khz")),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     # Typed one key at a time, each line after the previous answer: the echo
