@@ -221,6 +221,19 @@ debug: deps-check $(BUILD)/goro.elf
 #   ARGS="profile=N" overrides), then tools/profile2pprof.py writes
 #   $(BUILD)/profile/cpu.pb.gz (go tool pprof) and cpu.folded (flame graphs).
 #   docs/observability.md says how to read them.
+# trace: boots APP with the event trace on (trace=1), then writes
+#   $(BUILD)/trace/trace.out (Go's execution trace: go tool trace) and
+#   trace.json (Perfetto, ui.perfetto.dev), by tools/trace2go.py and
+#   tools/trace2json.py.
+.PHONY: trace
+trace: deps $(BUILD)/goro.elf
+	@mkdir -p $(BUILD)/trace
+	@$(RUN_QEMU) $(BUILD)/goro.elf "trace=1 $(CMDLINE)" > $(BUILD)/trace/serial.log; \
+	    st=$$?; grep -v '^TRACE [0-9]' $(BUILD)/trace/serial.log; exit $$st
+	$(PYTHON) tools/trace2go.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.out
+	$(PYTHON) tools/trace2json.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.json
+	@echo "trace: go tool trace $(BUILD)/trace/trace.out; $(BUILD)/trace/trace.json in ui.perfetto.dev"
+
 PROFILE_HZ ?= 1000
 .PHONY: profile
 profile: deps-check $(BUILD)/goro.elf

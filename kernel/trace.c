@@ -68,6 +68,14 @@ static const struct {
     [TR_STEAL] = { "Steal", "n", "victim" },
     [TR_IDLE] = { "Idle", 0, 0 },
     [TR_WAKE] = { "Wake", 0, 0 },
+    [TR_PROC_START] = { "ProcStart", 0, "p" },
+    [TR_PROC_STOP] = { "ProcStop", 0, "p" },
+    [TR_GOMAXPROCS] = { "Gomaxprocs", 0, "procs" },
+    [TR_SYSCALL] = { "GoSysCall", "g", 0 },
+    [TR_SYSCALL_EXIT] = { "GoSysExit", "g", "lost" },
+    [TR_HANDOFF] = { "Handoff", 0, "p" },
+    [TR_TIMER] = { "TimerFire", 0, "fn" },
+    [TR_WAKE_IPI] = { "WakeIPI", 0, "core" },
 };
 
 static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp);

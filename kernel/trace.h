@@ -24,6 +24,14 @@ enum trace_ev {
     TR_STEAL,           // this P stole g Gs; arg = the victim P
     TR_IDLE,            // this core halts with no P (or waits for work)
     TR_WAKE,            // this core left its idle wait
+    TR_PROC_START,      // this core took P arg (acquirep)
+    TR_PROC_STOP,       // this core let P arg go
+    TR_GOMAXPROCS,      // gomaxprocs is now arg
+    TR_SYSCALL,         // g entered a blocking call (entersyscall)
+    TR_SYSCALL_EXIT,    // g left it; arg = 1 when its P had been taken meanwhile
+    TR_HANDOFF,         // sysmon took P arg from a G in a blocking call
+    TR_TIMER,           // this core runs a timer's function; arg = the function
+    TR_WAKE_IPI,        // this core sent a wake-up IPI to core arg
     TR_NEVENTS
 };
 

@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import trace2json  # noqa: E402  (tools/ is not a package)
 import gobench_format  # noqa: E402  (tests/, beside this file)
 import profile2pprof  # noqa: E402
+import trace2go  # noqa: E402
 
 
 @dataclass
@@ -96,6 +97,13 @@ def profile_check(lines, tag):
     build = os.environ.get("GORO_BUILD", "build")
     return profile2pprof.check_cpuburn(lines, os.path.join(build, "goro.elf"),
                                        os.path.join(build, "test-logs", "profile-" + tag))
+
+
+def go_trace_check(lines, tag):
+    """tools/trace2go.py's check: go tool trace -pprof=sched parses the
+    converted trace and counts what goro's trace holds."""
+    build = os.environ.get("GORO_BUILD", "build")
+    return trace2go.check(lines, os.path.join(build, "test-logs", "trace-" + tag))
 
 
 def ktest(name, help, **kw):
@@ -352,17 +360,26 @@ CONFIGS = [
     # The event trace: printed whole when the app returns, and consistent
     # (every G created before it runs, on one core at a time). The ktest run
     # wraps the rings, so its dump begins mid-stream and counts the dropped.
-    Config("trace-smp4", "trace=1: worker pool's event trace, whole and consistent, 4 vCPUs",
+    Config("trace-smp4", "trace=1: worker pool's event trace, whole and consistent, 4 vCPUs; go tool trace reads it",
            cores=4, cmdline="trace=1 app=demo_worker_pool", timeout=60,
            expect=[r"^worker_pool: ok", r"^TRACE begin cores=4 .* dropped=0$", r"^TRACE \d+ \d+ GoStart g=([2-9]|\d\d+) "],
-           log_check=trace2json.check),
+           log_check=lambda lines: trace2json.check(lines) + go_trace_check(lines, "smp4")),
+    Config("trace-go-smp1", "trace=1, 1 vCPU: the worker pool's Go execution trace parses; counts match",
+           cores=1, cmdline="trace=1 app=demo_worker_pool", timeout=60,
+           expect=[r"^worker_pool: ok", r"^TRACE begin cores=1 .* dropped=0$"],
+           log_check=lambda lines: trace2json.check(lines) + go_trace_check(lines, "smp1")),
+    Config("trace-go-smp2", "trace=1, 2 vCPUs: the worker pool's Go execution trace parses; counts match",
+           cores=2, cmdline="trace=1 app=demo_worker_pool", timeout=60,
+           expect=[r"^worker_pool: ok", r"^TRACE begin cores=2 .* dropped=0$"],
+           log_check=lambda lines: trace2json.check(lines) + go_trace_check(lines, "smp2")),
     Config("trace-efi", "trace=1 under the GNU-EFI loader: hooks patched in the image OVMF loaded",
            boot="efi", firmware="ovmf", cores=2, cmdline="trace=1 app=demo_worker_pool", timeout=90,
            expect=[r"^worker_pool: ok", r"^trace: \d+ hooks on$", r"^TRACE begin cores=2 .* dropped=0$"],
            log_check=trace2json.check),
     ktest("trace-sched-smp2", "trace=1 while the scheduler tests run: rings wrap, dump parses",
           cores=2, cmdline="trace=1 app=ktest filter=sched", timeout=180,
-          expect=[r"^TRACE begin cores=2 .* dropped=[1-9]\d*$"], log_check=trace2json.check),
+          expect=[r"^TRACE begin cores=2 .* dropped=[1-9]\d*$"],
+          log_check=lambda lines: trace2json.check(lines) + go_trace_check(lines, "sched")),
     # Go's benchmarks (app=gobench) with a short fixed count: every line in
     # go test's format, every benchmark of the list ran; no timing is checked.
     Config("gobench-smp2", "app=gobench benchtime=10x: Go's benchmark format, every benchmark ran",
