@@ -37,7 +37,7 @@ KERNEL_C := kernel/main.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c kernel/profile.c \
+            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c kernel/profile.c kernel/metrics.c \
             kernel/shell.c kernel/shell_run.c kernel/shell_sched.c kernel/shell_machine.c \
             kernel/shell_metrics.c kernel/shell_script.c kernel/acpidump.c kernel/inject.c
 

@@ -20,6 +20,7 @@ extern const uint64_t isr_stubs[256];
 static irq_handler_fn irq_handlers[256];
 static fault_handler_fn fault_handlers[32];
 volatile bool arch_stopping;
+static uint32_t arch_nstopped;      // cores halted by arch_stop_others' NMI
 
 static const char *const exc_names[32] = {
     [0] = "#DE divide error", [1] = "#DB debug", [2] = "NMI", [3] = "#BP breakpoint",
@@ -212,6 +213,7 @@ static void outside_nmi(struct trapframe *tf)
 static void nmi(struct trapframe *tf)
 {
     if (arch_stopping) {
+        __atomic_fetch_add(&arch_nstopped, 1, __ATOMIC_RELEASE);  // release: this core's last writes (trace rings, metrics) are done; pairs with arch_stop_others' acquire
         for (;;)
             __asm__ volatile("cli; hlt");
     }
@@ -260,4 +262,10 @@ void arch_stop_others(void)
         return;     // another core is already stopping everyone
     if (arch_ncpu() > 1)
         lapic_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
+    // Wait (up to 100 ms) until they have halted: what the stopping core
+    // prints next (the event trace, the profile, the metrics) must not
+    // change under it. Under TCG a vCPU can run on for milliseconds
+    // before it takes the NMI.
+    for (int i = 0; i < 1000 && __atomic_load_n(&arch_nstopped, __ATOMIC_ACQUIRE) < arch_ncpu() - 1; i++)
+        tsc_delay_us(100);      // acquire: pairs with the NMI handler's release
 }

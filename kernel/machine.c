@@ -7,6 +7,7 @@
 #include "kernel/app.h"
 #include "kernel/sched.h"
 #include "kernel/profile.h"
+#include "kernel/metrics.h"
 
 int num_cpu(void)
 {
@@ -50,11 +51,13 @@ uint64_t sched_quantum_ns(void)
 
 void machine_exit(int code)
 {
+    irq_disable();                  // no preemption from here: the dumps below must see a still machine
     arch_stop_others();
-    if (trace_on || profile_key.enabled) {
+    if (trace_on || profile_key.enabled || metrics_on) {
         console_panic_mode();       // a stopped core may hold the console lock
         trace_dump();
         profile_dump();
+        metrics_print();
     }
     arch_exit(code);
 }

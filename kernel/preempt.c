@@ -238,7 +238,7 @@ static void preempt_m(void *arg)
     uint32_t reason = preempt_reason[mp->id];
     uint64_t now = arch_cycles();
     pp->stats.preemptions++;
-    trace_event(TR_GO_PREEMPT, gp->id, reason);
+    trace_gp(TR_GO_PREEMPT, gp, reason);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the queue's release (lock or tail store)
     if (reason & PREEMPT_QUANTUM) {
         pp->stats.preemptions_quantum++;

@@ -353,7 +353,7 @@ out:
 void ready_from_irq(struct g *gp)
 {
     ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
-    trace_event(TR_GO_UNPARK, gp->id, 0);
+    trace_gp(TR_GO_UNPARK, gp, 0);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the release CAS below
     struct g *head = __atomic_load_n(&sched.irqready, __ATOMIC_RELAXED);  // a first guess; the CAS checks it
     do

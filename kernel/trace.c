@@ -25,6 +25,7 @@
 #include "kernel/page.h"
 #include "lib/printf.h"
 #include "kernel/sched.h"
+#include "kernel/metrics.h"
 
 #define TRACE_RING 8192u            // records per core, a power of two
 
@@ -74,7 +75,7 @@ static const struct {
     [TR_SYSCALL] = { "GoSysCall", "g", 0 },
     [TR_SYSCALL_EXIT] = { "GoSysExit", "g", "lost" },
     [TR_HANDOFF] = { "Handoff", 0, "p" },
-    [TR_TIMER] = { "TimerFire", 0, "fn" },
+    [TR_TIMER] = { "TimerFire", "late", "fn" },
     [TR_WAKE_IPI] = { "WakeIPI", 0, "core" },
 };
 
@@ -103,7 +104,7 @@ int trace_set_hooks(bool on)
     static mutex_t m = MUTEX_INIT;
     mutex_lock(&m);
     int n = 0;
-    if (on && !trace_key.enabled) {
+    if (on && (!trace_key.enabled || !trace_on)) {  // (metrics=1 may have patched them in alone)
         if (!trace_on)
             trace_init(arch_ncpu());
         if (!trace_on) {
@@ -115,8 +116,13 @@ int trace_set_hooks(bool on)
         struct m *mp = acquirem();
         record(TR_GO_START, mp->curg->id, mp->p->id, mp->curg);
         releasem(mp);
-        n = (int)static_branch_set_live(&trace_key, true);
+        if (!trace_key.enabled)
+            n = (int)static_branch_set_live(&trace_key, true);
     } else if (!on && trace_key.enabled) {
+        if (__atomic_load_n(&metrics_on, __ATOMIC_ACQUIRE)) {    // acquire: pairs with metrics_init's release
+            kprintf("trace: the hooks stay in for metrics=1 (recording is off)\n");
+            goto out;               // the cores keep running record(): their ring state is theirs
+        }
         n = (int)static_branch_set_live(&trace_key, false);
         // Every core has taken an interrupt since the hooks went out, and
         // none is inside record() (it runs with interrupts off): no core
@@ -172,13 +178,23 @@ static void account_leave(struct trace_ring *r, uint64_t now)
     __atomic_store_n(&r->cur_g, (struct g *)0, __ATOMIC_RELAXED);   // relaxed: read racily by ps
 }
 
+// Every hook comes here: to the ring when the trace is on, to the metrics
+// when metrics=1 (gp: the G, when the hook had it).
 static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
 {
-    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE))   // acquire: pairs with trace_init's release
+    bool tr = __atomic_load_n(&trace_on, __ATOMIC_ACQUIRE);     // acquire: pairs with trace_init's release
+    bool me = __atomic_load_n(&metrics_on, __ATOMIC_ACQUIRE);   // acquire: pairs with metrics_init's release
+    if (!tr && !me)
         return;
     uint64_t fl = irq_save();
-    struct trace_ring *r = &rings[cpu_index()];
     uint64_t now = arch_cycles();
+    if (me)
+        metrics_event(ev, gp, g, arg, now);
+    if (!tr) {
+        irq_restore(fl);
+        return;
+    }
+    struct trace_ring *r = &rings[cpu_index()];
     __atomic_store_n(&r->busy, 1, __ATOMIC_SEQ_CST);      // pairs with trace_dump_live's load
     bool keep = __atomic_load_n(&recording, __ATOMIC_SEQ_CST);   // after busy is visible
     if (ev == TR_GO_CREATE && gp)
@@ -207,6 +223,11 @@ static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
 void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg)
 {
     record(ev, g, arg, 0);
+}
+
+void trace_record_gp(enum trace_ev ev, struct g *gp, uint64_t arg)
+{
+    record(ev, gp->id, arg, gp);
 }
 
 void trace_record_g(enum trace_ev ev, struct g *gp)
@@ -240,7 +261,9 @@ static void print_rec(uint32_t core, const struct trace_rec *rec)
         return;
     }
     char g[32] = "", arg[96] = "";
-    if (ev_fmt[rec->ev].g)
+    if (rec->ev == TR_TIMER)        // the lateness, in TSC cycles
+        snprintf(g, sizeof g, " late=%lu", arch_cycles_to_ns(rec->g));
+    else if (ev_fmt[rec->ev].g)
         snprintf(g, sizeof g, " %s=%lu", ev_fmt[rec->ev].g, rec->g);
     if (rec->ev == TR_GO_PARK)      // the wait reason: a string literal, no spaces lost
         snprintf(arg, sizeof arg, " reason=\"%s\"", rec->arg ? (const char *)rec->arg : "");

@@ -20,6 +20,7 @@ import trace2json  # noqa: E402  (tools/ is not a package)
 import gobench_format  # noqa: E402  (tests/, beside this file)
 import profile2pprof  # noqa: E402
 import trace2go  # noqa: E402
+import metrics  # noqa: E402
 
 
 @dataclass
@@ -393,6 +394,15 @@ CONFIGS = [
     Config("profile-10khz-smp1", "profile=10000 on app=cpuburn, 1 vCPU: the same at the highest rate",
            cores=1, cmdline="profile=10000 app=cpuburn ms=500", timeout=90,
            log_check=lambda lines: profile_check(lines, "10khz")),
+    # Scheduler metrics: they parse, and the latency histogram holds one
+    # sample per schedule (per GoStart of the event trace booted with them).
+    Config("metrics-smp2", "metrics=1 trace=1 on the timeout demo: METRIC lines parse, one latency per GoStart",
+           cores=2, cmdline="metrics=1 trace=1 app=demo_timeout", timeout=60,
+           expect=[r"^metrics: on"], log_check=lambda lines: metrics.check(lines) + trace2json.check(lines)),
+    Config("metrics-smp4", "metrics=1 alone on the worker pool, 4 vCPUs: METRIC lines parse and add up",
+           cores=4, cmdline="metrics=1 app=demo_worker_pool", timeout=60,
+           expect=[r"^metrics: on", r"^METRIC /sched/gomaxprocs:threads 4"], reject=[r"^TRACE "],
+           log_check=metrics.check),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     # Typed one key at a time, each line after the previous answer: the echo

@@ -29,7 +29,7 @@ EVENTS = {
     "GoEnd": ("g",), "Steal": ("n", "victim"), "Idle": (), "Wake": (),
     "ProcStart": ("p",), "ProcStop": ("p",), "Gomaxprocs": ("procs",),
     "GoSysCall": ("g",), "GoSysExit": ("g", "lost"), "Handoff": ("p",),
-    "TimerFire": ("fn",), "WakeIPI": ("core",),
+    "TimerFire": ("late", "fn"), "WakeIPI": ("core",),
 }
 STOPS = ("GoYield", "GoPreempt", "GoPark", "GoEnd")     # the running G leaves its core
 
