@@ -52,7 +52,7 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/bench_time.c apps/gobench.c apps/gobench_proc.c apps/gobench_chan.c \
           apps/gobench_select.c apps/gobench_sync.c apps/gobench_sema.c apps/gobench_time.c \
           apps/gobench_goro.c \
-          apps/cpuburn.c
+          apps/cpuburn.c apps/flightrec.c
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \

@@ -272,6 +272,98 @@ static void print_rec(uint32_t core, const struct trace_rec *rec)
     kprintf("TRACE %u %lu %s%s%s\n", core, ns, ev_fmt[rec->ev].name, g, arg);
 }
 
+// ---- the flight recorder ----------------------------------------------------
+//
+// While the machine runs, the rings keep being written, so a slot read now
+// may be overwritten while it is copied. A record at index s (slot s &
+// (TRACE_RING - 1)) is safe to have copied if, after the copy, the
+// writer's count n is still below s + TRACE_RING - 1: the writer has not
+// started the record that reuses the slot (it writes slot n & mask before
+// publishing n + 1). Each core's window is copied newest first, each copy
+// checked, and the walk stops at the first record that may be torn or is
+// older than the window.
+
+struct snap {
+    struct trace_rec *recs;         // oldest first
+    uint64_t n, next;
+};
+
+// Copies core i's records from cutoff to now (TSC) into s.
+static void snap_core(uint32_t i, uint64_t cutoff, uint64_t now, struct snap *s)
+{
+    struct trace_ring *r = &rings[i];
+    uint64_t end = __atomic_load_n(&r->n, __ATOMIC_ACQUIRE);    // acquire: pairs with ring_put's release
+    uint64_t k = 0;                 // records copied, newest first at the top of s->recs
+    for (uint64_t idx = end; idx > 0 && k < TRACE_RING - 1; idx--) {
+        const struct trace_rec *src = &r->recs[(idx - 1) & (TRACE_RING - 1)];
+        struct trace_rec copy;
+        copy.tsc = __atomic_load_n(&src->tsc, __ATOMIC_RELAXED);   // relaxed: validated below
+        copy.g = __atomic_load_n(&src->g, __ATOMIC_RELAXED);
+        copy.arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);
+        copy.ev = __atomic_load_n(&src->ev, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);    // the copy's loads before n's re-read
+        uint64_t now_n = __atomic_load_n(&r->n, __ATOMIC_RELAXED);
+        if (now_n >= idx - 1 + TRACE_RING - 1 || copy.tsc < cutoff)
+            break;                  // may be torn (the writer lapped it), or older than the window
+        if (copy.tsc > now)
+            continue;               // written since the dump began: after the window
+        s->recs[TRACE_RING - 1 - ++k] = copy;
+    }
+    s->recs += TRACE_RING - 1 - k;  // the oldest copied
+    s->n = k;
+    s->next = 0;
+}
+
+void trace_dump_recent(uint64_t ms)
+{
+    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE)) {      // acquire: pairs with trace_init's release
+        kprintf("trace: off (boot with trace=1 to keep the flight recorder)\n");
+        return;
+    }
+    uint32_t ncpu = trace_ncpu;
+    size_t pages = ((TRACE_RING - 1) * sizeof(struct trace_rec) + PAGE_SIZE - 1) / PAGE_SIZE;
+    static struct snap snaps[MAX_CPUS];
+    static bool busy;
+    if (__atomic_exchange_n(&busy, true, __ATOMIC_ACQUIRE)) {   // acquire: pairs with the release at the end; one dump at a time (snaps is shared)
+        kprintf("trace: a flight-recorder dump is already being printed\n");
+        return;
+    }
+    uint64_t now = arch_cycles();
+    uint64_t window = ms ? arch_ns_to_cycles(ms * 1000000) : now;
+    uint64_t cutoff = now > window ? now - window : 0;
+    uint64_t total = 0;
+    uint32_t got = 0;
+    for (; got < ncpu; got++) {
+        struct trace_rec *buf = page_alloc(pages);
+        if (!buf)
+            break;
+        snaps[got].recs = buf;
+        snap_core(got, cutoff, now, &snaps[got]);
+        total += snaps[got].n;
+    }
+    if (got < ncpu)
+        kprintf("trace: no memory for core %u's snapshot; its events are left out\n", got);
+    kprintf("trace: flight recorder: %lu ms up to %lu ns\n", ms, arch_cycles_to_ns(now - trace_t0));
+    kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", ncpu, arch_tsc_hz(), total,
+            (uint64_t)1);           // dropped >= 1: a window, not the whole run
+    for (;;) {
+        uint32_t best = got;
+        for (uint32_t i = 0; i < got; i++)
+            if (snaps[i].next < snaps[i].n &&
+                (best == got || snaps[i].recs[snaps[i].next].tsc < snaps[best].recs[snaps[best].next].tsc))
+                best = i;
+        if (best == got)
+            break;
+        print_rec(best, &snaps[best].recs[snaps[best].next++]);
+    }
+    kprintf("TRACE end\n");
+    for (uint32_t i = 0; i < got; i++) {
+        struct snap *s = &snaps[i];
+        page_free(s->recs - (TRACE_RING - 1 - s->n), pages);
+    }
+    __atomic_store_n(&busy, false, __ATOMIC_RELEASE);   // release: snaps is free again
+}
+
 // Prints records [next, end) of every ring, merged by time, between the
 // TRACE begin and end lines. dropped: the events before the first ones
 // printed (overwritten, or printed by an earlier live dump), so that a

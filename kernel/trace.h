@@ -72,6 +72,10 @@ bool trace_dump_live(void);
 // included when it runs now: for the shell's ps.
 uint64_t trace_run_cycles(struct g *gp);
 
+// The flight recorder (goro.h): prints the last ms milliseconds of every
+// ring (0: all they hold) while the machine runs; from a G.
+void trace_dump_recent(uint64_t ms);
+
 // A macro, not an inline function: the arguments are evaluated only when
 // the trace is on, and the record call sits in a cold block behind a
 // patched NOP.

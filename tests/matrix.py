@@ -107,6 +107,34 @@ def go_trace_check(lines, tag):
     return trace2go.check(lines, os.path.join(build, "test-logs", "trace-" + tag))
 
 
+def flight_recorder_check(lines):
+    """The flight recorder's dump (the first of two) parses, holds only the
+    window it names, and converts into a Go trace that go tool trace reads;
+    the dump at exit is whole."""
+    import re
+    problems = []
+    head = [i for i, l in enumerate(lines) if l.startswith("trace: flight recorder:")]
+    ends = [i for i, l in enumerate(lines) if l.startswith("TRACE end")]
+    if not head or not ends or ends[0] < head[0]:
+        return ["flight recorder: no dump"]
+    m = re.match(r"trace: flight recorder: (\d+) ms up to (\d+) ns", lines[head[0]])
+    ms, upto = int(m.group(1)), int(m.group(2))
+    first = lines[head[0]:ends[0] + 1]
+    try:
+        _, events = trace2json.parse(first)
+    except trace2json.TraceError as e:
+        return [f"flight recorder: {e}"]
+    if not events:
+        problems.append("flight recorder: an empty window")
+    bad = [e for e in events if not upto - ms * 1000000 <= e["ns"] <= upto]
+    if bad:
+        problems.append(f"flight recorder: {len(bad)} events outside the window, e.g. line {bad[0]['line']}")
+    build = os.environ.get("GORO_BUILD", "build")
+    problems += trace2go.check(first, os.path.join(build, "test-logs", "trace-flightrec"))
+    problems += trace2json.check(lines)        # the last dump: the whole trace at exit
+    return problems
+
+
 def ktest(name, help, **kw):
     kw.setdefault("cmdline", "app=ktest")
     return Config(name, help, ktest=True, **kw)
@@ -394,6 +422,9 @@ CONFIGS = [
     Config("profile-10khz-smp1", "profile=10000 on app=cpuburn, 1 vCPU: the same at the highest rate",
            cores=1, cmdline="profile=10000 app=cpuburn ms=500", timeout=90,
            log_check=lambda lines: profile_check(lines, "10khz")),
+    Config("trace-flightrec-smp2", "trace_dump_recent(100) while ping-pong pairs run: the window parses, go tool trace reads it",
+           cores=2, cmdline="trace=1 app=flightrec ms=100", timeout=120,
+           expect=[r"^flightrec: ok"], log_check=flight_recorder_check),
     # Scheduler metrics: they parse, and the latency histogram holds one
     # sample per schedule (per GoStart of the event trace booted with them).
     Config("metrics-smp2", "metrics=1 trace=1 on the timeout demo: METRIC lines parse, one latency per GoStart",

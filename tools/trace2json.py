@@ -45,9 +45,11 @@ def parse(lines):
         line = raw.rstrip("\r\n")
         if not line.startswith("TRACE "):
             continue
+        m = BEGIN_RE.match(line)
+        if m and ended:             # a later dump (the flight recorder's) replaces an earlier one
+            header, events, ended = None, [], False
         if ended:
             raise TraceError(f"line {n}: TRACE line after 'TRACE end'")
-        m = BEGIN_RE.match(line)
         if m:
             if header:
                 raise TraceError(f"line {n}: a second 'TRACE begin'")
