@@ -219,7 +219,8 @@ debug: deps-check $(BUILD)/goro.elf
 
 # profile: boots APP with the sampling profiler on (profile=$(PROFILE_HZ);
 #   ARGS="profile=N" overrides), then tools/profile2pprof.py writes
-#   $(BUILD)/profile/cpu.pb.gz (go tool pprof) and cpu.folded (flame graphs).
+#   $(BUILD)/profile/cpu.pb.gz (go tool pprof), cpu.folded (flame graphs) and,
+#   with matplotlib, cpu.png (tools/flamegraph.py).
 #   docs/observability.md says how to read them.
 # trace: boots APP with the event trace on (trace=1), then writes
 #   $(BUILD)/trace/trace.out (Go's execution trace: go tool trace) and
@@ -242,6 +243,10 @@ profile: deps-check $(BUILD)/goro.elf
 	    st=$$?; grep -v '^PROFILE [0-9]' $(BUILD)/profile/serial.log; exit $$st
 	$(PYTHON) tools/profile2pprof.py $(BUILD)/profile/serial.log --elf $(BUILD)/goro.elf \
 	    -o $(BUILD)/profile/cpu.pb.gz --folded $(BUILD)/profile/cpu.folded
+	@if $(BENCH_PYTHON) -c 'import matplotlib' 2>/dev/null; then \
+	    $(BENCH_PYTHON) tools/flamegraph.py $(BUILD)/profile/cpu.folded -o $(BUILD)/profile/cpu.png \
+	        --title "goro: $(CMDLINE), $(SMP) vCPUs"; \
+	else echo "profile: no matplotlib, no cpu.png (apt-get install python3-matplotlib)"; fi
 	@echo "profile: $(BUILD)/profile/cpu.pb.gz: go tool pprof -top $(BUILD)/goro.elf $(BUILD)/profile/cpu.pb.gz"
 
 # ---- tests ----------------------------------------------------------------
