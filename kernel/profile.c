@@ -200,8 +200,9 @@ void profile_dump(void)
     uint32_t epoch = __atomic_load_n(&prof.epoch, __ATOMIC_ACQUIRE);
     if (__atomic_exchange_n(&prof.dumped, epoch, __ATOMIC_ACQ_REL) == epoch)  // acq_rel: one dump per run, whoever comes first
         return;
+    uint32_t ncpu = prof_ncpu;      // read once: both loops cover the same buffers
     uint64_t end[MAX_CPUS], samples = 0, weight = 0, dropped = 0;
-    for (uint32_t i = 0; i < prof_ncpu; i++) {
+    for (uint32_t i = 0; i < ncpu; i++) {
         struct profile_core *c = &cores[i];
         end[i] = 0;
         if (__atomic_load_n(&c->epoch, __ATOMIC_ACQUIRE) != epoch)  // pairs with core_state's release
@@ -216,9 +217,9 @@ void profile_dump(void)
     uint64_t t1 = prof.t1 ? prof.t1 : arch_cycles();
     kprintf("PROFILE begin cores=%u hz=%u period_ns=%lu duration_ns=%lu samples=%lu weight=%lu "
             "dropped=%lu\n",
-            prof_ncpu, prof.hz, arch_cycles_to_ns(prof.period), arch_cycles_to_ns(t1 - prof.t0),
+            ncpu, prof.hz, arch_cycles_to_ns(prof.period), arch_cycles_to_ns(t1 - prof.t0),
             samples, weight, dropped);
-    for (uint32_t i = 0; i < prof_ncpu; i++) {
+    for (uint32_t i = 0; i < ncpu; i++) {
         const uint64_t *buf = cores[i].buf;
         for (uint64_t w = 0; w < end[i]; w += 3 + (buf[w] & 0xFF)) {
             uint64_t depth = buf[w] & 0xFF, kind = (buf[w] >> 8) & 0xFF;
