@@ -20,7 +20,25 @@ extern const uint64_t isr_stubs[256];
 static irq_handler_fn irq_handlers[256];
 static fault_handler_fn fault_handlers[32];
 volatile bool arch_stopping;
-static uint32_t arch_nstopped;      // cores halted by arch_stop_others' NMI
+static uint32_t arch_nstopped;      // cores halted by arch_stop_others (its IPI or NMI)
+static bool arch_stopped_here[MAX_CPUS];    // each written by its own core, once
+
+// Counts this core as stopped (once) and halts it for good.
+static __attribute__((noreturn)) void stop_here(void)
+{
+    if (!arch_stopped_here[cpu_index()]) {
+        arch_stopped_here[cpu_index()] = true;
+        __atomic_fetch_add(&arch_nstopped, 1, __ATOMIC_RELEASE);  // release: this core's last writes (trace rings, metrics) are done; pairs with wait_stopped's acquire
+    }
+    for (;;)
+        __asm__ volatile("cli; hlt");
+}
+
+static void stop_ipi(uint8_t vector)
+{
+    (void)vector;
+    stop_here();
+}
 
 static const char *const exc_names[32] = {
     [0] = "#DE divide error", [1] = "#DB debug", [2] = "NMI", [3] = "#BP breakpoint",
@@ -212,11 +230,8 @@ static void outside_nmi(struct trapframe *tf)
 // from outside (outside_nmi).
 static void nmi(struct trapframe *tf)
 {
-    if (arch_stopping) {
-        __atomic_fetch_add(&arch_nstopped, 1, __ATOMIC_RELEASE);  // release: this core's last writes (trace rings, metrics) are done; pairs with arch_stop_others' acquire
-        for (;;)
-            __asm__ volatile("cli; hlt");
-    }
+    if (arch_stopping)
+        stop_here();
     const char *why = __atomic_load_n(&report_why[cpu_index()], __ATOMIC_ACQUIRE);    // acquire: pairs with arch_report_cpu
     if (why) {
         uint64_t off;
@@ -256,16 +271,38 @@ struct trapframe *trap_dispatch(struct trapframe *tf)
     return trap_switch_hook(tf);
 }
 
+// Waits (up to 100 ms) until every other core has halted. Under TCG a
+// vCPU can run on for milliseconds before it takes the IPI or NMI.
+static bool wait_stopped(void)
+{
+    for (int i = 0; i < 1000; i++) {
+        if (__atomic_load_n(&arch_nstopped, __ATOMIC_ACQUIRE) >= arch_ncpu() - 1)  // acquire: pairs with stop_here's release
+            return true;
+        tsc_delay_us(100);
+    }
+    return false;
+}
+
 void arch_stop_others(void)
 {
     if (__atomic_exchange_n(&arch_stopping, true, __ATOMIC_ACQ_REL))   // acq_rel: one core stops the others
         return;     // another core is already stopping everyone
-    if (arch_ncpu() > 1)
+    if (arch_ncpu() > 1) {
         lapic_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
-    // Wait (up to 100 ms) until they have halted: what the stopping core
-    // prints next (the event trace, the profile, the metrics) must not
-    // change under it. Under TCG a vCPU can run on for milliseconds
-    // before it takes the NMI.
-    for (int i = 0; i < 1000 && __atomic_load_n(&arch_nstopped, __ATOMIC_ACQUIRE) < arch_ncpu() - 1; i++)
-        tsc_delay_us(100);      // acquire: pairs with the NMI handler's release
+        wait_stopped();         // what this core prints next must not change under it
+    }
+}
+
+void arch_stop_others_quiet(void)
+{
+    if (__atomic_exchange_n(&arch_stopping, true, __ATOMIC_ACQ_REL))   // acq_rel: one core stops the others
+        return;
+    if (arch_ncpu() < 2)
+        return;
+    irq_handlers[VEC_STOP] = stop_ipi;
+    lapic_send(0, ICR_FIXED | ICR_ASSERT | ICR_ALL_BUT_SELF | VEC_STOP);
+    if (!wait_stopped()) {      // a core that keeps interrupts off: the NMI then
+        lapic_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
+        wait_stopped();
+    }
 }

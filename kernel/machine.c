@@ -52,7 +52,7 @@ uint64_t sched_quantum_ns(void)
 void machine_exit(int code)
 {
     irq_disable();                  // no preemption from here: the dumps below must see a still machine
-    arch_stop_others();
+    arch_stop_others_quiet();       // each core halts outside its trace and metrics updates
     if (trace_on || profile_key.enabled || metrics_on) {
         console_panic_mode();       // a stopped core may hold the console lock
         trace_dump();
