@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// app=cpuburn [ms=N] [workers=N]: N workers (default one per core) each
+// app=cpuburn [ms=N] [workers=N] [live=HZ]: N workers (default one per core) each
 // spend ms milliseconds (default 500) of wall time computing, about nine
 // tenths in cpuburn_hot and one tenth in cpuburn_warm, while main waits.
 // The profiler's test workload: a known hottest function, and a known
 // amount of busy core time (about workers x ms; printed as busy_us, the
-// time each worker actually computed, summed).
+// time each worker actually computed, summed). live=HZ profiles the burn
+// from code: profile_start(HZ) before, profile_stop() after.
 #include "kernel/goro.h"
 
 static uint64_t burn_end;
@@ -61,6 +62,11 @@ static int cpuburn_main(int argc, char **argv)
         printf("cpuburn: usage: cpuburn [ms=N] [workers=N]\n");
         return 1;
     }
+    bool live = arg_value(argc, argv, "live", 0) > 0;
+    if (live && !profile_start((int)arg_value(argc, argv, "live", 0))) {
+        printf("cpuburn: profile_start failed\n");
+        return 1;
+    }
     uint64_t t0 = nanotime();
     burn_end = t0 + (uint64_t)ms * 1000000;
     wg_add(&burn_wg, (int)workers);
@@ -69,7 +75,9 @@ static int cpuburn_main(int argc, char **argv)
     wg_wait(&burn_wg);
     printf("cpuburn: %ld workers for %ld ms, done in %lu us, busy_us=%lu\n", workers, ms,
            (nanotime() - t0) / 1000, __atomic_load_n(&burn_busy_ns, __ATOMIC_RELAXED) / 1000);
+    if (live)
+        profile_stop();
     return 0;
 }
-GORO_APP(cpuburn, "N workers computing for ms milliseconds (the profiler's workload: ms= workers=)",
+GORO_APP(cpuburn, "N workers computing for ms milliseconds (the profiler's workload: ms= workers= live=HZ)",
          cpuburn_main);

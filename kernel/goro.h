@@ -353,10 +353,12 @@ int console_read_line(char *buf, size_t cap);
 
 // ---- observability (kernel/profile.c, trace.c; docs/observability.md) -----
 
-// The sampling CPU profiler. Boot with profile=HZ to have its buffers (and
-// a first run from boot). profile_stop ends the run and prints its samples
-// as PROFILE lines (tools/profile2pprof.py reads them); profile_start begins a
-// new one at hz (100..10000). False: no buffers, or a run is on.
+// The sampling CPU profiler. profile=HZ at boot starts a run from boot;
+// profile_start begins one at hz (100..10000) at any time, from a
+// goroutine (the hooks are patched in live when the boot did not ask for
+// them, and out again at profile_stop). profile_stop ends the run and
+// prints its samples as PROFILE lines (tools/profile2pprof.py reads them).
+// False: a run is on, or no memory for the buffers.
 bool profile_start(int hz);
 void profile_stop(void);
 

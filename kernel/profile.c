@@ -53,7 +53,7 @@ struct profile_core {
 
 struct static_key profile_key;
 static struct profile_core cores[MAX_CPUS];
-static uint32_t prof_ncpu;          // read-only after profile_init
+static uint32_t prof_ncpu;          // set once the buffers exist (release store)
 static struct {
     // written by profile_start / profile_stop while no core samples
     uint32_t hz;
@@ -86,17 +86,27 @@ static void start(uint32_t hz)
     __atomic_store_n(&prof.running, true, __ATOMIC_RELEASE);   // pairs with the cores' acquire: the fields above are set
 }
 
-void profile_init(uint32_t ncpu, uint32_t hz)
+// Each core's buffer, once. False when memory ran out.
+static bool alloc_buffers(uint32_t ncpu)
 {
     for (uint32_t i = 0; i < ncpu; i++) {
+        if (cores[i].buf)
+            continue;
         cores[i].buf = page_alloc(PROFILE_BUF_PAGES);
         if (!cores[i].buf) {
             kprintf("profile: no memory for core %u's samples; the profiler stays off\n", i);
-            return;
+            return false;
         }
         cores[i].cap = PROFILE_BUF_PAGES * PAGE_SIZE / sizeof(uint64_t);
     }
-    prof_ncpu = ncpu;
+    __atomic_store_n(&prof_ncpu, ncpu, __ATOMIC_RELEASE);  // release: the buffers are set up
+    return true;
+}
+
+void profile_init(uint32_t ncpu, uint32_t hz)
+{
+    if (!alloc_buffers(ncpu))
+        return;
     start(hz);
     kprintf("profile: %u Hz per core, %lu KiB of samples per core, printed at exit\n", hz,
             (uint64_t)PROFILE_BUF_PAGES * PAGE_SIZE / 1024);
@@ -235,23 +245,44 @@ void profile_dump(void)
     kprintf("PROFILE end\n");
 }
 
+// profile_start and profile_stop, one at a time.
+static mutex_t control = MUTEX_INIT;
+static bool patched_live;           // profile_start patched the hooks in (no profile= at boot)
+
 bool profile_start(int hz)
 {
-    if (!prof_ncpu || hz < 100 || hz > 10000 ||
-        __atomic_load_n(&prof.running, __ATOMIC_ACQUIRE))
-        return false;               // no buffers (boot without profile=), or a run is on
-    start((uint32_t)hz);
-    // every core re-arms its timer for its first sample (timer_irq)
-    uint64_t fl = irq_save();
-    arch_send_ipi_all_but_self(VEC_TIMER);
-    struct m *mp = getm();
-    if (mp->p)
-        core_rearm(mp, arch_cycles());
-    irq_restore(fl);
-    return true;
+    if (hz < 100 || hz > 10000)
+        return false;
+    mutex_lock(&control);
+    bool ok = !__atomic_load_n(&prof.running, __ATOMIC_ACQUIRE) &&    // a run is on: no
+              (prof_ncpu || alloc_buffers(arch_ncpu()));
+    if (ok) {
+        start((uint32_t)hz);
+        if (!profile_key.enabled) { // booted without profile=: patch the hooks in now
+            static_branch_set_live(&profile_key, true);
+            patched_live = true;
+        }
+        // every core re-arms its timer for its first sample (timer_irq)
+        uint64_t fl = irq_save();
+        arch_send_ipi_all_but_self(VEC_TIMER);
+        struct m *mp = getm();
+        if (mp->p)
+            core_rearm(mp, arch_cycles());
+        irq_restore(fl);
+    }
+    mutex_unlock(&control);
+    return ok;
 }
 
 void profile_stop(void)
 {
+    mutex_lock(&control);
+    if (__atomic_exchange_n(&prof.running, false, __ATOMIC_ACQ_REL))   // acq_rel: stop sampling; pairs with core_state's acquire
+        prof.t1 = arch_cycles();
+    if (patched_live) {             // out again: profiling off costs nothing again
+        static_branch_set_live(&profile_key, false);
+        patched_live = false;
+    }
     profile_dump();
+    mutex_unlock(&control);
 }
