@@ -296,7 +296,7 @@ static void snap_core(uint32_t i, uint64_t cutoff, uint64_t now, struct snap *s)
     uint64_t k = 0;                 // records copied, newest first at the top of s->recs
     for (uint64_t idx = end; idx > 0 && k < TRACE_RING - 1; idx--) {
         const struct trace_rec *src = &r->recs[(idx - 1) & (TRACE_RING - 1)];
-        struct trace_rec copy;
+        struct trace_rec copy = { 0 };
         copy.tsc = __atomic_load_n(&src->tsc, __ATOMIC_RELAXED);   // relaxed: validated below
         copy.g = __atomic_load_n(&src->g, __ATOMIC_RELAXED);
         copy.arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);
