@@ -37,7 +37,7 @@ KERNEL_C := kernel/main.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c \
+            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c kernel/profile.c kernel/metrics.c \
             kernel/shell.c kernel/shell_run.c kernel/shell_sched.c kernel/shell_machine.c \
             kernel/shell_metrics.c kernel/shell_script.c kernel/acpidump.c kernel/inject.c
 
@@ -54,7 +54,8 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/gobench_goro.c \
           apps/soak/soak_main.c apps/soak/soak_gen.c apps/soak/soak_check.c \
           apps/soak/soak_ops_chan.c apps/soak/soak_ops_sync.c apps/soak/soak_ops_time.c \
-          apps/soak/soak_ops_sys.c
+          apps/soak/soak_ops_sys.c \
+          apps/cpuburn.c apps/flightrec.c
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
@@ -219,6 +220,38 @@ run: deps-check $(BUILD)/goro.elf
 
 debug: deps-check $(BUILD)/goro.elf
 	@$(RUN_QEMU) --gdb $(BUILD)/goro.elf "$(CMDLINE)"
+
+# profile: boots APP with the sampling profiler on (profile=$(PROFILE_HZ);
+#   ARGS="profile=N" overrides), then tools/profile2pprof.py writes
+#   $(BUILD)/profile/cpu.pb.gz (go tool pprof), cpu.folded (flame graphs) and,
+#   with matplotlib, cpu.png (tools/flamegraph.py).
+#   docs/observability.md says how to read them.
+# trace: boots APP with the event trace on (trace=1), then writes
+#   $(BUILD)/trace/trace.out (Go's execution trace: go tool trace) and
+#   trace.json (Perfetto, ui.perfetto.dev), by tools/trace2go.py and
+#   tools/trace2json.py.
+.PHONY: trace
+trace: deps $(BUILD)/goro.elf
+	@mkdir -p $(BUILD)/trace
+	@$(RUN_QEMU) $(BUILD)/goro.elf "trace=1 $(CMDLINE)" > $(BUILD)/trace/serial.log; \
+	    st=$$?; grep -v '^TRACE [0-9]' $(BUILD)/trace/serial.log; exit $$st
+	$(PYTHON) tools/trace2go.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.out
+	$(PYTHON) tools/trace2json.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.json
+	@echo "trace: go tool trace $(BUILD)/trace/trace.out; $(BUILD)/trace/trace.json in ui.perfetto.dev"
+
+PROFILE_HZ ?= 1000
+.PHONY: profile
+profile: deps-check $(BUILD)/goro.elf
+	@mkdir -p $(BUILD)/profile
+	@$(RUN_QEMU) $(BUILD)/goro.elf "profile=$(PROFILE_HZ) $(CMDLINE)" > $(BUILD)/profile/serial.log; \
+	    st=$$?; grep -v '^PROFILE [0-9]' $(BUILD)/profile/serial.log; exit $$st
+	$(PYTHON) tools/profile2pprof.py $(BUILD)/profile/serial.log --elf $(BUILD)/goro.elf \
+	    -o $(BUILD)/profile/cpu.pb.gz --folded $(BUILD)/profile/cpu.folded
+	@if $(BENCH_PYTHON) -c 'import matplotlib' 2>/dev/null; then \
+	    $(BENCH_PYTHON) tools/flamegraph.py $(BUILD)/profile/cpu.folded -o $(BUILD)/profile/cpu.png \
+	        --title "goro: $(CMDLINE), $(SMP) vCPUs"; \
+	else echo "profile: no matplotlib, no cpu.png (apt-get install python3-matplotlib)"; fi
+	@echo "profile: $(BUILD)/profile/cpu.pb.gz: go tool pprof -top $(BUILD)/goro.elf $(BUILD)/profile/cpu.pb.gz"
 
 # ---- tests ----------------------------------------------------------------
 

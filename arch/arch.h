@@ -228,6 +228,13 @@ enum {
     VEC_SPURIOUS = 0xFF,
 };
 typedef void (*irq_handler_fn)(uint8_t vector);
+// From inside an interrupt handler: where this core was interrupted (the
+// sampling profiler's sample). False before the core's first interrupt.
+struct arch_irq_ctx {
+    uint64_t rip, rbp, rsp;
+    bool irqs_on;                   // the interrupted code had interrupts enabled
+};
+bool arch_irq_context(struct arch_irq_ctx *c);
 void arch_set_irq_handler(uint8_t vector, irq_handler_fn fn);
 void arch_send_ipi(uint32_t cpu, uint8_t vector);
 void arch_send_ipi_all_but_self(uint8_t vector);
@@ -241,8 +248,14 @@ void arch_exit(int code) __attribute__((noreturn));
 // INIT-SIPI-SIPI (set before arch_start_aps; arch/inject.c).
 void arch_inject_ap_silent(uint32_t apic_id);
 
-// Stop every other core (fatal paths), without locks.
+// Stop every other core (fatal paths), without locks, by NMI; returns once
+// they have halted (or after 100 ms).
 void arch_stop_others(void);
+// The same for an orderly exit: a maskable IPI first, so that each core
+// halts where interrupts are on, never inside code that runs with them off
+// (a trace record, a metrics update); the NMI after 100 ms for a core that
+// keeps them off.
+void arch_stop_others_quiet(void);
 // Resets the machine (the chipset's reset register, then the keyboard
 // controller's reset line, then a triple fault). Never returns.
 void arch_reboot(void) __attribute__((noreturn));

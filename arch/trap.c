@@ -20,6 +20,25 @@ extern const uint64_t isr_stubs[256];
 static irq_handler_fn irq_handlers[256];
 static fault_handler_fn fault_handlers[32];
 volatile bool arch_stopping;
+static uint32_t arch_nstopped;      // cores halted by arch_stop_others (its IPI or NMI)
+static bool arch_stopped_here[MAX_CPUS];    // each written by its own core, once
+
+// Counts this core as stopped (once) and halts it for good.
+static __attribute__((noreturn)) void stop_here(void)
+{
+    if (!arch_stopped_here[cpu_index()]) {
+        arch_stopped_here[cpu_index()] = true;
+        __atomic_fetch_add(&arch_nstopped, 1, __ATOMIC_RELEASE);  // release: this core's last writes (trace rings, metrics) are done; pairs with wait_stopped's acquire
+    }
+    for (;;)
+        __asm__ volatile("cli; hlt");
+}
+
+static void stop_ipi(uint8_t vector)
+{
+    (void)vector;
+    stop_here();
+}
 
 static const char *const exc_names[32] = {
     [0] = "#DE divide error", [1] = "#DB debug", [2] = "NMI", [3] = "#BP breakpoint",
@@ -53,6 +72,22 @@ void idt_load(void)
         sizeof idt - 1, (uint64_t)idt
     };
     __asm__ volatile("lidt %0" :: "m"(idtr));
+}
+
+// The frame of the interrupt each core is handling (or handled last):
+// written by that core only, with interrupts off, before its handler runs.
+static struct trapframe *irq_frame[MAX_CPUS];
+
+bool arch_irq_context(struct arch_irq_ctx *c)
+{
+    const struct trapframe *tf = irq_frame[cpu_index()];
+    if (!tf)
+        return false;
+    c->rip = tf->rip;
+    c->rbp = tf->rbp;
+    c->rsp = tf->rsp;
+    c->irqs_on = tf->rflags & (1u << 9);
+    return true;
 }
 
 void arch_set_irq_handler(uint8_t vector, irq_handler_fn fn)
@@ -227,10 +262,8 @@ static void outside_nmi(struct trapframe *tf)
 // the NMI may have landed inside kprintf, holding the console's lock.
 static void nmi(struct trapframe *tf)
 {
-    if (arch_stopping) {
-        for (;;)
-            __asm__ volatile("cli; hlt");
-    }
+    if (arch_stopping)
+        stop_here();
     uint32_t me = cpu_index();
     if (__atomic_load_n(&reports[me].state, __ATOMIC_ACQUIRE) == REPORT_ASKED) {    // pairs with arch_report_cpu's release
         reports[me].rip = tf->rip;
@@ -259,6 +292,7 @@ struct trapframe *trap_dispatch(struct trapframe *tf)
     }
     if (v == VEC_SPURIOUS)
         return tf;
+    irq_frame[cpu_index()] = tf;    // for arch_irq_context (the profiler's samples)
     if (irq_handlers[v])
         irq_handlers[v]((uint8_t)v);
     else
@@ -267,10 +301,38 @@ struct trapframe *trap_dispatch(struct trapframe *tf)
     return trap_switch_hook(tf);
 }
 
+// Waits (up to 100 ms) until every other core has halted. Under TCG a
+// vCPU can run on for milliseconds before it takes the IPI or NMI.
+static bool wait_stopped(void)
+{
+    for (int i = 0; i < 1000; i++) {
+        if (__atomic_load_n(&arch_nstopped, __ATOMIC_ACQUIRE) >= arch_ncpu() - 1)  // acquire: pairs with stop_here's release
+            return true;
+        tsc_delay_us(100);
+    }
+    return false;
+}
+
 void arch_stop_others(void)
 {
     if (__atomic_exchange_n(&arch_stopping, true, __ATOMIC_ACQ_REL))   // acq_rel: one core stops the others
         return;     // another core is already stopping everyone
-    if (arch_ncpu() > 1)
+    if (arch_ncpu() > 1) {
         lapic_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
+        wait_stopped();         // what this core prints next must not change under it
+    }
+}
+
+void arch_stop_others_quiet(void)
+{
+    if (__atomic_exchange_n(&arch_stopping, true, __ATOMIC_ACQ_REL))   // acq_rel: one core stops the others
+        return;
+    if (arch_ncpu() < 2)
+        return;
+    irq_handlers[VEC_STOP] = stop_ipi;
+    lapic_send(0, ICR_FIXED | ICR_ASSERT | ICR_ALL_BUT_SELF | VEC_STOP);
+    if (!wait_stopped()) {      // a core that keeps interrupts off: the NMI then
+        lapic_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
+        wait_stopped();
+    }
 }

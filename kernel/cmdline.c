@@ -23,6 +23,8 @@
 #define QUANTUM_DEFAULT_NS (10 * NS_PER_MS)
 #define SCHEDTRACE_MIN_NS NS_PER_MS
 #define SCHEDTRACE_MAX_NS (60 * NS_PER_S)
+#define PROFILE_MIN_HZ 100
+#define PROFILE_MAX_HZ 10000
 
 // ---- small string helpers ------------------------------------------------
 
@@ -228,6 +230,22 @@ static enum verdict set_trace(struct kparams *p, const char *val)
     return set_flag01(&p->trace, val);
 }
 
+static enum verdict set_profile(struct kparams *p, const char *val)
+{
+    uint64_t v;
+    if (!parse_u64(val, &v))
+        return V_MALFORMED;
+    if (v != 0 && (v < PROFILE_MIN_HZ || v > PROFILE_MAX_HZ))
+        return V_RANGE;
+    p->profile_hz = (uint32_t)v;
+    return V_OK;
+}
+
+static enum verdict set_metrics(struct kparams *p, const char *val)
+{
+    return set_flag01(&p->metrics, val);
+}
+
 static enum verdict set_steal(struct kparams *p, const char *val)
 {
     static const char *const c[] = { "numa", "flat", NULL };
@@ -378,6 +396,8 @@ static const struct key keys[] = {
     { "schedtrace", set_schedtrace, "0 (off) or 1ms..60s; a bare number is ms", "off" },
     { "scheddetail", set_scheddetail, "0 or 1", "0" },
     { "trace", set_trace, "0 or 1", "0" },
+    { "profile", set_profile, "0 (off) or 100..10000 samples per second per core", "0" },
+    { "metrics", set_metrics, "0 or 1", "0" },
     { "steal", set_steal, "numa or flat", "numa" },
     { "idle", set_idle, "hlt, mwait or poll", "hlt" },
     { "numa", set_numa, "on, off, 1 or 0", "on" },

@@ -56,6 +56,8 @@ struct kparams {
     uint64_t schedtrace_ns;     // 0 = off (default); plain number = ms as Go
     bool scheddetail;           // 0/1
     bool trace;                 // 0/1
+    uint32_t profile_hz;        // profile=HZ: 0 = off (default), else 100..10000
+    bool metrics;               // metrics=1: the scheduler metrics printed at exit
     enum steal_policy steal;    // numa|flat, default numa
     enum idle_policy idle;      // hlt|mwait|poll, default hlt
     bool numa;                  // numa=on|off, default on

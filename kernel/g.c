@@ -343,7 +343,7 @@ static void park_m(void *arg)
     bool (*unlockf)(struct g *, void *) = gp->waitunlockf;
     if (unlockf && !unlockf(gp, gp->waitlock)) {
         // The wait was called off: run gp again at once.
-        trace_event(TR_GO_UNPARK, gp->id, 0);
+        trace_gp(TR_GO_UNPARK, gp, 0);
         __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);  // published by queue_on_p's release store
         queue_on_p(mp->p, gp, true);
     }

@@ -392,4 +392,53 @@ int irq_raise(uint8_t vector, int core);
 // core it reached has taken it).
 uint64_t irq_raised(uint8_t vector);
 
+// ---- observability (kernel/profile.c, trace.c; docs/observability.md) -----
+
+// The sampling CPU profiler. profile=HZ at boot starts a run from boot;
+// profile_start begins one at hz (100..10000) at any time, from a
+// goroutine (the hooks are patched in live when the boot did not ask for
+// them, and out again at profile_stop). profile_stop ends the run and
+// prints its samples as PROFILE lines (tools/profile2pprof.py reads them).
+// False: a run is on, or no memory for the buffers.
+bool profile_start(int hz);
+void profile_stop(void);
+
+// The event trace (trace=1) as a flight recorder: prints the TRACE lines of
+// the last ms milliseconds (0: all the rings hold) while the machine keeps
+// running. Each core's ring keeps its latest 8192 events.
+void trace_dump_recent(uint64_t ms);
+
+// The scheduler's metrics, after Go's runtime/metrics (metrics=1; printed
+// as METRIC lines at exit under runtime/metrics names). Histograms have
+// METRICS_HIST_BUCKETS buckets; bucket i holds values in
+// [metrics_bucket_lo_ns(i), metrics_bucket_lo_ns(i + 1)), the last one
+// everything above. A snapshot read without stopping anyone.
+#define METRICS_HIST_BUCKETS 64
+#define METRICS_MAXP 64
+struct metrics_histogram {
+    uint64_t count;
+    uint64_t sum_ns;
+    uint64_t counts[METRICS_HIST_BUCKETS];
+};
+struct goro_metrics {
+    uint64_t elapsed_ns;                    // since the scheduler started
+    uint64_t goroutines;                    // /sched/goroutines:goroutines
+    uint64_t gomaxprocs;                    // /sched/gomaxprocs:threads
+    struct metrics_histogram sched_latency; // /sched/latencies:seconds: runnable to running
+    struct metrics_histogram timer_lateness;    // a timer's function run after its due time
+    uint64_t schedules;                     // goroutine starts (each one latency sample)
+    uint64_t creates, wakeups;              // goroutines created, readied
+    uint64_t steals, stolen;                // steals that took Gs, the Gs they took
+    uint64_t preempt_quantum, preempt_timers, preempt_stw;  // preemptions by cause
+    int ncpu, nprocs;
+    uint64_t m_running_ns[METRICS_MAXP];    // per core: running goroutines
+    uint64_t m_idle_ns[METRICS_MAXP];       // halted (or polling) for lack of work
+    uint64_t m_sched_ns[METRICS_MAXP];      // the rest: in the scheduler, spinning included
+    uint64_t p_running_ns[METRICS_MAXP];    // per P: running goroutines
+    uint64_t p_spinning_ns[METRICS_MAXP];   // looking for work while holding it
+};
+uint64_t metrics_bucket_lo_ns(int i);
+// False when the machine booted without metrics=1.
+bool metrics_read(struct goro_metrics *m);
+
 #endif

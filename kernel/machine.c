@@ -6,6 +6,8 @@
 #include "kernel/trace.h"
 #include "kernel/app.h"
 #include "kernel/sched.h"
+#include "kernel/profile.h"
+#include "kernel/metrics.h"
 
 int num_cpu(void)
 {
@@ -44,10 +46,13 @@ const char *cpu_accel(void)
 
 void machine_exit(int code)
 {
-    arch_stop_others();
-    if (trace_on) {
+    irq_disable();                  // no preemption from here: the dumps below must see a still machine
+    arch_stop_others_quiet();       // each core halts outside its trace and metrics updates
+    if (trace_on || profile_key.enabled || metrics_on) {
         console_panic_mode();       // a stopped core may hold the console lock
         trace_dump();
+        profile_dump();
+        metrics_print();
     }
     arch_exit(code);
 }

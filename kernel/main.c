@@ -13,6 +13,8 @@
 #include "drivers/ioapic.h"
 #include "kernel/numa.h"
 #include "kernel/page.h"
+#include "kernel/profile.h"
+#include "kernel/metrics.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "kernel/sched.h"
@@ -102,15 +104,21 @@ void kmain(struct boot_info *bi)
     struct arch_page_allocator pages = { page_alloc, page_alloc_low, page_max_phys() };
     arch_platform_init(&pages);                     // direct map, local APIC, TSC frequency
     ioapic_init();                                  // every IOAPIC pin masked; irq_wait routes its own
-    if (kparams.trace)
+    if (kparams.trace || kparams.metrics)
         trace_enable();                             // patches the hooks while this core runs alone
+    if (kparams.profile_hz)
+        profile_enable();                           // the same, for the sampling profiler
     const uint32_t *cores = enabled_cores(&ncores);
     arch_start_aps(cores, ncores, ap_main);         // every core online or reported missing
     numa_init_cores();                              // each core's node, from its APIC id
     arch_set_fault_handler(14, g_stack_fault);      // guard-page hits name the goroutine
     if (kparams.trace)
         trace_init(arch_ncpu());                    // per-core event rings, printed at the end
+    if (kparams.metrics)
+        metrics_init(arch_ncpu());                  // the metrics ride on the trace's hooks
     sched_init(arch_ncpu(), (uint32_t)kparams.gomaxprocs, boot_seed(), kparams.seed_given);
+    if (kparams.profile_hz)
+        profile_init(arch_ncpu(), kparams.profile_hz);  // per-core sample buffers; sampling starts
     go(main_goroutine, 0);                          // the main G is queued on P0
     __atomic_store_n(&sched.started, true, __ATOMIC_RELEASE);      // release: go() may wake cores from now on (its load is a hint)
     __atomic_store_n(&sched_ready, true, __ATOMIC_RELEASE);        // release: pairs with ap_main's acquire

@@ -28,6 +28,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/debugdelay.h"
 #include "kernel/page.h"
+#include "kernel/profile.h"
 #include "lib/panic.h"
 #include "kernel/timer.h"
 
@@ -49,6 +50,7 @@ static uint64_t min_nz(uint64_t a, uint64_t b)
 // for forever.
 static void arm(struct m *mp, uint64_t d)
 {
+    profile_hook_deadline(mp, d);   // the next sample, when profiling
     if (d == mp->armed && (d == 0 || d > arch_cycles()))
         return;
     if (d)
@@ -195,6 +197,7 @@ static void timer_irq(uint8_t vector)
     uint64_t now = arch_cycles();
     mp->armed = 0;
     __atomic_store_n(&mp->last_timer_irq, now, __ATOMIC_RELAXED);    // debug checks read it racily
+    profile_hook_tick(mp, now);
     preempt_check(mp, now, false);
     if (mp->id == 0)
         sysmon_tick(now);
@@ -235,7 +238,7 @@ static void preempt_m(void *arg)
     uint32_t reason = preempt_reason[mp->id];
     uint64_t now = arch_cycles();
     pp->stats.preemptions++;
-    trace_event(TR_GO_PREEMPT, gp->id, reason);
+    trace_gp(TR_GO_PREEMPT, gp, reason);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the queue's release (lock or tail store)
     if (reason & PREEMPT_QUANTUM) {
         pp->stats.preemptions_quantum++;

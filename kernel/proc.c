@@ -129,6 +129,7 @@ __attribute__((noinline, cold)) void runq_overflow(struct p *pp, struct g *gp)
 void acquirep(struct m *mp, struct p *pp)
 {
     ASSERT(mp->p == 0);
+    trace_event(TR_PROC_START, 0, pp->id);
     mp->p = pp;
     pp->m = mp;
     pp->status = P_RUNNING;
@@ -160,6 +161,7 @@ static void startm(struct p *pp, bool spinning)
     if (nmp != self) {
         if (self && self->p)
             self->p->stats.wake_ipis++;
+        trace_event(TR_WAKE_IPI, 0, nmp->id);
         arch_send_ipi(nmp->id, VEC_WAKE);
     }
 }
@@ -274,6 +276,7 @@ static void stw_stopm(struct m *mp)
     pp->status = P_STOPPED;
     pp->m = 0;
     mp->p = 0;
+    trace_event(TR_PROC_STOP, 0, pp->id);
     mput(mp);
     __atomic_fetch_sub(&sched.stopwait, 1, __ATOMIC_RELEASE);  // pairs with stop_the_world's acquire
     spin_unlock(&sched.lock);
@@ -350,7 +353,7 @@ out:
 void ready_from_irq(struct g *gp)
 {
     ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
-    trace_event(TR_GO_UNPARK, gp->id, 0);
+    trace_gp(TR_GO_UNPARK, gp, 0);
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the release CAS below
     struct g *head = __atomic_load_n(&sched.irqready, __ATOMIC_RELAXED);  // a first guess; the CAS checks it
     do
@@ -419,6 +422,7 @@ static bool give_up_p(struct m *mp, struct g **found)
     pp->stats.halts++;
     pp->m = 0;
     mp->p = 0;
+    trace_event(TR_PROC_STOP, 0, pp->id);
     pidleput(pp);               // npidle++, seq-cst: wakep's fence pairs with it
     mput(mp);
     checkdead();
@@ -573,6 +577,7 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool random_runne
     }
     spin_lock(&sched.lock);
     sched.gomaxprocs = nprocs;
+    trace_event(TR_GOMAXPROCS, 0, nprocs);
     // Each P, its run queue with it, lives on the node of the core it
     // starts on (P i on core i): P i's Gs and their stacks come from there.
     _Static_assert(sizeof(struct p) <= PAGE_SIZE, "a P fits in a page");

@@ -118,11 +118,13 @@ void start_the_world(uint32_t nprocs)
         p_destroy(allp[i], allp[0]);
     if (mp->p->id >= nprocs) {
         // Our own P is gone; continue with P0, whose M is parked.
+        trace_event(TR_PROC_STOP, 0, mp->p->id);
         mp->p = 0;
         acquirep(mp, allp[0]);
     }
     mp->p->status = P_RUNNING;
     sched.gomaxprocs = nprocs;
+    trace_event(TR_GOMAXPROCS, 0, nprocs);
     steal_order_reset(nprocs);
     for (uint32_t i = 0; i < nprocs; i++) {
         struct p *pp = allp[i];

@@ -65,6 +65,9 @@ struct g {
     // written by the G itself before it parks; read by dumps and park_m
     const char *waitreason;
     const void *waiton;
+    // metrics=1: the TSC it last became runnable, written by whoever made
+    // it runnable, read by the M that starts it (kernel/metrics.c)
+    uint64_t metrics_runnable;
     bool (*waitunlockf)(struct g *, void *);   // gopark's unlock, run on g0
     void *waitlock;
     // the M running it; allocated at its first preemption

@@ -60,6 +60,7 @@ static void handoffp(struct p *pp)
     nmp->nextspinning = false;
     __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
     spin_unlock(&sched.lock);
+    trace_event(TR_WAKE_IPI, 0, nmp->id);
     arch_send_ipi(nmp->id, VEC_WAKE);
 }
 
@@ -80,6 +81,7 @@ static bool retake(uint64_t now)
             uint32_t want = P_SYSCALL;
             if (__atomic_compare_exchange_n(&pp->status, &want, P_IDLE, false, __ATOMIC_ACQ_REL,   // one of this, exitsyscall's and stop_the_world's CAS wins
                                             __ATOMIC_RELAXED)) {    // lost: the P is someone else's
+                trace_event(TR_HANDOFF, 0, pp->id);
                 handoffp(pp);
                 acted = true;
             }
@@ -216,6 +218,7 @@ void entersyscall(void)
     __atomic_fetch_add(&sched.nsyscall, 1, __ATOMIC_RELAXED);          // sysmon's busy hint only (checkdead counts Ms)
     __atomic_store_n(&mp->curg->status, G_SYSCALL, __ATOMIC_RELAXED);   // read by dumps only
     pp->syscall_when = arch_cycles();
+    trace_event(TR_SYSCALL, mp->curg->id, 0);
     __atomic_store_n(&pp->status, P_SYSCALL, __ATOMIC_RELEASE);    // pairs with retake's CAS
     sysmon_wake();              // asleep, it would never retake this P (Go does the same)
 }
@@ -250,6 +253,7 @@ void exitsyscall(void)
     if (__atomic_compare_exchange_n(&pp->status, &want, P_RUNNING, false, __ATOMIC_ACQ_REL,   // one of this, retake's and stop_the_world's CAS wins
                                     __ATOMIC_RELAXED)) {            // lost: the P was taken
         __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);   // read by dumps only
+        trace_event(TR_SYSCALL_EXIT, mp->curg->id, 0);
         releasem(mp);
         return;
     }
@@ -257,7 +261,9 @@ void exitsyscall(void)
     // G and idle this core. Interrupts go off before the M lets go of the
     // P: a preemption that came due during the call must not run on an M
     // without one (mcall's dropg then drops it).
+    trace_event(TR_SYSCALL_EXIT, mp->curg->id, 1);
     irq_disable();
+    trace_event(TR_PROC_STOP, 0, pp->id);
     mp->p = 0;
     __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);   // read by dumps only
     preempt_count_dec();        // mcall needs zero; interrupts are off

@@ -178,6 +178,9 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         DEBUG_DELAY(timers_run_taken);
         // f runs without the lock: it readies Gs and may start timers.
         spin_unlock(&pp->timers_lock);
+        // how late it runs (a periodic timer's when has moved on by a
+        // period: exact while it runs less than a period late)
+        trace_event(TR_TIMER, t->period ? now + t->period - t->when : now - t->when, (uint64_t)t->f);
         t->f(t, now);
         __atomic_store_n(&mp->running_timer, (struct timer *)0, __ATOMIC_RELEASE);    // f is done: pairs with timer_stop's acquire
         ran++;

@@ -25,6 +25,7 @@
 #include "kernel/page.h"
 #include "lib/printf.h"
 #include "kernel/sched.h"
+#include "kernel/metrics.h"
 
 #define TRACE_RING 8192u            // records per core, a power of two
 
@@ -68,6 +69,14 @@ static const struct {
     [TR_STEAL] = { "Steal", "n", "victim" },
     [TR_IDLE] = { "Idle", 0, 0 },
     [TR_WAKE] = { "Wake", 0, 0 },
+    [TR_PROC_START] = { "ProcStart", 0, "p" },
+    [TR_PROC_STOP] = { "ProcStop", 0, "p" },
+    [TR_GOMAXPROCS] = { "Gomaxprocs", 0, "procs" },
+    [TR_SYSCALL] = { "GoSysCall", "g", 0 },
+    [TR_SYSCALL_EXIT] = { "GoSysExit", "g", "lost" },
+    [TR_HANDOFF] = { "Handoff", 0, "p" },
+    [TR_TIMER] = { "TimerFire", "late", "fn" },
+    [TR_WAKE_IPI] = { "WakeIPI", 0, "core" },
 };
 
 static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp);
@@ -95,7 +104,7 @@ int trace_set_hooks(bool on)
     static mutex_t m = MUTEX_INIT;
     mutex_lock(&m);
     int n = 0;
-    if (on && !trace_key.enabled) {
+    if (on && (!trace_key.enabled || !trace_on)) {  // (metrics=1 may have patched them in alone)
         if (!trace_on)
             trace_init(arch_ncpu());
         if (!trace_on) {
@@ -107,8 +116,13 @@ int trace_set_hooks(bool on)
         struct m *mp = acquirem();
         record(TR_GO_START, mp->curg->id, mp->p->id, mp->curg);
         releasem(mp);
-        n = (int)static_branch_set_live(&trace_key, true);
+        if (!trace_key.enabled)
+            n = (int)static_branch_set_live(&trace_key, true);
     } else if (!on && trace_key.enabled) {
+        if (__atomic_load_n(&metrics_on, __ATOMIC_ACQUIRE)) {    // acquire: pairs with metrics_init's release
+            kprintf("trace: the hooks stay in for metrics=1 (recording is off)\n");
+            goto out;               // the cores keep running record(): their ring state is theirs
+        }
         n = (int)static_branch_set_live(&trace_key, false);
         // Every core has taken an interrupt since the hooks went out, and
         // none is inside record() (it runs with interrupts off): no core
@@ -164,13 +178,23 @@ static void account_leave(struct trace_ring *r, uint64_t now)
     __atomic_store_n(&r->cur_g, (struct g *)0, __ATOMIC_RELAXED);   // relaxed: read racily by ps
 }
 
+// Every hook comes here: to the ring when the trace is on, to the metrics
+// when metrics=1 (gp: the G, when the hook had it).
 static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
 {
-    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE))   // acquire: pairs with trace_init's release
+    bool tr = __atomic_load_n(&trace_on, __ATOMIC_ACQUIRE);     // acquire: pairs with trace_init's release
+    bool me = __atomic_load_n(&metrics_on, __ATOMIC_ACQUIRE);   // acquire: pairs with metrics_init's release
+    if (!tr && !me)
         return;
     uint64_t fl = irq_save();
-    struct trace_ring *r = &rings[cpu_index()];
     uint64_t now = arch_cycles();
+    if (me)
+        metrics_event(ev, gp, g, arg, now);
+    if (!tr) {
+        irq_restore(fl);
+        return;
+    }
+    struct trace_ring *r = &rings[cpu_index()];
     __atomic_store_n(&r->busy, 1, __ATOMIC_SEQ_CST);      // pairs with trace_dump_live's load
     bool keep = __atomic_load_n(&recording, __ATOMIC_SEQ_CST);   // after busy is visible
     if (ev == TR_GO_CREATE && gp)
@@ -199,6 +223,11 @@ static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
 void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg)
 {
     record(ev, g, arg, 0);
+}
+
+void trace_record_gp(enum trace_ev ev, struct g *gp, uint64_t arg)
+{
+    record(ev, gp->id, arg, gp);
 }
 
 void trace_record_g(enum trace_ev ev, struct g *gp)
@@ -232,13 +261,107 @@ static void print_rec(uint32_t core, const struct trace_rec *rec)
         return;
     }
     char g[32] = "", arg[96] = "";
-    if (ev_fmt[rec->ev].g)
+    if (rec->ev == TR_TIMER)        // the lateness, in TSC cycles
+        snprintf(g, sizeof g, " late=%lu", arch_cycles_to_ns(rec->g));
+    else if (ev_fmt[rec->ev].g)
         snprintf(g, sizeof g, " %s=%lu", ev_fmt[rec->ev].g, rec->g);
     if (rec->ev == TR_GO_PARK)      // the wait reason: a string literal, no spaces lost
         snprintf(arg, sizeof arg, " reason=\"%s\"", rec->arg ? (const char *)rec->arg : "");
     else if (ev_fmt[rec->ev].arg)
         snprintf(arg, sizeof arg, " %s=%lu", ev_fmt[rec->ev].arg, rec->arg);
     kprintf("TRACE %u %lu %s%s%s\n", core, ns, ev_fmt[rec->ev].name, g, arg);
+}
+
+// ---- the flight recorder ----------------------------------------------------
+//
+// While the machine runs, the rings keep being written, so a slot read now
+// may be overwritten while it is copied. A record at index s (slot s &
+// (TRACE_RING - 1)) is safe to have copied if, after the copy, the
+// writer's count n is still below s + TRACE_RING - 1: the writer has not
+// started the record that reuses the slot (it writes slot n & mask before
+// publishing n + 1). Each core's window is copied newest first, each copy
+// checked, and the walk stops at the first record that may be torn or is
+// older than the window.
+
+struct snap {
+    struct trace_rec *recs;         // oldest first
+    uint64_t n, next;
+};
+
+// Copies core i's records from cutoff to now (TSC) into s.
+static void snap_core(uint32_t i, uint64_t cutoff, uint64_t now, struct snap *s)
+{
+    struct trace_ring *r = &rings[i];
+    uint64_t end = __atomic_load_n(&r->n, __ATOMIC_ACQUIRE);    // acquire: pairs with ring_put's release
+    uint64_t k = 0;                 // records copied, newest first at the top of s->recs
+    for (uint64_t idx = end; idx > 0 && k < TRACE_RING - 1; idx--) {
+        const struct trace_rec *src = &r->recs[(idx - 1) & (TRACE_RING - 1)];
+        struct trace_rec copy = { 0 };
+        copy.tsc = __atomic_load_n(&src->tsc, __ATOMIC_RELAXED);   // relaxed: validated below
+        copy.g = __atomic_load_n(&src->g, __ATOMIC_RELAXED);
+        copy.arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);
+        copy.ev = __atomic_load_n(&src->ev, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);    // the copy's loads before n's re-read
+        uint64_t now_n = __atomic_load_n(&r->n, __ATOMIC_RELAXED);
+        if (now_n >= idx - 1 + TRACE_RING - 1 || copy.tsc < cutoff)
+            break;                  // may be torn (the writer lapped it), or older than the window
+        if (copy.tsc > now)
+            continue;               // written since the dump began: after the window
+        s->recs[TRACE_RING - 1 - ++k] = copy;
+    }
+    s->recs += TRACE_RING - 1 - k;  // the oldest copied
+    s->n = k;
+    s->next = 0;
+}
+
+void trace_dump_recent(uint64_t ms)
+{
+    if (!__atomic_load_n(&trace_on, __ATOMIC_ACQUIRE)) {      // acquire: pairs with trace_init's release
+        kprintf("trace: off (boot with trace=1 to keep the flight recorder)\n");
+        return;
+    }
+    uint32_t ncpu = trace_ncpu;
+    size_t pages = ((TRACE_RING - 1) * sizeof(struct trace_rec) + PAGE_SIZE - 1) / PAGE_SIZE;
+    static struct snap snaps[MAX_CPUS];
+    static bool busy;
+    if (__atomic_exchange_n(&busy, true, __ATOMIC_ACQUIRE)) {   // acquire: pairs with the release at the end; one dump at a time (snaps is shared)
+        kprintf("trace: a flight-recorder dump is already being printed\n");
+        return;
+    }
+    uint64_t now = arch_cycles();
+    uint64_t window = ms ? arch_ns_to_cycles(ms * 1000000) : now;
+    uint64_t cutoff = now > window ? now - window : 0;
+    uint64_t total = 0;
+    uint32_t got = 0;
+    for (; got < ncpu; got++) {
+        struct trace_rec *buf = page_alloc(pages);
+        if (!buf)
+            break;
+        snaps[got].recs = buf;
+        snap_core(got, cutoff, now, &snaps[got]);
+        total += snaps[got].n;
+    }
+    if (got < ncpu)
+        kprintf("trace: no memory for core %u's snapshot; its events are left out\n", got);
+    kprintf("trace: flight recorder: %lu ms up to %lu ns\n", ms, arch_cycles_to_ns(now - trace_t0));
+    kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", ncpu, arch_tsc_hz(), total,
+            (uint64_t)1);           // dropped >= 1: a window, not the whole run
+    for (;;) {
+        uint32_t best = got;
+        for (uint32_t i = 0; i < got; i++)
+            if (snaps[i].next < snaps[i].n &&
+                (best == got || snaps[i].recs[snaps[i].next].tsc < snaps[best].recs[snaps[best].next].tsc))
+                best = i;
+        if (best == got)
+            break;
+        print_rec(best, &snaps[best].recs[snaps[best].next++]);
+    }
+    kprintf("TRACE end\n");
+    for (uint32_t i = 0; i < got; i++) {
+        struct snap *s = &snaps[i];
+        page_free(s->recs - (TRACE_RING - 1 - s->n), pages);
+    }
+    __atomic_store_n(&busy, false, __ATOMIC_RELEASE);   // release: snaps is free again
 }
 
 // Prints records [next, end) of every ring, merged by time, between the

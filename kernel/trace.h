@@ -24,6 +24,14 @@ enum trace_ev {
     TR_STEAL,           // this P stole g Gs; arg = the victim P
     TR_IDLE,            // this core halts with no P (or waits for work)
     TR_WAKE,            // this core left its idle wait
+    TR_PROC_START,      // this core took P arg (acquirep)
+    TR_PROC_STOP,       // this core let P arg go
+    TR_GOMAXPROCS,      // gomaxprocs is now arg
+    TR_SYSCALL,         // g entered a blocking call (entersyscall)
+    TR_SYSCALL_EXIT,    // g left it; arg = 1 when its P had been taken meanwhile
+    TR_HANDOFF,         // sysmon took P arg from a G in a blocking call
+    TR_TIMER,           // this core runs a timer's function; g = how late (TSC cycles), arg = the function
+    TR_WAKE_IPI,        // this core sent a wake-up IPI to core arg
     TR_NEVENTS
 };
 
@@ -48,6 +56,8 @@ void trace_record(enum trace_ev ev, uint64_t g, uint64_t arg) __attribute__((col
 // GoPark's reason, GoUnpark's readier (this M's G; not for interrupt
 // context, which uses trace_event).
 void trace_record_g(enum trace_ev ev, struct g *gp) __attribute__((cold));
+// As trace_record, for a hook that has the G and an argument of its own.
+void trace_record_gp(enum trace_ev ev, struct g *gp, uint64_t arg) __attribute__((cold));
 // Prints every core's ring, oldest first, merged by time. The machine must
 // be stopped (no core records any more): exit, panic, checkdead.
 void trace_dump(void);
@@ -62,6 +72,10 @@ bool trace_dump_live(void);
 // included when it runs now: for the shell's ps.
 uint64_t trace_run_cycles(struct g *gp);
 
+// The flight recorder (goro.h): prints the last ms milliseconds of every
+// ring (0: all they hold) while the machine runs; from a G.
+void trace_dump_recent(uint64_t ms);
+
 // A macro, not an inline function: the arguments are evaluated only when
 // the trace is on, and the record call sits in a cold block behind a
 // patched NOP.
@@ -69,6 +83,12 @@ uint64_t trace_run_cycles(struct g *gp);
     do {                                                                          \
         if (static_branch_unlikely(&trace_key))                                   \
             trace_record((ev), (g), (arg));                                       \
+    } while (0)
+
+#define trace_gp(ev, gp, arg)                                                     \
+    do {                                                                          \
+        if (static_branch_unlikely(&trace_key))                                   \
+            trace_record_gp((ev), (gp), (arg));                                   \
     } while (0)
 
 #define trace_g(ev, gp)                                                           \

@@ -18,6 +18,9 @@ from typing import Callable, List, Optional, Tuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import trace2json  # noqa: E402  (tools/ is not a package)
 import gobench_format  # noqa: E402  (tests/, beside this file)
+import profile2pprof  # noqa: E402
+import trace2go  # noqa: E402
+import metrics  # noqa: E402
 
 
 @dataclass
@@ -87,6 +90,50 @@ class Config:
     fw_cfg: List[Tuple[str, str]] = field(default_factory=list)
     # A check of the whole serial log: returns its problems, [] when fine.
     log_check: Optional[Callable[[List[str]], List[str]]] = None
+
+
+def profile_check(lines, tag):
+    """tools/profile2pprof.py's check of a profiled app=cpuburn boot, on the
+    image of the build being tested (run.py sets GORO_BUILD)."""
+    build = os.environ.get("GORO_BUILD", "build")
+    return profile2pprof.check_cpuburn(lines, os.path.join(build, "goro.elf"),
+                                       os.path.join(build, "test-logs", "profile-" + tag))
+
+
+def go_trace_check(lines, tag):
+    """tools/trace2go.py's check: go tool trace -pprof=sched parses the
+    converted trace and counts what goro's trace holds."""
+    build = os.environ.get("GORO_BUILD", "build")
+    return trace2go.check(lines, os.path.join(build, "test-logs", "trace-" + tag))
+
+
+def flight_recorder_check(lines):
+    """The flight recorder's dump (the first of two) parses, holds only the
+    window it names, and converts into a Go trace that go tool trace reads;
+    the dump at exit is whole."""
+    import re
+    problems = []
+    head = [i for i, l in enumerate(lines) if l.startswith("trace: flight recorder:")]
+    ends = [i for i, l in enumerate(lines) if l.startswith("TRACE end")]
+    if not head or not ends or ends[0] < head[0]:
+        return ["flight recorder: no dump"]
+    m = re.match(r"trace: flight recorder: (\d+) ms up to (\d+) ns", lines[head[0]])
+    ms, upto = int(m.group(1)), int(m.group(2))
+    first = lines[head[0]:ends[0] + 1]
+    try:
+        _, events = trace2json.parse(first)
+    except trace2json.TraceError as e:
+        return [f"flight recorder: {e}"]
+    if not events:
+        problems.append("flight recorder: an empty window")
+    lo = upto - ms * 1000000 if ms else 0     # ms=0: all the rings hold
+    bad = [e for e in events if not lo <= e["ns"] <= upto]
+    if bad:
+        problems.append(f"flight recorder: {len(bad)} events outside the window, e.g. line {bad[0]['line']}")
+    build = os.environ.get("GORO_BUILD", "build")
+    problems += trace2go.check(first, os.path.join(build, "test-logs", "trace-flightrec"))
+    problems += trace2json.check(lines)        # the last dump: the whole trace at exit
+    return problems
 
 
 def ktest(name, help, **kw):
@@ -356,17 +403,26 @@ CONFIGS = [
     # The event trace: printed whole when the app returns, and consistent
     # (every G created before it runs, on one core at a time). The ktest run
     # wraps the rings, so its dump begins mid-stream and counts the dropped.
-    Config("trace-smp4", "trace=1: worker pool's event trace, whole and consistent, 4 vCPUs",
+    Config("trace-smp4", "trace=1: worker pool's event trace, whole and consistent, 4 vCPUs; go tool trace reads it",
            cores=4, cmdline="trace=1 app=demo_worker_pool", timeout=60,
            expect=[r"^worker_pool: ok", r"^TRACE begin cores=4 .* dropped=0$", r"^TRACE \d+ \d+ GoStart g=([2-9]|\d\d+) "],
-           log_check=trace2json.check),
+           log_check=lambda lines: trace2json.check(lines) + go_trace_check(lines, "smp4")),
+    Config("trace-go-smp1", "trace=1, 1 vCPU: the worker pool's Go execution trace parses; counts match",
+           cores=1, cmdline="trace=1 app=demo_worker_pool", timeout=60,
+           expect=[r"^worker_pool: ok", r"^TRACE begin cores=1 .* dropped=0$"],
+           log_check=lambda lines: trace2json.check(lines) + go_trace_check(lines, "smp1")),
+    Config("trace-go-smp2", "trace=1, 2 vCPUs: the worker pool's Go execution trace parses; counts match",
+           cores=2, cmdline="trace=1 app=demo_worker_pool", timeout=60,
+           expect=[r"^worker_pool: ok", r"^TRACE begin cores=2 .* dropped=0$"],
+           log_check=lambda lines: trace2json.check(lines) + go_trace_check(lines, "smp2")),
     Config("trace-efi", "trace=1 under the GNU-EFI loader: hooks patched in the image OVMF loaded",
            boot="efi", firmware="ovmf", cores=2, cmdline="trace=1 app=demo_worker_pool", timeout=90,
            expect=[r"^worker_pool: ok", r"^trace: \d+ hooks on$", r"^TRACE begin cores=2 .* dropped=0$"],
            log_check=trace2json.check),
     ktest("trace-sched-smp2", "trace=1 while the scheduler tests run: rings wrap, dump parses",
           cores=2, cmdline="trace=1 app=ktest filter=sched", timeout=180,
-          expect=[r"^TRACE begin cores=2 .* dropped=[1-9]\d*$"], log_check=trace2json.check),
+          expect=[r"^TRACE begin cores=2 .* dropped=[1-9]\d*$"],
+          log_check=lambda lines: trace2json.check(lines) + go_trace_check(lines, "sched")),
     # Go's benchmarks (app=gobench) with a short fixed count: every line in
     # go test's format, every benchmark of the list ran; no timing is checked.
     Config("gobench-smp2", "app=gobench benchtime=10x: Go's benchmark format, every benchmark ran",
@@ -389,6 +445,31 @@ CONFIGS = [
            expect_seq=[r"^soak: FAIL: goroutine of slot \d+ finished 2 times",
                        r'^soak: replay: make run APP=soak SMP=2 ARGS="seed=22 quantum=10000us '
                        r'ops=100000 break=g"$']),
+    # The CPU profiler: go tool pprof reads the profile and finds the hot
+    # function; the samples stand for hz x time x cores.
+    Config("profile-smp2", "profile=1000 on app=cpuburn: pprof -top lists cpuburn_hot first, counts within 10%",
+           cores=2, cmdline="profile=1000 app=cpuburn ms=1000", timeout=90,
+           expect=[r"^profile: 2 hooks on$"], log_check=lambda lines: profile_check(lines, "smp2")),
+    Config("profile-10khz-smp1", "profile=10000 on app=cpuburn, 1 vCPU: the same at the highest rate",
+           cores=1, cmdline="profile=10000 app=cpuburn ms=500", timeout=90,
+           log_check=lambda lines: profile_check(lines, "10khz")),
+    Config("profile-live-smp2", "profile_start(1000)/profile_stop() from code, no profile= at boot: the hooks patched in live",
+           cores=2, cmdline="app=cpuburn ms=800 live=1000", timeout=90,
+           reject=[r"^profile: \d+ hooks on$"], log_check=lambda lines: profile_check(lines, "live")),
+    # ms=0 (all the rings hold): a window of the last N ms can be empty when
+    # the host deschedules the vCPUs for that long.
+    Config("trace-flightrec-smp2", "trace_dump_recent(0) while ping-pong pairs run: the dump parses, go tool trace reads it",
+           cores=2, cmdline="trace=1 app=flightrec ms=0", timeout=120,
+           expect=[r"^flightrec: ok"], log_check=flight_recorder_check),
+    # Scheduler metrics: they parse, and the latency histogram holds one
+    # sample per schedule (per GoStart of the event trace booted with them).
+    Config("metrics-smp2", "metrics=1 trace=1 on the timeout demo: METRIC lines parse, one latency per GoStart",
+           cores=2, cmdline="metrics=1 trace=1 app=demo_timeout", timeout=60,
+           expect=[r"^metrics: on"], log_check=lambda lines: metrics.check(lines) + trace2json.check(lines)),
+    Config("metrics-smp4", "metrics=1 alone on the worker pool, 4 vCPUs: METRIC lines parse and add up",
+           cores=4, cmdline="metrics=1 app=demo_worker_pool", timeout=60,
+           expect=[r"^metrics: on", r"^METRIC /sched/gomaxprocs:threads 4"], reject=[r"^TRACE "],
+           log_check=metrics.check),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     # Typed one key at a time, each line after the previous answer: the echo

@@ -553,6 +553,7 @@ def selected(name, filters):
 
 def main():
     args = parse_args()
+    os.environ["GORO_BUILD"] = args.build     # the image log checks symbolize against (matrix.profile_check)
     if args.list:
         for c in CONFIGS:
             print(f"{c.name:20} {c.help}")

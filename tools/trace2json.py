@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """goro's event trace (trace=1) -> Chrome trace JSON, and its checker.
 
+(tools/trace2go.py writes the same trace in Go's execution-trace format.)
+
 goro prints, when the machine stops:
 
     TRACE begin cores=4 tsc_hz=2596065036 events=24 dropped=0
@@ -10,7 +12,8 @@ goro prints, when the machine stops:
 (kernel/trace.c). `trace2json.py serial.log -o trace.json` writes the
 Trace Event Format that chrome://tracing and ui.perfetto.dev open: one
 track per core, a slice per stretch a goroutine ran, instants for the
-rest. `check(lines)` is what the test matrix runs on a traced boot.
+rest, and flow arrows from each wake-up to the woken goroutine's start and
+from the core a steal took from to the thief. `check(lines)` is what the test matrix runs on a traced boot.
 """
 import argparse
 import json
@@ -24,6 +27,9 @@ EVENTS = {
     "GoCreate": ("g", "parent"), "GoStart": ("g", "p"), "GoYield": ("g",),
     "GoPreempt": ("g", "why"), "GoPark": ("g", "reason"), "GoUnpark": ("g", "by"),
     "GoEnd": ("g",), "Steal": ("n", "victim"), "Idle": (), "Wake": (),
+    "ProcStart": ("p",), "ProcStop": ("p",), "Gomaxprocs": ("procs",),
+    "GoSysCall": ("g",), "GoSysExit": ("g", "lost"), "Handoff": ("p",),
+    "TimerFire": ("late", "fn"), "WakeIPI": ("core",),
 }
 STOPS = ("GoYield", "GoPreempt", "GoPark", "GoEnd")     # the running G leaves its core
 
@@ -39,9 +45,11 @@ def parse(lines):
         line = raw.rstrip("\r\n")
         if not line.startswith("TRACE "):
             continue
+        m = BEGIN_RE.match(line)
+        if m and ended:             # a later dump (the flight recorder's) replaces an earlier one
+            header, events, ended = None, [], False
         if ended:
             raise TraceError(f"line {n}: TRACE line after 'TRACE end'")
-        m = BEGIN_RE.match(line)
         if m:
             if header:
                 raise TraceError(f"line {n}: a second 'TRACE begin'")
@@ -123,6 +131,26 @@ def to_chrome(header, events):
             out.append({"ph": "X", "name": f"g{g}", "pid": 0, "tid": core,
                         "ts": t0 / 1000, "dur": (ns - t0) / 1000, "args": {"goroutine": g}})
 
+    # Flow arrows: a wake-up from the readier to the woken G's next start,
+    # a steal from the core holding the victim P to the thief.
+    flows = []                      # (id, core from, ns from, core to, ns to, name)
+    woken = {}                      # g -> (core, ns) of its pending wake-up
+    p_core = {}                     # P -> the core holding it last
+    for e in events:
+        ev = e["ev"]
+        if ev in ("GoStart", "ProcStart"):
+            p_core[e["p"]] = e["core"]
+        if ev == "GoUnpark":
+            woken[e["g"]] = (e["core"], e["ns"])
+        elif ev == "GoStart" and e["g"] in woken:
+            c0, t0 = woken.pop(e["g"])
+            flows.append((c0, t0, e["core"], e["ns"], "wake-up"))
+        elif ev == "Steal" and p_core.get(e["victim"], e["core"]) != e["core"]:
+            flows.append((p_core[e["victim"]], e["ns"], e["core"], e["ns"], "steal"))
+    for i, (c0, t0, c1, t1, name) in enumerate(flows, 1):
+        out.append({"ph": "s", "id": i, "name": name, "cat": "flow", "pid": 0, "tid": c0, "ts": t0 / 1000})
+        out.append({"ph": "f", "bp": "e", "id": i, "name": name, "cat": "flow", "pid": 0, "tid": c1,
+                    "ts": t1 / 1000})
     for e in events:
         core, ns, ev = e["core"], e["ns"], e["ev"]
         if ev == "GoStart":

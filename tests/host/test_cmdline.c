@@ -134,6 +134,19 @@ static void test_quantum(void)
     CHECK(warned("using the default (10ms)"));
 }
 
+static void test_profile_metrics(void)
+{
+    CHECK(parse("") == 0 && p.profile_hz == 0 && !p.metrics);
+    CHECK(parse("profile=100") == 0 && p.profile_hz == 100);
+    CHECK(parse("profile=10000") == 0 && p.profile_hz == 10000);
+    CHECK(parse("profile=0") == 0 && p.profile_hz == 0);
+    CHECK(parse("profile=99") == 1 && p.profile_hz == 0);
+    CHECK(parse("profile=10001") == 1 && p.profile_hz == 0);
+    CHECK(parse("profile=fast") == 1 && p.profile_hz == 0);
+    CHECK(parse("metrics=1") == 0 && p.metrics);
+    CHECK(parse("metrics=2") == 1 && !p.metrics);
+}
+
 static void test_schedtrace(void)
 {
     CHECK(parse("schedtrace=1000") == 0 && p.schedtrace_ns == 1000000000);
@@ -426,6 +439,7 @@ int main(void)
     RUN(test_gomaxprocs);
     RUN(test_quantum);
     RUN(test_schedtrace);
+    RUN(test_profile_metrics);
     RUN(test_flags);
     RUN(test_choices);
     RUN(test_seed);

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// app=flightrec [ms=N]: the flight recorder while the machine runs. Pairs
+// of goroutines ping-pong over unbuffered channels on every core; after
+// 200 ms main prints the last N ms (default 50) of the event trace with
+// trace_dump_recent, then stops the pairs and returns (the whole trace is
+// printed again at exit). Boot with trace=1.
+#include "kernel/goro.h"
+
+static bool stop;
+static waitgroup_t wg;
+
+struct pair {
+    chan_t *ping, *pong;
+};
+
+static void pinger(void *arg)
+{
+    struct pair *p = arg;
+    int v = 0;
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {     // relaxed: a flag polled each round
+        chan_send(p->ping, &v);
+        chan_recv(p->pong, &v);
+    }
+    v = -1;
+    chan_send(p->ping, &v);
+    wg_done(&wg);
+}
+
+static void ponger(void *arg)
+{
+    struct pair *p = arg;
+    int v;
+    for (;;) {
+        chan_recv(p->ping, &v);
+        if (v < 0)
+            break;
+        v++;
+        chan_send(p->pong, &v);
+    }
+    wg_done(&wg);
+}
+
+static int flightrec_main(int argc, char **argv)
+{
+    long ms = 50;
+    for (int i = 1; i < argc; i++)
+        if (strncmp(argv[i], "ms=", 3) == 0) {
+            ms = 0;
+            for (const char *d = argv[i] + 3; *d >= '0' && *d <= '9'; d++)
+                ms = ms * 10 + (*d - '0');
+        }
+    static struct pair pairs[8];
+    int n = num_cpu() < 8 ? num_cpu() : 8;
+    wg_add(&wg, 2 * n);
+    for (int i = 0; i < n; i++) {
+        pairs[i].ping = chan_make(sizeof(int), 0);
+        pairs[i].pong = chan_make(sizeof(int), 0);
+        go(pinger, &pairs[i]);
+        go(ponger, &pairs[i]);
+    }
+    sleep_ns(200 * 1000000ull);
+    printf("flightrec: the last %ld ms, while %d pairs run\n", ms, n);
+    trace_dump_recent((uint64_t)ms);
+    __atomic_store_n(&stop, true, __ATOMIC_RELAXED);    // relaxed: the pairs poll it
+    wg_wait(&wg);
+    printf("flightrec: ok\n");
+    return 0;
+}
+GORO_APP(flightrec, "ping-pong pairs; trace_dump_recent(ms) while they run (trace=1; ms=N)", flightrec_main);

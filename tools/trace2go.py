@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""goro's event trace (trace=1) -> Go's execution trace, 1.19 format.
+
+`trace2go.py serial.log -o trace.out` reads the TRACE lines
+(tools/trace2json.py parses them) and writes the binary format that Go
+1.19's `go tool trace` reads (internal/trace/parser.go): the header
+"go 1.19 trace", a Frequency event (1e9: goro's times are nanoseconds),
+then the events, each in a batch of the P it happened on. goro's Ps are
+Go's Ps; a core with no P (an idle core readying a goroutine from an
+interrupt, or the boot core creating main) writes into a P of its own,
+numbered FAKE_P + core, that never starts.
+
+Go's parser checks every goroutine's state machine (created -> runnable ->
+running -> waiting ...) and orders the per-P batches by per-goroutine
+sequence numbers; the converter keeps the same state machine and emits
+only transitions it allows. Where goro's trace does not say enough (a
+trace whose rings wrapped begins mid-stream) it synthesizes the missing
+creation, unblock or stop at the same time, and counts what it dropped.
+
+Unblock and creation events carry a one-frame pseudo-stack naming why the
+goroutine was readied ("wake: chan receive", "go: new goroutine"), so
+`go tool trace -pprof=sched` attributes scheduling latency to them.
+
+Python 3 standard library only.
+"""
+import argparse
+import collections
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import trace2json  # noqa: E402
+
+# internal/trace's event types (runtime/trace.go)
+EV_BATCH, EV_FREQUENCY, EV_STACK, EV_GOMAXPROCS, EV_PROC_START, EV_PROC_STOP = 1, 2, 3, 4, 5, 6
+EV_GO_CREATE, EV_GO_START, EV_GO_END = 13, 14, 15
+EV_GO_SCHED, EV_GO_PREEMPT, EV_GO_SLEEP, EV_GO_BLOCK, EV_GO_UNBLOCK = 17, 18, 19, 20, 21
+EV_GO_BLOCK_SEND, EV_GO_BLOCK_RECV, EV_GO_BLOCK_SELECT, EV_GO_BLOCK_SYNC, EV_GO_BLOCK_COND = 22, 23, 24, 25, 26
+EV_GO_SYSCALL, EV_GO_SYSEXIT, EV_GO_SYSBLOCK = 28, 29, 30
+EV_STRING = 37
+
+FAKE_P = 1000
+CREATE_STACK = "go: new goroutine"
+
+
+def block_event(reason):
+    """The Go blocking event for a goro wait reason."""
+    r = reason.lower()
+    if "select" in r:
+        return EV_GO_BLOCK_SELECT
+    if "chan send" in r:
+        return EV_GO_BLOCK_SEND
+    if "chan receive" in r or "chan recv" in r:
+        return EV_GO_BLOCK_RECV
+    if "cond" in r:
+        return EV_GO_BLOCK_COND
+    if "sleep" in r:
+        return EV_GO_SLEEP
+    if "mutex" in r or "sema" in r or "waitgroup" in r or "sync" in r:
+        return EV_GO_BLOCK_SYNC
+    return EV_GO_BLOCK
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+class Writer:
+    """Go 1.19's wire format: events in per-P batches, timestamps as deltas."""
+
+    def __init__(self):
+        self.out = bytearray(b"go 1.19 trace\x00\x00\x00")
+        self.cur_p = None
+        self.last_ts = 0
+        self.strings = {}
+        self.stacks = {}
+        self.count = collections.Counter()
+
+    def raw(self, typ, args):
+        if 1 <= len(args) <= 3:
+            self.out.append(typ | (len(args) - 1) << 6)
+            for a in args:
+                self.out += varint(a)
+        else:
+            body = b"".join(varint(a) for a in args)
+            self.out.append(typ | 3 << 6)
+            self.out += varint(len(body)) + body
+
+    def string(self, s):
+        if s not in self.strings:
+            sid = len(self.strings) + 1
+            self.strings[s] = sid
+            b = s.encode()
+            self.out.append(EV_STRING)
+            self.out += varint(sid) + varint(len(b)) + b
+        return self.strings[s]
+
+    def stack(self, name):
+        """A one-frame pseudo-stack named name; its id."""
+        if name not in self.stacks:
+            sid = len(self.stacks) + 1
+            fn, file = self.string(name), self.string("goro")
+            self.stacks[name] = sid
+            self.raw(EV_STACK, [sid, 1, 0x1000 + sid, fn, file, 0])
+        return self.stacks[name]
+
+    def event(self, p, typ, ts, *args):
+        if p != self.cur_p:
+            self.raw(EV_BATCH, [p, ts])
+            self.cur_p, self.last_ts = p, ts
+        self.raw(typ, [ts - self.last_ts] + list(args))
+        self.last_ts = ts
+        self.count[typ] += 1
+
+
+class Converter:
+    """goro's events, in time order, through Go's goroutine and P state machines."""
+
+    def __init__(self, w):
+        self.w = w
+        self.gstate = {}            # g -> "runnable" | "running" | "waiting" | "syscall" | "dead"
+        self.seq = {}               # g -> Go's per-goroutine sequence number
+        self.reason = {}            # g -> why it last parked
+        self.g_p = {}               # running g -> the P it runs on
+        self.p_g = {}               # P -> the g running on it (absent: none)
+        self.p_on = set()           # Ps started (ProcStart emitted)
+        self.p_owner = {}           # P -> the core holding it
+        self.core_p = {}            # core -> the P it holds
+        self.dropped = collections.Counter()
+        self.created = 0
+
+    def p_of(self, core):
+        return self.core_p.get(core, FAKE_P + core)
+
+    # ---- transitions, each valid in Go's model --------------------------------
+
+    def create(self, p, ts, g):
+        self.w.event(p, EV_GO_CREATE, ts, g, 0, self.w.stack(CREATE_STACK))
+        self.gstate[g], self.seq[g] = "runnable", 1
+        self.created += 1
+
+    def stop_running(self, ts, g, typ, *args):
+        p = self.g_p.pop(g)
+        del self.p_g[p]
+        self.w.event(p, typ, ts, *args)
+
+    def unblock(self, p, ts, g):
+        why = self.reason.get(g, "")
+        self.w.event(p, EV_GO_UNBLOCK, ts, g, self.seq[g], self.w.stack("wake: " + (why or "?")))
+        self.seq[g] += 1
+        self.gstate[g] = "runnable"
+
+    def proc_start(self, core, ts, p):
+        if self.p_owner.get(p) not in (None, core) and p in self.p_on:
+            self.proc_stop(self.p_owner[p], ts, p)
+        self.core_p[core], self.p_owner[p] = p, core
+        if p not in self.p_on:
+            self.w.event(p, EV_PROC_START, ts, core)
+            self.p_on.add(p)
+
+    def proc_stop(self, core, ts, p):
+        if self.p_owner.get(p) != core:
+            return                  # handed off already: its new holder owns it
+        g = self.p_g.get(p)
+        if g is not None:           # the G is still on it in Go's model: it leaves first
+            self.stop_running(ts, g, EV_GO_PREEMPT, 0)
+            self.gstate[g] = "runnable"
+        if p in self.p_on:
+            self.w.event(p, EV_PROC_STOP, ts)
+            self.p_on.discard(p)
+        del self.p_owner[p]
+        if self.core_p.get(core) == p:
+            del self.core_p[core]
+
+    # ---- goro's events -------------------------------------------------------------
+
+    def on(self, e):
+        ev, core, ts = e["ev"], e["core"], e["ns"]
+        g = e.get("g")
+        state = self.gstate.get(g)
+        if ev == "ProcStart":
+            self.proc_start(core, ts, e["p"])
+        elif ev == "ProcStop":
+            self.proc_stop(core, ts, e["p"])
+        elif ev == "Gomaxprocs":
+            self.w.event(self.p_of(core), EV_GOMAXPROCS, ts, e["procs"], 0)
+        elif ev == "GoCreate":
+            if state is not None:
+                self.dropped[ev] += 1
+                return
+            self.create(self.p_of(core), ts, g)
+        elif ev == "GoStart":
+            p = e["p"]
+            if self.core_p.get(core) != p:
+                self.proc_start(core, ts, p)
+            if p in self.p_g:       # the one before left without a word (gosched)
+                prev = self.p_g[p]
+                self.stop_running(ts, prev, EV_GO_SCHED, 0)
+                self.gstate[prev] = "runnable"
+            if state is None:
+                self.create(p, ts, g)
+                self.dropped["synthesized GoCreate"] += 1
+            elif state == "running":
+                self.stop_running(ts, g, EV_GO_PREEMPT, 0)
+                self.dropped["synthesized GoPreempt"] += 1
+            elif state in ("waiting", "syscall", "dead"):
+                if state == "dead":
+                    self.dropped[ev] += 1
+                    return
+                if state == "syscall":
+                    self.w.event(self.p_of(core), EV_GO_SYSEXIT, ts, g, self.seq[g], 0)
+                    self.seq[g] += 1
+                else:
+                    self.unblock(p, ts, g)
+                self.dropped["synthesized unblock"] += 1
+            self.w.event(p, EV_GO_START, ts, g, self.seq[g])
+            self.seq[g] += 1
+            self.gstate[g] = "running"
+            self.g_p[g], self.p_g[p] = p, g
+        elif ev in ("GoYield", "GoPreempt", "GoPark", "GoEnd", "GoSysCall"):
+            if state != "running":
+                self.dropped[ev] += 1
+                return
+            if ev == "GoSysCall":
+                self.w.event(self.g_p[g], EV_GO_SYSCALL, ts, 0)
+            elif ev == "GoYield":
+                self.stop_running(ts, g, EV_GO_SCHED, 0)
+                self.gstate[g] = "runnable"
+            elif ev == "GoPreempt":
+                self.stop_running(ts, g, EV_GO_PREEMPT, 0)
+                self.gstate[g] = "runnable"
+            elif ev == "GoPark":
+                self.reason[g] = e["reason"]
+                self.stop_running(ts, g, block_event(e["reason"]), 0)
+                self.gstate[g] = "waiting"
+            else:
+                self.stop_running(ts, g, EV_GO_END)
+                self.gstate[g] = "dead"
+        elif ev == "GoUnpark":
+            if state != "waiting":
+                self.dropped[ev] += 1
+                return
+            self.unblock(self.p_of(core), ts, g)
+        elif ev == "Handoff":
+            p = e["p"]
+            g1 = self.p_g.get(p)
+            if g1 is not None:
+                self.stop_running(ts, g1, EV_GO_SYSBLOCK)
+                self.gstate[g1] = "syscall"
+            owner = self.p_owner.get(p)
+            if owner is not None:
+                self.proc_stop(owner, ts, p)
+        elif ev == "GoSysExit":
+            if not e["lost"]:
+                return
+            if state == "running":      # a stop-the-world took the P
+                self.stop_running(ts, g, EV_GO_SYSBLOCK)
+                state = self.gstate[g] = "syscall"
+            if state != "syscall":
+                self.dropped[ev] += 1
+                return
+            self.w.event(self.p_of(core), EV_GO_SYSEXIT, ts, g, self.seq[g], 0)
+            self.seq[g] += 1
+            self.gstate[g] = "runnable"
+        # Steal, Idle, Wake, TimerFire, WakeIPI: no Go event (trace.json shows them)
+
+
+def convert(header, events):
+    """(trace bytes, Converter) for parsed TRACE events."""
+    w = Writer()
+    w.raw(EV_FREQUENCY, [1000000000])
+    w.stack(CREATE_STACK)
+    c = Converter(w)
+    for e in events:
+        c.on(e)
+    return bytes(w.out), c
+
+
+# ---- the test (tests/matrix.py) ------------------------------------------------
+
+def check(lines, outdir):
+    """A traced boot: the Go trace converts with nothing left out, `go tool
+    trace -pprof=sched` parses it whole, and the scheduling-latency profile
+    it prints counts as many creations and wake-ups followed by a start as
+    goro's trace holds. Returns problems, [] when fine."""
+    import re
+    import subprocess
+    try:
+        header, events = trace2json.parse(lines)
+    except trace2json.TraceError as e:
+        return [f"trace2go: {e}"]
+    data, c = convert(header, events)
+    problems = []
+    if header["dropped"] == 0 and c.dropped:
+        problems.append(f"trace2go: events left out or synthesized in a whole trace: {dict(c.dropped)}")
+    os.makedirs(outdir, exist_ok=True)
+    out = os.path.join(outdir, "trace.out")
+    with open(out, "wb") as f:
+        f.write(data)
+    sched = subprocess.run(["go", "tool", "trace", "-pprof=sched", out], capture_output=True)
+    if sched.returncode:
+        return problems + [f"trace2go: go tool trace -pprof=sched failed: "
+                           f"{sched.stderr.decode(errors='replace').strip()[:300]}"]
+    pb = os.path.join(outdir, "sched.pb")
+    with open(pb, "wb") as f:
+        f.write(sched.stdout)
+    raw = subprocess.run(["go", "tool", "pprof", "-raw", pb], capture_output=True, text=True)
+    counts = collections.Counter()
+    loc = {}
+    samples = []
+    for l in raw.stdout.splitlines():
+        m = re.match(r"^\s+(\d+)\s+(\d+): (\d+)\s*$", l)
+        if m:
+            samples.append((int(m.group(1)), int(m.group(3))))
+        m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ M=\d+ (.*) goro:0", l)
+        if m:
+            loc[int(m.group(1))] = m.group(2)
+    for n, lid in samples:
+        counts["create" if loc.get(lid) == CREATE_STACK else "wake"] += n
+    # what goro's trace says: creations and wake-ups that a start followed
+    created, woken, want = set(), set(), collections.Counter()
+    for e in events:
+        if e["ev"] == "GoCreate":
+            created.add(e["g"])
+        elif e["ev"] == "GoUnpark":
+            woken.add(e["g"])
+        elif e["ev"] == "GoStart":
+            if e["g"] in created:
+                want["create"] += 1
+                created.discard(e["g"])
+            if e["g"] in woken:
+                want["wake"] += 1
+                woken.discard(e["g"])
+    for k in ("create", "wake") if header["dropped"] == 0 else ():
+        if counts[k] != want[k]:
+            problems.append(f"trace2go: go tool trace counts {counts[k]} {k}s followed by a start, "
+                            f"goro's trace {want[k]}")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("log", help="serial log holding the TRACE lines")
+    ap.add_argument("-o", "--output", required=True, help="Go execution trace to write")
+    args = ap.parse_args()
+    with open(args.log, errors="replace") as f:
+        lines = f.readlines()
+    try:
+        header, events = trace2json.parse(lines)
+    except trace2json.TraceError as e:
+        sys.exit(f"trace2go: {args.log}: {e}")
+    data, c = convert(header, events)
+    with open(args.output, "wb") as f:
+        f.write(data)
+    fixed = ", ".join(f"{k} {v}" for k, v in sorted(c.dropped.items())) or "none"
+    print(f"trace2go: {len(events)} events from {header['cores']} cores, {c.created} goroutines "
+          f"-> {args.output} ({len(data)} bytes); left out or synthesized: {fixed}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
