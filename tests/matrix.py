@@ -349,12 +349,6 @@ CONFIGS = [
            timeout=60),
     ktest("smp2-kernel", "ktest, -kernel, 2 vCPUs", cores=2),
     ktest("smp1-kernel", "ktest, -kernel, 1 vCPU", cores=1),
-    # Go's runtime tests in C (tests/kernel/go_*.c: filter=go_ takes every
-    # go_TestX) with two fixed seeds per vCPU count, beside the ktest runs'
-    # random one: three schedules each.
-    *[ktest(f"go-smp{n}-seed{seed}", f"Go's tests (filter=go_), {n} vCPU(s), seed={seed}",
-            cores=n, cmdline=f"seed={seed} app=ktest filter=go_", timeout=120 if n < 8 else 240)
-      for n in (8, 4, 2, 1) for seed in (2, 3)],
     # The scheduler race regressions in the debug build (make DEBUG=1), whose
     # delay points widen each race's window (tests/kernel/test_sched_races.c).
     ktest("race-debug-smp2", "race regressions, debug build (delay points), 2 vCPUs",
