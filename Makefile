@@ -18,7 +18,7 @@ QEMU ?= qemu-system-x86_64
 # ---- sources (explicit lists; add new files here) -------------------------
 
 BOOT_ASM := boot/entry.asm boot/trampoline_blob.asm
-BOOT_C := boot/multiboot.c boot/uefi.c
+BOOT_C := boot/boot.c boot/bootinfo.c boot/multiboot.c boot/uefi.c
 
 ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm arch/coldcall.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
@@ -218,7 +218,7 @@ debug: deps-check $(BUILD)/goro.elf
 
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
-HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit
+HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit boot efi_loader
 HOST_SRCS_cmdline := kernel/cmdline.c
 HOST_SRCS_acpi := drivers/acpi.c
 HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
@@ -227,6 +227,8 @@ HOST_SRCS_steal_order := kernel/steal_order.c
 HOST_SRCS_page := kernel/pagepool.c
 HOST_SRCS_keydecode := drivers/keydecode.c
 HOST_SRCS_lineedit := kernel/lineedit.c drivers/keydecode.c
+HOST_SRCS_boot := boot/multiboot.c boot/bootinfo.c boot/uefi.c
+HOST_SRCS_efi_loader := boot/efi/loader_parse.c
 HOST_SAN_runq := thread
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
     -iquote . -iquote tests/host
@@ -299,7 +301,7 @@ clean:
 
 # The dependency files of this build's objects only: an earlier APP_SRC's
 # are not this build's business.
--include $(OBJS:.o=.d) $(BUILD)/efi/loader.d
+-include $(OBJS:.o=.d) $(BUILD)/efi/loader.d $(BUILD)/efi/loader_parse.d
 
 # ---- UEFI: the GNU-EFI loader and the boot images ----------------------------
 #
@@ -324,13 +326,15 @@ EFI_IMG_MB := 32
 efi: $(BUILD)/goro-efi.img
 usb: $(BUILD)/goro-usb.img
 
-$(BUILD)/efi/loader.o: boot/efi/loader.c boot/bootinfo.h
+EFI_OBJS := $(BUILD)/efi/loader.o $(BUILD)/efi/loader_parse.o
+
+$(EFI_OBJS): $(BUILD)/efi/%.o: boot/efi/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(EFI_CFLAGS) -c $< -o $@
 
-$(BUILD)/efi/loader.so: $(BUILD)/efi/loader.o
-	$(Q)$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $< -L$(EFI_LIB) -lefi -lgnuefi -o $@
+$(BUILD)/efi/loader.so: $(EFI_OBJS)
+	$(Q)$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_OBJS) -L$(EFI_LIB) -lefi -lgnuefi -o $@
 
 $(BUILD)/efi/BOOTX64.EFI: $(BUILD)/efi/loader.so
 	$(call say,EFI,$@)
