@@ -240,6 +240,48 @@ $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) tests/host/check.h
 	$(HOSTCC) $(HOST_CFLAGS) -fsanitize=$(or $(HOST_SAN_$*),address,undefined) \
 	    -fno-sanitize-recover=all $< $(HOST_SRCS_$*) -o $@
 
+# ---- fuzzing (docs/testing.md, "Fuzzing") -------------------------------------
+#
+# libFuzzer harnesses tests/fuzz/fuzz_NAME.c, linked with FUZZ_SRCS_NAME,
+# built with clang under AddressSanitizer and UBSan (no recovery) into
+# BUILD/fuzz/fuzz_NAME. `make fuzz` runs each for FUZZ_SECONDS (seeded from
+# tests/fuzz/corpus/NAME, new inputs kept in BUILD/fuzz/corpus/NAME);
+# `make test` replays each corpus with a short fixed run (tests/fuzz/fuzzrun.py).
+# Without clang the harnesses are not built and the runner reports SKIP.
+FUZZ_CC ?= clang-14
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
+FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline
+FUZZ_SRCS_acpi := drivers/acpi.c
+FUZZ_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
+FUZZ_SRCS_cmdline := kernel/cmdline.c
+FUZZ_SRCS_multiboot1 := boot/multiboot.c boot/bootinfo.c
+FUZZ_SRCS_multiboot2 := boot/multiboot.c boot/bootinfo.c
+FUZZ_SRCS_uefi_mmap := boot/efi/loader_parse.c boot/uefi.c boot/bootinfo.c
+FUZZ_SRCS_efi_elf := boot/efi/loader_parse.c
+FUZZ_SRCS_efi_cmdline := boot/efi/loader_parse.c
+FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DGORO_HOST_TEST -iquote . \
+    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h kernel/cmdline.h)
+FUZZ_BINS := $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/fuzz_%)
+
+# Built only where clang has its libFuzzer runtime (make deps installs both).
+.PHONY: fuzz fuzz-build
+fuzz-build:
+	@if [ -f "$$($(FUZZ_CC) -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a" ]; then \
+	    $(MAKE) --no-print-directory $(FUZZ_BINS); \
+	else \
+	    echo "fuzz: $(FUZZ_CC) with libFuzzer not found; harnesses not built (make deps installs them)"; \
+	fi
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@
+
+fuzz: fuzz-build
+	$(PYTHON) tests/fuzz/fuzzrun.py --build $(BUILD) --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
+
 # The include rules between layers (lib < arch, drivers < kernel < apps).
 check-layers:
 	@$(PYTHON) tools/check-layers.py
@@ -284,12 +326,12 @@ host: $(BUILD)/host/test_make
 
 # RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
 RUN_ARGS ?=
-test: deps-check all efi usb host check-layers lint debug-build
+test: deps-check all efi usb host fuzz-build check-layers lint debug-build
 	$(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # The suite while the host runs one CPU-bound process per core beside it:
 # no test may fail because the host is slow (docs/testing.md).
-test-stress: deps-check all efi usb host check-layers debug-build
+test-stress: deps-check all efi usb host fuzz-build check-layers debug-build
 	$(PYTHON) tools/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 .PHONY: debug-build

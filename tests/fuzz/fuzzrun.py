@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Runs the libFuzzer harnesses (BUILD/fuzz/fuzz_NAME, built by make
+fuzz-build) and reports one line per harness in the test runner's format:
+
+    PASS fuzz/acpi: 20000 runs (5120/s), corpus 12 + 3 new
+    FAIL fuzz/cmdline: crash, input saved as build/fuzz/artifacts/cmdline-crash-... (log: ...)
+    SKIP fuzz/efi_elf: not built (clang-14 missing: make deps)
+
+Two uses:
+  - make test (tests/run.py calls replay()): each harness runs its corpus,
+    tests/fuzz/corpus/NAME, then REPLAY_RUNS more inputs from a fixed seed:
+    the same inputs on every run, a few seconds each.
+  - make fuzz (this file's main): each harness fuzzes for --seconds (or
+    --runs inputs) under nice -n 19, --jobs at a time, keeping what it
+    finds in BUILD/fuzz/corpus/NAME for the next run. The checked-in corpus
+    only ever grows by hand: minimize with --merge before adding to it.
+
+A crash, a sanitizer report, a broken promise (FUZZ_CHECK), a slow input or
+a leak is a failure; libFuzzer saves the input under BUILD/fuzz/artifacts/.
+Replay it with BUILD/fuzz/fuzz_NAME FILE.
+
+Python 3 standard library only.
+"""
+
+import argparse
+import concurrent.futures
+import glob
+import os
+import re
+import shutil
+import signal
+import threading
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+REPLAY_RUNS = 20000
+INPUT_TIMEOUT_S = 10
+STAT_RE = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
+ARTIFACT_RE = re.compile(r"Test unit written to (\S+)")
+ERROR_RE = re.compile(r"(ERROR: \w+Sanitizer: [\w-]+|ERROR: libFuzzer: [\w-]+|"
+                      r"runtime error: .*|fuzz: broken promise: .*)")
+
+
+def harnesses():
+    """Every harness with a source, tests/fuzz/fuzz_NAME.c -> NAME."""
+    return sorted(os.path.basename(p)[5:-2] for p in glob.glob(os.path.join(HERE, "fuzz_*.c")))
+
+
+def binary(build, name):
+    return os.path.join(build, "fuzz", f"fuzz_{name}")
+
+
+def seed_corpus(name):
+    return os.path.join(HERE, "corpus", name)
+
+
+def argv_for(build, name, workdir, extra):
+    art = os.path.join(build, "fuzz", "artifacts")
+    os.makedirs(art, exist_ok=True)
+    os.makedirs(workdir, exist_ok=True)
+    argv = [binary(build, name), f"-artifact_prefix={art}/{name}-", "-print_final_stats=1",
+            f"-timeout={INPUT_TIMEOUT_S}"] + extra
+    dict_path = os.path.join(HERE, f"{name}.dict")
+    if os.path.exists(dict_path):
+        argv.append(f"-dict={dict_path}")
+    # New inputs go to the first directory: never the checked-in corpus.
+    return argv + [workdir, seed_corpus(name)]
+
+
+def run_one(build, name, extra, workdir, log, timeout, procs=None, lock=None, nice=False):
+    """Runs one harness; returns (status, reason) with status PASS, FAIL or SKIP.
+    procs: a set the caller's killer reads under lock, for its clean-up."""
+    if not os.access(binary(build, name), os.X_OK):
+        return "SKIP", "not built (clang-14 with libFuzzer missing: make deps)"
+    argv = argv_for(build, name, workdir, extra)
+    if nice:
+        argv = ["nice", "-n", "19"] + argv
+    t0 = time.monotonic()
+    with open(log, "w") as f:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
+                             start_new_session=True, cwd=ROOT)
+        if procs is not None:
+            with lock:
+                procs.add(p)
+        try:
+            status = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            status = None
+        finally:
+            if procs is not None:
+                with lock:
+                    procs.discard(p)
+    with open(log, errors="replace") as f:
+        text = f.read()
+    rel = os.path.relpath(log)
+    if status is None:
+        return "FAIL", f"no result after {timeout}s (log: {rel})"
+    stats = {k: int(v) for k, v in STAT_RE.findall(text)}
+    if status != 0:
+        what = ERROR_RE.search(text)
+        art = ARTIFACT_RE.search(text)
+        reason = what.group(1) if what else f"exit {status}"
+        if art:
+            reason += f", input saved as {os.path.relpath(art.group(1))}"
+        return "FAIL", f"{reason} (log: {rel})"
+    runs = stats.get("number_of_executed_units", 0)
+    secs = max(time.monotonic() - t0, 1e-3)
+    corpus = len(os.listdir(seed_corpus(name)))
+    rate = stats.get("average_exec_per_sec") or int(runs / secs)
+    return "PASS", (f"{runs} runs ({rate}/s), "
+                    f"corpus {corpus} + {stats.get('new_units_added', 0)} new")
+
+
+def replay(build, name, logs, procs=None, lock=None, timeout=300):
+    """make test's short run: the corpus, then REPLAY_RUNS fixed inputs."""
+    work = os.path.join(build, "fuzz", "replay", name)
+    shutil.rmtree(work, ignore_errors=True)
+    log = os.path.join(logs, f"fuzz-{name}.log")
+    return run_one(build, name, [f"-runs={REPLAY_RUNS}", "-seed=1"], work, log, timeout,
+                   procs, lock)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--seconds", type=int, default=60, help="fuzz each harness this long")
+    ap.add_argument("--runs", type=int, default=0, help="or this many inputs each")
+    ap.add_argument("--jobs", type=int, default=1, help="harnesses at once (default 1)")
+    ap.add_argument("--filter", default="", help="only harnesses whose name contains this")
+    ap.add_argument("--replay", action="store_true", help="make test's short run instead")
+    ap.add_argument("--merge", action="store_true",
+                    help="minimize BUILD/fuzz/corpus/NAME plus the seeds into BUILD/fuzz/merged/NAME")
+    args = ap.parse_args()
+    names = [n for n in harnesses() if args.filter in n]
+    logs = os.path.join(args.build, "fuzz", "logs")
+    os.makedirs(logs, exist_ok=True)
+
+    def one(name):
+        if args.replay:
+            return replay(args.build, name, logs)
+        log = os.path.join(logs, f"{name}.log")
+        if args.merge:
+            out = os.path.join(args.build, "fuzz", "merged", name)
+            shutil.rmtree(out, ignore_errors=True)
+            os.makedirs(out)
+            work = os.path.join(args.build, "fuzz", "corpus", name)
+            os.makedirs(work, exist_ok=True)
+            argv = [binary(args.build, name), "-merge=1", out, seed_corpus(name), work]
+            rc = subprocess.call(["nice", "-n", "19"] + argv, stdout=subprocess.DEVNULL,
+                                 stderr=open(log, "w"))
+            return ("PASS" if rc == 0 else "FAIL"), f"{len(os.listdir(out))} inputs in {out}"
+        extra = [f"-runs={args.runs}"] if args.runs else [f"-max_total_time={args.seconds}"]
+        limit = None if args.runs else args.seconds * 2 + 120
+        work = os.path.join(args.build, "fuzz", "corpus", name)
+        return run_one(args.build, name, extra, work, log, limit, procs, lock, nice=True)
+
+    procs, lock = set(), threading.Lock()
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(one, n): n for n in names}
+        for f in concurrent.futures.as_completed(futures):
+            status, reason = f.result()
+            counts[status] += 1
+            print(f"{status} fuzz/{futures[f]}: {reason}", flush=True)
+    summary = f"{counts['PASS']} passed, {counts['FAIL']} failed"
+    if counts["SKIP"]:
+        summary += f", {counts['SKIP']} skipped"
+    print(summary)
+    return 1 if counts["FAIL"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
