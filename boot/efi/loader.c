@@ -3,6 +3,9 @@
 // itself loaded from, gathers what the kernel needs into a struct boot_info
 // (boot/bootinfo.h, the same structure the multiboot paths fill), exits
 // boot services and jumps to the kernel's 64-bit UEFI entry, boot_efi64.
+// What it reads from outside (the ELF image, the load options and
+// \goro.cmdline, the firmware's memory map) is parsed by loader_parse.c,
+// which has no firmware calls, so host tests and fuzz harnesses run it.
 //
 // What the loader and the kernel agree on (boot/efi/README):
 // - the kernel is \goro.elf at the root of the loader's volume, an

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // The ACPI harnesses' input (fuzz_acpi.c, fuzz_acpi_numa.c): one flags byte,
 // then a physical memory image whose byte i is at physical address i. The
-// RSDP's bytes are the image's first 36 (or 20); the tables it leads to
-// lie wherever their addresses say. tests/fuzz/mkcorpus.py lays the QEMU
-// dumps of tests/data/acpi out this way.
+// RSDP's bytes are the image's first 36 (or 20), or wherever the BIOS scan
+// finds them (ACPI_SCAN: then the image is also the BIOS ROM area at
+// 0xE0000, zero-padded to its 128 KiB); the tables it leads to lie wherever
+// their addresses say. tests/fuzz/mkcorpus.py lays the QEMU dumps of
+// tests/data/acpi out this way.
 //
 // A mutation that touches a table almost always breaks its checksum, and
 // the parsers then stop at the checksum. With ACPI_FIX_SUMS set, the
@@ -24,7 +26,12 @@ enum {
     ACPI_FIX_SUMS = 1 << 0,     // recompute every reachable checksum first
     ACPI_RSDP_V1 = 1 << 1,      // hand over 20 RSDP bytes, not 36
     ACPI_SCAN = 1 << 2,         // find the RSDP by the BIOS scan instead
+    // bits 3..5: the table fuzz_acpi looks up
+    ACPI_NO_WARN = 1 << 6,      // the parsers get no warn callback
 };
+
+#define ACPI_ROM_START 0xe0000
+#define ACPI_ROM_LEN 0x20000
 
 struct acpi_image {
     unsigned flags;
@@ -121,26 +128,47 @@ static inline bool acpi_image_open(struct acpi_image *a, const uint8_t *data, si
     return true;
 }
 
+// The map callback the parsers get, with the acpi_image as its context.
+static inline const void *acpi_image_map(void *ctx, uint64_t phys, size_t len)
+{
+    struct acpi_image *a = ctx;
+    if ((a->flags & ACPI_SCAN) && phys >= ACPI_ROM_START && phys - ACPI_ROM_START < ACPI_ROM_LEN) {
+        uint64_t off = phys - ACPI_ROM_START;
+        if (len > ACPI_ROM_LEN - off)
+            return NULL;
+        uint8_t *p = fuzz_alloc(&a->mem, len);
+        if (off < a->len)
+            memcpy(p, a->img + off, len < a->len - off ? len : a->len - off);
+        return p;
+    }
+    return fuzz_map(&a->mem, phys, len);
+}
+
+static inline acpi_warn_fn acpi_image_warn(const struct acpi_image *a)
+{
+    return a->flags & ACPI_NO_WARN ? NULL : fuzz_warn;
+}
+
 // The RSDP as the kernel would hand it to acpi_parse (drivers/acpi_boot.c):
-// the loader's copy, here the image's head, or the one the BIOS scan finds
-// in the image, 36 bytes when its revision says 2.0. *len is 0 when none.
+// the loader's copy, here the image's head, or the one the BIOS scan finds,
+// 36 bytes when its revision says 2.0. *len is 0 when there is none.
 static inline const uint8_t *acpi_image_rsdp(struct acpi_image *a, size_t *len)
 {
     uint64_t phys = 0;
     *len = 0;
     if (a->flags & ACPI_SCAN) {
-        phys = acpi_scan_rsdp(fuzz_map, &a->mem);
+        phys = acpi_scan_rsdp(acpi_image_map, a);
         if (!phys)
             return NULL;
-        FUZZ_CHECK(phys < a->len && a->len - phys >= 20);
-        FUZZ_CHECK(!memcmp(a->img + phys, "RSD PTR ", 8));
-        *len = a->img[phys + 15] >= 2 && a->len - phys >= 36 ? 36 : 20;
+        const uint8_t *r = acpi_image_map(a, phys, 20);
+        FUZZ_CHECK(r && !memcmp(r, "RSD PTR ", 8) && acpi_image_sum(r, 20) == 0);
+        *len = r[15] >= 2 && acpi_image_map(a, phys, 36) ? 36 : 20;
     } else {
         *len = a->flags & ACPI_RSDP_V1 ? 20 : 36;
         if (*len > a->len)
             *len = a->len;
     }
-    return fuzz_map(&a->mem, phys, *len);
+    return acpi_image_map(a, phys, *len);
 }
 
 static inline void acpi_image_close(struct acpi_image *a)

@@ -35,6 +35,20 @@ struct fuzz_mem {
     size_t ncopies, cap;
 };
 
+// A zeroed heap block of len bytes, freed with the others by fuzz_mem_free.
+static inline uint8_t *fuzz_alloc(struct fuzz_mem *m, size_t len)
+{
+    if (m->ncopies == m->cap) {
+        m->cap = m->cap ? 2 * m->cap : 64;
+        m->copies = realloc(m->copies, m->cap * sizeof *m->copies);
+        FUZZ_CHECK(m->copies);
+    }
+    uint8_t *p = calloc(1, len ? len : 1);
+    FUZZ_CHECK(p);
+    m->copies[m->ncopies++] = p;
+    return p;
+}
+
 static inline const void *fuzz_map(void *ctx, uint64_t phys, size_t len)
 {
     struct fuzz_mem *m = ctx;
@@ -42,15 +56,8 @@ static inline const void *fuzz_map(void *ctx, uint64_t phys, size_t len)
         return NULL;
     if (len == 1)
         return m->mem + phys;
-    if (m->ncopies == m->cap) {
-        m->cap = m->cap ? 2 * m->cap : 64;
-        m->copies = realloc(m->copies, m->cap * sizeof *m->copies);
-        FUZZ_CHECK(m->copies);
-    }
-    void *p = malloc(len ? len : 1);
-    FUZZ_CHECK(p);
+    uint8_t *p = fuzz_alloc(m, len);
     memcpy(p, m->mem + phys, len);
-    m->copies[m->ncopies++] = p;
     return p;
 }
 

@@ -33,10 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     rsdp = acpi_image_rsdp(&a, &rsdp_len);
     if (rsdp) {
-        int rc = acpi_parse(&info, rsdp, rsdp_len, fuzz_map, &a.mem, fuzz_warn, NULL);
+        int rc = acpi_parse(&info, rsdp, rsdp_len, acpi_image_map, &a, acpi_image_warn(&a), NULL);
         acpi_image_check_info(&info, rc);
         const char *sig = lookups[(a.flags >> 3) & 7];
-        t = acpi_find_table(rsdp, rsdp_len, sig, fuzz_map, &a.mem, fuzz_warn, NULL);
+        t = acpi_find_table(rsdp, rsdp_len, sig, acpi_image_map, &a, acpi_image_warn(&a), NULL);
         if (t)
             check_table(t, sig);
     }

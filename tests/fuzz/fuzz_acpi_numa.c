@@ -15,11 +15,16 @@ static void check_numa(const struct acpi_numa *n, const struct acpi_info *madt)
     for (uint32_t i = 1; i < n->node_count; i++)
         FUZZ_CHECK(n->domain[i - 1] < n->domain[i]);
     FUZZ_CHECK(n->cpu_count == madt->cpu_count);
+    uint32_t unlisted = 0;          // an APIC id the MADT does not list
     for (uint32_t i = 0; i < n->cpu_count; i++) {
         FUZZ_CHECK(n->cpu_apic_id[i] == madt->cpus[i].apic_id);
         FUZZ_CHECK(n->cpu_node[i] < n->node_count);
         FUZZ_CHECK(acpi_numa_cpu_node(n, n->cpu_apic_id[i]) == n->cpu_node[i]);
+        if (n->cpu_apic_id[i] >= unlisted)
+            unlisted = n->cpu_apic_id[i] + 1;
     }
+    if (unlisted != 0)              // 0 after a wrap: every id may be listed
+        FUZZ_CHECK(acpi_numa_cpu_node(n, unlisted) == -1);
     FUZZ_CHECK(n->range_count <= ACPI_NUMA_MAX_RANGES);
     FUZZ_CHECK(n->srat_found || (n->node_count == 1 && n->range_count == 0));
     for (uint32_t i = 0; i < n->range_count; i++) {
@@ -50,8 +55,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!acpi_image_open(&a, data, size))
         return 0;
     rsdp = acpi_image_rsdp(&a, &rsdp_len);
-    if (rsdp && acpi_parse(&info, rsdp, rsdp_len, fuzz_map, &a.mem, fuzz_warn, NULL) == 0) {
-        acpi_numa_parse(&numa, &info, rsdp, rsdp_len, fuzz_map, &a.mem, fuzz_warn, NULL);
+    if (rsdp && acpi_parse(&info, rsdp, rsdp_len, acpi_image_map, &a, acpi_image_warn(&a), NULL) == 0) {
+        acpi_numa_parse(&numa, &info, rsdp, rsdp_len, acpi_image_map, &a, acpi_image_warn(&a), NULL);
         check_numa(&numa, &info);
     }
     acpi_image_close(&a);

@@ -162,12 +162,27 @@ def main():
 
     procs, lock = set(), threading.Lock()
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+
+    # The harnesses run in sessions of their own: stopping this script
+    # stops them too.
+    def terminate(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, terminate)
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
+    try:
         futures = {pool.submit(one, n): n for n in names}
         for f in concurrent.futures.as_completed(futures):
             status, reason = f.result()
             counts[status] += 1
             print(f"{status} fuzz/{futures[f]}: {reason}", flush=True)
+    except KeyboardInterrupt:
+        pool.shutdown(wait=False, cancel_futures=True)
+        with lock:
+            for p in procs:
+                os.killpg(p.pid, signal.SIGKILL)
+        print("interrupted", file=sys.stderr)
+        return 130
+    pool.shutdown(wait=True)
     summary = f"{counts['PASS']} passed, {counts['FAIL']} failed"
     if counts["SKIP"]:
         summary += f", {counts['SKIP']} skipped"

@@ -27,7 +27,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OUT = os.path.join(ROOT, "tests", "fuzz", "corpus")
 
-FIX_SUMS, RSDP_V1, SCAN = 1, 2, 4
+FIX_SUMS, RSDP_V1, SCAN, NO_WARN = 1, 2, 4, 0x40
 LOOKUP_SHIFT = 3
 
 
@@ -113,6 +113,51 @@ def acpi_image(regions, rsdp_at=0, scan=False):
     return img
 
 
+def sdt(sig, body, rev=1):
+    """An ACPI table: the 36-byte header (checksum left to acpi_image), then body."""
+    return bytearray(struct.pack("<4sIBB6s8sI4sI", sig.encode(), 36 + len(body), rev, 0,
+                                 b"GORO  ", b"FUZZLIMS", 1, b"GORO", 1) + body)
+
+
+def limits_regions(base):
+    """A machine past every capacity the parsers have: 260 processors (200
+    xAPIC, 60 x2APIC), 10 IOAPICs, 18 overrides, SRAT entries for all of
+    them and 70 memory ranges in 20 domains, and a 20x20 SLIT."""
+    madt = struct.pack("<II", 0xfee00000, 1)
+    for i in range(200):
+        madt += struct.pack("<BBBBI", 0, 8, i, i, 1)
+    for i in range(60):
+        madt += struct.pack("<BBHIII", 9, 16, 0, 1000 + i, 1, 200 + i)
+    for i in range(10):
+        madt += struct.pack("<BBBBII", 1, 12, i, 0, 0xfec00000 + i * 0x1000, i * 24)
+    for i in range(18):
+        madt += struct.pack("<BBBBIH", 2, 10, 0, i, i + 2, 5)
+    madt += struct.pack("<BBHQ", 5, 12, 0, 0xfee00000)
+    srat = struct.pack("<I8s", 1, bytes(8))
+    for i in range(200):
+        srat += struct.pack("<BBBBIB3sI", 0, 16, i % 20, i, 1, 0, bytes(3), 0)
+    for i in range(60):
+        srat += struct.pack("<BBHIIIII", 2, 24, 0, i % 20, 1000 + i, 1, 0, 0)
+    for i in range(70):
+        srat += struct.pack("<BBIHQQIIQ", 1, 40, i % 20, 0, i << 24, 1 << 24, 0, 1 | (i % 3) << 1, 0)
+    n = 20
+    slit = struct.pack("<Q", n) + bytes(10 if a == b else 20 + abs(a - b) for a in range(n) for b in range(n))
+    tables = [("APIC", sdt("APIC", madt, 4)), ("SRAT", sdt("SRAT", srat, 3)), ("SLIT", sdt("SLIT", slit))]
+    return {(sig, base + 0x10000 * k): t for k, (sig, t) in enumerate(tables)}
+
+
+def acpi_limits(dump):
+    """The FADT and HPET of a real dump, with limits_regions' tables."""
+    regions = {k: v for k, v in dump.items() if k[0] in ("FACP", "HPET")}
+    regions.update(limits_regions(0x7000000))
+    listed = [phys for (sig, phys) in regions]
+    rsdt = sdt("RSDT", b"".join(struct.pack("<I", p) for p in listed))
+    regions[("RSDT", 0x6000000)] = rsdt
+    rsdp = bytearray(struct.pack("<8sB6sBI", b"RSD PTR ", 0, b"GORO  ", 0, 0x6000000))
+    regions[("RSDP", 0)] = rsdp
+    return regions
+
+
 def acpi_seeds():
     dumps = sorted(glob.glob(os.path.join(ROOT, "tests", "data", "acpi", "*.txt")))
     for i, path in enumerate(dumps):
@@ -124,12 +169,17 @@ def acpi_seeds():
         if numa:
             write("acpi_numa", name, bytes([FIX_SUMS]) + img)
         if i == 0:
-            write("acpi", name + "-nofix", bytes([0]) + img)
+            write("acpi", name + "-nofix", bytes([NO_WARN]) + img)
             write("acpi", name + "-v1", bytes([RSDP_V1 | FIX_SUMS]) + img)
             write("acpi_numa", name, bytes([FIX_SUMS]) + img)
         if i == 1:
             # The BIOS scan: the RSDP in an EBDA at 0x600 that the BDA names.
             write("acpi", name + "-scan", bytes([SCAN | FIX_SUMS]) + acpi_image(regions, 0x600, True))
+            # ... and in the BIOS ROM area: an image too short to hold the BDA.
+            write("acpi", name + "-rom", bytes([SCAN | FIX_SUMS]) + acpi_image(regions, 0x10))
+            limits = acpi_image(acpi_limits(regions))
+            write("acpi", "limits", bytes([FIX_SUMS]) + limits)
+            write("acpi_numa", "limits", bytes([FIX_SUMS]) + limits)
 
 
 # ---- multiboot -------------------------------------------------------------------
@@ -149,6 +199,10 @@ def mb1_seeds():
     struct.pack_into("<I", info, 16, 0x40)
     struct.pack_into("<II", info, 44, len(mmap), 0x40 + len(cmdline))
     write("multiboot1", "qemu", bytes(info) + cmdline + mmap)
+    # More entries than boot_info holds.
+    many = b"".join(struct.pack("<IQQI", 20, i << 20, 1 << 20, 1 + i % 2) for i in range(130))
+    struct.pack_into("<II", info, 44, len(many), 0x40 + len(cmdline))
+    write("multiboot1", "full", bytes(info) + cmdline + many)
     # Only mem_lower/mem_upper, no command line.
     info = bytearray(52)
     struct.pack_into("<III", info, 0, 1, 639, 130048)
@@ -175,6 +229,10 @@ def mb2_seeds(rsdp_v1, rsdp_v2):
     ]
     body = b"".join(tags) + mb2_tag(0, b"")
     write("multiboot2", "grub", struct.pack("<II", 8 + len(body), 0) + body)
+    # More entries than boot_info holds.
+    body = mb2_tag(6, struct.pack("<II", 24, 0) +
+                   b"".join(struct.pack("<QQII", i << 20, 1 << 20, 1, 0) for i in range(130))) + mb2_tag(0, b"")
+    write("multiboot2", "full", struct.pack("<II", 8 + len(body), 0) + body)
     # An EGA text console and no ACPI.
     body = tags[0] + tags[4] + mb2_tag(8, struct.pack("<QIIIBBH", 0xb8000, 160, 80, 25, 16, 2, 0)) \
         + mb2_tag(0, b"")
@@ -197,6 +255,9 @@ def uefi_seeds(rsdp_v2):
     desc = b"".join(struct.pack("<IIQQQQ", t, 0, b, 0, p, 0xf) + bytes(8) for t, b, p in OVMF_MMAP)
     keep, keep_len = 0xe741000, 0x2000
     write("uefi_mmap", "ovmf", bytes([0]) + struct.pack("<HQQ", 48, keep, keep_len) + desc)
+    # More ranges than boot_info holds: usable and reserved by turns.
+    desc = b"".join(struct.pack("<IIQQQQ", 7 if i % 2 else 0, 0, i << 12, 0, 1, 0) for i in range(130))
+    write("uefi_mmap", "full", bytes([0]) + struct.pack("<HQQ", 40, 0, 0) + desc)
     bi = bytearray(BOOT_INFO_LEN)
     cmd = b"app=ktest seed=3"
     bi[16:16 + len(cmd)] = cmd
