@@ -282,6 +282,19 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
 fuzz: fuzz-build
 	$(PYTHON) tests/fuzz/fuzzrun.py --build $(BUILD) --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
+# make fuzz-coverage: the parsers' lines and branches that the checked-in
+# corpus reaches (source-based coverage, llvm-cov), every harness together.
+FUZZ_COV_CFLAGS := -std=gnu11 -O1 -g -DGORO_HOST_TEST -iquote . -fsanitize=fuzzer \
+    -fprofile-instr-generate -fcoverage-mapping
+.PHONY: fuzz-coverage
+fuzz-coverage: $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/cov/fuzz_%)
+	$(PYTHON) tests/fuzz/fuzzrun.py --build $(BUILD) --coverage
+
+$(BUILD)/fuzz/cov/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCOV,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_COV_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@
+
 # The include rules between layers (lib < arch, drivers < kernel < apps).
 check-layers:
 	@$(PYTHON) tools/check-layers.py

@@ -7,14 +7,17 @@ fuzz-build) and reports one line per harness in the test runner's format:
     FAIL fuzz/cmdline: crash, input saved as build/fuzz/artifacts/cmdline-crash-... (log: ...)
     SKIP fuzz/efi_elf: not built (clang-14 missing: make deps)
 
-Two uses:
+Three uses:
   - make test (tests/run.py calls replay()): each harness runs its corpus,
     tests/fuzz/corpus/NAME, then REPLAY_RUNS more inputs from a fixed seed:
     the same inputs on every run, a few seconds each.
   - make fuzz (this file's main): each harness fuzzes for --seconds (or
     --runs inputs) under nice -n 19, --jobs at a time, keeping what it
     finds in BUILD/fuzz/corpus/NAME for the next run. The checked-in corpus
-    only ever grows by hand: minimize with --merge before adding to it.
+    changes only on purpose: --merge --install minimizes those finds with
+    the seeds (libFuzzer's -merge=1) and makes the result the corpus.
+  - make fuzz-coverage (--coverage): what the checked-in corpus reaches of
+    the parsers, lines and branches, with llvm-cov.
 
 A crash, a sanitizer report, a broken promise (FUZZ_CHECK), a slow input or
 a leak is a failure; libFuzzer saves the input under BUILD/fuzz/artifacts/.
@@ -26,6 +29,7 @@ Python 3 standard library only.
 import argparse
 import concurrent.futures
 import glob
+import hashlib
 import os
 import re
 import shutil
@@ -126,6 +130,57 @@ def replay(build, name, logs, procs=None, lock=None, timeout=300):
                    procs, lock)
 
 
+def install_corpus(name, merged):
+    """Makes tests/fuzz/corpus/NAME the seed-* and regress-* files (kept as
+    they are) plus the merged inputs that are not one of them."""
+    d = seed_corpus(name)
+    keep, seen = set(), set()
+    for f in os.listdir(d):
+        path = os.path.join(d, f)
+        if f.startswith(("seed-", "regress-")):
+            keep.add(f)
+            with open(path, "rb") as fh:
+                seen.add(hashlib.sha1(fh.read()).hexdigest())
+        else:
+            os.unlink(path)
+    added = 0
+    for f in sorted(os.listdir(merged)):
+        with open(os.path.join(merged, f), "rb") as fh:
+            data = fh.read()
+        h = hashlib.sha1(data).hexdigest()
+        if h in seen:
+            continue
+        seen.add(h)
+        with open(os.path.join(d, h), "wb") as fh:
+            fh.write(data)
+        added += 1
+    size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
+    return f"{len(keep)} seeds and regressions + {added} merged inputs, {size} bytes in {d}"
+
+
+def coverage(build, names, llvm_suffix):
+    """make fuzz-coverage: each BUILD/fuzz/cov/fuzz_NAME over its checked-in
+    corpus, then one llvm-cov report of the parsers (not the harnesses)
+    over all of them: a source file two harnesses share counts once."""
+    out = os.path.join(build, "fuzz", "cov")
+    raws, objects = [], []
+    for name in names:
+        binpath = os.path.join(out, f"fuzz_{name}")
+        raw = os.path.join(out, f"{name}.profraw")
+        env = dict(os.environ, LLVM_PROFILE_FILE=raw)
+        subprocess.run([binpath, "-runs=0", seed_corpus(name)], env=env, cwd=ROOT,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        raws.append(raw)
+        objects.append(binpath)
+    data = os.path.join(out, "all.profdata")
+    subprocess.run([f"llvm-profdata{llvm_suffix}", "merge", "-sparse", "-o", data] + raws, check=True)
+    argv = [f"llvm-cov{llvm_suffix}", "report", objects[0], f"-instr-profile={data}",
+            "-ignore-filename-regex=(^|/)tests/"]
+    for o in objects[1:]:
+        argv += ["-object", o]
+    return subprocess.call(argv, cwd=ROOT)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default="build")
@@ -134,12 +189,19 @@ def main():
     ap.add_argument("--jobs", type=int, default=1, help="harnesses at once (default 1)")
     ap.add_argument("--filter", default="", help="only harnesses whose name contains this")
     ap.add_argument("--replay", action="store_true", help="make test's short run instead")
+    ap.add_argument("--coverage", action="store_true",
+                    help="report the parsers' coverage by the checked-in corpus (make fuzz-coverage)")
+    ap.add_argument("--llvm-suffix", default="-14", help="of llvm-cov and llvm-profdata (default -14)")
     ap.add_argument("--merge", action="store_true",
                     help="minimize BUILD/fuzz/corpus/NAME plus the seeds into BUILD/fuzz/merged/NAME")
+    ap.add_argument("--install", action="store_true",
+                    help="with --merge: make that the checked-in corpus (seed-* and regress-* kept)")
     args = ap.parse_args()
     names = [n for n in harnesses() if args.filter in n]
     logs = os.path.join(args.build, "fuzz", "logs")
     os.makedirs(logs, exist_ok=True)
+    if args.coverage:
+        return coverage(args.build, names, args.llvm_suffix)
 
     def one(name):
         if args.replay:
@@ -152,9 +214,14 @@ def main():
             work = os.path.join(args.build, "fuzz", "corpus", name)
             os.makedirs(work, exist_ok=True)
             argv = [binary(args.build, name), "-merge=1", out, seed_corpus(name), work]
-            rc = subprocess.call(["nice", "-n", "19"] + argv, stdout=subprocess.DEVNULL,
-                                 stderr=open(log, "w"))
-            return ("PASS" if rc == 0 else "FAIL"), f"{len(os.listdir(out))} inputs in {out}"
+            with open(log, "w") as f:
+                rc = subprocess.call(["nice", "-n", "19"] + argv, stdout=subprocess.DEVNULL,
+                                     stderr=f)
+            if rc != 0:
+                return "FAIL", f"merge failed (log: {os.path.relpath(log)})"
+            if args.install:
+                return "PASS", install_corpus(name, out)
+            return "PASS", f"{len(os.listdir(out))} inputs in {out}"
         extra = [f"-runs={args.runs}"] if args.runs else [f"-max_total_time={args.seconds}"]
         limit = None if args.runs else args.seconds * 2 + 120
         work = os.path.join(args.build, "fuzz", "corpus", name)
