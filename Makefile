@@ -260,8 +260,12 @@ FUZZ_SRCS_multiboot2 := boot/multiboot.c boot/bootinfo.c
 FUZZ_SRCS_uefi_mmap := boot/efi/loader_parse.c boot/uefi.c boot/bootinfo.c
 FUZZ_SRCS_efi_elf := boot/efi/loader_parse.c
 FUZZ_SRCS_efi_cmdline := boot/efi/loader_parse.c
+# The parsers are compiled with libFuzzer's coverage and comparison tracing;
+# the harnesses themselves without it: their checks are not what the fuzzer
+# should explore, and tracing every comparison of an O(n^2) check had them
+# spend most of their time there (twice the executions per second without).
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DGORO_HOST_TEST -iquote . \
-    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+    -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h kernel/cmdline.h)
 FUZZ_BINS := $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/fuzz_%)
 
@@ -274,10 +278,21 @@ fuzz-build:
 	    echo "fuzz: $(FUZZ_CC) with libFuzzer not found; harnesses not built (make deps installs them)"; \
 	fi
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
+$(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o: tests/fuzz/fuzz_%.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
-	$(call say,FUZZCC,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@
+	$(call say,FUZZCC,$<)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/obj/%.o: %.c $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$<)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+.PRECIOUS: $(BUILD)/fuzz/obj/%.o $(BUILD)/fuzz/obj/tests/fuzz/%.o
+fuzz_objs = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRCS_$(1)))
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o $$(call fuzz_objs,$$*)
+	$(call say,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ -o $@
 
 fuzz: fuzz-build
 	$(PYTHON) tests/fuzz/fuzzrun.py --build $(BUILD) --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
