@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Boots goro in QEMU across the configurations of tests/matrix.py, runs the
-host unit tests in BUILD/host, and reports one line per test:
+host unit tests in BUILD/host and a short fixed run of each fuzz harness in
+BUILD/fuzz (tests/fuzz/fuzzrun.py), and reports one line per test:
 
     PASS smp4-kernel/boot
     PASS smp4-kernel/ktest/printf_basic
     FAIL iso-uefi/boot: exit 255, expected 33 (log: build/test-logs/iso-uefi.log)
     SKIP kvm-smoke/boot: /dev/kvm is missing
     PASS host/test_acpi/madt_basic
+    PASS fuzz/acpi
     ...
     41 passed, 1 failed, 1 skipped
 
@@ -543,7 +545,7 @@ def run_host_test(path, args, runner):
 
 def run_fuzz(name, args, runner):
     """A fuzz harness over its corpus plus a short fixed run (tests/fuzz/fuzzrun.py)."""
-    status, reason = fuzzrun.replay(args.build, name, args.logs, runner.procs, runner.lock)
+    status, reason = fuzzrun.replay(args.build, name, args.logs, runner)
     notes = [f"# fuzz/{name}: {reason}"] if args.verbose and status == "PASS" else []
     return [Result(status, f"fuzz/{name}", "" if status == "PASS" else reason)], notes
 
@@ -599,7 +601,7 @@ def parse_args():
                     help="at most N vCPUs running at once (default 4 per host CPU)")
     ap.add_argument("--filter", action="append", default=[],
                     help="run only configurations whose name contains this "
-                         "(repeatable, or comma-separated; 'host' is the host tests)")
+                         "(repeatable, or comma-separated; 'host' is the host tests, 'fuzz' the fuzz harnesses)")
     ap.add_argument("--list", action="store_true", help="list the configurations")
     ap.add_argument("--append", default="",
                     help="words added to every command line, e.g. 'seed=42 filter=chan'")

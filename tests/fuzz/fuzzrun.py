@@ -34,13 +34,14 @@ import os
 import re
 import shutil
 import signal
-import threading
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import qemu  # noqa: E402  (process groups that die with the runner)
 REPLAY_RUNS = 20000
 INPUT_TIMEOUT_S = 10
 STAT_RE = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
@@ -75,9 +76,10 @@ def argv_for(build, name, workdir, extra):
     return argv + [workdir, seed_corpus(name)]
 
 
-def run_one(build, name, extra, workdir, log, timeout, procs=None, lock=None, nice=False):
-    """Runs one harness; returns (status, reason) with status PASS, FAIL or SKIP.
-    procs: a set the caller's killer reads under lock, for its clean-up."""
+def run_one(build, name, extra, workdir, log, timeout, group, nice=False):
+    """Runs one harness in group (a tools/qemu.py Group, which kills it when
+    the caller stops); returns (status, reason) with status PASS, FAIL or
+    SKIP."""
     if not os.access(binary(build, name), os.X_OK):
         return "SKIP", "not built (clang-14 with libFuzzer missing: make deps)"
     argv = argv_for(build, name, workdir, extra)
@@ -85,21 +87,7 @@ def run_one(build, name, extra, workdir, log, timeout, procs=None, lock=None, ni
         argv = ["nice", "-n", "19"] + argv
     t0 = time.monotonic()
     with open(log, "w") as f:
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=f, stderr=subprocess.STDOUT,
-                             start_new_session=True, cwd=ROOT)
-        if procs is not None:
-            with lock:
-                procs.add(p)
-        try:
-            status = p.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
-            status = None
-        finally:
-            if procs is not None:
-                with lock:
-                    procs.discard(p)
+        status, _, _, _ = group.run(argv, timeout, stdout=f, stderr=subprocess.STDOUT)
     with open(log, errors="replace") as f:
         text = f.read()
     rel = os.path.relpath(log)
@@ -121,13 +109,12 @@ def run_one(build, name, extra, workdir, log, timeout, procs=None, lock=None, ni
                     f"corpus {corpus} + {stats.get('new_units_added', 0)} new")
 
 
-def replay(build, name, logs, procs=None, lock=None, timeout=300):
+def replay(build, name, logs, group, timeout=300):
     """make test's short run: the corpus, then REPLAY_RUNS fixed inputs."""
     work = os.path.join(build, "fuzz", "replay", name)
     shutil.rmtree(work, ignore_errors=True)
     log = os.path.join(logs, f"fuzz-{name}.log")
-    return run_one(build, name, [f"-runs={REPLAY_RUNS}", "-seed=1"], work, log, timeout,
-                   procs, lock)
+    return run_one(build, name, [f"-runs={REPLAY_RUNS}", "-seed=1"], work, log, timeout, group)
 
 
 def install_corpus(name, merged):
@@ -162,7 +149,7 @@ def coverage(build, names, llvm_suffix):
     """make fuzz-coverage: each BUILD/fuzz/cov/fuzz_NAME over its checked-in
     corpus, then one llvm-cov report of the parsers (not the harnesses)
     over all of them: a source file two harnesses share counts once."""
-    out = os.path.join(build, "fuzz", "cov")
+    out = os.path.abspath(os.path.join(build, "fuzz", "cov"))
     raws, objects = [], []
     for name in names:
         binpath = os.path.join(out, f"fuzz_{name}")
@@ -205,7 +192,7 @@ def main():
 
     def one(name):
         if args.replay:
-            return replay(args.build, name, logs)
+            return replay(args.build, name, logs, group)
         log = os.path.join(logs, f"{name}.log")
         if args.merge:
             out = os.path.join(args.build, "fuzz", "merged", name)
@@ -225,9 +212,9 @@ def main():
         extra = [f"-runs={args.runs}"] if args.runs else [f"-max_total_time={args.seconds}"]
         limit = None if args.runs else args.seconds * 2 + 120
         work = os.path.join(args.build, "fuzz", "corpus", name)
-        return run_one(args.build, name, extra, work, log, limit, procs, lock, nice=True)
+        return run_one(args.build, name, extra, work, log, limit, group, nice=True)
 
-    procs, lock = set(), threading.Lock()
+    group = qemu.Group()
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
 
     # The harnesses run in sessions of their own: stopping this script
@@ -243,10 +230,8 @@ def main():
             counts[status] += 1
             print(f"{status} fuzz/{futures[f]}: {reason}", flush=True)
     except KeyboardInterrupt:
+        group.stop()
         pool.shutdown(wait=False, cancel_futures=True)
-        with lock:
-            for p in procs:
-                os.killpg(p.pid, signal.SIGKILL)
         print("interrupted", file=sys.stderr)
         return 130
     pool.shutdown(wait=True)
