@@ -46,6 +46,10 @@ REPLAY_RUNS = 20000
 INPUT_TIMEOUT_S = 10
 STAT_RE = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
 ARTIFACT_RE = re.compile(r"Test unit written to (\S+)")
+# The longest input worth trying, where it is less than libFuzzer's 4096:
+# the kernel's command line is at most CMDLINE_MAX (1024) bytes, so longer
+# inputs only repeat the truncation that 1100 bytes already reach.
+MAX_LEN = {"cmdline": 1100}
 ERROR_RE = re.compile(r"(ERROR: \w+Sanitizer: [\w-]+|ERROR: libFuzzer: [\w-]+|"
                       r"runtime error: .*|fuzz: broken promise: .*)")
 
@@ -69,6 +73,8 @@ def argv_for(build, name, workdir, extra):
     os.makedirs(workdir, exist_ok=True)
     argv = [binary(build, name), f"-artifact_prefix={art}/{name}-", "-print_final_stats=1",
             f"-timeout={INPUT_TIMEOUT_S}"] + extra
+    if name in MAX_LEN:
+        argv.append(f"-max_len={MAX_LEN[name]}")
     dict_path = os.path.join(HERE, f"{name}.dict")
     if os.path.exists(dict_path):
         argv.append(f"-dict={dict_path}")

@@ -38,6 +38,15 @@ def write(harness, name, data):
         f.write(data)
 
 
+def write_regress(harness, name, data):
+    """An input that once hung or crashed a parser: kept in the corpus for
+    good (fuzzrun.py --merge --install never drops a regress-* file)."""
+    d = os.path.join(OUT, harness)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, f"regress-{name}"), "wb") as f:
+        f.write(data)
+
+
 # ---- ACPI ------------------------------------------------------------------------
 
 def load_dump(path):
@@ -207,6 +216,13 @@ def mb1_seeds():
     info = bytearray(52)
     struct.pack_into("<III", info, 0, 1, 639, 130048)
     write("multiboot1", "meminfo", bytes(info))
+    # A map entry of size 0xfffffffc: size + 4 wrapped to 0 in 32 bits and
+    # the walk stood still (a hang at boot, fixed in boot/multiboot.c).
+    info = bytearray(0x40)
+    struct.pack_into("<I", info, 0, 0x40)
+    bad = struct.pack("<IQQI", 0xfffffffc, 0, 0x9fc00, 1) + struct.pack("<IQQI", 20, 0x100000, 1 << 20, 1)
+    struct.pack_into("<II", info, 44, len(bad), 0x40)
+    write_regress("multiboot1", "mmap-size-wraps", bytes(info) + bad)
 
 
 def mb2_tag(t, payload):
@@ -237,6 +253,13 @@ def mb2_seeds(rsdp_v1, rsdp_v2):
     body = tags[0] + tags[4] + mb2_tag(8, struct.pack("<QIIIBBH", 0xb8000, 160, 80, 25, 16, 2, 0)) \
         + mb2_tag(0, b"")
     write("multiboot2", "ega", struct.pack("<II", 8 + len(body), 0) + body)
+    # A tag of size 0 before the end tag: the walk stood still (a hang).
+    body = tags[0] + struct.pack("<II", 4, 0) + tags[4] + mb2_tag(0, b"")
+    write_regress("multiboot2", "tag-size-0", struct.pack("<II", 8 + len(body), 0) + body)
+    # An RSDP tag too short for an RSDP, and a memory map whose entries are
+    # shorter than the 20 bytes read from each: both were read past.
+    body = mb2_tag(14, b"RSD PTR") + mb2_tag(6, struct.pack("<II", 8, 0) + bytes(16)) + mb2_tag(0, b"")
+    write_regress("multiboot2", "short-tags", struct.pack("<II", 8 + len(body), 0) + body)
 
 
 # ---- UEFI ------------------------------------------------------------------------
@@ -258,6 +281,10 @@ def uefi_seeds(rsdp_v2):
     # More ranges than boot_info holds: usable and reserved by turns.
     desc = b"".join(struct.pack("<IIQQQQ", 7 if i % 2 else 0, 0, i << 12, 0, 1, 0) for i in range(130))
     write("uefi_mmap", "full", bytes([0]) + struct.pack("<HQQ", 40, 0, 0) + desc)
+    # Descriptor sizes of 0 and of 39 (under the 40 bytes read from each):
+    # the walk had no guard for either.
+    write_regress("uefi_mmap", "desc-size-0", bytes([0]) + struct.pack("<HQQ", 0, 0, 0) + desc[:80])
+    write_regress("uefi_mmap", "desc-size-39", bytes([0]) + struct.pack("<HQQ", 39, 0, 0) + desc[:80])
     bi = bytearray(BOOT_INFO_LEN)
     cmd = b"app=ktest seed=3"
     bi[16:16 + len(cmd)] = cmd
