@@ -288,7 +288,7 @@ $(BUILD)/fuzz/obj/%.o: %.c $(FUZZ_HEADERS)
 	$(call say,FUZZCC,$<)
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-.PRECIOUS: $(BUILD)/fuzz/obj/%.o $(BUILD)/fuzz/obj/tests/fuzz/%.o
+.PRECIOUS: $(BUILD)/fuzz/obj/%.o $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o
 fuzz_objs = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRCS_$(1)))
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o $$(call fuzz_objs,$$*)
 	$(call say,FUZZLD,$@)
