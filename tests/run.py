@@ -573,7 +573,7 @@ def main():
     filters = [f for arg in args.filter for f in arg.split(",") if f]
     configs = [c for c in CONFIGS if selected(c.name, filters)]
     hosts = host_tests(args.build) if selected("host", filters) else []
-    fuzzes = fuzzrun.harnesses() if selected("fuzz", filters) else []
+    fuzzes = [n for n in fuzzrun.harnesses() if selected(f"fuzz/{n}", filters)]
     if not configs and not hosts and not fuzzes:
         print("run.py: nothing selected", file=sys.stderr)
         return 2

@@ -82,15 +82,13 @@ def argv_for(build, name, workdir, extra):
     return argv + [workdir, seed_corpus(name)]
 
 
-def run_one(build, name, extra, workdir, log, timeout, group, nice=False):
+def run_one(build, name, extra, workdir, log, timeout, group, wrap=()):
     """Runs one harness in group (a tools/qemu.py Group, which kills it when
-    the caller stops); returns (status, reason) with status PASS, FAIL or
-    SKIP."""
+    the caller stops), under the command wrap (nice, setarch); returns
+    (status, reason) with status PASS, FAIL or SKIP."""
     if not os.access(binary(build, name), os.X_OK):
         return "SKIP", "not built (clang-14 with libFuzzer missing: make deps)"
-    argv = argv_for(build, name, workdir, extra)
-    if nice:
-        argv = ["nice", "-n", "19"] + argv
+    argv = list(wrap) + argv_for(build, name, workdir, extra)
     t0 = time.monotonic()
     with open(log, "w") as f:
         status, _, _, _ = group.run(argv, timeout, stdout=f, stderr=subprocess.STDOUT)
@@ -120,7 +118,12 @@ def replay(build, name, logs, group, timeout=300):
     work = os.path.join(build, "fuzz", "replay", name)
     shutil.rmtree(work, ignore_errors=True)
     log = os.path.join(logs, f"fuzz-{name}.log")
-    return run_one(build, name, [f"-runs={REPLAY_RUNS}", "-seed=1"], work, log, timeout, group)
+    # The same inputs on every run: the comparisons libFuzzer traces include
+    # pointers, which address-space randomization moves (setarch -R turns
+    # it off), and it rereads its corpus every second unless -reload=0.
+    wrap = ["setarch", "-R"] if shutil.which("setarch") else []
+    return run_one(build, name, [f"-runs={REPLAY_RUNS}", "-seed=1", "-reload=0"], work, log,
+                   timeout, group, wrap)
 
 
 def install_corpus(name, merged):
@@ -218,7 +221,7 @@ def main():
         extra = [f"-runs={args.runs}"] if args.runs else [f"-max_total_time={args.seconds}"]
         limit = None if args.runs else args.seconds * 2 + 120
         work = os.path.join(args.build, "fuzz", "corpus", name)
-        return run_one(args.build, name, extra, work, log, limit, group, nice=True)
+        return run_one(args.build, name, extra, work, log, limit, group, ["nice", "-n", "19"])
 
     group = qemu.Group()
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
