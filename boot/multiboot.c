@@ -8,7 +8,10 @@
 //      claims (v1: the 52-byte information and the memory map's stated
 //      length; v2: the total size, 8 bytes up to MB2_INFO_MAX);
 //   2. every entry or tag lies inside that structure, with at least the
-//      bytes its type is read at (MB1_MMAP_MIN, mb2_tag_min);
+//      bytes its type is read at (MB1_MMAP_MIN, mb2_tag_min), and is then
+//      mapped on its own at its own size, so that a read past it is a read
+//      past a mapping (the harnesses' map hands out exact-size copies; the
+//      kernel's is the identity, so this costs it nothing);
 // and every read is byte-wise (the loader owes no alignment). A structure
 // that cannot be mapped, an entry whose size runs past its structure, a
 // tag shorter than 8 bytes: a note naming it, and the walk stops there (a
@@ -114,7 +117,10 @@ static void mb1_mmap(struct boot_info *bi, uint64_t phys, uint32_t len, boot_map
                       len - off >= 4 ? len - off - 4 : 0);
             break;
         }
-        boot_mmap_add(bi, &drops, rd64(m + off + 4), rd64(m + off + 12), rd32(m + off + 20));
+        const uint8_t *e = map(ctx, phys + off, 4 + size);
+        if (!e)
+            break;                  // inside a map that was mapped: cannot happen
+        boot_mmap_add(bi, &drops, rd64(e + 4), rd64(e + 12), rd32(e + 20));
         off += 4 + size;
     }
     boot_mmap_notes(bi, "multiboot1", &drops);
@@ -268,6 +274,9 @@ void mb2_parse(struct boot_info *bi, uint64_t info_phys, boot_map_fn map, void *
                       "%u its type needs; ignoring it", off, type, size, mb2_tag_min(type));
             continue;
         }
+        t = map(ctx, info_phys + off, size);
+        if (!t)
+            break;                  // inside what was mapped: cannot happen
         mb2_tag(bi, t, type, size, off);
     }
 }
