@@ -15,7 +15,7 @@ static void check_numa(const struct acpi_numa *n, const struct acpi_info *madt)
     for (uint32_t i = 1; i < n->node_count; i++)
         FUZZ_CHECK(n->domain[i - 1] < n->domain[i]);
     FUZZ_CHECK(n->cpu_count == madt->cpu_count);
-    uint32_t unlisted = 0;          // an APIC id the MADT does not list
+    uint64_t unlisted = 0;          // one past the highest APIC id: not listed
     for (uint32_t i = 0; i < n->cpu_count; i++) {
         FUZZ_CHECK(n->cpu_apic_id[i] == madt->cpus[i].apic_id);
         FUZZ_CHECK(n->cpu_node[i] < n->node_count);
@@ -24,10 +24,12 @@ static void check_numa(const struct acpi_numa *n, const struct acpi_info *madt)
         if (i < 16 || i % 16 == 0 || i + 16 >= n->cpu_count)
             FUZZ_CHECK(acpi_numa_cpu_node(n, n->cpu_apic_id[i]) == n->cpu_node[i]);
         if (n->cpu_apic_id[i] >= unlisted)
-            unlisted = n->cpu_apic_id[i] + 1;
+            unlisted = (uint64_t)n->cpu_apic_id[i] + 1;
     }
-    if (unlisted != 0)              // 0 after a wrap: every id may be listed
-        FUZZ_CHECK(acpi_numa_cpu_node(n, unlisted) == -1);
+    // Counted in 64 bits: an x2APIC id may be 0xffffffff, and a 32-bit
+    // "one past" wrapped to 0 and then followed the next, smaller id.
+    if (unlisted <= UINT32_MAX)
+        FUZZ_CHECK(acpi_numa_cpu_node(n, (uint32_t)unlisted) == -1);
     FUZZ_CHECK(n->range_count <= ACPI_NUMA_MAX_RANGES);
     FUZZ_CHECK(n->srat_found || (n->node_count == 1 && n->range_count == 0));
     for (uint32_t i = 0; i < n->range_count; i++) {
