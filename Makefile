@@ -18,7 +18,7 @@ QEMU ?= qemu-system-x86_64
 # ---- sources (explicit lists; add new files here) -------------------------
 
 BOOT_ASM := boot/entry.asm boot/trampoline_blob.asm
-BOOT_C := boot/multiboot.c boot/uefi.c
+BOOT_C := boot/boot.c boot/bootinfo.c boot/multiboot.c boot/uefi.c
 
 ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm arch/coldcall.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
@@ -257,7 +257,7 @@ profile: deps-check $(BUILD)/goro.elf
 
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
-HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit
+HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit boot efi_loader
 HOST_SRCS_cmdline := kernel/cmdline.c
 HOST_SRCS_acpi := drivers/acpi.c
 HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
@@ -266,6 +266,8 @@ HOST_SRCS_steal_order := kernel/steal_order.c
 HOST_SRCS_page := kernel/pagepool.c
 HOST_SRCS_keydecode := drivers/keydecode.c
 HOST_SRCS_lineedit := kernel/lineedit.c drivers/keydecode.c
+HOST_SRCS_boot := boot/multiboot.c boot/bootinfo.c boot/uefi.c
+HOST_SRCS_efi_loader := boot/efi/loader_parse.c
 HOST_SAN_runq := thread
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
     -iquote . -iquote tests/host
@@ -276,6 +278,76 @@ $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) -fsanitize=$(or $(HOST_SAN_$*),address,undefined) \
 	    -fno-sanitize-recover=all $< $(HOST_SRCS_$*) -o $@
+
+# ---- fuzzing (docs/testing.md, "Fuzzing") -------------------------------------
+#
+# libFuzzer harnesses tests/fuzz/fuzz_NAME.c, linked with FUZZ_SRCS_NAME,
+# built with clang under AddressSanitizer and UBSan (no recovery) into
+# BUILD/fuzz/fuzz_NAME. `make fuzz` runs each for FUZZ_SECONDS (seeded from
+# tests/fuzz/corpus/NAME, new inputs kept in BUILD/fuzz/corpus/NAME);
+# `make test` replays each corpus with a short fixed run (tests/fuzz/fuzzrun.py).
+# Without clang the harnesses are not built and the runner reports SKIP.
+FUZZ_CC ?= clang-14
+FUZZ_SECONDS ?= 60
+FUZZ_JOBS ?= 1
+FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline
+FUZZ_SRCS_acpi := drivers/acpi.c
+FUZZ_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
+FUZZ_SRCS_cmdline := kernel/cmdline.c
+FUZZ_SRCS_multiboot1 := boot/multiboot.c boot/bootinfo.c
+FUZZ_SRCS_multiboot2 := boot/multiboot.c boot/bootinfo.c
+FUZZ_SRCS_uefi_mmap := boot/efi/loader_parse.c boot/uefi.c boot/bootinfo.c
+FUZZ_SRCS_efi_elf := boot/efi/loader_parse.c
+FUZZ_SRCS_efi_cmdline := boot/efi/loader_parse.c
+# The parsers are compiled with libFuzzer's coverage and comparison tracing;
+# the harnesses themselves without it: their checks are not what the fuzzer
+# should explore, and tracing every comparison of an O(n^2) check had them
+# spend most of their time there (twice the executions per second without).
+FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DGORO_HOST_TEST -iquote . \
+    -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h kernel/cmdline.h)
+FUZZ_BINS := $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/fuzz_%)
+
+# Built only where clang has its libFuzzer runtime (make deps installs both).
+.PHONY: fuzz fuzz-build
+fuzz-build:
+	@if [ -f "$$($(FUZZ_CC) -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a" ]; then \
+	    $(MAKE) --no-print-directory $(FUZZ_BINS); \
+	else \
+	    echo "fuzz: $(FUZZ_CC) with libFuzzer not found; harnesses not built (make deps installs them)"; \
+	fi
+
+$(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o: tests/fuzz/fuzz_%.c $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$<)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+
+$(BUILD)/fuzz/obj/%.o: %.c $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,$<)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+.PRECIOUS: $(BUILD)/fuzz/obj/%.o $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o
+fuzz_objs = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRCS_$(1)))
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o $$(call fuzz_objs,$$*)
+	$(call say,FUZZLD,$@)
+	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ -o $@
+
+fuzz: fuzz-build
+	$(PYTHON) tests/fuzz/fuzzrun.py --build $(BUILD) --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
+
+# make fuzz-coverage: the parsers' lines and branches that the checked-in
+# corpus reaches (source-based coverage, llvm-cov), every harness together.
+FUZZ_COV_CFLAGS := -std=gnu11 -O1 -g -DGORO_HOST_TEST -iquote . -fsanitize=fuzzer \
+    -fprofile-instr-generate -fcoverage-mapping
+.PHONY: fuzz-coverage
+fuzz-coverage: $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/cov/fuzz_%)
+	$(PYTHON) tests/fuzz/fuzzrun.py --build $(BUILD) --coverage
+
+$(BUILD)/fuzz/cov/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCOV,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_COV_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@
 
 # The include rules between layers (lib < arch, drivers < kernel < apps).
 check-layers:
@@ -330,12 +402,12 @@ soak: deps-check $(BUILD)/goro.elf
 
 # RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
 RUN_ARGS ?=
-test: deps-check all efi usb host check-layers lint debug-build insncount-test
+test: deps-check all efi usb host fuzz-build check-layers lint debug-build insncount-test
 	$(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # The suite while the host runs one CPU-bound process per core beside it:
 # no test may fail because the host is slow (docs/testing.md).
-test-stress: deps-check all efi usb host check-layers debug-build
+test-stress: deps-check all efi usb host fuzz-build check-layers debug-build
 	$(PYTHON) tools/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # ---- insncount: the project's QEMU TCG instruction-count plugin -------------
@@ -367,7 +439,7 @@ clean:
 
 # The dependency files of this build's objects only: an earlier APP_SRC's
 # are not this build's business.
--include $(OBJS:.o=.d) $(BUILD)/efi/loader.d
+-include $(OBJS:.o=.d) $(BUILD)/efi/loader.d $(BUILD)/efi/loader_parse.d
 
 # ---- UEFI: the GNU-EFI loader and the boot images ----------------------------
 #
@@ -392,13 +464,15 @@ EFI_IMG_MB := 32
 efi: $(BUILD)/goro-efi.img
 usb: $(BUILD)/goro-usb.img
 
-$(BUILD)/efi/loader.o: boot/efi/loader.c boot/bootinfo.h
+EFI_OBJS := $(BUILD)/efi/loader.o $(BUILD)/efi/loader_parse.o
+
+$(EFI_OBJS): $(BUILD)/efi/%.o: boot/efi/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(EFI_CFLAGS) -c $< -o $@
 
-$(BUILD)/efi/loader.so: $(BUILD)/efi/loader.o
-	$(Q)$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $< -L$(EFI_LIB) -lefi -lgnuefi -o $@
+$(BUILD)/efi/loader.so: $(EFI_OBJS)
+	$(Q)$(LD) $(EFI_LDFLAGS) $(EFI_LIB)/crt0-efi-x86_64.o $(EFI_OBJS) -L$(EFI_LIB) -lefi -lgnuefi -o $@
 
 $(BUILD)/efi/BOOTX64.EFI: $(BUILD)/efi/loader.so
 	$(call say,EFI,$@)

@@ -10,6 +10,7 @@
 
 #define BOOT_MMAP_MAX 128
 #define BOOT_CMDLINE_MAX 1024
+#define BOOT_NOTES_MAX 1024
 
 enum boot_mem_type {
     BOOT_MEM_USABLE = 1,
@@ -19,6 +20,8 @@ enum boot_mem_type {
     BOOT_MEM_BAD = 5,
 };
 
+// len > 0 and base + len <= UINT64_MAX: every boot path drops (with a
+// note) an entry that is empty or runs past the end of the address space.
 struct boot_mmap_entry {
     uint64_t base;
     uint64_t len;
@@ -43,11 +46,40 @@ struct boot_info {
     uint32_t rsdp_len;                  // 0: none given, scan the BIOS areas
     uint64_t rsdp_phys;                 // where the loader found it, if it says
     struct boot_framebuffer fb;
+    // What the boot path found wrong in the loader's information and how it
+    // went on, one '\n'-ended line per problem; kmain prints it. Empty on a
+    // good boot.
+    char notes[BOOT_NOTES_MAX];
 };
 
 extern struct boot_info boot_info;
 
 // Entered once per boot, on the BSP, with interrupts off.
 void kmain(struct boot_info *bi) __attribute__((noreturn));
+
+// Appends one line (given without its '\n') to bi->notes. When a line
+// does not fit, "..." ends the notes and later lines are dropped: room for
+// it is kept free. Freestanding, so that the UEFI loader can note too.
+static inline void boot_note_line(struct boot_info *bi, const char *line)
+{
+    uint32_t n = 0, len = 0;
+    while (n < BOOT_NOTES_MAX - 1 && bi->notes[n])
+        n++;
+    if (n + 5 > BOOT_NOTES_MAX)
+        return;                         // no room even for "...\n" (a loader filled it)
+    if (n >= 4 && bi->notes[n - 4] == '.' && bi->notes[n - 3] == '.' &&
+        bi->notes[n - 2] == '.' && bi->notes[n - 1] == '\n')
+        return;                         // already full
+    while (len < BOOT_NOTES_MAX && line[len])
+        len++;
+    if (n + len + 1 + 5 > BOOT_NOTES_MAX) {     // keep room for "...\n" and the NUL
+        line = "...";
+        len = 3;
+    }
+    for (uint32_t i = 0; i < len; i++)
+        bi->notes[n++] = line[i];
+    bi->notes[n++] = '\n';
+    bi->notes[n] = 0;
+}
 
 #endif

@@ -52,6 +52,8 @@ struct numa_ctx {
     bool cpus_full_warned, ranges_full_warned;
     struct { uint64_t base, len; uint32_t domain, flags; } mem[ACPI_NUMA_MAX_RANGES];
     uint32_t nmem;
+    // pass 2: the domains left out for want of nodes, each warned about once
+    uint8_t domain_dropped[(ACPI_NUMA_MAX_DOMAIN + 1) / 8];
 };
 
 static uint32_t rd32(const uint8_t *p)
@@ -205,8 +207,11 @@ static bool domain_add(struct numa_ctx *c, uint32_t domain)
     if (i < o->node_count && o->domain[i] == domain)
         return true;
     if (o->node_count == ACPI_NUMA_MAX_NODES) {
-        numa_warnf(c, "ACPI SRAT: more than %u proximity domains; ignoring domain %u",
-                   ACPI_NUMA_MAX_NODES, domain);
+        // domain <= ACPI_NUMA_MAX_DOMAIN: pass 1 kept no other
+        if (!(c->domain_dropped[domain / 8] & 1u << (domain % 8)))
+            numa_warnf(c, "ACPI SRAT: more than %u proximity domains; ignoring domain %u",
+                       ACPI_NUMA_MAX_NODES, domain);
+        c->domain_dropped[domain / 8] |= (uint8_t)(1u << (domain % 8));
         return false;
     }
     memmove(&o->domain[i + 1], &o->domain[i], (o->node_count - i) * sizeof o->domain[0]);

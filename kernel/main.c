@@ -90,6 +90,7 @@ void kmain(struct boot_info *bi)
     arch_early_init();                              // this core's GS, GDT, TSS, IDT: faults print from here
     console_init();                                 // serial: kprintf works
     kprintf("goro: booted by %s\n", bi->loader);
+    kprintf("%s", bi->notes);                       // what the boot path found wrong, if anything
     cmdline_load(bi, line, sizeof line);
     kprintf("cmdline: %s\n", line);
     cmdline_parse(line, &kparams, cmdline_warn, 0); // bad words named and ignored

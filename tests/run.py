@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Boots goro in QEMU across the configurations of tests/matrix.py, runs the
-host unit tests in BUILD/host, and reports one line per test:
+host unit tests in BUILD/host and a short fixed run of each fuzz harness in
+BUILD/fuzz (tests/fuzz/fuzzrun.py), and reports one line per test:
 
     PASS smp4-kernel/boot
     PASS smp4-kernel/ktest/printf_basic
     FAIL iso-uefi/boot: exit 255, expected 33 (log: build/test-logs/iso-uefi.log)
     SKIP kvm-smoke/boot: /dev/kvm is missing
     PASS host/test_acpi/madt_basic
+    PASS fuzz/acpi
     ...
     41 passed, 1 failed, 1 skipped
 
@@ -40,6 +42,8 @@ from fbshot import check_screenshot, run_watched  # noqa: E402
 from console_typer import ConsoleTyper  # noqa: E402
 import hangdump  # noqa: E402
 import qemu  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "fuzz"))
+import fuzzrun  # noqa: E402
 
 OVMF_DIR = "/usr/share/OVMF"
 OVMF_CODE = ("OVMF_CODE_4M.fd", "OVMF_CODE.fd")
@@ -539,6 +543,13 @@ def run_host_test(path, args, runner):
     return results, notes
 
 
+def run_fuzz(name, args, runner):
+    """A fuzz harness over its corpus plus a short fixed run (tests/fuzz/fuzzrun.py)."""
+    status, reason = fuzzrun.replay(args.build, name, args.logs, runner)
+    notes = [f"# fuzz/{name}: {reason}"] if args.verbose and status == "PASS" else []
+    return [Result(status, f"fuzz/{name}", "" if status == "PASS" else reason)], notes
+
+
 def describe_host_status(status):
     if status < 0:
         return f"killed by signal {-status}"
@@ -558,15 +569,17 @@ def main():
         for c in CONFIGS:
             print(f"{c.name:20} {c.help}")
         print(f"{'host':20} host unit tests: every {args.build}/host/test_* binary")
+        print(f"{'fuzz':20} fuzz harnesses over their corpus (tests/fuzz/fuzzrun.py)")
         return 0
     filters = [f for arg in args.filter for f in arg.split(",") if f]
     configs = [c for c in CONFIGS if selected(c.name, filters)]
     hosts = host_tests(args.build) if selected("host", filters) else []
-    if not configs and not hosts:
+    fuzzes = [n for n in fuzzrun.harnesses() if selected(f"fuzz/{n}", filters)]
+    if not configs and not hosts and not fuzzes:
         print("run.py: nothing selected", file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    counts = run_all(configs, hosts, args)
+    counts = run_all(configs, hosts, fuzzes, args)
     if counts is None:
         print("interrupted", file=sys.stderr)
         return 130
@@ -589,7 +602,7 @@ def parse_args():
                     help="at most N vCPUs running at once (default 4 per host CPU)")
     ap.add_argument("--filter", action="append", default=[],
                     help="run only configurations whose name contains this "
-                         "(repeatable, or comma-separated; 'host' is the host tests)")
+                         "(repeatable, or comma-separated; 'host' is the host tests, 'fuzz' the fuzz harnesses)")
     ap.add_argument("--list", action="store_true", help="list the configurations")
     ap.add_argument("--append", default="",
                     help="words added to every command line, e.g. 'seed=42 filter=chan'")
@@ -606,7 +619,7 @@ def parse_args():
     return args
 
 
-def run_all(configs, hosts, args):
+def run_all(configs, hosts, fuzzes, args):
     """Runs everything selected, printing results as they come; returns
     the counts by status, or None when interrupted."""
     os.makedirs(args.logs, exist_ok=True)
@@ -636,6 +649,7 @@ def run_all(configs, hosts, args):
         futures = [pool.submit(run_config, c, args, runner) for c in configs]
         # Host tests are CPU-bound too; they queue behind the QEMU runs.
         futures += [pool.submit(run_host_test, h, args, runner) for h in hosts]
+        futures += [pool.submit(run_fuzz, n, args, runner) for n in fuzzes]
         for f in concurrent.futures.as_completed(futures):
             print_results(f)
     except KeyboardInterrupt:

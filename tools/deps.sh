@@ -43,6 +43,11 @@ have_cmd mformat || need mtools
 # make lint
 have_cmd clang-tidy || need clang-tidy
 have_cmd cppcheck || need cppcheck
+# The fuzz harnesses (tests/fuzz/): clang and its libFuzzer runtime.
+have_cmd clang-14 || need clang-14
+ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 || need libclang-rt-14-dev
+# make fuzz-coverage
+have_cmd llvm-cov-14 || need llvm-14
 
 [ -z "$missing" ] && exit 0
 

@@ -3,6 +3,9 @@
 // itself loaded from, gathers what the kernel needs into a struct boot_info
 // (boot/bootinfo.h, the same structure the multiboot paths fill), exits
 // boot services and jumps to the kernel's 64-bit UEFI entry, boot_efi64.
+// What it reads from outside (the ELF image, the load options and
+// \goro.cmdline, the firmware's memory map) is parsed by loader_parse.c,
+// which has no firmware calls, so host tests and fuzz harnesses run it.
 //
 // What the loader and the kernel agree on (boot/efi/README):
 // - the kernel is \goro.elf at the root of the loader's volume, an
@@ -32,36 +35,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "boot/bootinfo.h"
+#include "boot/efi/loader_parse.h"
 
 #define KERNEL_PATH L"\\goro.elf"
 #define CMDLINE_PATH L"\\goro.cmdline"
-#define GORO_HDR_MAGIC 0x314948464f524f47ull   // "GOROFHI1", little-endian
-#define GORO_HDR_VERSION 1
-#define GORO_HDR_SCAN (32 * 1024)
 #define ERROR_PAUSE_US (3 * 1000 * 1000)
-
-struct goro_header {
-    uint64_t magic;
-    uint64_t version;
-    uint64_t entry;         // boot_efi64, a physical (= virtual) address
-};
-
-struct elf64_ehdr {
-    uint8_t ident[16];
-    uint16_t type, machine;
-    uint32_t version;
-    uint64_t entry, phoff, shoff;
-    uint32_t flags;
-    uint16_t ehsize, phentsize, phnum, shentsize, shnum, shstrndx;
-};
-
-struct elf64_phdr {
-    uint32_t type, flags;
-    uint64_t offset, vaddr, paddr, filesz, memsz, align;
-};
-
-#define PT_LOAD 1
-#define EM_X86_64 62
 
 typedef void (*kernel_entry_fn)(struct boot_info *bi) __attribute__((noreturn));
 
@@ -78,9 +56,9 @@ static uint64_t rdtsc(void)
 // Every error before the kernel runs ends here: the message stays on the
 // screen (and OVMF's serial mirror) for a moment, then the firmware gets
 // the status back and moves on to its next boot option.
-static EFI_STATUS fail(EFI_STATUS st, CHAR16 *what)
+static EFI_STATUS fail(EFI_STATUS st, const char *what)
 {
-    Print(L"goro loader: %s (%r)\n", what, st);
+    Print(L"goro loader: %a (%r)\n", what, st);
     uefi_call_wrapper(BS->Stall, 1, ERROR_PAUSE_US);
     return st;
 }
@@ -131,131 +109,38 @@ static EFI_STATUS read_file(EFI_FILE_HANDLE root, CHAR16 *path, void **buf, UINT
 
 // ---- the kernel image ------------------------------------------------------
 
-static const struct elf64_phdr *phdr(const void *img, const struct elf64_ehdr *eh, UINTN i)
-{
-    return (const struct elf64_phdr *)((const uint8_t *)img + eh->phoff + i * eh->phentsize);
-}
-
-static CHAR16 *elf_check(const void *img, UINTN size)
-{
-    const struct elf64_ehdr *eh = img;
-    if (size < sizeof *eh || eh->ident[0] != 0x7f || eh->ident[1] != 'E' ||
-        eh->ident[2] != 'L' || eh->ident[3] != 'F')
-        return L"\\goro.elf is not an ELF file";
-    if (eh->ident[4] != 2 || eh->ident[5] != 1 || eh->machine != EM_X86_64)
-        return L"\\goro.elf is not a little-endian ELF64 x86-64 image";
-    if (eh->phentsize < sizeof(struct elf64_phdr) || eh->phoff > size ||
-        (UINT64)eh->phnum * eh->phentsize > size - eh->phoff)
-        return L"\\goro.elf has a truncated program header table";
-    UINTN loads = 0;
-    for (UINTN i = 0; i < eh->phnum; i++) {
-        const struct elf64_phdr *ph = phdr(img, eh, i);
-        if (ph->type != PT_LOAD)
-            continue;
-        loads++;
-        if (ph->offset > size || ph->filesz > size - ph->offset || ph->filesz > ph->memsz)
-            return L"\\goro.elf has a PT_LOAD segment outside the file";
-    }
-    if (!loads)
-        return L"\\goro.elf has no PT_LOAD segment";
-    return 0;
-}
-
 // Places every PT_LOAD at its physical address, which must be free RAM:
-// goro runs identity-mapped where it was linked.
+// goro runs identity-mapped where it was linked. img passed elf_image_check.
 static EFI_STATUS elf_load(const void *img)
 {
-    const struct elf64_ehdr *eh = img;
-    for (UINTN i = 0; i < eh->phnum; i++) {
-        const struct elf64_phdr *ph = phdr(img, eh, i);
-        if (ph->type != PT_LOAD || ph->memsz == 0)
+    struct elf_seg seg;
+    for (size_t i = 0; i < elf_image_phnum(img); i++) {
+        if (!elf_image_segment(img, i, &seg))
             continue;
-        EFI_PHYSICAL_ADDRESS base = ph->paddr & ~0xFFFull;
-        UINTN pages = (ph->paddr + ph->memsz - base + 0xFFF) >> 12;
+        EFI_PHYSICAL_ADDRESS base = seg.paddr & ~0xFFFull;
+        UINTN pages = (seg.paddr + seg.memsz - base + 0xFFF) >> 12;
         EFI_STATUS st = uefi_call_wrapper(BS->AllocatePages, 4, AllocateAddress,
                                           EfiLoaderData, pages, &base);
         if (EFI_ERROR(st)) {
             Print(L"goro loader: memory 0x%lx-0x%lx for the kernel is taken by the firmware\n",
-                  ph->paddr & ~0xFFFull, (ph->paddr & ~0xFFFull) + pages * 4096);
+                  seg.paddr & ~0xFFFull, (seg.paddr & ~0xFFFull) + pages * 4096);
             return st;
         }
-        CopyMem((void *)ph->paddr, (const uint8_t *)img + ph->offset, ph->filesz);
-        SetMem((uint8_t *)ph->paddr + ph->filesz, ph->memsz - ph->filesz, 0);
+        CopyMem((void *)seg.paddr, (const uint8_t *)img + seg.offset, seg.filesz);
+        SetMem((uint8_t *)seg.paddr + seg.filesz, seg.memsz - seg.filesz, 0);
     }
     return EFI_SUCCESS;
 }
 
-// The goro header, looked for 8-byte aligned in the first PT_LOAD as the
-// file holds it (the copy in memory is the same bytes).
-static UINT64 find_entry(const void *img, UINTN size)
-{
-    const struct elf64_ehdr *eh = img;
-    for (UINTN i = 0; i < eh->phnum; i++) {
-        const struct elf64_phdr *ph = phdr(img, eh, i);
-        if (ph->type != PT_LOAD)
-            continue;
-        UINTN n = ph->filesz < GORO_HDR_SCAN ? ph->filesz : GORO_HDR_SCAN;
-        if (ph->offset + n > size)
-            return 0;
-        const uint8_t *p = (const uint8_t *)img + ph->offset;
-        for (UINTN off = 0; off + sizeof(struct goro_header) <= n; off += 8) {
-            const struct goro_header *h = (const struct goro_header *)(p + off);
-            if (h->magic == GORO_HDR_MAGIC && h->version == GORO_HDR_VERSION)
-                return h->entry;
-        }
-        return 0;
-    }
-    return 0;
-}
-
 // ---- boot_info -------------------------------------------------------------
 
-static int printable(CHAR16 c)
-{
-    return c >= 0x20 && c < 0x7f;
-}
-
-// Load options as UCS-2 text -> ASCII. Firmware boot entries may carry
-// binary data here instead of text: anything not printable ASCII before
-// the terminator means "no command line".
-static int cmdline_from_options(struct boot_info *bi, const CHAR16 *s, UINTN bytes)
-{
-    UINTN n = bytes / sizeof(CHAR16);
-    while (n && s[n - 1] == 0)
-        n--;
-    for (UINTN i = 0; i < n; i++)
-        if (!printable(s[i]))
-            return 0;
-    UINTN i = 0;
-    while (i < n && s[i] == ' ')
-        i++;
-    // The shell puts the image's own name first; it has no '='.
-    UINTN w = i;
-    while (w < n && s[w] != ' ' && s[w] != '=')
-        w++;
-    if (w > i && (w == n || s[w] == ' ')) {
-        i = w;
-        while (i < n && s[i] == ' ')
-            i++;
-    }
-    UINTN len = 0;
-    for (; i < n && len < BOOT_CMDLINE_MAX - 1; i++)
-        bi->cmdline[len++] = (char)s[i];
-    bi->cmdline[len] = 0;
-    return len > 0;
-}
-
-static void cmdline_from_file(struct boot_info *bi, EFI_FILE_HANDLE root)
+static void cmdline_from_volume(struct boot_info *bi, EFI_FILE_HANDLE root)
 {
     void *buf;
     UINTN size;
     if (EFI_ERROR(read_file(root, CMDLINE_PATH, &buf, &size)))
         return;
-    const char *p = buf;
-    UINTN len = 0;
-    for (UINTN i = 0; i < size && p[i] != '\n' && p[i] != '\r' && len < BOOT_CMDLINE_MAX - 1; i++)
-        bi->cmdline[len++] = p[i] == '\t' ? ' ' : p[i];
-    bi->cmdline[len] = 0;
+    cmdline_from_file(bi->cmdline, sizeof bi->cmdline, buf, size);
     FreePool(buf);
 }
 
@@ -332,65 +217,6 @@ static void find_framebuffer(struct boot_info *bi)
 
 // ---- the memory map ----------------------------------------------------------
 
-static uint32_t mem_type(UINT32 efi_type)
-{
-    switch (efi_type) {
-    case EfiConventionalMemory:
-    case EfiBootServicesCode:
-    case EfiBootServicesData:
-    case EfiLoaderCode:
-    case EfiLoaderData:
-        return BOOT_MEM_USABLE;
-    case EfiACPIReclaimMemory:
-        return BOOT_MEM_ACPI_RECLAIM;
-    case EfiACPIMemoryNVS:
-        return BOOT_MEM_ACPI_NVS;
-    case EfiUnusableMemory:
-        return BOOT_MEM_BAD;
-    default:
-        return BOOT_MEM_RESERVED;
-    }
-}
-
-// Appends a range, merged into the previous one when they touch and agree.
-// Runs after ExitBootServices: no firmware calls, no Print.
-static void mmap_add(struct boot_info *bi, uint64_t base, uint64_t len, uint32_t type)
-{
-    if (!len)
-        return;
-    if (bi->mmap_count) {
-        struct boot_mmap_entry *last = &bi->mmap[bi->mmap_count - 1];
-        if (last->type == type && last->base + last->len == base) {
-            last->len += len;
-            return;
-        }
-    }
-    if (bi->mmap_count < BOOT_MMAP_MAX)
-        bi->mmap[bi->mmap_count++] = (struct boot_mmap_entry){ base, len, type };
-}
-
-// The firmware's map -> boot_info's, with [keep, keep + keep_len) (the
-// boot_info pages themselves) carved out as reserved.
-static void mmap_convert(struct boot_info *bi, const uint8_t *map, UINTN map_size,
-                         UINTN desc_size, uint64_t keep, uint64_t keep_len)
-{
-    bi->mmap_count = 0;
-    for (UINTN off = 0; off + desc_size <= map_size; off += desc_size) {
-        const EFI_MEMORY_DESCRIPTOR *d = (const EFI_MEMORY_DESCRIPTOR *)(map + off);
-        uint64_t base = d->PhysicalStart, end = base + d->NumberOfPages * 4096;
-        uint32_t type = mem_type(d->Type);
-        if (keep < end && keep + keep_len > base) {
-            uint64_t ks = keep > base ? keep : base;
-            uint64_t ke = keep + keep_len < end ? keep + keep_len : end;
-            mmap_add(bi, base, ks - base, type);
-            mmap_add(bi, ks, ke - ks, BOOT_MEM_RESERVED);
-            mmap_add(bi, ke, end - ke, type);
-        } else {
-            mmap_add(bi, base, end - base, type);
-        }
-    }
-}
-
 // GetMemoryMap then ExitBootServices, again while the key is stale: the
 // firmware may change the map between the two (timer events run until
 // boot services end). The buffer has room for growth, since the first
@@ -415,6 +241,9 @@ static EFI_STATUS exit_boot_services(uint8_t **map, UINTN *map_size, UINTN *desc
         }
         if (EFI_ERROR(st))
             return st;
+        // efi_mmap_convert reads the fields of UEFI 2.x's descriptor.
+        if (*desc_size < EFI_MMAP_DESC_MIN)
+            return EFI_INCOMPATIBLE_VERSION;
         *map_size = size;
         st = uefi_call_wrapper(BS->ExitBootServices, 2, self, key);
         if (!EFI_ERROR(st))
@@ -437,24 +266,22 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
     EFI_FILE_HANDLE root;
     EFI_STATUS st = open_root(&root);
     if (EFI_ERROR(st))
-        return fail(st, L"cannot open the loader's own volume");
+        return fail(st, "cannot open the loader's own volume");
     void *img;
     UINTN size;
     st = read_file(root, KERNEL_PATH, &img, &size);
     if (EFI_ERROR(st))
-        return fail(st, L"cannot read \\goro.elf from the loader's volume");
-    CHAR16 *bad = elf_check(img, size);
+        return fail(st, "cannot read \\goro.elf from the loader's volume");
+    uint64_t entry;
+    const char *bad = elf_image_check(img, size, &entry);
     if (bad)
         return fail(EFI_LOAD_ERROR, bad);
-    UINT64 entry = find_entry(img, size);
-    if (!entry)
-        return fail(EFI_LOAD_ERROR, L"\\goro.elf has no goro header (GOROFHI1) in its first 32 KiB");
 
     EFI_PHYSICAL_ADDRESS bi_addr = 0xFFFFFFFF;
     UINTN bi_pages = (sizeof(struct boot_info) + 4095) / 4096;
     st = uefi_call_wrapper(BS->AllocatePages, 4, AllocateMaxAddress, EfiLoaderData, bi_pages, &bi_addr);
     if (EFI_ERROR(st))
-        return fail(st, L"cannot allocate pages for the boot information");
+        return fail(st, "cannot allocate pages for the boot information");
     struct boot_info *bi = (struct boot_info *)(UINTN)bi_addr;
     SetMem(bi, bi_pages * 4096, 0);
     bi->entry_tsc = loader_tsc;
@@ -462,28 +289,30 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
     EFI_LOADED_IMAGE *li;
     if (!EFI_ERROR(uefi_call_wrapper(BS->HandleProtocol, 3, image, &LoadedImageProtocol, (void **)&li)) &&
         li->LoadOptions && li->LoadOptionsSize)
-        cmdline_from_options(bi, li->LoadOptions, li->LoadOptionsSize);
+        cmdline_from_options(bi->cmdline, sizeof bi->cmdline, li->LoadOptions, li->LoadOptionsSize);
     if (!bi->cmdline[0])
-        cmdline_from_file(bi, root);
+        cmdline_from_volume(bi, root);
     uefi_call_wrapper(root->Close, 1, root);
 
     st = find_rsdp(bi);
     if (EFI_ERROR(st))
-        return fail(st, L"the firmware gives no ACPI table (RSDP); goro needs one");
+        return fail(st, "the firmware gives no ACPI table (RSDP); goro needs one");
     find_framebuffer(bi);
 
     st = elf_load(img);
     if (EFI_ERROR(st))
-        return fail(st, L"cannot place the kernel at its link address");
+        return fail(st, "cannot place the kernel at its link address");
     FreePool(img);
     Print(L"goro loader: entering the kernel at 0x%lx, command line \"%a\"\n", entry, bi->cmdline);
 
     uint8_t *map;
     UINTN map_size = 0, desc_size = 0;
     st = exit_boot_services(&map, &map_size, &desc_size);
+    if (st == EFI_INCOMPATIBLE_VERSION)
+        return fail(st, "the firmware's memory descriptors are shorter than UEFI 2.x's 40 bytes");
     if (EFI_ERROR(st))
-        return fail(st, L"ExitBootServices failed");
+        return fail(st, "ExitBootServices failed");
     __asm__ volatile("cli");
-    mmap_convert(bi, map, map_size, desc_size, bi_addr, bi_pages * 4096);
+    efi_mmap_convert(bi, map, map_size, desc_size, bi_addr, bi_pages * 4096);
     ((kernel_entry_fn)(UINTN)entry)(bi);
 }
