@@ -156,7 +156,7 @@ void arch_report_cpu(uint32_t cpu, const char *why)
     // with the NMI's release of the previous report.
     if (__atomic_exchange_n(&report_why[cpu], why, __ATOMIC_ACQ_REL))
         return;     // one report at a time per core
-    lapic_send(cpus[cpu].apic_id, ICR_NMI | ICR_ASSERT);
+    lapic_send(cpu_of[cpu]->apic_id, ICR_NMI | ICR_ASSERT);
 }
 
 // An NMI from outside (QEMU's monitor `nmi`, which the test runner sends

@@ -23,7 +23,7 @@ uint64_t cputicks(void)
 
 uint64_t nanotime(void)
 {
-    return arch_cycles_to_ns(arch_cycles());
+    return arch_nanotime();
 }
 
 void machine_exit(int code)

@@ -56,7 +56,7 @@ static void fire(struct timer *t, uint64_t now)
     struct gtimer *tm = (struct gtimer *)t;
     bool self_free = tm->self_free;
     if (tm->c) {
-        uint64_t ns = arch_cycles_to_ns(now);
+        uint64_t ns = arch_tsc_to_nanotime(now);
         chan_try_send(tm->c, &ns);
     } else {
         go(tm->fn, tm->arg);
