@@ -22,8 +22,9 @@ BOOT_C := boot/boot.c boot/bootinfo.c boot/multiboot.c boot/uefi.c
 
 ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm arch/coldcall.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
-          arch/tsc.c arch/smp.c arch/symbols.c arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c \
-          arch/static_branch.c arch/spinlock.c arch/pit.c arch/qemu_exit.c arch/inject.c
+          arch/tsc.c arch/refclock.c arch/smp.c arch/tsc_sync.c arch/platform.c arch/boot_marks.c arch/symbols.c \
+          arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c arch/static_branch.c arch/spinlock.c \
+          arch/pit.c arch/qemu_exit.c arch/inject.c
 
 LIB_C := lib/string.c lib/printf.c
 
@@ -31,7 +32,7 @@ DRIVERS_C := drivers/serial.c \
              drivers/acpi.c drivers/acpi_boot.c drivers/acpi_numa.c drivers/fw_cfg.c \
              drivers/fb.c drivers/font8x16.c drivers/ioapic.c drivers/ps2kbd.c drivers/keydecode.c
 
-KERNEL_C := kernel/main.c kernel/console.c \
+KERNEL_C := kernel/main.c kernel/boot_timeline.c kernel/console.c \
             kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
             kernel/app.c kernel/ktest.c kernel/machine.c kernel/debugdelay.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
@@ -57,7 +58,7 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/soak/soak_ops_sys.c \
           apps/cpuburn.c apps/flightrec.c
 
-KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
+KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_clock.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_sync.c \
            tests/kernel/test_numa.c tests/kernel/test_malloc.c tests/kernel/test_irqwait.c tests/kernel/test_timer_watch.c \
            tests/kernel/go_proc_test.c tests/kernel/test_sched_races.c \
@@ -526,6 +527,16 @@ FORCE:
 BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,$(PYTHON))
 BENCH_ARGS ?=
 
-bench: deps-check $(BUILD)/goro.elf $(INSNCOUNT)
+bench: deps-check $(BUILD)/goro.elf $(INSNCOUNT) bench-boot
 	@sh tools/deps-bench.sh $(DEPS_MODE)
 	$(BENCH_PYTHON) tools/bench.py --build $(BUILD) $(BENCH_ARGS)
+
+# bench-boot: the boot timeline at 1, 2, 8, 32 and 64 vCPUs under TCG (median
+#   of 5 boots each), beside a Debian Linux guest booted by the same QEMU to
+#   its /init, and the published figures of OSv and Unikraft
+#   (tools/boot-bench.py; docs/boot.md). BOOT_BENCH_ARGS passes options.
+BOOT_BENCH_ARGS ?=
+.PHONY: bench-boot
+bench-boot: deps-check $(BUILD)/goro.elf
+	@sh tools/deps-bench.sh $(DEPS_MODE)
+	$(PYTHON) tools/boot-bench.py --build $(BUILD) $(BOOT_BENCH_ARGS)

@@ -100,26 +100,51 @@ static inline uint32_t cpu_index(void)
 //    from here on);
 //  arch_simd_init: SSE/AVX on this core and, later, every AP, unless simd
 //    is false (integer-only runs, e.g. under this machine's PVM KVM);
+//  arch_clock_begin .. arch_clock_end: the TSC's and the timer's rates;
 //  arch_platform_init: the direct map (pages from the allocator it is
-//    given), local APIC, TSC;
+//    given), the local APIC;
 //  arch_start_aps: every other core named in apic_ids (the MADT's enabled
 //    cores, the boot core among them or not; NULL: no MADT, the boot core
-//    only) comes up and calls ap_main on its own stack with interrupts off;
-//    returns when all are in (or reported missing).
+//    only) comes up, all at once, and calls ap_main on its own stack with
+//    interrupts off; returns when all are online (or reported missing).
+//    init_delay_ns: the wait between INIT and STARTUP, or
+//    ARCH_INIT_DELAY_AUTO (none where the CPU does not need it);
+//    timeout_ns: how long the APs get before the missing ones are reported.
 void arch_early_init(void);
 void arch_simd_init(bool simd);
 extern bool arch_simd_enabled;      // vector registers usable (simd=on)
 // The page allocator arch/ is given (kernel/page.c's): whole zeroed
 // pages, never NULL (running out is fatal in the allocator); alloc_low
-// below 4 GiB. max_phys: the end of the highest usable RAM.
+// below 4 GiB; alloc_uncleared not zeroed (stacks). max_phys: the end of
+// the highest usable RAM.
 #define ARCH_PAGE_SIZE 4096ul
 struct arch_page_allocator {
     void *(*alloc)(size_t npages);
     void *(*alloc_low)(size_t npages);
+    void *(*alloc_uncleared)(size_t npages);
     uint64_t max_phys;
 };
 void arch_platform_init(const struct arch_page_allocator *pages);
-void arch_start_aps(const uint32_t *apic_ids, uint32_t count, void (*ap_main)(void));
+// The TSC's and the timer's rates, measured while the boot goes on:
+// arch_clock_begin, once ACPI has named the reference clocks
+// (arch_set_pm_timer, arch_set_hpet), takes the rate from CPUID or the
+// reference's first reading; arch_platform_init starts the APIC timer
+// counting against the TSC; arch_clock_end closes both windows (at least
+// 1 ms for the TSC, longer until its error bound is 500 ppm);
+// arch_clock_report prints the rates and their bounds. Nothing may convert
+// between cycles and time before arch_clock_end.
+void arch_clock_begin(void);
+void arch_clock_end(void);
+void arch_clock_report(void);
+#define ARCH_INIT_DELAY_AUTO UINT64_MAX
+struct arch_ap_start {
+    const uint32_t *apic_ids;
+    uint32_t count;
+    uint64_t init_delay_ns;
+    uint64_t timeout_ns;
+    void (*ap_main)(void);
+};
+void arch_start_aps(const struct arch_ap_start *how);
 uint32_t arch_ncpu(void);               // cores online
 struct cpu *arch_cpu(uint32_t index);
 
@@ -209,12 +234,61 @@ uint64_t arch_stack_unmap_page(uint64_t va);    // returns the page, 0 if none
 // the caller; the other cores answer once they take interrupts.
 bool arch_tlb_shootdown(void);
 
-// Time: TSC frequency, found at boot. The ACPI PM timer, when the FADT
-// names one, is the preferred reference (set before arch_platform_init).
+// Time (arch/tsc.c). The TSC's frequency comes from CPUID or from a short
+// window against a reference clock at boot: the HPET, else the ACPI PM
+// timer, else the PIT (kernel/ names the first two from ACPI before
+// arch_platform_init). A measured frequency is refined while the machine
+// runs: sysmon calls arch_clock_refine(now, false) at each look, and it
+// measures again when a ten times longer window is due. arch_nanotime() is
+// continuous across refinements (no jump, never back on one core);
+// arch_tsc_to_nanotime converts a TSC value read earlier; cycles_to_ns and
+// ns_to_cycles convert durations with the current rate.
 void arch_set_pm_timer(uint16_t port, bool is_32bit);
+void arch_set_hpet(uint64_t phys);
 uint64_t arch_tsc_hz(void);
 uint64_t arch_ns_to_cycles(uint64_t ns);        // saturates at UINT64_MAX
 uint64_t arch_cycles_to_ns(uint64_t cycles);    // saturates at UINT64_MAX
+uint64_t arch_nanotime(void);
+uint64_t arch_tsc_to_nanotime(uint64_t tsc);
+// Core 0 (sysmon) refines; elsewhere force asks sysmon to at its next
+// look. force (tests) measures now and applies the result even if its
+// bound is no better. True when the rate was changed.
+bool arch_clock_refine(uint64_t now, bool force);
+struct arch_clock_info {
+    uint64_t hz;
+    const char *source;         // "HPET", "ACPI PM timer", "PIT", "CPUID 0x15", ...
+    uint64_t window_ns;         // the current rate's window; 0: from CPUID
+    uint64_t bound_ppb;         // its error bound, parts per billion
+    uint32_t refinements;       // rates applied since boot
+    uint32_t steps;             // readings that disagreed with the rate (a step): measured again
+    bool refinable;
+    uint64_t boot_hz, boot_bound_ppb, boot_window_ns;   // the boot estimate
+};
+void arch_clock_info(struct arch_clock_info *ci);
+// One reading of the ACPI PM timer bracketed by TSC reads (tests check the
+// TSC's rate against it): the TSC at the bracket's midpoint, within +-half
+// cycles, and the count (24 or 32 bits wide: mask). False: no PM timer.
+struct arch_pm_reading {
+    uint64_t tsc, half, count, mask;
+};
+bool arch_pm_timer_reading(struct arch_pm_reading *r);
+#define ARCH_PM_TIMER_HZ 3579545ull
+
+// The boot timeline (arch/boot_marks.c). The boot core stamps the TSC at
+// the start of each boot phase while it runs alone (arch_platform_init
+// stamps its own steps); kernel/boot_timeline.c prints them. The first
+// stamp is kernel entry, given by the loader (boot_info.entry_tsc).
+struct arch_boot_mark {
+    const char *phase;
+    uint64_t tsc;
+};
+void arch_boot_entry(uint64_t tsc);
+uint64_t arch_boot_entry_tsc(void);
+void arch_boot_mark(const char *phase);
+uint32_t arch_boot_marks(const struct arch_boot_mark **marks);
+// Writes s to QEMU's debug console (port 0x402), for a host that times
+// the boot; nothing on real hardware. boot/entry.asm writes "goro:entry".
+void arch_host_marker(const char *s);
 
 // Interrupts between cores. Vectors named here; handlers registered by
 // kernel/ run with interrupts off on the receiving core.

@@ -11,7 +11,8 @@
 // that must not run on the faulting stack.
 enum { IST_DF = 1, IST_NMI = 2, IST_MC = 3, IST_PF = 4, IST_COUNT = 4 };
 
-extern struct cpu cpus[MAX_CPUS];
+extern struct cpu cpus[MAX_CPUS];     // by start-up slot (arch/cpu.c)
+extern struct cpu *cpu_of[MAX_CPUS];   // by dense index
 // The allocator kernel/ gave arch_platform_init.
 extern struct arch_page_allocator arch_pages;
 
@@ -25,19 +26,61 @@ struct trapframe {
 // inject=ap-silent (arch/inject.c): this AP must halt before it answers.
 bool ap_never_answers(uint32_t apic_id);
 
-void cpu_set_gs(uint32_t index);
-void cpu_init_descriptors(uint32_t index);
+void cpu_set_gs(uint32_t slot);
+void cpu_init_descriptors(uint32_t slot);
 void idt_init(void);
 void idt_load(void);
 void fpu_init(bool simd);
+void arch_cpu_init(uint32_t slot, bool simd);
 void paging_init(void);
 void paging_map_4k(uint64_t va, uint64_t pa);
 void paging_ensure_tables(uint64_t va);
 bool paging_set_pte(uint64_t va, uint64_t pa);
 bool paging_mapped(uint64_t va);    // a present page maps va (any page size); lock-free
-void tsc_calibrate(void);
+// Reference clocks (arch/refclock.c) for measuring the TSC.
+struct refclock {
+    const char *name;
+    uint64_t hz;
+    uint64_t mask;              // the counter's width
+    bool down;                  // counts down (the PIT)
+    bool refinable;             // may be read while the machine runs
+    uint64_t (*read)(void);
+};
+// A reading: the TSC at the bracket's midpoint, within +-half cycles.
+struct refsample {
+    uint64_t tsc;
+    uint64_t half;
+    uint64_t count;
+};
+bool refclock_pick(struct refclock *rc);
+bool refclock_sample(const struct refclock *rc, int tries, uint64_t max_half, struct refsample *s);
+uint64_t refclock_ticks(const struct refclock *rc, const struct refsample *a, const struct refsample *b);
+
+// The TSC's frequency (arch/tsc.c) and the one-shot timer's (arch/timer.c),
+// measured over windows that stay open while the boot goes on
+// (arch_clock_begin .. arch_clock_end, arch/platform.c).
+void tsc_calibrate_begin(void);
+void tsc_calibrate_mark(void);
+void tsc_calibrate_end(void);
+void tsc_report(void);
 void tsc_delay_us(uint64_t us);
-void timer_calibrate(void);
+// AP start-up (arch/smp.c). A core waiting on another spins for a while,
+// then halts until nudged (VEC_SMP_NUDGE, a no-op handler): see smp.c.
+#define VEC_SMP_NUDGE 0xF4
+#define SMP_SPIN_US 20
+void smp_nudge_boot_core(void);
+bool smp_slot_late(uint32_t slot);          // the boot core gave up on this AP
+void __attribute__((noreturn)) smp_ap_halt(void);   // interrupts off, for good
+
+// The TSC check at bring-up (arch/tsc_sync.c), by start-up slot.
+uint32_t tsc_sync_serve(uint32_t nslots);
+bool tsc_sync_pending(uint32_t nslots);
+void tsc_sync_ap(uint32_t slot);
+uint64_t tsc_sync_report(uint32_t slot, uint32_t index);
+void tsc_sync_release(uint32_t slot);
+void timer_calibrate_begin(void);
+void timer_calibrate_end(void);
+void timer_report(void);
 void timer_init_cpu(void);
 void xsave_init(bool simd);
 

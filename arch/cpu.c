@@ -31,15 +31,22 @@ struct descriptors {
 } __attribute__((aligned(64)));
 
 #define IST_STACK_SIZE 8192
+// By start-up slot (the boot core is slot 0, the others in MADT order):
+// each core's struct cpu, descriptors and IST stacks stay where it set
+// them up. cpu_of maps the dense index to them; index == slot unless a
+// core failed to come up (arch/smp.c numbers the others densely).
 struct cpu cpus[MAX_CPUS];
+struct cpu *cpu_of[MAX_CPUS] = { &cpus[0] };
 static struct descriptors desc[MAX_CPUS];
 static uint8_t ist_stacks[MAX_CPUS][IST_COUNT][IST_STACK_SIZE] __attribute__((aligned(16)));
 
-void cpu_set_gs(uint32_t index)
+// The core at start-up slot `slot`; its index is the slot until
+// arch_start_aps numbers the cores.
+void cpu_set_gs(uint32_t slot)
 {
-    struct cpu *c = &cpus[index];
+    struct cpu *c = &cpus[slot];
     c->self = c;
-    c->index = index;
+    c->index = slot;
     wrmsr(MSR_GS_BASE, (uint64_t)c);
 }
 
@@ -81,21 +88,40 @@ static void gdt_load(struct descriptors *d)
 
 // Loads this core's GDT, TSS and IDT. Reloading %gs zeroes GS base, so it
 // is set again last.
-void cpu_init_descriptors(uint32_t index)
+void cpu_init_descriptors(uint32_t slot)
 {
-    struct descriptors *d = &desc[index];
-    struct cpu *c = &cpus[index];
+    struct descriptors *d = &desc[slot];
+    struct cpu *c = &cpus[slot];
     gdt_build(d);
     for (int i = 0; i < IST_COUNT; i++) {
-        c->ist_stacks[i] = (uint64_t)&ist_stacks[index][i][IST_STACK_SIZE];
+        c->ist_stacks[i] = (uint64_t)&ist_stacks[slot][i][IST_STACK_SIZE];
         d->tss.ist[i] = c->ist_stacks[i];
     }
     gdt_load(d);
-    cpu_set_gs(index);
+    cpu_set_gs(slot);
     idt_load();
+}
+
+extern uint8_t boot_stack_top[];
+
+// The boot core, first thing: its per-core pointer, descriptors and the
+// IDT, so that a fault from here on prints a dump.
+void arch_early_init(void)
+{
+    cpu_set_gs(0);
+    cpus[0].stack_top = (uint64_t)boot_stack_top;
+    idt_init();
+    cpu_init_descriptors(0);
+}
+
+// Per-core set-up shared by the boot core and the APs.
+void arch_cpu_init(uint32_t slot, bool simd)
+{
+    cpu_init_descriptors(slot);
+    fpu_init(simd);
 }
 
 struct cpu *arch_cpu(uint32_t index)
 {
-    return &cpus[index];
+    return cpu_of[index];
 }

@@ -15,6 +15,8 @@
 #define XCR0_AVX    (1ull << 2)
 #define XCR0_AVX512 (7ull << 5)     // opmask, ZMM_Hi256, Hi16_ZMM
 
+bool arch_simd_enabled;        // read by arch/switch.asm
+
 extern uint8_t switch_fp_save[], switch_fp_restore[];
 
 // Boot core only, before any goroutine switch: the switch code's control
@@ -61,4 +63,13 @@ void fpu_init(bool simd)
     }
     uint32_t mxcsr = 0x1F80;        // all exceptions masked, round to nearest
     __asm__ volatile("fninit; ldmxcsr %0" :: "m"(mxcsr));
+}
+
+// The boot core: SIMD on it (the APs follow in arch_cpu_init) and the
+// XSAVE area's layout for preemption.
+void arch_simd_init(bool simd)
+{
+    arch_simd_enabled = simd;
+    fpu_init(simd);
+    xsave_init(simd);
 }

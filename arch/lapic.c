@@ -110,7 +110,7 @@ void lapic_send(uint32_t apic_id, uint32_t icr_low)
 
 void arch_send_ipi(uint32_t cpu, uint8_t vector)
 {
-    lapic_send(cpus[cpu].apic_id, ICR_FIXED | ICR_ASSERT | vector);
+    lapic_send(cpu_of[cpu]->apic_id, ICR_FIXED | ICR_ASSERT | vector);
 }
 
 void arch_send_ipi_all_but_self(uint8_t vector)
@@ -130,6 +130,12 @@ void lapic_timer_oneshot(uint32_t count, uint8_t vector)
 void lapic_timer_deadline_mode(uint8_t vector)
 {
     lapic_write(REG_LVT_TIMER, (2u << 17) | vector);
+}
+
+// Keeps the timer counting but never firing (calibration).
+void lapic_timer_mask(void)
+{
+    lapic_write(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
 }
 
 uint32_t lapic_timer_current(void)

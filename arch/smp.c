@@ -1,13 +1,45 @@
 // SPDX-License-Identifier: MIT
-// Starting the application processors.
+// Starting the application processors, all at once.
 //
-// The MADT lists the cores. Every enabled one but the boot core gets an
-// INIT, then (after the 10 ms the MP specification asks for) a STARTUP
-// IPI whose vector points at the trampoline page; a core not up 1 ms later
-// gets a second STARTUP. All of them run the trampoline at once: each takes
-// a ticket (its stack) and finds its own index from its APIC id. A core
-// that has not come up within the timeout is reported and left out; the
-// rest carry on.
+// The MADT lists the cores; each gets a start-up slot (the boot core is
+// slot 0, the others in MADT order) before any starts. The boot core sends
+// every AP an INIT, waits only where the CPU needs it (init_wait below),
+// then sends every AP a STARTUP whose vector points at the trampoline page,
+// one right after the other, and a second STARTUP 200 us later to any that
+// has not checked in (on hardware only: a hypervisor latches the first,
+// and under TCG with 64 vCPUs most APs have not run by then, so every one
+// would get a second IPI for nothing). All of them run the trampoline at once: each takes a
+// ticket (its stack), finds its slot from its APIC id, and sets itself up
+// concurrently with the others: descriptors, SIMD, local APIC, timer, and
+// the TSC check against the boot core (arch/tsc_sync.c), which the boot
+// core answers while it waits. Then the AP marks itself online and calls
+// ap_main.
+//
+// Waiting. With more vCPUs than host CPUs (8 or 64 under TCG on this
+// 2-core host) a vCPU that spins holds a host CPU the vCPU it waits for
+// needs. So every wait here spins for SMP_SPIN_US, then halts until nudged:
+// the boot core, when no question came for that long, halts with its timer
+// armed for its next deadline (the second STARTUP, the timeout, or 1 ms);
+// an AP that asks, or goes online, nudges it (VEC_SMP_NUDGE) if its halt
+// flag is up. The flag and the slot states are a Dekker pair: the boot core
+// raises the flag, then looks at the slots; an AP changes its slot, then
+// reads the flag (seq_cst on both sides). On real hardware the waits end
+// within the spin and nobody halts.
+//
+// A core set up at slot s uses the struct cpu, descriptors and stacks of
+// slot s for good; its index (what the rest of goro calls it) is s unless
+// a core before it failed to come up. Every slot moves through
+//
+//   WAITING --AP--> ARRIVED --AP--> ONLINE
+//   WAITING or ARRIVED --boot core, at the timeout--> LATE
+//
+// with a CAS at each step, so an AP and the boot core's timeout never both
+// win: a LATE core halts, interrupts off, and touches nothing shared (one
+// halted in the TSC check is nudged to see it: with interrupts on it would
+// answer broadcast IPIs, a TLB shoot-down's among them). After all
+// are online or the timeout, the boot core numbers the ONLINE ones densely
+// (cpu_of[], and each struct cpu's index) before anything reads an index;
+// the APs are still waiting in ap_main for the scheduler by then.
 #include "arch/arch_private.h"
 #include "arch/x86.h"
 #include "lib/panic.h"
@@ -16,7 +48,8 @@
 
 #define AP_TRAMPOLINE 0x8000u
 #define AP_STACK_PAGES 16           // 64 KiB: the core's scheduler (g0) stack
-#define AP_TIMEOUT_US 2000000       // generous: 8 vCPUs on 2 host threads under TCG
+#define SECOND_SIPI_US 200          // the MP specification's wait before STARTUP again
+#define LEGACY_INIT_WAIT_US 10000   // the MP specification's wait after INIT
 
 struct ap_params {                  // boot/trampoline.asm's parameter block
     uint8_t jmp[8];
@@ -30,57 +63,53 @@ struct ap_params {                  // boot/trampoline.asm's parameter block
 
 extern const uint8_t ap_trampoline_start[], ap_trampoline_end[];
 
+enum slot_state { SLOT_WAITING, SLOT_ARRIVED, SLOT_ONLINE, SLOT_LATE };
+
 static uint32_t ncpu = 1;
-static uint32_t apic_of[MAX_CPUS];          // index -> APIC id, set before the SIPIs
+// Set by the boot core before the first STARTUP, read-only after:
+static uint32_t planned;                    // slots in use, the boot core's included
+static uint32_t apic_of[MAX_CPUS];          // slot -> APIC id
 static uint64_t ap_stack_top[MAX_CPUS];     // by ticket
+
 static void (*ap_main_fn)(void);
-bool arch_simd_enabled;        // read by arch/switch.asm
+// CAS by the AP (forward) and the boot core (to LATE): enum slot_state.
+static uint8_t slot_state[MAX_CPUS];
 
 uint32_t arch_ncpu(void)
 {
     return __atomic_load_n(&ncpu, __ATOMIC_ACQUIRE);   // acquire: pairs with arch_start_aps's release (cpus[] filled)
 }
 
-// Per-core set-up shared by the boot core and the APs.
-void arch_cpu_init(uint32_t index, bool simd)
+static uint8_t bsp_halted;          // boot core (seq_cst): halted in wait_online
+
+static bool slot_move(uint32_t slot, uint8_t from, uint8_t to)
 {
-    cpu_init_descriptors(index);
-    fpu_init(simd);
+    // seq_cst: one side of the Dekker pair with bsp_halted (wait_online);
+    // an AP's move to ONLINE also publishes its struct cpu to the boot core.
+    return __atomic_compare_exchange_n(&slot_state[slot], &from, to, false, __ATOMIC_SEQ_CST,
+                                       __ATOMIC_SEQ_CST);
 }
 
-extern uint8_t boot_stack_top[];
-
-void arch_early_init(void)
+static uint8_t slot_get(uint32_t slot)
 {
-    cpu_set_gs(0);
-    cpus[0].stack_top = (uint64_t)boot_stack_top;
-    idt_init();
-    cpu_init_descriptors(0);
+    return __atomic_load_n(&slot_state[slot], __ATOMIC_SEQ_CST);   // seq_cst: pairs with slot_move (Dekker, wait_online)
 }
 
-void arch_simd_init(bool simd)
+// Any AP, right after a seq_cst change the boot core may be waiting for.
+void smp_nudge_boot_core(void)
 {
-    arch_simd_enabled = simd;
-    fpu_init(simd);
-    xsave_init(simd);
+    if (__atomic_load_n(&bsp_halted, __ATOMIC_SEQ_CST))    // seq_cst: Dekker with wait_online's store
+        lapic_send(cpus[0].apic_id, ICR_FIXED | ICR_ASSERT | VEC_SMP_NUDGE);
 }
 
-struct arch_page_allocator arch_pages;
-
-void arch_platform_init(const struct arch_page_allocator *pages)
+static void nudged(uint8_t vector)
 {
-    arch_pages = *pages;
-    paging_init();
-    lapic_init();
-    tsc_calibrate();
-    timer_calibrate();
-    cpus[0].online = 1;
-    cpus[0].online_tsc = rdtsc();
+    (void)vector;       // ending the halt was the point
 }
 
-static uint32_t index_of_apic(uint32_t apic, uint32_t n)
+static uint32_t slot_of_apic(uint32_t apic)
 {
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 1; i < planned; i++)
         if (apic_of[i] == apic)
             return i;
     return UINT32_MAX;
@@ -93,109 +122,55 @@ static uint32_t my_apic_id_cpuid(void)
     return cpuid(1, 0).ebx >> 24;
 }
 
-static uint32_t planned;
-// By planned slot: arrival (AP writes, release) and the dense index the BSP
-// assigns (BSP writes before `released`, release). A core that arrives after
-// the release finds UINT32_MAX and halts: it was already reported missing.
-static uint8_t arrived[MAX_CPUS];
-static uint64_t arrived_tsc[MAX_CPUS];
-static uint32_t final_index[MAX_CPUS];
-static uint8_t released;
-
-// TSC synchronisation, one AP at a time, at bring-up. Firmware may leave
-// the APs' TSCs offset from the boot core's (OVMF does, under QEMU), and
-// timers compare TSC values taken on different cores. The boot core reads
-// its TSC (t0), signals; the AP answers with its TSC (ta); the boot core
-// reads its TSC again (t1). ta - (t0 + t1) / 2 is the AP's offset, within
-// (t1 - t0) / 2. The round with the tightest bound wins; an offset larger
-// than its bound (plus a margin) is corrected by writing IA32_TSC.
-#define TSC_SYNC_ROUNDS 8
-static volatile uint32_t sync_turn;         // slot whose AP syncs now (0 = none)
-static volatile uint32_t sync_seq, sync_ack;
-static volatile uint64_t sync_ap_tsc;
-static volatile int64_t sync_offset;
-static volatile uint32_t sync_done;
-static int64_t measured_offset[MAX_CPUS];
-
-static void tsc_sync_ap(uint32_t slot)
+bool smp_slot_late(uint32_t slot)
 {
-    while (sync_turn != slot)
-        cpu_relax();
-    for (uint32_t r = 1; r <= TSC_SYNC_ROUNDS; r++) {
-        while (__atomic_load_n(&sync_seq, __ATOMIC_ACQUIRE) != r)   // pairs with the BSP's release
-            cpu_relax();
-        sync_ap_tsc = rdtsc();
-        __atomic_store_n(&sync_ack, r, __ATOMIC_RELEASE);          // pairs with the BSP's acquire
-    }
-    while (!__atomic_load_n(&sync_done, __ATOMIC_ACQUIRE))     // acquire: sync_offset, from the BSP's release
-        cpu_relax();
-    int64_t off = sync_offset;
-    if (off)
-        wrmsr(0x10, rdtsc() - (uint64_t)off);                      // IA32_TSC
-    __atomic_store_n(&sync_done, 2, __ATOMIC_RELEASE);     // release: the TSC is set; pairs with the BSP's acquire
+    return slot_get(slot) == SLOT_LATE;
 }
 
-static void tsc_sync_bsp(uint32_t slot, uint32_t index)
+void __attribute__((noreturn)) smp_ap_halt(void)
 {
-    int64_t best_off = 0;
-    uint64_t best_err = UINT64_MAX;
-    sync_seq = sync_ack = sync_done = 0;
-    __atomic_store_n(&sync_turn, slot, __ATOMIC_RELEASE);  // release: the zeroed words, to the AP's wait
-    for (uint32_t r = 1; r <= TSC_SYNC_ROUNDS; r++) {
-        uint64_t t0 = rdtsc();
-        __atomic_store_n(&sync_seq, r, __ATOMIC_RELEASE);          // release: pairs with the AP's acquire
-        while (__atomic_load_n(&sync_ack, __ATOMIC_ACQUIRE) != r)  // acquire: sync_ap_tsc, from the AP's release
-            cpu_relax();
-        uint64_t t1 = rdtsc();
-        uint64_t err = (t1 - t0) / 2;
-        if (err < best_err) {
-            best_err = err;
-            best_off = (int64_t)(sync_ap_tsc - (t0 + err));
-        }
-    }
-    int64_t mag = best_off < 0 ? -best_off : best_off;
-    measured_offset[index] = best_off;
-    sync_offset = (uint64_t)mag > best_err + 2000 ? best_off : 0;
-    __atomic_store_n(&sync_done, 1, __ATOMIC_RELEASE);         // release: sync_offset, to the AP's acquire
-    while (__atomic_load_n(&sync_done, __ATOMIC_ACQUIRE) != 2)  // acquire: pairs with the AP's release
-        cpu_relax();
-    if (sync_offset)
-        kprintf("tsc: cpu %u's TSC was %ld cycles off the boot core's (within %lu); set it right\n",
-                index, (long)best_off, best_err);
-    __atomic_store_n(&sync_turn, 0, __ATOMIC_RELEASE);     // release: this AP's turn is over (nobody waits on 0)
+    for (;;)
+        __asm__ volatile("cli; hlt");
 }
 
 // 64-bit entry of every AP, on its own stack, interrupts off.
 static void ap_entry(uint64_t ticket)
 {
-    uint32_t slot = index_of_apic(my_apic_id_cpuid(), planned);
-    if (slot != UINT32_MAX && !ap_never_answers(my_apic_id_cpuid())) {
-        arrived_tsc[slot] = rdtsc();
-        __atomic_store_n(&arrived[slot], 1, __ATOMIC_RELEASE);        // pairs with the BSP's acquire
-        while (!__atomic_load_n(&released, __ATOMIC_ACQUIRE))         // pairs with the BSP's release
-            cpu_relax();
-        uint32_t idx = final_index[slot];
-        if (idx != UINT32_MAX) {
-            arch_cpu_init(idx, arch_simd_enabled);
-            cpus[idx].stack_top = ap_stack_top[ticket];
-            lapic_init();
-            timer_init_cpu();
-            tsc_sync_ap(slot);
-            cpus[idx].online_tsc = arrived_tsc[slot];
-            __atomic_store_n(&cpus[idx].online, 1, __ATOMIC_RELEASE);  // pairs with the BSP's acquire
-            ap_main_fn();
-        }
-    }
-    for (;;)
-        __asm__ volatile("cli; hlt");   // not a core we asked for, or too late
+    uint32_t slot = slot_of_apic(my_apic_id_cpuid());
+    if (slot == UINT32_MAX || ap_never_answers(my_apic_id_cpuid()) ||
+        !slot_move(slot, SLOT_WAITING, SLOT_ARRIVED))
+        smp_ap_halt();  // not a core we asked for, silent by inject=, or too late: reported already
+    arch_cpu_init(slot, arch_simd_enabled);
+    cpus[slot].stack_top = ap_stack_top[ticket];
+    lapic_init();
+    timer_init_cpu();
+    tsc_sync_ap(slot);      // halts here if the slot goes LATE meanwhile
+    cpus[slot].online_tsc = rdtsc();
+    cpus[slot].online = 1;
+    if (!slot_move(slot, SLOT_ARRIVED, SLOT_ONLINE))
+        smp_ap_halt();  // set up too late: the others go on without this core
+    smp_nudge_boot_core();
+    ap_main_fn();
+    smp_ap_halt();
 }
 
-static bool all_arrived(uint32_t n)
+// Whether the CPU needs the wait between INIT and STARTUP: as Linux decides
+// (smp_quirk_init_udelay: none on Intel family 6, AMD family 0xF and later,
+// Hygon 0x18 and later), and none under a hypervisor, which handles INIT
+// at once. The 10 ms is for the discrete APICs of the MP specification's
+// time; init_delay= on the command line forces a wait.
+static uint64_t init_wait_us(uint64_t asked_ns)
 {
-    for (uint32_t i = 1; i < n; i++)
-        if (!__atomic_load_n(&arrived[i], __ATOMIC_ACQUIRE))  // acquire: pairs with ap_entry's release
-            return false;
-    return true;
+    if (asked_ns != ARCH_INIT_DELAY_AUTO)
+        return asked_ns / 1000;
+    struct cpuid_regs v = cpuid(0, 0), f = cpuid(1, 0);
+    uint32_t family = (f.eax >> 8) & 0xF;
+    if (family == 0xF)
+        family += (f.eax >> 20) & 0xFF;
+    bool intel = v.ebx == 0x756E6547, amd = v.ebx == 0x68747541, hygon = v.ebx == 0x6F677948;
+    bool modern = (intel && family == 6) || (amd && family >= 0xF) || (hygon && family >= 0x18);
+    bool virtual_cpu = f.ecx & (1u << 31);
+    return modern || virtual_cpu ? 0 : LEGACY_INIT_WAIT_US;
 }
 
 static uint32_t plan_cpus(const uint32_t *apic_ids, uint32_t count)
@@ -223,71 +198,136 @@ static uint32_t plan_cpus(const uint32_t *apic_ids, uint32_t count)
     return n;
 }
 
-void arch_start_aps(const uint32_t *apic_ids, uint32_t count, void (*ap_main)(void))
+// The trampoline page, its parameters, and one stack per ticket.
+static void trampoline_prepare(uint32_t n)
 {
-    uint32_t n = plan_cpus(apic_ids, count);
-    planned = n;
-    ap_main_fn = ap_main;
-    if (n > 1) {
-        memcpy((void *)(uintptr_t)AP_TRAMPOLINE, ap_trampoline_start,
-               // cppcheck-suppress comparePointers ; the two labels bound one blob (boot/trampoline_blob.asm)
-               (size_t)(ap_trampoline_end - ap_trampoline_start));
-        struct ap_params *p = (struct ap_params *)(uintptr_t)AP_TRAMPOLINE;
-        for (uint32_t i = 1; i < n; i++)
-            ap_stack_top[i - 1] = (uint64_t)arch_pages.alloc(AP_STACK_PAGES) + AP_STACK_PAGES * ARCH_PAGE_SIZE;
-        ASSERT(read_cr3() < (4ull << 30));
-        p->cr3 = read_cr3();
-        p->entry = (uint64_t)ap_entry;
-        p->stacks = (uint64_t)ap_stack_top;
-        p->ticket = 0;
-        p->efer = (uint32_t)(rdmsr(MSR_EFER) & ((1u << 8) | (1u << 11)));   // LME, NXE
-        p->cr4 = (uint32_t)(read_cr4() & (CR4_PAE | CR4_PGE));
-        // seq_cst fence: the parameters are in memory before the first
-        // INIT (an APIC write, which is not ordered by a plain release).
-        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    memcpy((void *)(uintptr_t)AP_TRAMPOLINE, ap_trampoline_start,
+           // cppcheck-suppress comparePointers ; the two labels bound one blob (boot/trampoline_blob.asm)
+           (size_t)(ap_trampoline_end - ap_trampoline_start));
+    struct ap_params *p = (struct ap_params *)(uintptr_t)AP_TRAMPOLINE;
+    // Uncleared: zeroing 64 KiB for each of 63 APs was 0.5 M instructions,
+    // about 2 ms under TCG.
+    uint8_t *stacks = arch_pages.alloc_uncleared((n - 1) * AP_STACK_PAGES);
+    for (uint32_t i = 1; i < n; i++)
+        ap_stack_top[i - 1] = (uint64_t)(stacks + i * AP_STACK_PAGES * ARCH_PAGE_SIZE);
+    ASSERT(read_cr3() < (4ull << 30));
+    p->cr3 = read_cr3();
+    p->entry = (uint64_t)ap_entry;
+    p->stacks = (uint64_t)ap_stack_top;
+    p->ticket = 0;
+    p->efer = (uint32_t)(rdmsr(MSR_EFER) & ((1u << 8) | (1u << 11)));   // LME, NXE
+    p->cr4 = (uint32_t)(read_cr4() & (CR4_PAE | CR4_PGE));
+    // seq_cst fence: the parameters are in memory before the first INIT
+    // (an APIC write, which is not ordered by a plain release).
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
 
-        for (uint32_t i = 1; i < n; i++)
-            lapic_send(apic_of[i], ICR_INIT | ICR_ASSERT | ICR_LEVEL);
-        tsc_delay_us(10000);
-        for (int round = 0; round < 2 && !all_arrived(n); round++) {
-            for (uint32_t i = 1; i < n; i++)
-                if (!__atomic_load_n(&arrived[i], __ATOMIC_ACQUIRE))  // acquire: as in all_arrived
-                    lapic_send(apic_of[i], ICR_STARTUP | ICR_ASSERT | (AP_TRAMPOLINE >> 12));
-            tsc_delay_us(round == 0 ? 1000 : 200);
+static bool all_online(uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++)
+        if (slot_get(i) != SLOT_ONLINE)
+            return false;
+    return true;
+}
+
+static void send_startup(uint32_t n, bool only_waiting)
+{
+    for (uint32_t i = 1; i < n; i++)
+        if (!only_waiting || slot_get(i) == SLOT_WAITING)
+            lapic_send(apic_of[i], ICR_STARTUP | ICR_ASSERT | (AP_TRAMPOLINE >> 12));
+}
+
+// Boot core: answers TSC questions until every AP is online or the
+// timeout; the second STARTUP goes to the ones not in after 200 us.
+static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
+{
+    uint64_t start = rdtsc(), spin = arch_ns_to_cycles(SMP_SPIN_US * 1000);
+    uint64_t second = start + arch_ns_to_cycles(SECOND_SIPI_US * 1000ull);
+    uint64_t deadline = start + arch_ns_to_cycles(timeout_ns);
+    uint64_t busy = start;          // when a question was last answered
+    bool second_sent = !second_startup;
+    while (!all_online(n)) {
+        uint64_t now = rdtsc();
+        if (tsc_sync_serve(n))
+            busy = now;
+        if (!second_sent && now >= second) {
+            send_startup(n, true);
+            second_sent = true;
         }
-        uint64_t deadline = rdtsc() + arch_ns_to_cycles(AP_TIMEOUT_US * 1000ull);
-        while (!all_arrived(n) && rdtsc() < deadline)
+        if (now >= deadline)
+            break;
+        if (now - busy < spin) {
             cpu_relax();
+            continue;
+        }
+        __atomic_store_n(&bsp_halted, 1, __ATOMIC_SEQ_CST);        // Dekker with smp_nudge_boot_core
+        if (!tsc_sync_pending(n) && !all_online(n)) {
+            uint64_t wake = now + arch_ns_to_cycles(1000000);
+            wake = !second_sent && second < wake ? second : wake;
+            arch_timer_arm(deadline < wake ? deadline : wake);
+            arch_idle_halt();
+        }
+        __atomic_store_n(&bsp_halted, 0, __ATOMIC_RELAXED);    // relaxed: a stale 1 costs an AP one needless IPI
+        busy = rdtsc();
     }
+    arch_timer_cancel();
+}
 
-    // Cores that came up are numbered densely: a missing one leaves no hole.
+// The cores that came up are numbered densely, in slot order: a missing
+// one leaves no hole. Returns how many there are.
+static uint32_t number_cores(uint32_t n)
+{
     uint32_t up = 1;
     for (uint32_t i = 1; i < n; i++) {
-        if (__atomic_load_n(&arrived[i], __ATOMIC_ACQUIRE)) {     // acquire: arrived_tsc[i], from ap_entry
-            final_index[i] = up;
-            cpus[up].apic_id = apic_of[i];
-            up++;
-        } else {
-            final_index[i] = UINT32_MAX;
+        if (slot_get(i) != SLOT_ONLINE && (slot_move(i, SLOT_WAITING, SLOT_LATE) ||
+                                           slot_move(i, SLOT_ARRIVED, SLOT_LATE))) {
+            tsc_sync_release(i);    // an AP halted in the TSC check sees LATE
             kprintf("smp: core with APIC id %u did not come up; continuing without it\n", apic_of[i]);
+            continue;
+        }
+        cpus[i].index = up;
+        cpu_of[up++] = &cpus[i];
+    }
+    return up;
+}
+
+void arch_start_aps(const struct arch_ap_start *how)
+{
+    cpus[0].online = 1;
+    cpus[0].online_tsc = rdtsc();
+    uint32_t n = plan_cpus(how->apic_ids, how->count);
+    planned = n;
+    ap_main_fn = how->ap_main;
+    uint64_t init_wait = init_wait_us(how->init_delay_ns);
+    if (n > 1) {
+        // The boot core's halts in wait_online end at a nudge or its timer;
+        // the kernel installs its own timer handler later.
+        arch_set_irq_handler(VEC_SMP_NUDGE, nudged);
+        arch_set_irq_handler(VEC_TIMER, nudged);
+        trampoline_prepare(n);
+        for (uint32_t i = 1; i < n; i++)
+            lapic_send(apic_of[i], ICR_INIT | ICR_ASSERT | ICR_LEVEL);
+        tsc_delay_us(init_wait);
+        arch_boot_mark("startup");
+        send_startup(n, false);
+        wait_online(n, !(cpuid(1, 0).ecx & (1u << 31)), how->timeout_ns);  // a second STARTUP on hardware only
+    }
+    uint32_t up = number_cores(n);
+    uint64_t worst = 0;
+    for (uint32_t i = 0; i < up; i++) {
+        uint32_t slot = (uint32_t)(cpu_of[i] - cpus);
+        kprintf("cpu %u: apic id %u online\n", i, cpu_of[i]->apic_id);
+        if (slot) {
+            uint64_t b = tsc_sync_report(slot, i);
+            worst = b > worst ? b : worst;
         }
     }
-    __atomic_store_n(&released, 1, __ATOMIC_RELEASE);      // release: final_index, to ap_entry's acquire
-    for (uint32_t i = 1; i < n; i++)
-        if (final_index[i] != UINT32_MAX)
-            tsc_sync_bsp(i, final_index[i]);
-    for (uint32_t i = 1; i < up; i++)
-        while (!__atomic_load_n(&cpus[i].online, __ATOMIC_ACQUIRE))   // acquire: pairs with ap_entry's release
-            cpu_relax();
-
-    extern uint64_t boot_entry_tsc;
     uint64_t last = cpus[0].online_tsc;
-    for (uint32_t i = 0; i < up; i++) {
-        kprintf("cpu %u: apic id %u online\n", i, cpus[i].apic_id);
-        if (cpus[i].online_tsc > last)
-            last = cpus[i].online_tsc;
-    }
-    kprintf("smp: %u of %u cores online (%s), kernel entry to last core %lu us\n", up, n,
-            lapic_x2apic() ? "x2apic" : "xapic", arch_cycles_to_ns(last - boot_entry_tsc) / 1000);
-    __atomic_store_n(&ncpu, up, __ATOMIC_RELEASE);         // release: cpus[], to arch_ncpu's acquire
+    for (uint32_t i = 0; i < up; i++)
+        last = cpu_of[i]->online_tsc > last ? cpu_of[i]->online_tsc : last;
+    uint64_t entry = arch_boot_entry_tsc();
+    kprintf("smp: %u of %u cores online (%s, %lu us INIT wait), kernel entry to last core %lu us; "
+            "TSCs within %lu cycles of the boot core's\n", up, n, lapic_x2apic() ? "x2apic" : "xapic",
+            init_wait, last > entry ? arch_cycles_to_ns(last - entry) / 1000 : 0, worst);
+    __atomic_store_n(&ncpu, up, __ATOMIC_RELEASE);         // release: cpus[], cpu_of[], to arch_ncpu's acquire
 }

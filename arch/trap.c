@@ -206,7 +206,7 @@ void arch_report_cpu(uint32_t cpu, const char *why)
         return;     // one report at a time per core
     reports[cpu].why = why;
     __atomic_store_n(&reports[cpu].state, REPORT_ASKED, __ATOMIC_RELEASE);  // publishes why: pairs with the NMI's acquire
-    lapic_send(cpus[cpu].apic_id, ICR_NMI | ICR_ASSERT);
+    lapic_send(cpu_of[cpu]->apic_id, ICR_NMI | ICR_ASSERT);
 }
 
 bool arch_report_flush(uint32_t cpu)

@@ -41,6 +41,16 @@ static inline uint64_t rdtsc(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
+// A TSC read that waits for earlier instructions to finish (LFENCE is
+// dispatch-serializing on Intel, and on AMD as Linux and firmware set it):
+// the read cannot move before a load it must follow.
+static inline uint64_t rdtsc_ordered(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("lfence; rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
 #define DEFINE_CR(n) \
     static inline uint64_t read_cr##n(void) { uint64_t v; __asm__ volatile("mov %%cr" #n ", %0" : "=r"(v)); return v; } \
     static inline void write_cr##n(uint64_t v) { __asm__ volatile("mov %0, %%cr" #n :: "r"(v) : "memory"); }

@@ -25,6 +25,9 @@
 #define SCHEDTRACE_MAX_NS (60 * NS_PER_S)
 #define PROFILE_MIN_HZ 100
 #define PROFILE_MAX_HZ 10000
+#define INIT_DELAY_MAX_NS (100 * NS_PER_MS)
+#define AP_TIMEOUT_DEFAULT_NS (2 * NS_PER_S)
+#define AP_TIMEOUT_MAX_NS (10 * NS_PER_S)
 
 // ---- small string helpers ------------------------------------------------
 
@@ -389,6 +392,47 @@ static enum verdict set_inject(struct kparams *p, const char *val)
     return V_OK;
 }
 
+static enum verdict set_boot_timeline(struct kparams *p, const char *val)
+{
+    return set_flag01(&p->boot_timeline, val);
+}
+
+// The wait between INIT and STARTUP: "auto" decides by CPU (none on CPUs
+// that do not need it), a duration forces it, for old hardware.
+static enum verdict set_init_delay(struct kparams *p, const char *val)
+{
+    uint64_t ns;
+    if (str_eq(val, "auto")) {
+        p->init_delay_ns = INIT_DELAY_AUTO;
+        return V_OK;
+    }
+    if (str_eq(val, "0")) {
+        ns = 0;
+    } else if (!cmdline_duration(val, 0, &ns)) {
+        uint64_t v;
+        return parse_u64(val, &v) ? V_NEEDS_UNIT : V_MALFORMED;
+    }
+    if (ns > INIT_DELAY_MAX_NS)
+        return V_RANGE;
+    p->init_delay_ns = ns;
+    return V_OK;
+}
+
+// How long the boot core waits for the APs. Short values make cores late
+// on purpose: the matrix's late-aps configuration tests what happens then.
+static enum verdict set_ap_timeout(struct kparams *p, const char *val)
+{
+    uint64_t ns;
+    if (!cmdline_duration(val, 0, &ns)) {
+        uint64_t v;
+        return parse_u64(val, &v) ? V_NEEDS_UNIT : V_MALFORMED;
+    }
+    if (ns < 1000 || ns > AP_TIMEOUT_MAX_NS)
+        return V_RANGE;
+    p->ap_timeout_ns = ns;
+    return V_OK;
+}
+
 static const struct key keys[] = {
     { "app", set_app, "a name of 1..31 characters", "no app" },
     { "gomaxprocs", set_gomaxprocs, "1..256", "one per core" },
@@ -407,6 +451,9 @@ static const struct key keys[] = {
     { "inject", set_inject, "ap-silent[:APICID], acpi:SIG, node-full[:NODE] or stack-full", "none" },
     { "script", set_script, "shell commands separated by ';', quoted when they have spaces",
       "no script" },
+    { "boot_timeline", set_boot_timeline, "0 or 1", "0" },
+    { "init_delay", set_init_delay, "auto, 0 or 1us..100ms with a unit: us, ms or s", "auto" },
+    { "ap_timeout", set_ap_timeout, "1us..10s with a unit: us, ms or s", "2s" },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= 32, "keys_set is a 32-bit mask");
@@ -568,6 +615,8 @@ static void set_defaults(struct kparams *p)
         .idle = IDLE_HLT,
         .numa = true,
         .simd = true,
+        .init_delay_ns = INIT_DELAY_AUTO,
+        .ap_timeout_ns = AP_TIMEOUT_DEFAULT_NS,
     };
 }
 

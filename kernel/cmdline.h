@@ -22,6 +22,8 @@
 #define CMDLINE_MAX 1024
 #define CMDLINE_ARGV_MAX 32
 
+#define INIT_DELAY_AUTO UINT64_MAX
+
 enum steal_policy { STEAL_NUMA, STEAL_FLAT };
 enum idle_policy { IDLE_HLT, IDLE_MWAIT, IDLE_POLL };
 
@@ -70,6 +72,9 @@ struct kparams {
     uint32_t inject_arg;        // its APIC id or node
     char inject_sig[5];         // its ACPI signature ("APIC", "RSDP", ...)
     const char *script;         // script=: the shell's first commands (';' between them); NULL: none
+    bool boot_timeline;         // 0/1: every core's online moment after the timeline line
+    uint64_t init_delay_ns;     // wait after INIT: INIT_DELAY_AUTO (by CPU) or 0..100ms
+    uint64_t ap_timeout_ns;     // how long the APs get to come online: 1us..10s, default 2s
     char buf[CMDLINE_MAX];      // private: the words, split
 };
 

@@ -185,9 +185,60 @@ void console_flush(void)
 
 static struct spinlock console_lock = SPINLOCK_INIT("console", LOCK_RANK_CONSOLE);
 
+// Held boot lines (console_hold): under console_lock, or by the one core
+// of a panic.
+#define HOLD_MAX 8192
+static struct {
+    char buf[HOLD_MAX];
+    size_t len;
+    bool on;
+} hold;
+
+static void hold_flush(void)
+{
+    console_output(hold.buf, hold.len);
+    hold.len = 0;
+}
+
+void console_hold(void)
+{
+    spin_lock(&console_lock);
+    hold.on = true;
+    spin_unlock(&console_lock);
+}
+
+void console_release(void)
+{
+    spin_lock(&console_lock);
+    hold_flush();
+    hold.on = false;
+    spin_unlock(&console_lock);
+}
+
 void console_panic_mode(void)
 {
     __atomic_store_n(&panicking, true, __ATOMIC_RELAXED);  // relaxed: the other cores are stopped (NMI) before it matters
+    if (hold.on) {          // the held boot lines come before the report
+        hold_flush();
+        hold.on = false;
+    }
+}
+
+// console_lock held.
+static void write_or_hold(const char *s, size_t n)
+{
+    if (!hold.on) {
+        console_output(s, n);
+        return;
+    }
+    if (hold.len + n > HOLD_MAX)
+        hold_flush();
+    if (n > HOLD_MAX) {
+        console_output(s, n);
+        return;
+    }
+    memcpy(hold.buf + hold.len, s, n);
+    hold.len += n;
 }
 
 #ifdef GORO_DEBUG
@@ -209,6 +260,6 @@ void console_write(const char *s, size_t n)
         return;
     }
     spin_lock(&console_lock);
-    console_output(s, n);
+    write_or_hold(s, n);
     spin_unlock(&console_lock);
 }

@@ -31,7 +31,7 @@ uint64_t cputicks_hz(void)
 
 uint64_t nanotime(void)
 {
-    return arch_cycles_to_ns(arch_cycles());
+    return arch_nanotime();
 }
 
 void cpu_model(char *buf, size_t n)

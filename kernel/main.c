@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // The boot table: what the boot core does, in order, from kernel entry to
-// the main goroutine. Each line's comment says what must be true after it.
+// the main goroutine. Each line's comment says what must be true after it;
+// arch_boot_mark stamps the start of a phase for the boot timeline
+// (kernel/boot_timeline.c).
 #include "boot/bootinfo.h"
 #include "arch/arch.h"
 #include "drivers/acpi.h"
 #include "kernel/app.h"
+#include "kernel/boot_timeline.h"
 #include "kernel/cmdline.h"
 #include "kernel/console.h"
 #include "kernel/debugdelay.h"
@@ -59,10 +62,13 @@ static const uint32_t *enabled_cores(uint32_t *count)
 
 static bool sched_ready;
 
+// Each AP, once online: halted until kmain has the scheduler ready and
+// wakes every core. (Spinning here would take host CPUs from the cores
+// still starting, and from the boot core, when vCPUs outnumber them.)
 static void ap_main(void)
 {
     while (!__atomic_load_n(&sched_ready, __ATOMIC_ACQUIRE))   // pairs with kmain's release
-        cpu_relax();
+        arch_idle_halt();
     sched_mstart();
 }
 
@@ -70,6 +76,9 @@ static void main_goroutine(void *arg)
 {
     (void)arg;
     inject_at_app_start();                          // inject=node-full, stack-full
+    arch_boot_mark("main");
+    arch_host_marker("goro:main\n");
+    boot_timeline_print(kparams.boot_timeline);
     int code = app_run_main();
     kprintf("goro: main returned %d\n", code);
     machine_exit(code);
@@ -87,9 +96,13 @@ void kmain(struct boot_info *bi)
 {
     static char line[CMDLINE_MAX];
     uint32_t ncores;
+    arch_boot_entry(bi->entry_tsc);                 // the timeline's zero
     arch_early_init();                              // this core's GS, GDT, TSS, IDT: faults print from here
+    arch_boot_mark("console");
     console_init();                                 // serial: kprintf works
+    console_hold();                                 // ...into memory until the cores are up
     kprintf("goro: booted by %s\n", bi->loader);
+    arch_boot_mark("cmdline");
     kprintf("%s", bi->notes);                       // what the boot path found wrong, if anything
     cmdline_load(bi, line, sizeof line);
     kprintf("cmdline: %s\n", line);
@@ -98,19 +111,36 @@ void kmain(struct boot_info *bi)
     inject_at_boot();                               // inject=ap-silent, acpi: armed
     shell_script_load();                            // fw_cfg's opt/goro/script kept for app=shell
     arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications
+    arch_boot_mark("acpi");
     acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
+    arch_set_pm_timer((uint16_t)acpi.pm_tmr_port, acpi.pm_tmr_32bit);   // TSC references
+    arch_set_hpet(acpi.hpet_addr);
+    arch_boot_mark("clock");
+    arch_clock_begin();                             // the TSC's rate: CPUID, or a window opens here...
+    arch_boot_mark("numa");
     numa_init(bi);                                  // nodes, their memory, distances (SRAT, SLIT)
+    arch_boot_mark("pages");
     page_init(bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works, per node
-    arch_set_pm_timer((uint16_t)acpi.pm_tmr_port, acpi.pm_tmr_32bit);   // TSC reference
-    struct arch_page_allocator pages = { page_alloc, page_alloc_low, page_max_phys() };
-    arch_platform_init(&pages);                     // direct map, local APIC, TSC frequency
+    struct arch_page_allocator pages = { page_alloc, page_alloc_low, page_alloc_uncleared, page_max_phys() };
+    arch_platform_init(&pages);                     // direct map, local APIC (stamps its steps)
+    arch_boot_mark("ioapic");
     ioapic_init();                                  // every IOAPIC pin masked; irq_wait routes its own
     if (kparams.trace || kparams.metrics)
         trace_enable();                             // patches the hooks while this core runs alone
     if (kparams.profile_hz)
         profile_enable();                           // the same, for the sampling profiler
     const uint32_t *cores = enabled_cores(&ncores);
-    arch_start_aps(cores, ncores, ap_main);         // every core online or reported missing
+    arch_boot_mark("calibrated");
+    arch_clock_end();                               // ...and closes here (>= 1 ms, <= 500 ppm): time works
+    arch_boot_mark("aps");
+    struct arch_ap_start aps = {
+        .apic_ids = cores, .count = ncores, .timeout_ns = kparams.ap_timeout_ns, .ap_main = ap_main,
+        .init_delay_ns = kparams.init_delay_ns == INIT_DELAY_AUTO ? ARCH_INIT_DELAY_AUTO : kparams.init_delay_ns,
+    };
+    arch_start_aps(&aps);                           // every core online or reported missing
+    arch_clock_report();                            // tsc: and timer: lines, now that the cores are up
+    console_release();                              // the boot's lines, written out
+    arch_boot_mark("sched");
     numa_init_cores();                              // each core's node, from its APIC id
     arch_set_fault_handler(14, g_stack_fault);      // guard-page hits name the goroutine
     if (kparams.trace)
@@ -123,6 +153,8 @@ void kmain(struct boot_info *bi)
     go(main_goroutine, 0);                          // the main G is queued on P0
     __atomic_store_n(&sched.started, true, __ATOMIC_RELEASE);      // release: go() may wake cores from now on (its load is a hint)
     __atomic_store_n(&sched_ready, true, __ATOMIC_RELEASE);        // release: pairs with ap_main's acquire
+    if (arch_ncpu() > 1)
+        arch_send_ipi_all_but_self(VEC_WAKE);       // the APs halted in ap_main start scheduling
     irq_disable();
     core_rearm(getm(), arch_cycles());              // sysmon's first look
     schedule();                                     // this core is M0 from here on

@@ -235,7 +235,7 @@ static uint64_t take_near(size_t n, int node, uint64_t limit)
     return 0;
 }
 
-void *page_alloc_node(size_t npages, int node)
+static void *alloc_node(size_t npages, int node)
 {
     ASSERT(npages > 0);
     ASSERT(node < numa_nodes());
@@ -244,9 +244,19 @@ void *page_alloc_node(size_t npages, int node)
     uint64_t addr = take_near(npages, node, 0);
     if (addr == 0)
         out_of_memory(npages, node);
-    void *p = (void *)(uintptr_t)addr;
+    return (void *)(uintptr_t)addr;
+}
+
+void *page_alloc_node(size_t npages, int node)
+{
+    void *p = alloc_node(npages, node);
     memset(p, 0, npages * PAGE_SIZE);
     return p;
+}
+
+void *page_alloc_uncleared(size_t npages)
+{
+    return alloc_node(npages, numa_core_node(cpu_index()));
 }
 
 void *page_alloc(size_t npages)

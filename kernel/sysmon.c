@@ -167,6 +167,7 @@ void sysmon_tick(uint64_t now)
     if (!look || now < look)
         return;
     bool acted = retake(now);
+    arch_clock_refine(now, false);      // the TSC's rate over a ten times longer window, when due
 #ifdef GORO_DEBUG
     irqoff_check(now);
 #endif

@@ -63,7 +63,7 @@ static void fire(struct timer *t, uint64_t now)
         // went out after a later one (a ticker's ticks out of order: the
         // soak, seed=4003 quantum=500us on 8 vCPUs).
         (void)now;
-        uint64_t ns = arch_cycles_to_ns(arch_cycles());
+        uint64_t ns = arch_tsc_to_nanotime(arch_cycles());
         chan_try_send(tm->c, &ns);
     } else {
         go(tm->fn, tm->arg);

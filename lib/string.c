@@ -2,13 +2,21 @@
 // The C library's memory and string routines. GCC emits calls to memcpy,
 // memset and memmove for struct copies, so these must exist and must not
 // be compiled into calls to themselves (-fno-builtin in the Makefile).
+//
+// Copies and fills move 8 bytes a step (rep movsq/stosq), then the last few
+// bytes alone: QEMU's TCG runs a rep string instruction one element per
+// pass, so clearing 1 MiB took 8.6-28 ms with stosb against 0.5 ms with
+// stosq (measured in app=ktest under TCG); hardware with fast strings runs
+// both alike.
 #include <stdint.h>
 #include "lib/string.h"
 
 void *memcpy(void *dst, const void *src, size_t n)
 {
     void *d = dst;
-    __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) :: "memory");
+    size_t q = n / 8, r = n % 8;
+    __asm__ volatile("rep movsq" : "+D"(d), "+S"(src), "+c"(q) :: "memory");
+    __asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(r) :: "memory");
     return dst;
 }
 
@@ -28,7 +36,10 @@ void *memmove(void *dst, const void *src, size_t n)
 void *memset(void *dst, int c, size_t n)
 {
     void *d = dst;
-    __asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+    uint64_t v = 0x0101010101010101ull * (uint8_t)c;
+    size_t q = n / 8, r = n % 8;
+    __asm__ volatile("rep stosq" : "+D"(d), "+c"(q) : "a"(v) : "memory");
+    __asm__ volatile("rep stosb" : "+D"(d), "+c"(r) : "a"(v) : "memory");
     return dst;
 }
 

@@ -272,6 +272,23 @@ def each_trace(lines):
         if l.startswith("TRACE end") and block is not None:
             problems += trace2json.check(block)
             block = None
+def late_aps_check(lines):
+    """With APs late on purpose: the cores online and the ones reported
+    missing add up to the MADT's, and the machine runs on those online."""
+    text = "\n".join(lines)
+    smp = re.search(r"^smp: (\d+) of (\d+) cores online", text, re.M)
+    if not smp:
+        return ["no 'smp: K of N cores online' line"]
+    up, planned = int(smp.group(1)), int(smp.group(2))
+    online = len(re.findall(r"^cpu \d+: apic id \d+ online$", text, re.M))
+    late = len(re.findall(r"^smp: core with APIC id \d+ did not come up; continuing without it$", text, re.M))
+    problems = []
+    if online != up:
+        problems.append(f"{online} 'cpu N online' lines for {up} cores online")
+    if up + late != planned:
+        problems.append(f"{up} online + {late} reported missing != {planned}")
+    if not re.search(rf"^sched: {up} cores,", text, re.M):
+        problems.append(f"the scheduler did not start on the {up} cores online")
     return problems
 
 
@@ -347,6 +364,20 @@ CONFIGS = [
            cmdline="numa=off app=ktest filter=numa", ktest=True,
            expect=[r"numa: 1 node \(numa=off\): node 0 cpus 0-1 mem \d+ MiB; distances 10$"],
            timeout=60),
+    # Boot: every core online at 16 and 32 vCPUs (the APs start all at
+    # once), a forced wait after INIT, and APs made late on purpose.
+    Config("boot-smp32", "32 vCPUs: every core online, the boot timeline printed",
+           cores=32, cmdline="app=hello boot_timeline=1", timeout=120,
+           expect=[r"^hello from goro: 32 cores", r"^boot: us from entry: .*\bonline=\d+ .*\bmain=\d+$",
+                   r"^boot: cpu 31 \(apic id 31\) online at \d+ us$"]),
+    Config("boot-smp16", "16 vCPUs: every core online", cores=16, cmdline="app=hello", timeout=90,
+           expect=[r"^hello from goro: 16 cores"]),
+    Config("init-delay-smp4", "init_delay=10ms forces the wait after INIT; every core still comes up",
+           cores=4, cmdline="init_delay=10ms app=hello", timeout=60,
+           expect=[r"cores online \(xapic, 10000 us INIT wait\)", r"^hello from goro: 4 cores"]),
+    Config("late-aps-smp8", "ap_timeout=2ms: APs late on purpose are reported and halt; the rest run ktest",
+           cores=8, cmdline="ap_timeout=2ms app=ktest filter=stack", ktest=True, check_cores=False,
+           timeout=180, log_check=late_aps_check),
     ktest("smp2-kernel", "ktest, -kernel, 2 vCPUs", cores=2),
     ktest("smp1-kernel", "ktest, -kernel, 1 vCPU", cores=1),
     # The scheduler race regressions in the debug build (make DEBUG=1), whose
@@ -615,6 +646,6 @@ CONFIGS = [
     # hence simd=off, an integer-only app and a short timeout.
     Config("kvm-smoke", "KVM (-cpu host): x2APIC and TSC-deadline paths",
            accel="kvm", cmdline="simd=off app=hello", timeout=25,
-           expect=[r"cores online \(x2apic\)", r"timer: TSC-deadline one-shot"],
+           expect=[r"cores online \(x2apic,", r"timer: TSC-deadline one-shot"],
            optional=True, requires_kvm=True),
 ] + GO_TESTS + GO_MISUSE

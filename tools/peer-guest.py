@@ -60,19 +60,29 @@ echo o > /proc/sysrq-trigger
 """
 
 
-def build_initramfs(path, bindir, peers, args):
+APPLETS = ("sh", "mount", "poweroff", "echo", "cat", "dmesg", "sed", "tail")
+
+
+def busybox_cpio(extra_dirs=()):
+    """An initramfs with busybox and its applets, /dev/console and /dev/null;
+    the caller adds /init (tools/boot-bench.py uses it too)."""
     busybox = "/bin/busybox"
     if not os.path.exists(busybox):
         sys.exit("peer-guest: /bin/busybox missing: run tools/deps-bench.sh")
     c = Cpio()
-    for d in ("bin", "dev", "proc", "sys", "tmp", "peers"):
+    for d in ("bin", "dev", "proc", "sys", "tmp") + tuple(extra_dirs):
         c.dir(d)
     c.chardev("dev/console", 5, 1)
     c.chardev("dev/null", 1, 3)
     with open(busybox, "rb") as f:
         c.file("bin/busybox", f.read())
-    for applet in ("sh", "mount", "poweroff", "echo", "cat", "dmesg", "sed", "tail"):
+    for applet in APPLETS:
         c.symlink(f"bin/{applet}", "busybox")
+    return c
+
+
+def build_initramfs(path, bindir, peers, args):
+    c = busybox_cpio(extra_dirs=("peers",))
     for p in peers:
         with open(os.path.join(bindir, f"peers-{p}"), "rb") as f:
             c.file(f"peers/peers-{p}", f.read())

@@ -77,6 +77,9 @@ static void check_defaults(void)
     CHECK(p.numa);
     CHECK(!p.seed_given);
     CHECK(p.simd);
+    CHECK(!p.boot_timeline);
+    CHECK(p.init_delay_ns == INIT_DELAY_AUTO);
+    CHECK(p.ap_timeout_ns == 2000000000ull);
 }
 
 static void test_defaults(void)
@@ -211,6 +214,26 @@ static void test_delay(void)
     expect_bad("delay=a:5x", "is not valid");
     expect_bad("delay=", "delay= has no value");
     CHECK(p.ndelays == 0);
+}
+
+static void test_boot_keys(void)
+{
+    CHECK(parse("boot_timeline=1") == 0 && p.boot_timeline);
+    CHECK(parse("init_delay=10ms") == 0 && p.init_delay_ns == 10000000);
+    CHECK(parse("init_delay=0") == 0 && p.init_delay_ns == 0);
+    CHECK(parse("init_delay=200us") == 0 && p.init_delay_ns == 200000);
+    CHECK(parse("init_delay=10ms init_delay=auto") == 0 && p.init_delay_ns == INIT_DELAY_AUTO);
+    expect_bad("boot_timeline=yes", "boot_timeline=yes is not valid (0 or 1)");
+    expect_bad("init_delay=10", "init_delay=10 needs a unit");
+    expect_bad("init_delay=101ms", "init_delay=101ms is out of range (auto, 0 or 1us..100ms");
+    expect_bad("init_delay=soon", "is not valid");
+    CHECK(p.init_delay_ns == INIT_DELAY_AUTO);
+    CHECK(parse("ap_timeout=1us") == 0 && p.ap_timeout_ns == 1000);
+    CHECK(parse("ap_timeout=10s") == 0 && p.ap_timeout_ns == 10000000000ull);
+    expect_bad("ap_timeout=0us", "ap_timeout=0us is out of range");
+    expect_bad("ap_timeout=11s", "ap_timeout=11s is out of range (1us..10s");
+    expect_bad("ap_timeout=5", "ap_timeout=5 needs a unit");
+    CHECK(p.ap_timeout_ns == 2000000000ull);
 }
 
 static void test_seed(void)
@@ -442,6 +465,7 @@ int main(void)
     RUN(test_profile_metrics);
     RUN(test_flags);
     RUN(test_choices);
+    RUN(test_boot_keys);
     RUN(test_seed);
     RUN(test_delay);
     RUN(test_inject);

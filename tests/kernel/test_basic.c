@@ -96,3 +96,25 @@ KTEST(boot_acpi_tables_parse_cleanly)
     if (n)
         KT_FAIL("%u ACPI warning(s), the first: %s", n, first);
 }
+
+// memset and memcpy move 8 bytes a step and then the tail: every length and
+// misalignment up to a few words, and nothing written outside.
+KTEST(mem_fill_and_copy)
+{
+    static uint8_t buf[96], src[96];
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (uint8_t)(i * 7 + 1);
+    for (size_t off = 0; off < 8; off++)
+        for (size_t n = 0; n <= 40; n++) {
+            memset(buf, 0xEE, sizeof buf);
+            memset(buf + off, 0x5A, n);
+            for (size_t i = 0; i < sizeof buf; i++)
+                if (buf[i] != (i >= off && i < off + n ? 0x5A : 0xEE))
+                    KT_FAIL("memset(+%lu, %lu): byte %lu is %#x", off, n, i, buf[i]);
+            memset(buf, 0xEE, sizeof buf);
+            memcpy(buf + off, src + (n % 8), n);
+            for (size_t i = 0; i < sizeof buf; i++)
+                if (buf[i] != (i >= off && i < off + n ? src[n % 8 + i - off] : 0xEE))
+                    KT_FAIL("memcpy(+%lu, %lu): byte %lu is %#x", off, n, i, buf[i]);
+        }
+}

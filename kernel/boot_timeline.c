@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// The boot timeline: when each boot phase began, in microseconds from
+// kernel entry (the TSC at the loader's first instruction). Printed as one
+// line when the main goroutine starts:
+//
+//   boot: us from entry: console=41 cmdline=118 ... online=1392 sched=1406 main=1561
+//
+// Each key is a phase (kernel/main.c's table and arch_platform_init's
+// steps), `online` is the moment the last core came online. With
+// boot_timeline=1 every core's own moment follows, one line each:
+//
+//   boot: cpu 3 (apic id 3) online at 1211 us
+//
+// tools/boot-bench.py reads both.
+#include "kernel/boot_timeline.h"
+#include "arch/arch.h"
+#include "lib/printf.h"
+
+static uint64_t us_since_entry(uint64_t tsc)
+{
+    uint64_t entry = arch_boot_entry_tsc();
+    return tsc > entry ? arch_cycles_to_ns(tsc - entry) / 1000 : 0;
+}
+
+// The moment the last core came online.
+static uint64_t last_online_tsc(void)
+{
+    uint64_t last = 0;
+    for (uint32_t i = 0; i < arch_ncpu(); i++)
+        if (arch_cpu(i)->online_tsc > last)
+            last = arch_cpu(i)->online_tsc;
+    return last;
+}
+
+void boot_timeline_print(bool per_core)
+{
+    const struct arch_boot_mark *m;
+    uint32_t n = arch_boot_marks(&m);
+    uint64_t online = last_online_tsc();
+    char line[640];
+    int len = snprintf(line, sizeof line, "boot: us from entry:");
+    bool online_shown = false;
+    for (uint32_t i = 0; i < n && len < (int)sizeof line - 32; i++) {
+        if (!online_shown && m[i].tsc >= online) {
+            len += snprintf(line + len, sizeof line - (size_t)len, " online=%lu", us_since_entry(online));
+            online_shown = true;
+        }
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s=%lu", m[i].phase, us_since_entry(m[i].tsc));
+    }
+    kprintf("%s\n", line);
+    if (!per_core)
+        return;
+    for (uint32_t i = 0; i < arch_ncpu(); i++)
+        kprintf("boot: cpu %u (apic id %u) online at %lu us\n", i, arch_cpu(i)->apic_id,
+                us_since_entry(arch_cpu(i)->online_tsc));
+}

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// In-kernel tests of the TSC's calibration (arch/tsc.c): its rate checked
+// against the ACPI PM timer over a longer window, and nanotime across
+// refinements.
+//
+// The rate test compares two elapsed counts over the same intervals, so it
+// holds under any host load: both clocks advance while a vCPU is
+// descheduled. It measures six stretches of 50 ms and takes the median
+// rate, so that one step of the TSC (arch/tsc.c, "Steps") cannot decide it.
+// Its tolerance is the calibration's own error bound, the stretch's (each
+// end's bracket, one PM tick), and the wander that sound clocks show
+// against each other (arch/tsc.c's WANDER_PPB: under TCG the TSC is the
+// host's TSC and the PM timer the host's CLOCK_MONOTONIC, which this host
+// slews by about 10 ppm). Against the PM timer, not the calibration's
+// reference (the HPET, when there is one): an independent clock.
+// (Doubles: 128-bit division would need libgcc.)
+#include "kernel/ktest.h"
+#include "arch/arch.h"
+#include "lib/printf.h"
+
+#define PPB 1000000000.0
+#define WANDER_PPB 50000.0              // as arch/tsc.c
+#define STRETCHES 6
+#define STRETCH_NS 50000000ull          // 50 ms each: well inside a 24-bit PM timer's 4.7 s wrap
+
+static double fabs_(double v) { return v < 0 ? -v : v; }
+
+static void sort_doubles(double *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+}
+
+KTEST(clock_tsc_rate_matches_pm_timer)
+{
+    struct arch_pm_reading r[STRETCHES + 1];
+    if (!arch_pm_timer_reading(&r[0]))
+        KT_SKIP("no ACPI PM timer");
+    double rate[STRETCHES], worst_bound = 0;
+    for (int i = 1; i <= STRETCHES; i++) {
+        sleep_ns(STRETCH_NS);       // parked: the core may halt, the vCPU may be descheduled
+        KT_ASSERT(arch_pm_timer_reading(&r[i]));
+        double ticks = (double)((r[i].count - r[i - 1].count) & r[i].mask), cycles = (double)(r[i].tsc - r[i - 1].tsc);
+        KT_ASSERT(ticks > 0 && cycles > 0);
+        rate[i - 1] = cycles * (double)ARCH_PM_TIMER_HZ / ticks;
+        double bound = (double)(r[i].half + r[i - 1].half) * PPB / cycles + PPB / ticks;
+        worst_bound = bound > worst_bound ? bound : worst_bound;
+    }
+    sort_doubles(rate, STRETCHES);
+    double measured = (rate[STRETCHES / 2 - 1] + rate[STRETCHES / 2]) / 2;
+    struct arch_clock_info ci;
+    arch_clock_info(&ci);
+    double boot_off = ((double)ci.boot_hz - measured) * PPB / measured;
+    double now_off = ((double)ci.hz - measured) * PPB / measured;
+    double spread = (rate[STRETCHES - 1] - rate[0]) * PPB / measured;
+    printf("ktest: tsc %.0f Hz by the PM timer (median of %d x %llu ms, each within %.0f ppb, spread %.0f ppb); "
+           "boot estimate %lu Hz (%s, %lu us, bound %lu ppb) off by %.0f ppb; now %lu Hz (%u refinements, %u steps, "
+           "bound %lu ppb) off by %.0f ppb\n",
+           measured, STRETCHES, STRETCH_NS / 1000000, worst_bound, spread, ci.boot_hz, ci.source,
+           ci.boot_window_ns / 1000, ci.boot_bound_ppb, boot_off, ci.hz, ci.refinements, ci.steps, ci.bound_ppb,
+           now_off);
+    if (ci.source[0] == 'C')
+        KT_SKIP("rate from CPUID: no error bound to hold it to");
+    if (fabs_(boot_off) > (double)ci.boot_bound_ppb + worst_bound + WANDER_PPB)
+        KT_FAIL("boot estimate off by %.0f ppb, beyond its bound %lu + the stretch's %.0f + wander %.0f", boot_off,
+                ci.boot_bound_ppb, worst_bound, WANDER_PPB);
+    if (fabs_(now_off) > (double)ci.bound_ppb + worst_bound + WANDER_PPB)
+        KT_FAIL("current rate off by %.0f ppb, beyond its bound %lu + the stretch's %.0f + wander %.0f", now_off,
+                ci.bound_ppb, worst_bound, WANDER_PPB);
+}
+
+// ---- nanotime across refinements ----------------------------------------------
+
+static uint64_t readers_done, readers_stop, backsteps;
+
+// Reads nanotime on one core (preemption off: TSCs of different cores
+// agree only within the sync bound) until told to stop; counts steps back.
+static void nanotime_reader(void *arg)
+{
+    (void)arg;
+    uint64_t back = 0;
+    while (!kt_load(&readers_stop)) {
+        preempt_disable();
+        uint64_t last = nanotime();
+        for (int i = 0; i < 1000; i++) {
+            uint64_t t = nanotime();
+            back += t < last;
+            last = t;
+        }
+        preempt_enable();
+        gosched();
+    }
+    kt_add(&backsteps, back);
+    kt_add(&readers_done, 1);
+}
+
+// Asks for a refinement (sysmon does it at its next look, unless this is
+// core 0) and waits up to 500 ms for one to be applied; false if none was
+// (each reading disagreed with the rate: steps, arch/tsc.c).
+static bool refine_now(void)
+{
+    struct arch_clock_info ci;
+    arch_clock_info(&ci);
+    uint32_t before = ci.refinements;
+    arch_clock_refine(arch_cycles(), true);
+    for (int i = 0; i < 500; i++) {
+        arch_clock_info(&ci);
+        if (ci.refinements != before)
+            return true;
+        sleep_ns(1000000);
+        arch_clock_refine(arch_cycles(), true);
+    }
+    return false;
+}
+
+KTEST(clock_refinement_keeps_nanotime_continuous)
+{
+    struct arch_clock_info ci;
+    arch_clock_info(&ci);
+    if (!ci.refinable)
+        KT_SKIP("rate not refinable here (from CPUID, or the PIT)");
+    // A TSC value read before a refinement converts exactly as before it:
+    // the old segment still covers it.
+    int applied = 0;
+    for (int i = 0; i < 5; i++) {
+        uint64_t t = arch_cycles(), before = arch_tsc_to_nanotime(t);
+        uint32_t r0 = ci.refinements;
+        bool done = refine_now();
+        arch_clock_info(&ci);
+        applied += done;
+        if (done && ci.refinements == r0 + 1 && arch_tsc_to_nanotime(t) != before)
+            KT_FAIL("refinement %d moved nanotime at a TSC read before it: %lu -> %lu ns", i, before,
+                    arch_tsc_to_nanotime(t));
+    }
+    // Readers on every core while refinements change the rate: never back.
+    kt_store(&readers_done, 0);
+    kt_store(&readers_stop, 0);
+    kt_store(&backsteps, 0);
+    uint64_t n = (uint64_t)num_cpu();
+    for (uint64_t i = 0; i < n; i++)
+        go(nanotime_reader, 0);
+    for (int i = 0; i < 10; i++)
+        applied += refine_now();
+    kt_store(&readers_stop, 1);
+    KT_ASSERT(kt_wait_count(&readers_done, n, 60000));
+    KT_ASSERT_EQ(kt_load(&backsteps), 0);
+    KT_ASSERT(applied > 0);
+}
