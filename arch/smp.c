@@ -74,6 +74,7 @@ void arch_platform_init(const struct arch_page_allocator *pages)
     lapic_init();
     tsc_calibrate();
     timer_calibrate();
+    tlb_init();
     cpus[0].online = 1;
     cpus[0].online_tsc = rdtsc();
 }
