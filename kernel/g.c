@@ -120,12 +120,17 @@ static bool scavenge(uint32_t max, uint64_t *freed)
     }
     if (pages) {
         // Pinned: a shooter that moved to another core would leave that
-        // core's TLB unflushed (arch/tlb.c). Only this function shoots
-        // down, one call at a time, so the shoot-down is never busy.
+        // core's TLB unflushed (arch/tlb.c). While another shoot-down is
+        // under way (a test's), interrupts come on between tries, or it
+        // would wait for this core's answer while this core waits for it.
         struct m *mp = acquirem();
-        bool done = arch_tlb_shootdown();
+        while (!arch_tlb_shootdown()) {
+            uint64_t f = irq_save();
+            irq_enable();
+            cpu_relax();
+            irq_restore(f);
+        }
         releasem(mp);
-        ASSERT(done);
         while (chain) {
             uint64_t next = *(uint64_t *)chain;
             page_free((void *)chain, 1);
