@@ -107,9 +107,13 @@ int trace_set_hooks(bool on)
         struct m *mp = acquirem();
         record(TR_GO_START, mp->curg->id, mp->p->id, mp->curg);
         releasem(mp);
+        mp = acquirem();        // its syncs are TLB shoot-downs: the caller stays on its core
         n = (int)static_branch_set_live(&trace_key, true);
+        releasem(mp);
     } else if (!on && trace_key.enabled) {
+        struct m *mp = acquirem();      // as above
         n = (int)static_branch_set_live(&trace_key, false);
+        releasem(mp);
         // Every core has taken an interrupt since the hooks went out, and
         // none is inside record() (it runs with interrupts off): no core
         // writes the rings now. What each knew of its running G would be
