@@ -24,7 +24,7 @@ ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm arch/coldcall.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
           arch/tsc.c arch/refclock.c arch/smp.c arch/tsc_sync.c arch/platform.c arch/boot_marks.c arch/symbols.c \
           arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c arch/static_branch.c arch/spinlock.c \
-          arch/pit.c arch/qemu_exit.c arch/inject.c
+          arch/pit.c arch/qemu_exit.c arch/inject.c arch/tlb.c
 
 LIB_C := lib/string.c lib/printf.c
 
@@ -64,7 +64,7 @@ KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_
            tests/kernel/go_proc_test.c tests/kernel/test_sched_races.c \
            tests/kernel/go_chan_test.c tests/kernel/go_select_test.c tests/kernel/go_sema_test.c tests/kernel/go_sync_test.c \
            tests/kernel/go_time_test.c \
-           tests/kernel/test_trace.c
+           tests/kernel/test_trace.c tests/kernel/test_tlb.c
 
 # An application from outside the tree: a directory of .c files or one file.
 # Each object is named after its source's absolute path, so two apps'

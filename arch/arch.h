@@ -201,13 +201,17 @@ void arch_gogo(uint64_t rsp) __attribute__((noreturn));
 uint64_t arch_stack_init(uint64_t hi, void (*fn)(void *), void *arg, void (*exit_fn)(void));
 
 // Asynchronous preemption (arch/preempt.asm). From an interrupt handler
-// on a goroutine's stack, after the EOI: saves the vector state into
+// (on this core's interrupt stack), after the EOI: saves the vector state into
 // xsave_area (arch_xsave_size() bytes, 64-byte aligned, zeroed; NULL when
 // simd is off), makes *save_rsp a context that arch_gogo resumes exactly
 // where tf was interrupted, and runs fn(arg) on g0_top. Never returns.
 struct trapframe;
 void arch_preempt(struct trapframe *tf, uint64_t *save_rsp, void *xsave_area, uint64_t g0_top,
                   void (*fn)(void *), void *arg) __attribute__((noreturn));
+// The goroutine's stack bytes [lo, hi) that arch_preempt writes (the
+// frame's copy and a switch frame, below the interrupted stack pointer):
+// their pages must be mapped before it is called.
+void arch_preempt_stack(const struct trapframe *tf, uint64_t *lo, uint64_t *hi);
 bool arch_preempt_unsafe(const struct trapframe *tf);
 uint32_t arch_xsave_size(void);
 
@@ -229,10 +233,13 @@ void arch_stack_reserve(uint64_t lo, uint64_t hi);
 bool arch_stack_map_page(uint64_t va, void *page);
 uint64_t arch_virt_to_phys(uint64_t va);
 uint64_t arch_stack_unmap_page(uint64_t va);    // returns the page, 0 if none
-// Flushes every core's TLB (an IPI to the others, acknowledged). False when
-// another shoot-down is in progress (try later). Interrupts may be off in
-// the caller; the other cores answer once they take interrupts.
+// Flushes every online core's TLB (an IPI to the others, each
+// acknowledged) and returns when all have. False when another shoot-down
+// is in progress (try later). The caller stays on its core: interrupts
+// off, or preemption disabled (ASSERTed). A wait over a second is
+// reported, naming the cores that have not answered (arch/tlb.c).
 bool arch_tlb_shootdown(void);
+extern uint64_t arch_tlb_stall_reports;     // stalls reported so far
 
 // Time (arch/tsc.c). The TSC's frequency comes from CPUID or from a short
 // window against a reference clock at boot: the HPET, else the ACPI PM
@@ -312,6 +319,11 @@ bool arch_irq_context(struct arch_irq_ctx *c);
 void arch_set_irq_handler(uint8_t vector, irq_handler_fn fn);
 void arch_send_ipi(uint32_t cpu, uint8_t vector);
 void arch_send_ipi_all_but_self(uint8_t vector);
+// The highest vector this core's local APIC has in service (delivered and
+// not yet acknowledged by its handler's EOI), 0 when none. Outside an
+// interrupt handler it is 0: a vector in service there blocks every
+// vector of its priority class and below (the class is vector >> 4).
+uint32_t arch_irq_in_service(void);
 
 // Leave the machine: code 0 means success (QEMU exits 33), 1..15 a failure
 // code (QEMU exits 2c+1), ARCH_EXIT_FATAL a fatal error (QEMU exits 255).

@@ -8,8 +8,10 @@
 #include "arch/arch.h"
 
 // IST slots (TSS.ist[n-1] holds slot n): one stack each for the faults
-// that must not run on the faulting stack.
-enum { IST_DF = 1, IST_NMI = 2, IST_MC = 3, IST_PF = 4, IST_COUNT = 4 };
+// that must not run on the faulting stack, and one for every interrupt
+// (vectors 32-255): an interrupt is never delivered onto a goroutine's
+// stack, whose next page down may not be mapped yet (arch/trap.c).
+enum { IST_DF = 1, IST_NMI = 2, IST_MC = 3, IST_PF = 4, IST_COUNT = 4, IST_IRQ = 5 };
 
 extern struct cpu cpus[MAX_CPUS];     // by start-up slot (arch/cpu.c)
 extern struct cpu *cpu_of[MAX_CPUS];   // by dense index
@@ -83,6 +85,7 @@ void timer_calibrate_end(void);
 void timer_report(void);
 void timer_init_cpu(void);
 void xsave_init(bool simd);
+void tlb_init(void);           // arch/tlb.c: the shoot-down IPI's handler
 
 // Local APIC (arch/lapic.c)
 void lapic_init(void);

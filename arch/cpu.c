@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Per-core state: the struct cpu reached through GS base, and each core's
 // GDT and TSS, whose IST stacks give #DF, NMI, #MC and #PF a known-good
-// stack even when the faulting code's stack is the problem.
+// stack even when the faulting code's stack is the problem, and every
+// interrupt a stack that is always mapped.
 #include <stddef.h>
 #include "arch/arch.h"
 #include "arch/arch_private.h"
@@ -31,6 +32,7 @@ struct descriptors {
 } __attribute__((aligned(64)));
 
 #define IST_STACK_SIZE 8192
+#define IRQ_STACK_SIZE 16384        // interrupt handlers run here (sysmon's prints among them)
 // By start-up slot (the boot core is slot 0, the others in MADT order):
 // each core's struct cpu, descriptors and IST stacks stay where it set
 // them up. cpu_of maps the dense index to them; index == slot unless a
@@ -39,6 +41,7 @@ struct cpu cpus[MAX_CPUS];
 struct cpu *cpu_of[MAX_CPUS] = { &cpus[0] };
 static struct descriptors desc[MAX_CPUS];
 static uint8_t ist_stacks[MAX_CPUS][IST_COUNT][IST_STACK_SIZE] __attribute__((aligned(16)));
+static uint8_t irq_stacks[MAX_CPUS][IRQ_STACK_SIZE] __attribute__((aligned(16)));
 
 // The core at start-up slot `slot`; its index is the slot until
 // arch_start_aps numbers the cores.
@@ -97,6 +100,7 @@ void cpu_init_descriptors(uint32_t slot)
         c->ist_stacks[i] = (uint64_t)&ist_stacks[slot][i][IST_STACK_SIZE];
         d->tss.ist[i] = c->ist_stacks[i];
     }
+    d->tss.ist[IST_IRQ - 1] = (uint64_t)&irq_stacks[slot][IRQ_STACK_SIZE];
     gdt_load(d);
     cpu_set_gs(slot);
     idt_load();

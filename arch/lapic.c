@@ -9,7 +9,7 @@
 #define APIC_BASE_EXTD (1ull << 10)
 
 enum {
-    REG_ID = 0x20, REG_TPR = 0x80, REG_EOI = 0xB0, REG_SVR = 0xF0,
+    REG_ID = 0x20, REG_TPR = 0x80, REG_EOI = 0xB0, REG_SVR = 0xF0, REG_ISR = 0x100,
     REG_ICR_LO = 0x300, REG_ICR_HI = 0x310,
     REG_LVT_TIMER = 0x320, REG_LVT_LINT0 = 0x350, REG_LVT_LINT1 = 0x360, REG_LVT_ERROR = 0x370,
     REG_TIMER_INIT = 0x380, REG_TIMER_CUR = 0x390, REG_TIMER_DIV = 0x3E0,
@@ -91,13 +91,27 @@ void lapic_eoi(void)
     lapic_write(REG_EOI, 0);
 }
 
+uint32_t arch_irq_in_service(void)
+{
+    for (uint32_t i = 8; i-- > 0;) {
+        uint32_t bits = lapic_read(REG_ISR + i * 0x10);
+        if (bits)
+            return i * 32 + 31 - (uint32_t)__builtin_clz(bits);
+    }
+    return 0;
+}
+
 // Sends one IPI. In xAPIC mode the ICR is two registers, so interrupts are
 // off between the writes: a handler that sends an IPI in between would
-// redirect this one.
+// redirect this one. Every store before the call is visible to the target
+// before the IPI arrives: the xAPIC's uncached MMIO write is ordered after
+// them, but the x2APIC's ICR is an MSR whose write does not wait for the
+// store buffer to drain (Intel SDM 11.12.3), hence the fence.
 void lapic_send(uint32_t apic_id, uint32_t icr_low)
 {
     uint64_t f = irq_save();
     if (x2apic) {
+        __asm__ volatile("mfence; lfence" ::: "memory");
         wrmsr(0x830, ((uint64_t)apic_id << 32) | icr_low);
     } else {
         while (lapic_read(REG_ICR_LO) & ICR_PENDING)

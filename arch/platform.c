@@ -19,6 +19,7 @@ void arch_platform_init(const struct arch_page_allocator *pages)
     tsc_calibrate_mark();           // a reading inside the TSC's window
     arch_boot_mark("lapic");
     lapic_init();
+    tlb_init();
     timer_calibrate_begin();        // the APIC timer counts against the TSC from here
 }
 

@@ -11,7 +11,8 @@
 // no core executes a site while it is rewritten, so no cross-modification
 // rules apply. The kernel image is one writable segment (linker.ld).
 // static_branch_set_live flips a key while every core runs, with the
-// protocol of Linux's text_poke_bp (see arch/static_branch.c).
+// protocol of Linux's text_poke_bp (see arch/static_branch.c); its caller
+// stays on its core (preemption disabled), as arch_tlb_shootdown's must.
 #ifndef GORO_STATIC_BRANCH_H
 #define GORO_STATIC_BRANCH_H
 

@@ -15,6 +15,9 @@ struct idt_entry {
     uint32_t off_hi, rsv;
 } __attribute__((packed));
 
+_Static_assert(sizeof(struct trapframe) == 176 && __builtin_offsetof(struct trapframe, rsp) == 160,
+               "arch/preempt.asm's TF_SIZE and TF_RSP");
+
 static struct idt_entry idt[256] __attribute__((aligned(16)));
 extern const uint64_t isr_stubs[256];
 static irq_handler_fn irq_handlers[256];
@@ -50,6 +53,17 @@ static const char *const exc_names[32] = {
     [20] = "#VE virtualization", [21] = "#CP control protection",
 };
 
+// Interrupts (vectors 32-255) arrive on this core's interrupt stack
+// (IST_IRQ), never on the interrupted stack. A goroutine's stack grows by
+// page faults, so the page just below its stack pointer may not be mapped:
+// an interrupt delivered there would fault while the CPU pushes its frame,
+// after the local APIC had already put the vector in service, so its
+// handler would never run nor acknowledge it, and that vector would block
+// every vector of its priority class on this core for good (all of ours
+// share class 0xF: timer, wake-up, preemption, TLB shoot-down). Handlers
+// run with interrupts off, so the stack is never entered twice; a
+// preemption moves the frame onto the goroutine's stack (arch_preempt),
+// after the kernel has mapped the pages it needs (arch_preempt_stack).
 void idt_init(void)
 {
     for (int v = 0; v < 256; v++) {
@@ -59,6 +73,7 @@ void idt_init(void)
         else if (v == 2) ist = IST_NMI;
         else if (v == 18) ist = IST_MC;
         else if (v == 14) ist = IST_PF;
+        else if (v >= 32) ist = IST_IRQ;
         idt[v] = (struct idt_entry){
             .off_lo = off & 0xFFFF, .sel = 0x08, .ist = ist, .type = 0x8E,
             .off_mid = (off >> 16) & 0xFFFF, .off_hi = off >> 32,
@@ -93,6 +108,12 @@ bool arch_irq_context(struct arch_irq_ctx *c)
 void arch_set_irq_handler(uint8_t vector, irq_handler_fn fn)
 {
     irq_handlers[vector] = fn;
+}
+
+void arch_preempt_stack(const struct trapframe *tf, uint64_t *lo, uint64_t *hi)
+{
+    *hi = tf->rsp;
+    *lo = ((tf->rsp & ~15ull) - sizeof *tf) - 64;    // the frame's copy and the switch frame below it (arch/preempt.asm)
 }
 
 void arch_set_fault_handler(uint8_t vector, fault_handler_fn fn)
@@ -151,37 +172,6 @@ static __attribute__((noreturn)) void fatal_exception(struct trapframe *tf)
     arch_exit(ARCH_EXIT_FATAL);
 }
 
-// TLB shoot-down: every other core reloads CR3 (our mappings are not
-// global, so that flushes them all) and counts itself done. One shoot-down
-// at a time: two waiting for each other's acks with interrupts off would
-// never finish.
-static uint32_t tlb_acks;
-static uint8_t tlb_busy;
-
-static void tlb_ipi(uint8_t vector)
-{
-    (void)vector;
-    write_cr3(read_cr3());
-    __atomic_fetch_add(&tlb_acks, 1, __ATOMIC_RELEASE);    // pairs with arch_tlb_shootdown's acquire
-}
-
-bool arch_tlb_shootdown(void)
-{
-    if (__atomic_exchange_n(&tlb_busy, 1, __ATOMIC_ACQUIRE))   // acquire: pairs with the release at the end
-        return false;
-    irq_handlers[VEC_TLB] = tlb_ipi;
-    write_cr3(read_cr3());
-    uint32_t others = arch_ncpu() - 1;
-    __atomic_store_n(&tlb_acks, 0, __ATOMIC_RELAXED);  // relaxed: the IPI below (an APIC write) comes after it
-    if (others) {
-        lapic_send(0, ICR_FIXED | ICR_ASSERT | ICR_ALL_BUT_SELF | VEC_TLB);
-        while (__atomic_load_n(&tlb_acks, __ATOMIC_ACQUIRE) < others)  // acquire: pairs with tlb_ipi's release
-            cpu_relax();
-    }
-    __atomic_store_n(&tlb_busy, 0, __ATOMIC_RELEASE);      // release: the next shoot-down starts after this one
-    return true;
-}
-
 // Per core: a report that arch_report_cpu asked for, recorded by its NMI
 // and printed by arch_report_flush. state moves FREE -> CLAIMED -> ASKED
 // (the asker, who writes why between the two) -> RECORDED (the NMI) ->
@@ -194,6 +184,7 @@ static struct {
     const char *why;                // the asker's
     uint64_t rip;                   // the NMI's, from here on
     bool irqs_on;
+    uint32_t in_service;            // a vector the core has not acknowledged, or 0
     int nframes;
     uint64_t ret[REPORT_FRAMES];
 } reports[MAX_CPUS];
@@ -215,8 +206,11 @@ bool arch_report_flush(uint32_t cpu)
         return false;
     uint64_t off;
     const char *sym = arch_symbolize(reports[cpu].rip, &off);
-    kprintf("core %u: %s; it is at %016lx %s+0x%lx, interrupts %s\n", cpu, reports[cpu].why,
-            reports[cpu].rip, sym ? sym : "?", off, reports[cpu].irqs_on ? "on" : "off");
+    char isr[32] = "";
+    if (reports[cpu].in_service)
+        snprintf(isr, sizeof isr, ", vector %u in service", reports[cpu].in_service);
+    kprintf("core %u: %s; it is at %016lx %s+0x%lx, interrupts %s%s\n", cpu, reports[cpu].why,
+            reports[cpu].rip, sym ? sym : "?", off, reports[cpu].irqs_on ? "on" : "off", isr);
     for (int i = 0; i < reports[cpu].nframes; i++) {
         sym = arch_symbolize(reports[cpu].ret[i] - 1, &off);
         kprintf("  #%d %016lx %s+0x%lx\n", i + 1, reports[cpu].ret[i], sym ? sym : "?", off + 1);
@@ -268,6 +262,7 @@ static void nmi(struct trapframe *tf)
     if (__atomic_load_n(&reports[me].state, __ATOMIC_ACQUIRE) == REPORT_ASKED) {    // pairs with arch_report_cpu's release
         reports[me].rip = tf->rip;
         reports[me].irqs_on = (tf->rflags & (1u << 9)) != 0;
+        reports[me].in_service = arch_irq_in_service();    // an interrupt handler's, or one never acknowledged
         reports[me].nframes = arch_backtrace_collect(tf->rbp, reports[me].ret, REPORT_FRAMES);
         __atomic_store_n(&reports[me].state, REPORT_RECORDED, __ATOMIC_RELEASE);  // pairs with arch_report_flush
         return;

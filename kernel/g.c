@@ -119,12 +119,18 @@ static bool scavenge(uint32_t max, uint64_t *freed)
         }
     }
     if (pages) {
+        // Pinned: a shooter that moved to another core would leave that
+        // core's TLB unflushed (arch/tlb.c). While another shoot-down is
+        // under way (a test's), interrupts come on between tries, or it
+        // would wait for this core's answer while this core waits for it.
+        struct m *mp = acquirem();
         while (!arch_tlb_shootdown()) {
-            uint64_t f = irq_save();    // let another shoot-down's IPI in
+            uint64_t f = irq_save();
             irq_enable();
             cpu_relax();
             irq_restore(f);
         }
+        releasem(mp);
         while (chain) {
             uint64_t next = *(uint64_t *)chain;
             page_free((void *)chain, 1);
@@ -445,12 +451,16 @@ void trap_describe_context(void)
 // not-present page is stack growth, mapped from this core's spare pages.
 // Interrupts off, on this core: maps the stack page holding addr, if it is
 // in a G's slot and unmapped, from this core's spare pages. False when no
-// spare is left (the caller waits and tries again).
+// spare is left (the caller waits and tries again) or addr is in the
+// slot's guard page (never mapped: the G overflows there soon enough).
 bool g_stack_premap(uint64_t addr)
 {
     if (addr < ARCH_STACK_REGION || addr >= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE ||
         arch_virt_to_phys(addr))
         return true;
+    uint64_t slot = ARCH_STACK_REGION + (addr - ARCH_STACK_REGION) / G_STACK_SLOT * G_STACK_SLOT;
+    if (addr < slot + G_STACK_GUARD)
+        return false;           // the guard page stays unmapped: the G is about to overflow
     struct m *mp = getm();
     if (!mp->nspare)
         return false;

@@ -270,10 +270,14 @@ struct trapframe *trap_switch_hook(struct trapframe *tf)
         return tf;
     }
     struct g *gp = mp->curg;
-    // arch_preempt writes a switch frame just below tf, on the G's stack:
-    // its page must be mapped before, since a fault there would come with
-    // interrupts off. Without a spare page, try again in a moment.
-    if (!g_stack_premap((uint64_t)tf - 64)) {
+    // arch_preempt copies the frame onto the G's stack, below where it was
+    // interrupted, with a switch frame under it: those pages must be
+    // mapped first (at most two: the span is under a page), since a fault
+    // there would come with interrupts off. Without a spare page, try
+    // again in a moment.
+    uint64_t lo, hi;
+    arch_preempt_stack(tf, &lo, &hi);
+    if (!g_stack_premap(lo) || !g_stack_premap(hi - 1)) {
         arch_timer_arm(arch_cycles() + arch_ns_to_cycles(20000));
         mp->armed = 0;
         return tf;

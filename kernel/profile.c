@@ -259,7 +259,9 @@ bool profile_start(int hz)
     if (ok) {
         start((uint32_t)hz);
         if (!profile_key.enabled) { // booted without profile=: patch the hooks in now
+            struct m *mp = acquirem();  // its syncs are TLB shoot-downs: the caller stays on its core
             static_branch_set_live(&profile_key, true);
+            releasem(mp);
             patched_live = true;
         }
         // every core re-arms its timer for its first sample (timer_irq)
@@ -280,7 +282,9 @@ void profile_stop(void)
     if (__atomic_exchange_n(&prof.running, false, __ATOMIC_ACQ_REL))   // acq_rel: stop sampling; pairs with core_state's acquire
         prof.t1 = arch_cycles();
     if (patched_live) {             // out again: profiling off costs nothing again
+        struct m *mp = acquirem();      // as in profile_start
         static_branch_set_live(&profile_key, false);
+        releasem(mp);
         patched_live = false;
     }
     profile_dump();

@@ -116,14 +116,19 @@ int trace_set_hooks(bool on)
         struct m *mp = acquirem();
         record(TR_GO_START, mp->curg->id, mp->p->id, mp->curg);
         releasem(mp);
-        if (!trace_key.enabled)
+        if (!trace_key.enabled) {
+            mp = acquirem();    // its syncs are TLB shoot-downs: the caller stays on its core
             n = (int)static_branch_set_live(&trace_key, true);
+            releasem(mp);
+        }
     } else if (!on && trace_key.enabled) {
         if (__atomic_load_n(&metrics_on, __ATOMIC_ACQUIRE)) {    // acquire: pairs with metrics_init's release
             kprintf("trace: the hooks stay in for metrics=1 (recording is off)\n");
             goto out;               // the cores keep running record(): their ring state is theirs
         }
+        struct m *mp = acquirem();      // as above
         n = (int)static_branch_set_live(&trace_key, false);
+        releasem(mp);
         // Every core has taken an interrupt since the hooks went out, and
         // none is inside record() (it runs with interrupts off): no core
         // writes the rings now. What each knew of its running G would be

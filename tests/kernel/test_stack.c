@@ -289,3 +289,73 @@ KTEST(numa_ps_live_on_their_node)
         KT_ASSERT_EQ(numa_node_of_phys((uint64_t)&allp[i]->runq), where);
     }
 }
+
+// ---- an interrupt that comes while the stack pointer is at an unmapped page ----
+//
+// A goroutine's stack grows by page faults, so the page below its stack
+// pointer may be unmapped at any moment. An interrupt delivered onto that
+// stack pushes its frame there: the push faults in the middle of the
+// delivery, after the local APIC moved the vector to in-service, so the
+// handler never runs nor acknowledges it, and the vector blocks every
+// vector of its class on that core for good: timer, wake-up, preemption
+// and TLB shoot-down IPIs alike (the next shoot-down then waits forever:
+// smp4-kernel's CI hang). Interrupts now arrive on a stack of their own
+// (arch/trap.c). The window is a few bytes wide; this test stands the
+// stack pointer 16 bytes above the lowest unmapped page of its stack, with
+// an IPI pending, and lets interrupts in for two instructions: with a
+// preemption request pending too (arg 1), the G is preempted right there,
+// its frame copied into the unmapped page (which the kernel maps first).
+
+static uint64_t edge_done, edge_vector, edge_skipped, edge_premapped;
+
+static void edge_sitter(void *arg)
+{
+    bool preempt = arg != 0;
+    if (!preempt)
+        preempt_disable();          // not preempted at the edge by a request of its own
+    irq_disable();                  // on this core until the sti below
+    struct g *gp = getm()->curg;
+    uint64_t page = (uint64_t)__builtin_frame_address(0) & ~(uint64_t)(PAGE_SIZE - 1);
+    while (page - PAGE_SIZE >= gp->stack_lo && arch_virt_to_phys(page - PAGE_SIZE))
+        page -= PAGE_SIZE;          // the lowest mapped page of the stack
+    if (page - PAGE_SIZE < gp->stack_lo) {
+        kt_store(&edge_skipped, 1);     // grown to the guard: no unmapped page left
+    } else {
+        if (preempt)
+            preempt_request(PREEMPT_QUANTUM);
+        arch_send_ipi(cpu_index(), VEC_WAKE);   // pending until the sti below
+        __asm__ volatile("mov %%rsp, %%r11\n\t"
+                         "lea 16(%0), %%rsp\n\t"  // 16 bytes above the unmapped page
+                         "sti\n\t"
+                         "nop\n\t"                // the IPI is delivered here
+                         "nop\n\t"
+                         "cli\n\t"
+                         "mov %%r11, %%rsp"
+                         :: "r"(page) : "r11", "memory", "cc");
+        kt_store(&edge_vector, arch_irq_in_service());     // this core's (preempted: maybe another)
+        kt_store(&edge_premapped, arch_virt_to_phys(page - 8) != 0);
+    }
+    irq_enable();
+    if (!preempt)
+        preempt_enable();
+    kt_store(&edge_done, 1);
+}
+
+KTEST(stack_interrupt_at_an_unmapped_page_is_delivered)
+{
+    for (int preempt = 0; preempt < 2; preempt++) {
+        edge_done = edge_vector = edge_skipped = edge_premapped = 0;
+        go(edge_sitter, (void *)(uintptr_t)preempt);
+        KT_ASSERT(kt_wait_count(&edge_done, 1, 60000));
+        if (kt_load(&edge_skipped))
+            KT_SKIP("the goroutine's stack had no unmapped page");
+        if (kt_load(&edge_vector))
+            KT_FAIL("vector %lu stays in service after an interrupt at an unmapped stack page%s",
+                    kt_load(&edge_vector), preempt ? " (preempted there)" : "");
+        // preempted there: its frame went into the page below, mapped first
+        if (preempt)
+            KT_ASSERT(kt_load(&edge_premapped));
+        else
+            KT_ASSERT(!kt_load(&edge_premapped));
+    }
+}

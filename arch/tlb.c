@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+// TLB shoot-down: after unmapping pages, the shooter makes every other
+// online core reload CR3 (goroutine stacks are not global mappings, so
+// that drops them all) and waits until each has, so the pages can be
+// reused.
+//
+// Each shoot-down has a number (tlb_gen); each core records in its own
+// slot of tlb_done the number it last flushed for. A core has flushed for
+// shoot-down g once tlb_done[core] >= g: it read tlb_gen >= g before its
+// CR3 reload, and the shooter unmapped before it stored g.
+//
+// Invariants:
+//  - One shoot-down at a time: tlb_busy is held from the number's store
+//    to the last ack, and only its holder writes tlb_gen.
+//  - tlb_done[c] is written by core c only (its IPI handler); it never
+//    goes down and never passes tlb_gen.
+//  - The shooter stays on one core throughout (interrupts off or
+//    preemption disabled: ASSERTed). A shooter that moved would flush the
+//    core it left and skip the core it runs on, whose TLB nobody flushed.
+//  - While it waits, the shooter keeps interrupts as its caller had them;
+//    a waiting core needs nothing from any other core but its ack, so the
+//    only way to hang is a core that never takes the IPI. After a second
+//    the stall is reported (which cores, and where each is) and the wait
+//    goes on: the report is a diagnostic, never a way out.
+//
+// Orderings: the unmapping PTE stores and tlb_gen's release store come
+// before the IPI (lapic_send fences where the ICR write alone would not
+// order them); the handler's acquire load of tlb_gen pairs with that
+// store, its release store of tlb_done with the shooter's acquire load.
+#include "arch/arch_private.h"
+#include "arch/x86.h"
+#include "lib/panic.h"
+#include "lib/printf.h"
+
+#define TLB_STALL_REPORT_NS 1000000000ull   // a shoot-down waiting this long is reported
+
+static uint8_t tlb_busy;
+static uint64_t tlb_gen;
+static uint64_t tlb_done[MAX_CPUS];
+uint64_t arch_tlb_stall_reports;            // how many stalls were reported (tests read it)
+
+static void tlb_ipi(uint8_t vector)
+{
+    (void)vector;
+    uint64_t g = __atomic_load_n(&tlb_gen, __ATOMIC_ACQUIRE);     // pairs with the shooter's release store
+    write_cr3(read_cr3());
+    __atomic_store_n(&tlb_done[cpu_index()], g, __ATOMIC_RELEASE); // after the flush; pairs with the shooter's acquire
+}
+
+void tlb_init(void)
+{
+    arch_set_irq_handler(VEC_TLB, tlb_ipi);
+}
+
+// The first core (other than self) that has not flushed for g, from
+// index from on; ncpu when all have.
+static uint32_t tlb_first_behind(uint64_t g, uint32_t self, uint32_t from, uint32_t ncpu)
+{
+    for (uint32_t c = from; c < ncpu; c++)
+        if (c != self && __atomic_load_n(&tlb_done[c], __ATOMIC_ACQUIRE) < g)   // pairs with tlb_ipi's release
+            return c;
+    return ncpu;
+}
+
+// Cores that have not acked shoot-down g by now: named, and each asked
+// (NMI) where it is. One line: the cores are listed into a buffer first.
+static void tlb_report_stall(uint64_t g, uint32_t self, uint32_t ncpu, uint64_t waited)
+{
+    char list[4 * MAX_CPUS] = "";
+    size_t len = 0;
+    for (uint32_t c = tlb_first_behind(g, self, 0, ncpu); c < ncpu; c = tlb_first_behind(g, self, c + 1, ncpu))
+        len += (size_t)snprintf(list + len, sizeof list - len, " %u", c);
+    if (!len)
+        return;                 // they answered meanwhile
+    __atomic_fetch_add(&arch_tlb_stall_reports, 1, __ATOMIC_RELAXED);    // a counter
+    kprintf("tlb: shoot-down %lu from core %u has waited %lu ms for core(s)%s; still waiting\n", g, self,
+            arch_cycles_to_ns(waited) / 1000000, list);
+    for (uint32_t c = tlb_first_behind(g, self, 0, ncpu); c < ncpu; c = tlb_first_behind(g, self, c + 1, ncpu))
+        arch_report_cpu(c, "has not acknowledged a TLB shoot-down");
+    // The NMIs only record (arch/trap.c); printed from here, an ordinary
+    // context, once recorded (an NMI takes microseconds; 10 ms is plenty).
+    uint64_t until = arch_cycles() + arch_ns_to_cycles(10000000);
+    for (uint32_t c = 0; c < ncpu; c++)
+        while (c != self && !arch_report_flush(c) && arch_cycles() < until)
+            cpu_relax();
+}
+
+bool arch_tlb_shootdown(void)
+{
+    ASSERT(!irqs_enabled() || preempt_count() > 0);    // pinned to this core: see the top
+    if (__atomic_exchange_n(&tlb_busy, 1, __ATOMIC_ACQUIRE))   // pairs with the release at the end
+        return false;
+    uint32_t self = cpu_index(), ncpu = arch_ncpu();
+    uint64_t g = tlb_gen + 1;                       // only the holder of tlb_busy writes it
+    __atomic_store_n(&tlb_gen, g, __ATOMIC_RELEASE);    // the unmaps before it; pairs with tlb_ipi's acquire
+    write_cr3(read_cr3());
+    __atomic_store_n(&tlb_done[self], g, __ATOMIC_RELAXED);    // for the stall report only: self is never waited for
+    if (ncpu > 1) {
+        lapic_send(0, ICR_FIXED | ICR_ASSERT | ICR_ALL_BUT_SELF | VEC_TLB);
+        uint64_t start = arch_cycles(), report = start + arch_ns_to_cycles(TLB_STALL_REPORT_NS);
+        uint32_t c = 0;
+        while ((c = tlb_first_behind(g, self, c, ncpu)) < ncpu) {
+            cpu_relax();
+            uint64_t now = arch_cycles();
+            if (now > report) {
+                tlb_report_stall(g, self, ncpu, now - start);
+                report = now + 10 * arch_ns_to_cycles(TLB_STALL_REPORT_NS);    // and every 10 s after
+            }
+        }
+    }
+    __atomic_store_n(&tlb_busy, 0, __ATOMIC_RELEASE);      // the next shoot-down starts after this one
+    return true;
+}

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// TLB shoot-down (arch/tlb.c): a core that does not answer is named after
+// a second, and the shoot-down still waits for it. (An interrupt that could
+// never be answered: stack_interrupt_at_an_unmapped_page_is_delivered.)
+#include "kernel/ktest.h"
+#include "kernel/sched.h"
+
+static uint64_t holder_started, holder_done, reports_before, shooter_core;
+
+// Keeps interrupts off on its core, so that a shoot-down cannot be
+// answered there, until the shoot-down has reported the stall (a second
+// into its wait, however slowly the host runs this vCPU; a minute at most,
+// should the report never come). On the shooter's own core it does
+// nothing: the shooter could not run until it finished.
+static void irqoff_holder(void *arg)
+{
+    (void)arg;
+    uint64_t f = irq_save();
+    if ((uint64_t)core_id() == kt_load(&shooter_core)) {
+        irq_restore(f);
+        kt_store(&holder_started, 2);
+        return;
+    }
+    kt_store(&holder_started, 1);
+    uint64_t end = nanotime() + 60000000000ull;
+    while (__atomic_load_n(&arch_tlb_stall_reports, __ATOMIC_RELAXED) == kt_load(&reports_before) &&   // a counter
+           nanotime() < end)
+        cpu_relax();
+    kt_store(&holder_done, 1);
+    irq_restore(f);
+}
+
+KTEST(tlb_shootdown_stall_is_reported_and_waited_out)
+{
+    if (num_cpu() < 2 || gomaxprocs(0) < 2)
+        KT_SKIP("needs two Ps");
+    uint64_t before = __atomic_load_n(&arch_tlb_stall_reports, __ATOMIC_RELAXED);   // a counter
+    kt_store(&reports_before, before);
+    // The holder must run on another core. This G spins pinned until a
+    // thief has taken it; a thief may miss it (it sits in runnext), so
+    // after a while this G yields its core and, if the holder ran here
+    // and stood down, tries again.
+    struct m *mp = 0;
+    bool started = false;
+    for (int tries = 0; tries < 20 && !started; tries++) {
+        mp = acquirem();
+        kt_store(&shooter_core, (uint64_t)core_id());
+        holder_started = holder_done = 0;
+        go(irqoff_holder, 0);
+        uint64_t end = nanotime() + 1000000000ull;
+        while (!kt_load(&holder_started) && nanotime() < end)
+            cpu_relax();
+        started = kt_load(&holder_started) == 1;
+        if (started)
+            break;
+        releasem(mp);
+        while (!kt_load(&holder_started))
+            gosched();          // it runs (here, standing down, or elsewhere, holding)
+        started = kt_load(&holder_started) == 1;
+        if (started)
+            mp = acquirem();    // it holds another core: shoot from wherever this G is now
+    }
+    KT_ASSERT(started);
+    while (!arch_tlb_shootdown())       // the background scavenger's may be under way
+        cpu_relax();
+    bool waited = kt_load(&holder_done) != 0;
+    releasem(mp);
+    KT_ASSERT(waited);              // not done before the silent core answered
+    KT_ASSERT(__atomic_load_n(&arch_tlb_stall_reports, __ATOMIC_RELAXED) > before);   // a counter
+}
