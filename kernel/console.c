@@ -242,7 +242,7 @@ static void write_or_hold(const char *s, size_t n)
 }
 
 #ifdef GORO_DEBUG
-void console_hold(void (*fn)(void), uint64_t ns)
+void console_lock_held_for(void (*fn)(void), uint64_t ns)
 {
     spin_lock(&console_lock);
     fn();

@@ -28,7 +28,7 @@ void console_flush(void);
 #ifdef GORO_DEBUG
 // Debug builds' tests: calls fn with the console's lock held (interrupts
 // off), then holds it ns more: a core interrupted (by NMI) while it prints.
-void console_hold(void (*fn)(void), uint64_t ns);
+void console_lock_held_for(void (*fn)(void), uint64_t ns);
 #endif
 
 // ---- input (goroutines only) ----

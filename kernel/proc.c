@@ -613,6 +613,10 @@ void sched_mstart(void)
     irq_disable();
     spin_lock(&sched.lock);
     mput(mp);
+    // This may be the last M to go idle: an AP that comes up after the
+    // app's only goroutine blocked for good (chan-nil-recv on 2 vCPUs hung
+    // with no deadlock report). Go's mput checks the same way.
+    checkdead();
     spin_unlock(&sched.lock);
     stopm(mp);
     schedule();

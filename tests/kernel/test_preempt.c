@@ -426,7 +426,7 @@ KTEST(debug_irqs_off_report_while_holding_the_console)
 #else
     preempt_disable();
     uint32_t me = (uint32_t)core_id();
-    console_hold(report_self, 2000000);     // the NMI lands in here
+    console_lock_held_for(report_self, 2000000);     // the NMI lands in here
     bool printed = arch_report_flush(me);
     preempt_enable();
     KT_ASSERT(printed);
