@@ -227,6 +227,8 @@ static void print_hist(const char *name, const struct metrics_histogram *h)
     kprintf("\n");
 }
 
+static void print_metrics(const struct goro_metrics *mp);
+
 void metrics_print(void)
 {
     static struct goro_metrics m;   // one caller: the machine is stopping
@@ -235,43 +237,57 @@ void metrics_print(void)
     static bool printed;
     if (__atomic_exchange_n(&printed, true, __ATOMIC_ACQ_REL))   // acq_rel: once
         return;
-    kprintf("METRIC begin cores=%d elapsed_ns=%lu\n", m.ncpu, m.elapsed_ns);
-    kprintf("METRIC /sched/goroutines:goroutines %lu\n", m.goroutines);
-    kprintf("METRIC /sched/gomaxprocs:threads %lu\n", m.gomaxprocs);
-    print_hist("/sched/latencies:seconds", &m.sched_latency);
-    print_hist("/goro/timers/lateness:seconds", &m.timer_lateness);
-    kprintf("METRIC /goro/sched/schedules:events %lu\n", m.schedules);
-    kprintf("METRIC /goro/sched/creates:goroutines %lu\n", m.creates);
-    kprintf("METRIC /goro/sched/wakeups:events %lu\n", m.wakeups);
-    kprintf("METRIC /goro/sched/steals:events %lu\n", m.steals);
-    kprintf("METRIC /goro/sched/stolen:goroutines %lu\n", m.stolen);
-    kprintf("METRIC /goro/sched/preemptions/quantum:events %lu\n", m.preempt_quantum);
-    kprintf("METRIC /goro/sched/preemptions/timers:events %lu\n", m.preempt_timers);
-    kprintf("METRIC /goro/sched/preemptions/stw:events %lu\n", m.preempt_stw);
+    print_metrics(&m);
+}
+
+bool metrics_print_live(void)
+{
+    static struct goro_metrics m;   // the shell's, one at a time (its own goroutine)
+    if (!metrics_read(&m))
+        return false;
+    print_metrics(&m);
+    return true;
+}
+
+static void print_metrics(const struct goro_metrics *mp)
+{
+    kprintf("METRIC begin cores=%d elapsed_ns=%lu\n", mp->ncpu, mp->elapsed_ns);
+    kprintf("METRIC /sched/goroutines:goroutines %lu\n", mp->goroutines);
+    kprintf("METRIC /sched/gomaxprocs:threads %lu\n", mp->gomaxprocs);
+    print_hist("/sched/latencies:seconds", &mp->sched_latency);
+    print_hist("/goro/timers/lateness:seconds", &mp->timer_lateness);
+    kprintf("METRIC /goro/sched/schedules:events %lu\n", mp->schedules);
+    kprintf("METRIC /goro/sched/creates:goroutines %lu\n", mp->creates);
+    kprintf("METRIC /goro/sched/wakeups:events %lu\n", mp->wakeups);
+    kprintf("METRIC /goro/sched/steals:events %lu\n", mp->steals);
+    kprintf("METRIC /goro/sched/stolen:goroutines %lu\n", mp->stolen);
+    kprintf("METRIC /goro/sched/preemptions/quantum:events %lu\n", mp->preempt_quantum);
+    kprintf("METRIC /goro/sched/preemptions/timers:events %lu\n", mp->preempt_timers);
+    kprintf("METRIC /goro/sched/preemptions/stw:events %lu\n", mp->preempt_stw);
     uint64_t run = 0, idle = 0, sched_ns = 0;
-    for (int i = 0; i < m.ncpu; i++) {
-        run += m.m_running_ns[i];
-        idle += m.m_idle_ns[i];
-        sched_ns += m.m_sched_ns[i];
+    for (int i = 0; i < mp->ncpu; i++) {
+        run += mp->m_running_ns[i];
+        idle += mp->m_idle_ns[i];
+        sched_ns += mp->m_sched_ns[i];
     }
     print_seconds("/cpu/classes/user:cpu-seconds", run);
     print_seconds("/cpu/classes/idle:cpu-seconds", idle);
     print_seconds("/goro/cpu/classes/scheduler:cpu-seconds", sched_ns);
     print_seconds("/cpu/classes/total:cpu-seconds", run + idle + sched_ns);
     char name[64];
-    for (int p = 0; p < m.nprocs; p++) {
+    for (int p = 0; p < mp->nprocs; p++) {
         snprintf(name, sizeof name, "/goro/p/%d/running:seconds", p);
-        print_seconds(name, m.p_running_ns[p]);
+        print_seconds(name, mp->p_running_ns[p]);
         snprintf(name, sizeof name, "/goro/p/%d/spinning:seconds", p);
-        print_seconds(name, m.p_spinning_ns[p]);
+        print_seconds(name, mp->p_spinning_ns[p]);
     }
-    for (int i = 0; i < m.ncpu; i++) {
+    for (int i = 0; i < mp->ncpu; i++) {
         snprintf(name, sizeof name, "/goro/m/%d/running:seconds", i);
-        print_seconds(name, m.m_running_ns[i]);
+        print_seconds(name, mp->m_running_ns[i]);
         snprintf(name, sizeof name, "/goro/m/%d/idle:seconds", i);
-        print_seconds(name, m.m_idle_ns[i]);
+        print_seconds(name, mp->m_idle_ns[i]);
         snprintf(name, sizeof name, "/goro/m/%d/scheduler:seconds", i);
-        print_seconds(name, m.m_sched_ns[i]);
+        print_seconds(name, mp->m_sched_ns[i]);
     }
     kprintf("METRIC end\n");
 }

@@ -30,7 +30,7 @@ static const struct shell_cmd cmds[] = {
     { "steal", "[numa|flat]", "show or set the order in which Ps steal", shell_cmd_steal },
     { "trace", "on|off|dump", "the event trace: record, stop recording, print and clear",
       shell_cmd_trace },
-    { "profile", "start HZ|stop", "the sampling CPU profiler (not built yet)", shell_cmd_profile },
+    { "profile", "start HZ|stop", "the sampling CPU profiler (docs/observability.md)", shell_cmd_profile },
     { "numa", "", "nodes: cores, memory ranges, distances, free pages", shell_cmd_numa },
     { "mem", "", "page pools per node, malloc size classes", shell_cmd_mem },
     { "cpus", "", "cores: APIC ids, nodes, TSC, timer mode, what each runs", shell_cmd_cpus },

@@ -6,6 +6,7 @@
 // (shell.c) only knows shell_cmd_metrics.
 #include "kernel/shell.h"
 #include "kernel/malloc.h"
+#include "kernel/metrics.h"
 #include "lib/printf.h"
 
 int shell_cmd_metrics(int argc, char **argv)
@@ -15,7 +16,8 @@ int shell_cmd_metrics(int argc, char **argv)
     struct sched_stats st;
     sched_stats(&st);
     const struct sched_pstats *t = &st.total;
-    kprintf("metrics: runtime/metrics-style names are not built yet; the raw counters:\n");
+    if (!metrics_print_live())
+        kprintf("metrics: boot with metrics=1 for runtime/metrics' histograms; the counters:\n");
     kprintf("  goroutines %d, gomaxprocs %d, cores %d\n", num_goroutine(), st.gomaxprocs, st.ncpu);
     kprintf("  sched: runs %lu, steal attempts %lu, steals %lu, stolen %lu (same node %lu, "
             "remote %lu), preemptions %lu, wake IPIs %lu, halts %lu, spin cycles %lu, "

@@ -251,9 +251,24 @@ int shell_cmd_trace(int argc, char **argv)
 
 int shell_cmd_profile(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    kprintf("profile: goro has no sampling profiler yet (it is planned: profile=HZ and "
-            "\"make profile\"); nothing was started or stopped\n");
+    const char *what = argc > 1 ? argv[1] : "";
+    if (strcmp(what, "start") == 0) {
+        uint64_t hz;
+        if (argc < 3 || !shell_parse_u64(argv[2], &hz) || hz < 100 || hz > 10000) {
+            kprintf("profile: start wants a rate from 100 to 10000 (Hz)\n");
+            return 1;
+        }
+        if (!profile_start((int)hz)) {
+            kprintf("profile: a run is on already, or no memory for the buffers\n");
+            return 1;
+        }
+        kprintf("profile: sampling every core at %lu Hz (\"profile stop\" prints the samples)\n", hz);
+        return 0;
+    }
+    if (strcmp(what, "stop") == 0) {
+        profile_stop();     // prints the PROFILE lines (tools/profile2pprof.py reads them)
+        return 0;
+    }
+    kprintf("usage: profile start HZ|stop\n");
     return 1;
 }
