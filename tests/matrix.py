@@ -272,6 +272,9 @@ def each_trace(lines):
         if l.startswith("TRACE end") and block is not None:
             problems += trace2json.check(block)
             block = None
+    return problems
+
+
 def late_aps_check(lines):
     """With APs late on purpose: the cores online and the ones reported
     missing add up to the MADT's, and the machine runs on those online."""
