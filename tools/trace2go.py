@@ -63,6 +63,8 @@ def block_event(reason):
 
 
 def varint(n):
+    if n < 0:
+        raise ValueError(f"varint of {n}: the wire format has no negative numbers")
     out = bytearray()
     while True:
         b = n & 0x7F
@@ -117,6 +119,12 @@ class Writer:
         if p != self.cur_p:
             self.raw(EV_BATCH, [p, ts])
             self.cur_p, self.last_ts = p, ts
+        if ts < self.last_ts:
+            # A core's events out of time order (a flight-recorder copy
+            # made while the core kept writing): Go's deltas cannot go
+            # back, so the event takes its predecessor's time. Counted.
+            self.count["clamped"] += 1
+            ts = self.last_ts
         self.raw(typ, [ts - self.last_ts] + list(args))
         self.last_ts = ts
         self.count[typ] += 1
