@@ -131,10 +131,7 @@ bool gtimer_stop(gtimer_t *tm)
 static bool restart(struct gtimer *tm, uint64_t ns, uint64_t period)
 {
     spin_lock(&tm->lock);
-    bool active = timer_stop(&tm->t);
-    tm->t.when = timer_deadline_ns(ns);
-    tm->t.period = period;
-    timer_start(&tm->t);
+    bool active = timer_modify(&tm->t, timer_deadline_ns(ns), period);
     spin_unlock(&tm->lock);
     return active;
 }

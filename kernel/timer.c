@@ -4,7 +4,12 @@
 // Invariants: a queued timer is in exactly one heap, t->pp names it and
 // t->idx is its slot; both change only under that P's timers_lock (t->pp
 // is also read without it, with acquire loads, and written with release
-// stores). p->timer0 mirrors heap[0]->when (0 when empty) for lock-free
+// stores). The heap is ordered by when; a timer whose deadline moved later
+// (timer_modify) keeps its old when as its key and the real deadline in
+// t->later (> when), so the key is never after the deadline: a core wakes
+// early at worst, and timers_run, finding such a timer due by its key,
+// moves it to its real place instead of running it. Out of a heap, later
+// is 0 (heap_remove folds it into when). p->timer0 mirrors heap[0]->when (0 when empty) for lock-free
 // peeking: written under the lock with a release store, read with acquire
 // loads.
 //
@@ -93,6 +98,10 @@ static void heap_remove(struct p *pp, struct timer *t)
     uint32_t i = t->idx;
     ASSERT(i < pp->ntimers && pp->timers[i] == t);
     struct timer *last = pp->timers[--pp->ntimers];
+    if (t->later) {
+        t->when = t->later;         // a move (timers_move) keeps the real deadline
+        t->later = 0;
+    }
     __atomic_store_n(&t->pp, (struct p *)0, __ATOMIC_RELEASE);    // pairs with timer_stop's acquire: running_timer is set before
     if (last != t) {
         heap_set(pp, i, last);
@@ -107,6 +116,7 @@ void timer_start(struct timer *t)
     struct m *mp = acquirem();
     struct p *pp = mp->p;
     ASSERT(t->pp == 0);
+    t->later = 0;
     spin_lock(&pp->timers_lock);
     heap_push(pp, t);
     bool first = pp->timers[0] == t;
@@ -149,9 +159,48 @@ bool timer_stop(struct timer *t)
     return removed;
 }
 
+bool timer_modify(struct timer *t, uint64_t when, uint64_t period)
+{
+    struct m *mp = acquirem();
+    struct p *pp = mp->p;
+    // Only this P's heap is changed in place: a deadline moved earlier in
+    // another P's heap would need that P's core re-armed.
+    if (__atomic_load_n(&t->pp, __ATOMIC_ACQUIRE) == pp) {     // a hint, pairs with heap_push's release; the lock decides
+        spin_lock(&pp->timers_lock);
+        if (t->pp == pp) {
+            t->period = period;
+            bool first = false;
+            if (when >= t->when) {
+                t->later = when > t->when ? when : 0;
+            } else {
+                t->when = when;
+                t->later = 0;
+                sift_up(pp, t->idx);
+                first = pp->timers[0] == t;
+                timer0_update(pp);
+            }
+            spin_unlock(&pp->timers_lock);
+            if (first) {
+                uint64_t f = irq_save();
+                core_rearm(mp, arch_cycles());
+                irq_restore(f);
+            }
+            releasem(mp);
+            return true;
+        }
+        spin_unlock(&pp->timers_lock);
+    }
+    releasem(mp);
+    bool active = timer_stop(t);
+    t->when = when;
+    t->period = period;
+    timer_start(t);
+    return active;
+}
+
 uint32_t timers_run(struct p *pp, uint64_t now)
 {
-    uint32_t ran = 0;
+    uint32_t ran = 0, moved = 0;
     uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);     // a hint, pairs with timer0_update; the lock decides
     if (!t0 || t0 > now)
         return 0;
@@ -159,6 +208,15 @@ uint32_t timers_run(struct p *pp, uint64_t now)
     spin_lock(&pp->timers_lock);
     while (pp->ntimers && pp->timers[0]->when <= now) {
         struct timer *t = pp->timers[0];
+        if (t->later) {
+            // Its deadline moved later (timer_modify): to its real place.
+            t->when = t->later;
+            t->later = 0;
+            sift_down(pp, 0);
+            timer0_update(pp);
+            moved++;
+            continue;
+        }
         // Named before it leaves the heap: timer_stop, seeing t->pp NULL
         // (acquire), must see it running.
         __atomic_store_n(&mp->running_timer, t, __ATOMIC_RELAXED);   // published by heap_remove's release and the unlock
@@ -187,9 +245,9 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         spin_lock(&pp->timers_lock);
     }
     spin_unlock(&pp->timers_lock);
-    // A periodic timer went back in the heap: this core must watch it if
-    // the P is its own (an idle core re-arms on its way to halt anyway).
-    if (ran && mp->p == pp) {
+    // A periodic timer went back in the heap, or a modified one moved: this
+    // core must watch the new earliest if the P is its own (an idle core re-arms on its way to halt anyway).
+    if ((ran || moved) && mp->p == pp) {
         uint64_t f = irq_save();
         core_rearm(mp, arch_cycles());
         irq_restore(f);

@@ -13,14 +13,16 @@
 struct p;
 
 struct timer {
-    // set before timer_start; not changed while queued
-    uint64_t when;                  // TSC deadline; UINT64_MAX: never
+    // set before timer_start; while queued, changed only under the heap's
+    // P's timers_lock (timer_modify, timers_run)
+    uint64_t when;                  // TSC deadline, the heap's key; UINT64_MAX: never
     uint64_t period;                // cycles; 0 = fires once (a period must be at least 1)
     void (*f)(struct timer *t, uint64_t now);
     void *arg;
     // the heap's P's timers_lock held (pp also read atomically, acquire)
     struct p *pp;                   // the P whose heap holds it; NULL when not queued
     uint32_t idx;
+    uint64_t later;                 // 0, or the real deadline, later than when (Go's timerModifiedLater)
 };
 
 // Queues t on the calling M's P and re-arms this core's timer when t is now
@@ -34,6 +36,14 @@ void timer_start(struct timer *t);
 // may stop its own timer's: they would wait for each other). A timer's
 // function may stop its own timer. From a G, or from g0 with a P.
 bool timer_stop(struct timer *t);
+// Go's modtimer: t to fire at when (then every period cycles; 0: once),
+// whether queued, fired or stopped; returns whether it was queued (Go's
+// Reset result). A queued timer of this P's heap moves in place: to an
+// earlier deadline by a sift up, to a later one lazily (t->later; the heap
+// keeps the earlier key until it reaches the top, as Go's
+// timerModifiedLater), so a reset costs no heap walk. Otherwise it is
+// timer_stop then timer_start. The caller serializes stop/modify of t.
+bool timer_modify(struct timer *t, uint64_t when, uint64_t period);
 // Runs pp's timers due by now; returns how many ran. The caller holds a P
 // (its own, or pp when it is its own).
 uint32_t timers_run(struct p *pp, uint64_t now);

@@ -59,7 +59,7 @@ SUITE = [
     ("runtime", "CreateGoroutines", 1000, 200, 5000, None, False),
     ("runtime", "CreateGoroutinesParallel", 1000, 200, 2000, None, False),
     ("runtime", "CreateGoroutinesCapture", 500, 100, 500, None, False),
-    ("runtime", "PingPongHog", 500, 100, 1000, None, False),
+    ("runtime", "PingPongHog", 100000, 20000, 20000, None, False),
     ("runtime", "StackGrowth", 500, 100, 500, None, False),
     ("runtime", "StackGrowthDeep", 1, 1, 1, None, False),
     ("runtime", "WakeupParallelSpinning", 100, 20, 200, ["0s"], True),

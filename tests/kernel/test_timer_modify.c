@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: MIT
+// timer_modify (kernel/timer.c), Go's modtimer: a queued timer of this P
+// moved later keeps its old key in the heap and its real deadline in
+// t->later; moved earlier, it is sifted up at once. What must hold: the
+// timer fires once, never before its latest deadline, and a stop (or a
+// move to another P, which goes through the same heap_remove) keeps the
+// real deadline, not the stale key.
+#include "kernel/ktest.h"
+#include "kernel/goro.h"
+#include "kernel/sched.h"
+#include "kernel/timer.h"
+#include "arch/arch.h"
+
+struct fired {
+    uint64_t count;
+    uint64_t now;                   // the `now` timers_run passed: when it judged the timer due
+};
+
+static void record(struct timer *t, uint64_t now)
+{
+    struct fired *f = t->arg;
+    kt_store(&f->now, now);
+    kt_add(&f->count, 1);
+}
+
+// Waits (yielding) until the timer fired or the deadline passed long ago;
+// the stall limit catches a timer that never fires.
+static void wait_fired(struct fired *f, uint64_t deadline_cycles)
+{
+    while (!kt_load(&f->count) || arch_cycles() < deadline_cycles)
+        gosched();
+}
+
+static uint64_t cycles_in(uint64_t ns)
+{
+    return arch_cycles() + arch_ns_to_cycles(ns);
+}
+
+KTEST(timer_modify_later_is_lazy_and_never_fires_at_the_old_key)
+{
+    for (int round = 0; round < 5; round++) {
+        struct fired f = { 0, 0 };
+        preempt_disable();          // the modify must find the timer in this P's heap
+        struct timer t = { .when = cycles_in(1000000), .f = record, .arg = &f };
+        timer_start(&t);
+        uint64_t later = cycles_in(20000000);
+        bool queued = timer_modify(&t, later, 0);
+        bool lazy = t.later == later;
+        preempt_enable();
+        if (!queued)
+            KT_FAIL("round %d: timer_modify of a queued timer returned false", round);
+        if (!lazy)
+            KT_FAIL("round %d: moved later, the timer was not left at its key (later %lu)", round,
+                    (unsigned long)t.later);
+        wait_fired(&f, later);
+        if (kt_load(&f.now) < later)
+            KT_FAIL("round %d: fired %lu cycles before its new deadline", round,
+                    (unsigned long)(later - kt_load(&f.now)));
+        // a little past the new deadline: still once
+        uint64_t until = cycles_in(2000000);
+        while (arch_cycles() < until)
+            gosched();
+        KT_ASSERT_EQ(kt_load(&f.count), 1);
+        KT_ASSERT(!timer_stop(&t));     // a one-shot that fired is out of its heap
+    }
+}
+
+KTEST(timer_modify_earlier_fires_at_the_earlier_deadline)
+{
+    struct fired f = { 0, 0 };
+    preempt_disable();
+    struct timer t = { .when = cycles_in(3600ull * 1000000000ull), .f = record, .arg = &f };
+    timer_start(&t);
+    uint64_t soon = cycles_in(2000000);
+    bool queued = timer_modify(&t, soon, 0);
+    bool sifted = t.later == 0 && t.when == soon;
+    preempt_enable();
+    KT_ASSERT(queued);
+    KT_ASSERT(sifted);
+    wait_fired(&f, soon);
+    KT_ASSERT(kt_load(&f.now) >= soon);
+    KT_ASSERT_EQ(kt_load(&f.count), 1);
+    KT_ASSERT(!timer_stop(&t));     // a one-shot that fired is out of its heap
+}
+
+KTEST(timer_modify_then_stop_keeps_the_real_deadline)
+{
+    // heap_remove folds t->later into when: timers_move (a P going away)
+    // re-queues the timer by when, so the stale key must not survive it.
+    struct fired f = { 0, 0 };
+    preempt_disable();
+    struct timer t = { .when = cycles_in(50000000), .f = record, .arg = &f };
+    timer_start(&t);
+    uint64_t later = cycles_in(100000000);
+    timer_modify(&t, later, 0);
+    bool removed = timer_stop(&t);
+    uint64_t when = t.when, left = t.later;
+    preempt_enable();
+    KT_ASSERT(removed);
+    KT_ASSERT_EQ(when, later);
+    KT_ASSERT_EQ(left, 0);
+    KT_ASSERT_EQ(kt_load(&f.count), 0);
+}
+
+KTEST(timer_modify_resets_a_period_many_times_without_a_stale_fire)
+{
+    // TickerReset's pattern: a 1-cycle ticker reset over and over to a
+    // longer period; every fire it makes is at or after a deadline it was
+    // given, and it keeps ticking at the last period.
+    struct fired f = { 0, 0 };
+    preempt_disable();
+    struct timer t = { .when = cycles_in(1000), .period = 1, .f = record, .arg = &f };
+    timer_start(&t);
+    preempt_enable();
+    uint64_t period = arch_ns_to_cycles(1000000), last = 0;
+    for (int i = 0; i < 1000; i++) {
+        preempt_disable();
+        last = cycles_in(1000000);
+        timer_modify(&t, last, period);
+        preempt_enable();
+    }
+    uint64_t base = kt_load(&f.count);
+    wait_fired(&f, last + 3 * period);
+    KT_ASSERT(kt_load(&f.count) > base);
+    KT_ASSERT(kt_load(&f.now) >= last);
+    KT_ASSERT(timer_stop(&t));      // periodic: still queued until stopped
+}
