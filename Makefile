@@ -291,7 +291,7 @@ $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) tests/host/check.h
 FUZZ_CC ?= clang-14
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
-FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline
+FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline keys
 FUZZ_SRCS_acpi := drivers/acpi.c
 FUZZ_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c
@@ -300,13 +300,15 @@ FUZZ_SRCS_multiboot2 := boot/multiboot.c boot/bootinfo.c
 FUZZ_SRCS_uefi_mmap := boot/efi/loader_parse.c boot/uefi.c boot/bootinfo.c
 FUZZ_SRCS_efi_elf := boot/efi/loader_parse.c
 FUZZ_SRCS_efi_cmdline := boot/efi/loader_parse.c
+FUZZ_SRCS_keys := drivers/keydecode.c kernel/lineedit.c
 # The parsers are compiled with libFuzzer's coverage and comparison tracing;
 # the harnesses themselves without it: their checks are not what the fuzzer
 # should explore, and tracing every comparison of an O(n^2) check had them
 # spend most of their time there (twice the executions per second without).
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DGORO_HOST_TEST -iquote . \
     -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h kernel/cmdline.h)
+FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h kernel/cmdline.h \
+    drivers/keydecode.h kernel/lineedit.h)
 FUZZ_BINS := $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/fuzz_%)
 
 # Built only where clang has its libFuzzer runtime (make deps installs both).

@@ -13,6 +13,8 @@
                     a few hundred bytes (a synthetic image without it)
   efi_cmdline       an EFI shell's load options and a goro.cmdline file
   cmdline           command lines from the docs and tests
+  keys              what the shell tests type: serial bytes with VT100
+                    sequences, and PS/2 set-1 scancodes
 
 Run from the top of the tree: python3 tests/fuzz/mkcorpus.py
 
@@ -341,6 +343,21 @@ def cmdline_seeds():
         write("cmdline", str(i), line)
 
 
+def keys_seeds():
+    serial = [
+        b"run hello\r", b"gomaxprocs 9\x7f1\r\n", b"run exit_cod 3\x1b[D\x1b[De\r",
+        b"ab\r\x1b[A\x1b[A\x1b[B\r", b"abc\x15xyz\x01\x0b\r", b"hello\x03",
+        b"\x1bOH\x1bOF\x1b[3~\x1b[1;5C\x1b[H\x1b[F\r",
+    ]
+    for i, b in enumerate(serial):
+        write("keys", f"serial{i}", b)
+    # set 1: "hello" Enter; Shift+a, Up, Left, Backspace, Ctrl+c, Enter; Pause, Caps Lock, a
+    write("keys", "ps2-0", bytes([0x23, 0xA3, 0x12, 0x92, 0x26, 0xA6, 0x26, 0xA6, 0x18, 0x98, 0x1C, 0x9C]))
+    write("keys", "ps2-1", bytes([0x2A, 0x1E, 0x9E, 0xAA, 0xE0, 0x48, 0xE0, 0xC8, 0xE0, 0x4B, 0xE0, 0xCB,
+                                  0x0E, 0x8E, 0x1D, 0x2E, 0xAE, 0x9D, 0x1C, 0x9C]))
+    write("keys", "ps2-2", bytes([0xE1, 0x1D, 0x45, 0xE1, 0x9D, 0xC5, 0x3A, 0xBA, 0x1E, 0x9E]))
+
+
 def main():
     acpi_seeds()
     mb1_seeds()
@@ -351,6 +368,7 @@ def main():
     elf_seeds()
     efi_cmdline_seeds()
     cmdline_seeds()
+    keys_seeds()
     return 0
 
 
