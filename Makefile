@@ -52,7 +52,7 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c \
           apps/bench_time.c apps/gobench.c apps/gobench_proc.c apps/gobench_chan.c \
           apps/gobench_select.c apps/gobench_sync.c apps/gobench_sema.c apps/gobench_time.c \
-          apps/gobench_goro.c \
+          apps/gobench_goro.c apps/schedlat.c \
           apps/soak/soak_main.c apps/soak/soak_gen.c apps/soak/soak_check.c \
           apps/soak/soak_ops_chan.c apps/soak/soak_ops_sync.c apps/soak/soak_ops_time.c \
           apps/soak/soak_ops_sys.c \
@@ -519,11 +519,14 @@ FORCE:
 #   guest under the same TCG and natively, on 1 and 2 vCPUs, with insn/op
 #   from the insncount plugin (tools/gobench.py); then goro's own suites
 #   (app=bench, bench_chan, bench_mem, bench_time) beside the Go and
-#   pthread peers of tests/peers. One report on stdout, the Go-format files
+#   pthread peers of tests/peers; then goro's scheduling latency
+#   (app=schedlat, metrics=1) beside Go's /sched/latencies:seconds on the
+#   same workloads (tools/schedlat.py). One report on stdout, the Go-format files
 #   $(BUILD)/bench/gobench-*.txt, $(BUILD)/bench/results.json, plots in
 #   $(BUILD)/bench/plots/ (docs/performance.md). BENCH_QUICK=1: a fifth of
 #   the iterations and 3 counts. BENCH_ARGS passes options (tools/bench.py
-#   --help); --from-serial LOG reads a real machine's capture.
+#   --help; --section schedlat runs one section); --from-serial LOG reads a
+#   real machine's capture.
 # Debian's python3-matplotlib belongs to Debian's python3, which need not be
 # the first python3 on PATH.
 BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,$(PYTHON))

@@ -21,6 +21,7 @@ import gobench_format  # noqa: E402  (tests/, beside this file)
 import profile2pprof  # noqa: E402
 import trace2go  # noqa: E402
 import metrics  # noqa: E402
+import schedlat  # noqa: E402
 
 
 @dataclass
@@ -498,6 +499,11 @@ CONFIGS = [
            cores=4, cmdline="metrics=1 app=demo_worker_pool", timeout=60,
            expect=[r"^metrics: on", r"^METRIC /sched/gomaxprocs:threads 4"], reject=[r"^TRACE "],
            log_check=metrics.check),
+    # make bench's scheduling-latency app: its lines parse, each workload's
+    # window holds one latency sample per schedule; no time is checked.
+    Config("schedlat-smp2", "app=schedlat metrics=1: BENCH lines parse, latency samples = schedules per workload",
+           cores=2, cmdline="metrics=1 app=schedlat reps=1", timeout=60,
+           expect=[r"^schedlat: ok$"], log_check=lambda lines: schedlat.check(lines) + metrics.check(lines)),
     Config("demos", "the seeds' examples as demos that check themselves",
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     # Typed one key at a time, each line after the previous answer: the echo

@@ -9,9 +9,14 @@ from the project's insncount plugin; written in Go's benchmark format to
 $BUILD/bench/gobench-{goro,go}-{tcg,native}-V.txt. Then goro's own suite:
 app=bench, bench_chan, bench_mem and bench_time, once more with 1 vCPU under
 the plugin, and the peers of tests/peers (tools/peer-guest.py --quick, reused
-while fresh). Prints the Go suite's comparison table and goro's own table,
-writes $BUILD/bench/results.json and draws plots (PNG and SVG) under
-$BUILD/bench/plots/. BENCH_QUICK=1 in the environment is --quick.
+while fresh). Then the scheduling-latency section (tools/schedlat.py):
+app=schedlat metrics=1 at each vCPU count and under -icount shift=0, and
+Go's /sched/latencies:seconds on the same workloads (tools/schedlat/) in the
+Linux guest and natively. Prints the Go suite's comparison table, goro's
+own table and the latency table, writes $BUILD/bench/results.json and
+draws plots (PNG and SVG) under $BUILD/bench/plots/. --section NAME runs
+and reports one section (results-NAME.json). BENCH_QUICK=1 in the
+environment is --quick.
 
 On real hardware goro boots from a USB stick with app=bench... on its
 command line and prints the same lines on the serial port; a capture of
@@ -24,6 +29,7 @@ Examples:
     tools/bench.py --quick --no-own       # Go's suite only, a fifth of N
     tools/bench.py --no-peers --cpus 2    # goro only
     tools/bench.py --report-only          # re-read the saved logs
+    tools/bench.py --section schedlat     # scheduling latency only (about 30 s)
 """
 import argparse
 import glob
@@ -40,6 +46,7 @@ sys.path.insert(0, os.path.join(ROOT, "tools"))
 import gobench  # noqa: E402
 import insncount_report  # noqa: E402
 import qemu  # noqa: E402
+import schedlat  # noqa: E402
 
 # app=... arguments of the quick runs: about a minute of TCG for all four.
 APPS = [
@@ -138,14 +145,14 @@ def empty_run():
 # ---- running goro -----------------------------------------------------------------
 
 
-def boot(elf, cpus, app, args, outdir, timeout, tag, plugin=None):
+def boot(elf, cpus, app, args, outdir, timeout, tag, plugin=None, extra=()):
     cmdline = f"app={app} {args}".strip()
     filt = re.search(r"filter=(\S+)", args)
     logpath = os.path.join(outdir, f"goro-{tag}-{app}{'-' + filt.group(1) if filt else ''}.log")
     insn_log = logpath[:-4] + ".insn.log" if plugin else None
     if insn_log and os.path.exists(insn_log):
         os.unlink(insn_log)
-    cmd = qemu.argv(cpus, "1G") + qemu.kernel_boot(elf, cmdline)
+    cmd = qemu.argv(cpus, "1G", extra=extra) + qemu.kernel_boot(elf, cmdline)
     if plugin:
         cmd += qemu.plugin_argv(plugin, insn_log)
     host = qemu.host_line("tcg", cpus)
@@ -222,6 +229,31 @@ def build_plugin(opts):
         log("insncount plugin unavailable: no instruction counts")
         return None
     return os.path.abspath(path)
+
+
+# ---- scheduling latency: goro's metrics beside Go's runtime/metrics ----------------------
+
+
+def run_schedlat(opts, outdir):
+    """app=schedlat at each vCPU count, then on 1 vCPU under -icount
+    shift=0; the Go side in the Linux guest and natively (tools/schedlat.py)."""
+    for cpus in opts.cpus:
+        boot(opts.elf, cpus, "schedlat", schedlat.GORO_ARGS, outdir, opts.timeout, f"tcg-{cpus}")
+    boot(opts.elf, 1, "schedlat", schedlat.GORO_ARGS, outdir, opts.timeout, "tcg-1-icount",
+         extra=schedlat.ICOUNT)
+    if not opts.no_peers:
+        schedlat.run_go(opts.build, opts.cpus, opts.timeout)
+
+
+def read_schedlat(outdir, cpus_list):
+    """The section's table rows from the logs in outdir."""
+    def run_of(path):
+        return parse_lines(open(path, errors="replace").read()) if os.path.exists(path) else None
+    goro = {c: run_of(os.path.join(outdir, f"goro-tcg-{c}-schedlat.log")) for c in cpus_list}
+    goro = {c: r for c, r in goro.items() if r}
+    go_tcg = {c: run_of(os.path.join(outdir, f"schedlat-go-tcg-{c}.txt")) for c in cpus_list}
+    go_nat = {c: run_of(os.path.join(outdir, f"schedlat-go-native-{c}.txt")) for c in cpus_list}
+    return schedlat.table(goro, go_tcg, go_nat, run_of(os.path.join(outdir, "goro-tcg-1-icount-schedlat.log")))
 
 
 # ---- peers ----------------------------------------------------------------------------
@@ -747,7 +779,8 @@ def main():
     os.makedirs(resdir, exist_ok=True)
     res = report(opts, goro_runs, peers, goro_label, resdir, load_start)
     res["seconds"] = round(time.time() - t_start, 1)
-    path = os.path.join(resdir, "results.json")
+    # a section alone leaves the whole run's results.json as it was
+    path = os.path.join(resdir, f"results-{opts.section}.json" if opts.section else "results.json")
     with open(path, "w") as f:
         json.dump(res, f, indent=1, default=str)
     sys.stdout.write(f"\nresults: {path}; plots: {os.path.join(resdir, 'plots')}/ "
@@ -775,10 +808,18 @@ def parse_args():
     ap.add_argument("--no-gobench", action="store_true", help="skip Go's suite (goro's ports and Go's binaries)")
     ap.add_argument("--no-own", action="store_true",
                     help="skip goro's own suite (app=bench, bench_chan, bench_mem, bench_time and their peers)")
+    ap.add_argument("--no-schedlat", action="store_true",
+                    help="skip the scheduling-latency section (app=schedlat beside tools/schedlat)")
+    ap.add_argument("--section", choices=("gobench", "own", "schedlat"), default="",
+                    help="run and report this section alone")
     gobench.add_args(ap)
     opts = ap.parse_args()
     opts.cpus = [int(c) for c in opts.cpus.split(",") if c]
     opts.elf = opts.elf or os.path.join(opts.build, "goro.elf")
+    if opts.section:
+        opts.no_gobench = opts.section != "gobench"
+        opts.no_own = opts.section != "own"
+        opts.no_schedlat = opts.section != "schedlat"
     return opts
 
 
@@ -811,6 +852,8 @@ def from_qemu(opts, outdir):
             run_goro(opts, outdir)
             if not opts.no_peers:
                 run_peers(opts, outdir)
+        if not opts.no_schedlat:
+            run_schedlat(opts, outdir)
     goro_runs = {}
     for c in opts.cpus:
         run = empty_run()
@@ -834,16 +877,24 @@ def report(opts, goro_runs, peers, goro_label, resdir, load_start):
     machine = machine_line(goro_runs, load_start, load_end, opts.from_serial, peers)
     out = sys.stdout
     out.write(f"\n{machine}\n\n")
+    shown = lambda sec: opts.section in ("", sec)     # noqa: E731
     grows = [] if opts.from_serial else gobench_rows(os.path.join(opts.build, "bench"), opts.cpus, peers)
-    print_gobench(grows, out)
-    out.write("\ngoro's own benchmarks (app=bench, bench_chan, bench_mem, bench_time) beside the Go and "
-              "pthread peers of tests/peers:\n\n")
-    print_table(rows, goro_label, out)
-    irows = insn_table(goro_runs, peers, out)
-    made = plots(goro_runs, peers, os.path.join(resdir, "plots"), goro_label, grows)
+    if shown("gobench"):
+        print_gobench(grows, out)
+    irows, made = [], []
+    if shown("own"):
+        out.write("\ngoro's own benchmarks (app=bench, bench_chan, bench_mem, bench_time) beside the Go and "
+                  "pthread peers of tests/peers:\n\n")
+        print_table(rows, goro_label, out)
+        irows = insn_table(goro_runs, peers, out)
+    srows = [] if opts.from_serial else read_schedlat(os.path.join(opts.build, "bench"), opts.cpus)
+    if shown("schedlat"):
+        schedlat.print_table(srows, out)
+    if not opts.section:
+        made = plots(goro_runs, peers, os.path.join(resdir, "plots"), goro_label, grows)
     return {"machine": machine, "loadavg_start": load_start, "loadavg_end": load_end,
             "goro_label": goro_label, "gobench": grows, "goro": goro_runs, "peers": peers, "table": rows,
-            "insn_table": irows, "plots": made}
+            "insn_table": irows, "schedlat": srows, "plots": made}
 
 
 def machine_line(goro_runs, l0, l1, serial="", peers=None):

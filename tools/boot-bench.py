@@ -34,7 +34,6 @@ Examples:
     tools/boot-bench.py --elf old/goro.elf --label before --no-linux
 """
 import argparse
-import importlib.util
 import json
 import os
 import re
@@ -48,6 +47,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import qemu  # noqa: E402  (tools/ is not a package)
+from linux_guest import load_peer_guest  # noqa: E402
 
 # Published boot figures of other unikernels, quoted (this machine has no
 # internet: what the projects state, from memory of their own pages; not
@@ -70,13 +70,6 @@ LINUX_MARK = b"LINUX-INIT"
 
 def log(msg):
     print(f"boot-bench: {msg}", file=sys.stderr, flush=True)
-
-
-def load_peer_guest():
-    spec = importlib.util.spec_from_file_location("peer_guest", os.path.join(ROOT, "tools", "peer-guest.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def loadavg():

@@ -307,14 +307,19 @@ def goro_insn(out, plog):
 # ---- Go: the test binaries ------------------------------------------------------------------
 
 
+def go_env(build):
+    """Debian's go, static binaries, caches under the build directory."""
+    return dict(os.environ, CGO_ENABLED="0", GOFLAGS="-buildvcs=false",
+                GOCACHE=os.path.abspath(os.path.join(build, "go-cache")),
+                GOPATH=os.path.abspath(os.path.join(build, "gopath")))
+
+
 def build_go(opts):
     """go test -c of runtime, sync and time into $BUILD/bench/go (kept while
     newer than the go toolchain); insnmark beside them."""
     bindir = os.path.join(opts.build, "bench", "go")
     os.makedirs(bindir, exist_ok=True)
-    env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-buildvcs=false",
-               GOCACHE=os.path.abspath(os.path.join(opts.build, "go-cache")),
-               GOPATH=os.path.abspath(os.path.join(opts.build, "gopath")))
+    env = go_env(opts.build)
     gobin = subprocess.run(["sh", "-c", "command -v go"], capture_output=True, text=True).stdout.strip()
     if not gobin:
         sys.exit("gobench: no go on PATH: run tools/deps-bench.sh (golang-go)")

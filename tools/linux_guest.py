@@ -4,6 +4,7 @@
 (linux-image-amd64) booting an initramfs written here (busybox-static as
 /bin/busybox, the peer binaries, an /init script), console on ttyS0."""
 import glob
+import importlib.util
 import os
 import stat
 import sys
@@ -53,3 +54,13 @@ def find_kernel():
     return kernels[-1]
 
 
+
+
+def load_peer_guest():
+    """tools/peer-guest.py as a module (its name is no Python identifier):
+    its initramfs, /init and QEMU command line, for the other guest users."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("peer_guest", os.path.join(here, "peer-guest.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -39,8 +39,13 @@ def log(msg):
 
 
 def init_script(peers, args):
-    runs = "\n".join(
-        f"echo '### peer {p}'\n/peers/peers-{p} -accel=tcg {args} 2>&1" for p in peers)
+    return guest_init("\n".join(
+        f"echo '### peer {p}'\n/peers/peers-{p} -accel=tcg {args} 2>&1" for p in peers), "peers")
+
+
+def guest_init(body, what):
+    """The guest's /init: mounts, a GUEST line, '### WHAT begin', body (shell),
+    '### WHAT end', power-off (tools/schedlat.py uses it too)."""
     return f"""#!/bin/busybox sh
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t sysfs sys /sys
@@ -52,12 +57,19 @@ echo
 echo "GUEST clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" \\
      "kernel=$(cat /proc/sys/kernel/osrelease)" \\
      "tsc_mhz=$(dmesg | sed -n 's/.*tsc: Detected \\([0-9.]*\\) MHz.*/\\1/p' | tail -1)"
-echo '### peers begin'
-{runs}
-echo '### peers end'
+echo '### {what} begin'
+{body}
+echo '### {what} end'
 /bin/busybox poweroff -f
 echo o > /proc/sysrq-trigger
 """
+
+
+def guest_argv(cpus, initrd):
+    """QEMU's command line for the Linux guest: same TCG, -cpu and memory as
+    goro's runs; Linux powers it off (exit status 0): no isa-debug-exit."""
+    return qemu.argv(cpus, "1G", exit_device=False) + \
+        ["-kernel", find_kernel(), "-initrd", initrd, "-append", GUEST_APPEND]
 
 
 APPLETS = ("sh", "mount", "poweroff", "echo", "cat", "dmesg", "sed", "tail")
@@ -110,9 +122,7 @@ def run_tcg(opts, cpus, bindir, outdir):
     initrd = os.path.join(outdir, f"peers-{tag}.cpio")
     args = " ".join(shlex.quote(a) for a in peer_args(opts))
     build_initramfs(initrd, bindir, opts.peers, args)
-    # Linux powers the guest off (exit status 0): no isa-debug-exit.
-    cmd = qemu.argv(cpus, "1G", exit_device=False) + \
-        ["-kernel", find_kernel(), "-initrd", initrd, "-append", GUEST_APPEND]
+    cmd = guest_argv(cpus, initrd)
     insn_log = None
     if opts.insncount:
         insn_log = os.path.join(outdir, f"peers-{tag}.insn.log")

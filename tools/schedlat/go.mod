@@ -1,0 +1,3 @@
+module goro/schedlat
+
+go 1.19
