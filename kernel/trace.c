@@ -34,7 +34,7 @@ struct trace_rec {
     uint64_t g;
     uint64_t arg;
     uint32_t ev;                    // enum trace_ev
-    uint32_t pad;
+    uint32_t fn_lo;                 // GoCreate: the low half of the G's start function (see fn_of)
 };
 
 struct trace_ring {
@@ -59,7 +59,7 @@ static uint64_t trace_t0;
 static const struct {
     const char *name, *g, *arg;
 } ev_fmt[TR_NEVENTS] = {
-    [TR_GO_CREATE] = { "GoCreate", "g", "parent" },
+    [TR_GO_CREATE] = { "GoCreate", "g", "parent" },      // and fn=, the start function
     [TR_GO_START] = { "GoStart", "g", "p" },
     [TR_GO_YIELD] = { "GoYield", "g", 0 },
     [TR_GO_PREEMPT] = { "GoPreempt", "g", "why" },
@@ -163,7 +163,8 @@ void trace_init(uint32_t ncpu)
 }
 
 // The owning core, interrupts off.
-static void ring_put(struct trace_ring *r, uint64_t tsc, enum trace_ev ev, uint64_t g, uint64_t arg)
+static void ring_put(struct trace_ring *r, uint64_t tsc, enum trace_ev ev, uint64_t g, uint64_t arg,
+                     uint32_t fn_lo)
 {
     uint64_t n = r->n;
     struct trace_rec *rec = &r->recs[n & (TRACE_RING - 1)];
@@ -171,6 +172,7 @@ static void ring_put(struct trace_ring *r, uint64_t tsc, enum trace_ev ev, uint6
     rec->g = g;
     rec->arg = arg;
     rec->ev = ev;
+    rec->fn_lo = fn_lo;
     __atomic_store_n(&r->n, n + 1, __ATOMIC_RELEASE);     // release: the record is whole
 }
 
@@ -202,13 +204,16 @@ static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
     struct trace_ring *r = &rings[cpu_index()];
     __atomic_store_n(&r->busy, 1, __ATOMIC_SEQ_CST);      // pairs with trace_dump_live's load
     bool keep = __atomic_load_n(&recording, __ATOMIC_SEQ_CST);   // after busy is visible
-    if (ev == TR_GO_CREATE && gp)
+    uint32_t fn_lo = 0;
+    if (ev == TR_GO_CREATE && gp) {
         gp->run_cycles = 0;
+        fn_lo = (uint32_t)(uintptr_t)gp->fn;
+    }
     if (ev == TR_GO_START) {
         // gosched has no hook (it is the hottest switch): a G that is still
         // running here when the next one starts left through gosched.
         if (r->running && keep)
-            ring_put(r, now, TR_GO_YIELD, r->running, 0);
+            ring_put(r, now, TR_GO_YIELD, r->running, 0, 0);
         account_leave(r, now);
         r->running = g;
         __atomic_store_n(&r->since, now, __ATOMIC_RELAXED);    // relaxed: read racily by ps
@@ -220,7 +225,7 @@ static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
         }
     }
     if (keep)
-        ring_put(r, now, ev, g, arg);
+        ring_put(r, now, ev, g, arg, fn_lo);
     __atomic_store_n(&r->busy, 0, __ATOMIC_RELEASE);      // the ring is whole again
     irq_restore(fl);
 }
@@ -258,6 +263,13 @@ void trace_record_g(enum trace_ev ev, struct g *gp)
     record(ev, gp->id, arg, gp);
 }
 
+// A start function from its low half: the kernel image (every function)
+// lies within one aligned 4 GiB, this function's. 0: not known.
+static uint64_t fn_of(uint32_t fn_lo)
+{
+    return fn_lo ? ((uint64_t)(uintptr_t)fn_of & ~0xffffffffull) | fn_lo : 0;
+}
+
 static void print_rec(uint32_t core, const struct trace_rec *rec)
 {
     uint64_t ns = arch_cycles_to_ns(rec->tsc - trace_t0);
@@ -272,6 +284,8 @@ static void print_rec(uint32_t core, const struct trace_rec *rec)
         snprintf(g, sizeof g, " %s=%lu", ev_fmt[rec->ev].g, rec->g);
     if (rec->ev == TR_GO_PARK)      // the wait reason: a string literal, no spaces lost
         snprintf(arg, sizeof arg, " reason=\"%s\"", rec->arg ? (const char *)rec->arg : "");
+    else if (rec->ev == TR_GO_CREATE)   // tools/trace2go.py names the function from goro.elf
+        snprintf(arg, sizeof arg, " parent=%lu fn=%lu", rec->arg, fn_of(rec->fn_lo));
     else if (ev_fmt[rec->ev].arg)
         snprintf(arg, sizeof arg, " %s=%lu", ev_fmt[rec->ev].arg, rec->arg);
     kprintf("TRACE %u %lu %s%s%s\n", core, ns, ev_fmt[rec->ev].name, g, arg);

@@ -105,7 +105,8 @@ def go_trace_check(lines, tag):
     """tools/trace2go.py's check: go tool trace -pprof=sched parses the
     converted trace and counts what goro's trace holds."""
     build = os.environ.get("GORO_BUILD", "build")
-    return trace2go.check(lines, os.path.join(build, "test-logs", "trace-" + tag))
+    return trace2go.check(lines, os.path.join(build, "test-logs", "trace-" + tag),
+                          os.path.join(build, "goro.elf"))
 
 
 def flight_recorder_check(lines):
@@ -596,7 +597,7 @@ CONFIGS = [
                        r"^goro> run demo_worker_pool$",
                        r"^\s+1\s+running\s+0\s+\d+\s+\d+\s+\d+(\.\d)? (s|ms|us)\s+main_goroutine$",
                        r"^goro> trace dump$", r"^TRACE begin cores=2 .* dropped=0$",
-                       r"^TRACE \d+ \d+ GoCreate g=1 parent=0$", r"^TRACE end$",
+                       r"^TRACE \d+ \d+ GoCreate g=1 parent=0 fn=\d+$", r"^TRACE end$",
                        r"^trace: recording on -> off, hooks patched out$",
                        r"^trace: \d+ hooks patched in$", r"^TRACE begin cores=2 .* dropped=[1-9]",
                        r"^quantum 10.0 ms -> 2.0 ms$", r"^steal numa -> flat",

@@ -89,6 +89,20 @@ def parse(lines):
 
 # ---- the ELF: functions, their code, symbols ------------------------------------
 
+def functions(path):
+    """[(start, end, name)] of the ELF's sized functions, sorted (binutils' nm)."""
+    out = subprocess.run(["nm", "-S", "-n", "--defined-only", path], check=True,
+                         capture_output=True, text=True).stdout
+    funcs = []
+    for l in out.splitlines():
+        parts = l.split()
+        if len(parts) == 4 and parts[2] in "tTwW":
+            start, size = int(parts[0], 16), int(parts[1], 16)
+            if size:
+                funcs.append((start, start + size, parts[3]))
+    return sorted(funcs)
+
+
 class Elf:
     def __init__(self, path):
         self.path = path
@@ -103,15 +117,7 @@ class Elf:
         self._load_segment()
 
     def _load_functions(self):
-        out = subprocess.run(["nm", "-S", "-n", "--defined-only", self.path], check=True,
-                             capture_output=True, text=True).stdout
-        for l in out.splitlines():
-            parts = l.split()
-            if len(parts) == 4 and parts[2] in "tTwW":
-                start, size = int(parts[0], 16), int(parts[1], 16)
-                if size:
-                    self.funcs.append((start, start + size, parts[3]))
-        self.funcs.sort()
+        self.funcs = functions(self.path)
         self.starts = [f[0] for f in self.funcs]
 
     def func(self, addr):

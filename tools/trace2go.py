@@ -20,17 +20,24 @@ creation, unblock or stop at the same time, and counts what it dropped.
 
 Unblock and creation events carry a one-frame pseudo-stack naming why the
 goroutine was readied ("wake: chan receive", "go: new goroutine"), so
-`go tool trace -pprof=sched` attributes scheduling latency to them.
+`go tool trace -pprof=sched` attributes scheduling latency to them. A
+creation also names the goroutine's start function (GoCreate's fn=, named
+from goro.elf with --elf; "goroutine" when unknown): go tool trace's
+goroutine analysis groups goroutines by it.
 
 Python 3 standard library only.
 """
 import argparse
 import collections
 import os
+import re
+import subprocess
 import sys
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trace2json  # noqa: E402
+import profile2pprof  # noqa: E402
 
 # internal/trace's event types (runtime/trace.go)
 EV_BATCH, EV_FREQUENCY, EV_STACK, EV_GOMAXPROCS, EV_PROC_START, EV_PROC_STOP = 1, 2, 3, 4, 5, 6
@@ -42,6 +49,7 @@ EV_STRING = 37
 
 FAKE_P = 1000
 CREATE_STACK = "go: new goroutine"
+START_STACK = "goroutine"           # a G's start function: goro's trace does not name it
 
 
 def block_event(reason):
@@ -133,8 +141,9 @@ class Writer:
 class Converter:
     """goro's events, in time order, through Go's goroutine and P state machines."""
 
-    def __init__(self, w):
+    def __init__(self, w, names=None):
         self.w = w
+        self.names = names or {}    # start function address -> name
         self.gstate = {}            # g -> "runnable" | "running" | "waiting" | "syscall" | "dead"
         self.seq = {}               # g -> Go's per-goroutine sequence number
         self.reason = {}            # g -> why it last parked
@@ -151,8 +160,12 @@ class Converter:
 
     # ---- transitions, each valid in Go's model --------------------------------
 
-    def create(self, p, ts, g):
-        self.w.event(p, EV_GO_CREATE, ts, g, 0, self.w.stack(CREATE_STACK))
+    def create(self, p, ts, g, fn=0):
+        # Args: the G, its start stack (go tool trace names and groups
+        # goroutines by its frame, and refuses a create without one), then
+        # the event's own stack (the creation, for -pprof=sched).
+        start = self.names.get(fn) or (f"0x{fn:x}" if fn else START_STACK)
+        self.w.event(p, EV_GO_CREATE, ts, g, self.w.stack(start), self.w.stack(CREATE_STACK))
         self.gstate[g], self.seq[g] = "runnable", 1
         self.created += 1
 
@@ -205,7 +218,7 @@ class Converter:
             if state is not None:
                 self.dropped[ev] += 1
                 return
-            self.create(self.p_of(core), ts, g)
+            self.create(self.p_of(core), ts, g, e["fn"])
         elif ev == "GoStart":
             p = e["p"]
             if self.core_p.get(core) != p:
@@ -282,31 +295,106 @@ class Converter:
         # Steal, Idle, Wake, TimerFire, WakeIPI: no Go event (trace.json shows them)
 
 
-def convert(header, events):
-    """(trace bytes, Converter) for parsed TRACE events."""
+def start_names(elf):
+    """{address: name} of goro.elf's functions (None or missing: {})."""
+    if not elf or not os.path.exists(elf):
+        return {}
+    return {start: name for start, _, name in profile2pprof.functions(elf)}
+
+
+def convert(header, events, elf=None):
+    """(trace bytes, Converter) for parsed TRACE events; elf names start functions."""
     w = Writer()
     w.raw(EV_FREQUENCY, [1000000000])
     w.stack(CREATE_STACK)
-    c = Converter(w)
+    w.stack(START_STACK)
+    c = Converter(w, start_names(elf))
     for e in events:
         c.on(e)
+    # As Go's StopTrace ends its caller's run (traceGoSched), each G still
+    # running stops at the end: go tool trace's views need every start's end.
+    end = max((e["ns"] for e in events), default=0)
+    for g in sorted(c.g_p):
+        c.stop_running(end, g, EV_GO_SCHED, 0)
+        c.gstate[g] = "runnable"
     return bytes(w.out), c
+
+
+# ---- go tool trace's web views ---------------------------------------------------
+
+
+class TraceServer:
+    """`go tool trace -http` on a free port of 127.0.0.1: it parses the
+    trace and builds the timeline before it serves (.url then)."""
+
+    def __init__(self, trace_out):
+        self.p = subprocess.Popen(["go", "tool", "trace", "-http=127.0.0.1:0", trace_out],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.url, said = None, []
+        for line in self.p.stderr:
+            m = re.search(r"listening on (http://\S+)", line)
+            if m:
+                self.url = m.group(1)
+                break
+            said.append(line.strip())
+        if not self.url:
+            self.close()
+            raise RuntimeError("go tool trace did not serve: " + " | ".join(said)[-300:])
+
+    def get(self, path):
+        with urllib.request.urlopen(self.url + path, timeout=120) as r:
+            return r.read().decode(errors="replace")
+
+    def close(self):
+        self.p.terminate()
+        self.p.wait()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+GROUP_RE = re.compile(r'href="/goroutine\?id=\d+">([^<]*)</a> N=(\d+)')
+
+
+def check_views(out, created, unstarted):
+    """go tool trace serves out: the timeline's data parses, and the goroutine
+    analysis lists created goroutines, each that ran under its named start
+    function (go tool trace names a goroutine at its first start: the
+    unstarted ones, still runnable when the trace ended, have no name)."""
+    import json
+    try:
+        with TraceServer(out) as srv:
+            groups = GROUP_RE.findall(srv.get("/goroutines"))
+            json.loads(srv.get("/jsontrace"))
+    except (RuntimeError, OSError, ValueError) as e:
+        return [f"trace2go: go tool trace's views: {e}"]
+    problems = []
+    n = sum(int(c) for _, c in groups)
+    if n != created:
+        problems.append(f"trace2go: go tool trace's goroutine analysis lists {n} goroutines, {created} created")
+    nameless = sum(int(c) for name, c in groups if name in ("", START_STACK))
+    if not groups or nameless != unstarted:
+        problems.append(f"trace2go: {nameless} goroutines without a start function, {unstarted} never "
+                        f"started: {groups[:5]}")
+    return problems
 
 
 # ---- the test (tests/matrix.py) ------------------------------------------------
 
-def check(lines, outdir):
+def check(lines, outdir, elf=None):
     """A traced boot: the Go trace converts with nothing left out, `go tool
     trace -pprof=sched` parses it whole, and the scheduling-latency profile
     it prints counts as many creations and wake-ups followed by a start as
-    goro's trace holds. Returns problems, [] when fine."""
-    import re
-    import subprocess
+    goro's trace holds; with elf, go tool trace's web views (timeline,
+    goroutine analysis) load too. Returns problems, [] when fine."""
     try:
         header, events = trace2json.parse(lines)
     except trace2json.TraceError as e:
         return [f"trace2go: {e}"]
-    data, c = convert(header, events)
+    data, c = convert(header, events, elf)
     problems = []
     if header["dropped"] == 0 and c.dropped:
         problems.append(f"trace2go: events left out or synthesized in a whole trace: {dict(c.dropped)}")
@@ -352,6 +440,10 @@ def check(lines, outdir):
         if counts[k] != want[k]:
             problems.append(f"trace2go: go tool trace counts {counts[k]} {k}s followed by a start, "
                             f"goro's trace {want[k]}")
+    if elf and header["dropped"] == 0:
+        started = {e["g"] for e in events if e["ev"] == "GoStart"}
+        unstarted = len({e["g"] for e in events if e["ev"] == "GoCreate"} - started)
+        problems += check_views(out, c.created, unstarted)
     return problems
 
 
@@ -359,6 +451,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("log", help="serial log holding the TRACE lines")
     ap.add_argument("-o", "--output", required=True, help="Go execution trace to write")
+    ap.add_argument("--elf", default="", help="goro.elf, to name the goroutines' start functions")
     args = ap.parse_args()
     with open(args.log, errors="replace") as f:
         lines = f.readlines()
@@ -366,7 +459,7 @@ def main():
         header, events = trace2json.parse(lines)
     except trace2json.TraceError as e:
         sys.exit(f"trace2go: {args.log}: {e}")
-    data, c = convert(header, events)
+    data, c = convert(header, events, args.elf)
     with open(args.output, "wb") as f:
         f.write(data)
     fixed = ", ".join(f"{k} {v}" for k, v in sorted(c.dropped.items())) or "none"

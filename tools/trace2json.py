@@ -24,7 +24,7 @@ LINE_RE = re.compile(r"^TRACE (\d+) (\d+) (\w+)((?: \w+=(?:\"[^\"]*\"|\d+))*)\s*
 FIELD_RE = re.compile(r"(\w+)=(\"[^\"]*\"|\d+)")
 BEGIN_RE = re.compile(r"^TRACE begin cores=(\d+) tsc_hz=(\d+) events=(\d+) dropped=(\d+)\s*$")
 EVENTS = {
-    "GoCreate": ("g", "parent"), "GoStart": ("g", "p"), "GoYield": ("g",),
+    "GoCreate": ("g", "parent", "fn"), "GoStart": ("g", "p"), "GoYield": ("g",),
     "GoPreempt": ("g", "why"), "GoPark": ("g", "reason"), "GoUnpark": ("g", "by"),
     "GoEnd": ("g",), "Steal": ("n", "victim"), "Idle": (), "Wake": (),
     "ProcStart": ("p",), "ProcStop": ("p",), "Gomaxprocs": ("procs",),
