@@ -236,9 +236,19 @@ trace: deps $(BUILD)/goro.elf
 	@mkdir -p $(BUILD)/trace
 	@$(RUN_QEMU) $(BUILD)/goro.elf "trace=1 $(CMDLINE)" > $(BUILD)/trace/serial.log; \
 	    st=$$?; grep -v '^TRACE [0-9]' $(BUILD)/trace/serial.log; exit $$st
-	$(PYTHON) tools/trace2go.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.out
+	$(PYTHON) tools/trace2go.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.out --elf $(BUILD)/goro.elf
 	$(PYTHON) tools/trace2json.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.json
 	@echo "trace: go tool trace $(BUILD)/trace/trace.out; $(BUILD)/trace/trace.json in ui.perfetto.dev"
+
+# trace-screenshot: make trace, then PNGs of go tool trace's pages,
+#   rendered by headless chromium: $(BUILD)/trace/shot-goroutines.png (the
+#   goroutines by start function), shot-goroutine.png (the largest group,
+#   each goroutine's execution and wait times), shot-trace.png (the
+#   timeline). tools/tracepic.py; chromium is optional and installed only
+#   on request (tools/tracepic.py --install, as root).
+.PHONY: trace-screenshot
+trace-screenshot: trace
+	$(PYTHON) tools/tracepic.py $(BUILD)/trace/trace.out -o $(BUILD)/trace/shot --trace-height 200
 
 PROFILE_HZ ?= 1000
 .PHONY: profile
