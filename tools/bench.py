@@ -857,7 +857,7 @@ def from_qemu(opts, outdir):
     goro_runs = {}
     for c in opts.cpus:
         run = empty_run()
-        for app, args in APPS:
+        for app in [a for a, _ in APPS] + ["schedlat"]:
             p = os.path.join(outdir, f"goro-tcg-{c}-{app}.log")
             if os.path.exists(p):
                 merge(run, parse_lines(open(p, errors="replace").read()))
