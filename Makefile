@@ -93,6 +93,11 @@ COMMON_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding \
 ifeq ($(DEBUG),1)
 COMMON_CFLAGS += -DGORO_DEBUG
 endif
+# make NOHOOKS=1: every static branch compiled out (always off, no NOP), the
+# baseline of hooks-off-test's measurement of what the tools cost when off.
+ifeq ($(NOHOOKS),1)
+COMMON_CFLAGS += -DGORO_NO_STATIC_BRANCHES
+endif
 # Kernel code may run in interrupt context: general registers only, so an
 # interrupt that does not switch goroutines never touches vector state.
 KERNEL_CFLAGS := $(COMMON_CFLAGS) -mgeneral-regs-only
@@ -415,7 +420,7 @@ soak: deps-check $(BUILD)/goro.elf
 
 # RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
 RUN_ARGS ?=
-test: deps-check all efi usb host fuzz-build check-layers lint debug-build insncount-test
+test: deps-check all efi usb host fuzz-build check-layers lint debug-build insncount-test hooks-off-test
 	$(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # The suite while the host runs one CPU-bound process per core beside it:
@@ -442,6 +447,15 @@ $(BUILD)/insncount/guest.elf: tests/insncount/guest.S
 
 insncount-test: $(INSNCOUNT) $(BUILD)/insncount/guest.elf
 	$(Q)QEMU=$(QEMU) $(PYTHON) tests/insncount/check.py $(INSNCOUNT) $(BUILD)/insncount/guest.elf
+
+# hooks-off-test: the tools' hooks (trace, metrics, profile), off, cost no
+# more than their NOPs: insn/op of the yield and channel benchmarks against
+# a build with them compiled out (NOHOOKS=1, in $(BUILD)/nohooks), under
+# the insncount plugin with -icount (exact counts; no time is measured).
+.PHONY: hooks-off-test
+hooks-off-test: $(INSNCOUNT) $(BUILD)/goro.elf
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/nohooks NOHOOKS=1 $(BUILD)/nohooks/goro.elf
+	$(Q)QEMU=$(QEMU) $(PYTHON) tests/insncount/hooks_off.py $(INSNCOUNT) $(BUILD)/goro.elf $(BUILD)/nohooks/goro.elf
 
 .PHONY: debug-build
 debug-build:

@@ -25,6 +25,15 @@ struct static_key {
 
 // True once key is enabled. key must be a global: always inlined, its
 // address is a link-time constant recorded beside the site.
+#ifdef GORO_NO_STATIC_BRANCHES
+// make NOHOOKS=1: no site at all, the branch never taken (the baseline of
+// make hooks-off-test; the tools cannot be turned on in such an image).
+static inline __attribute__((always_inline)) bool static_branch_unlikely(struct static_key *key)
+{
+    (void)key;
+    return false;
+}
+#else
 static inline __attribute__((always_inline)) bool static_branch_unlikely(struct static_key *key)
 {
     __asm__ goto("1: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n\t"
@@ -37,6 +46,7 @@ static inline __attribute__((always_inline)) bool static_branch_unlikely(struct 
 on:
     return true;
 }
+#endif
 
 // Calls fn(a, b) from a static branch's out-of-line block without
 // clobbering any general register (arch/coldcall.asm). The arguments go on
