@@ -339,8 +339,9 @@ BUSY_RE = re.compile(r"^cpuburn: (\d+) workers .* busy_us=(\d+)")
 
 def check_cpuburn(lines, elf_path, outdir, hot="cpuburn_hot", tolerance=0.10):
     """A profiled app=cpuburn boot: the profile parses, `go tool pprof -top`
-    lists the hot function first, and the samples under the workers stand
-    for hz x their busy time (the workers measure it) within tolerance.
+    lists the hot function first, the samples under the workers stand for
+    hz x their busy time (the workers measure it) and all of them for hz x
+    the profile's duration x cores, within tolerance.
     Returns problems, [] when fine."""
     import os
     try:
@@ -374,6 +375,11 @@ def check_cpuburn(lines, elf_path, outdir, hot="cpuburn_hot", tolerance=0.10):
     if abs(in_workers - want) > tolerance * want:
         problems.append(f"profile: the workers' samples stand for {in_workers} periods, "
                         f"want {want:.0f} (hz x busy time) within {tolerance:.0%}")
+    # every core, busy or idle, stands for hz x the profile's duration
+    total = hz * header["duration_ns"] / 1e9 * header["cores"]
+    if abs(header["weight"] - total) > tolerance * total:
+        problems.append(f"profile: the samples stand for {header['weight']} periods, want {total:.0f} "
+                        f"(hz x duration x cores) within {tolerance:.0%}")
     return problems
 
 
