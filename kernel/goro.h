@@ -66,6 +66,7 @@ struct sched_pstats {
     uint64_t spin_cycles;       // TSC cycles spent spinning for work
     uint64_t global_gets;       // Gs taken from the global run queue
     uint64_t preemptions_quantum;   // of preemptions, those for a time slice run out
+    uint64_t preemptions_timers;    // of preemptions, those for a due timer of its P (at most one per 1 ms)
 };
 #define SCHED_STATS_MAXP 64
 struct sched_stats {

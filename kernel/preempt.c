@@ -44,14 +44,22 @@ static uint64_t min_nz(uint64_t a, uint64_t b)
     return !a ? b : !b ? a : a < b ? a : b;
 }
 
-// Arms this core's timer for d (0: nothing). A deadline still ahead that
-// is armed already is left alone; one that has passed is armed again, so
-// that an interrupt lost on the way is asked for again rather than waited
-// for forever.
+// Arms this core's timer for d (0: nothing). The hardware is written only
+// when d is earlier than what it is armed for, or when that has passed: a
+// deadline still ahead and no later than d is left as it is, and its
+// interrupt, if it comes before d, finds nothing due and arms again
+// (timer_irq). A deadline that has passed is armed again, so that an
+// interrupt lost on the way is asked for again rather than waited for
+// forever. Why lazy: under TCG an APIC timer write costs a few
+// microseconds of wall time (QEMU's device model), and a G that starts a
+// timer and parks wrote it twice per timer (the timer's deadline, then
+// the quantum's once the timer ran): 4.4x BenchmarkAfter's time. So
+// mp->armed is an upper bound on when this core's next interrupt comes.
 static void arm(struct m *mp, uint64_t d)
 {
     profile_hook_deadline(mp, d);   // the next sample, when profiling
-    if (d == mp->armed && (d == 0 || d > arch_cycles()))
+    uint64_t armed = mp->armed;
+    if (armed && (d == 0 || d >= armed) && armed > arch_cycles())
         return;
     if (d)
         arch_timer_arm(d);
@@ -66,23 +74,55 @@ static void arm(struct m *mp, uint64_t d)
 // acts then) or for the G to leave (dropg drops it and re-arms), and
 // arming the deadline again, already past, would only fire the interrupt
 // again at once, over and over (an interrupt storm while pinned).
-void core_rearm(struct m *mp, uint64_t now)
+// Cycles of TIMER_GRACE_NS (preempt_init).
+static uint64_t timer_grace_cycles;
+
+// core_rearm with the P's timers watched from floor at the earliest.
+static void rearm_timers_from(struct m *mp, uint64_t floor)
 {
-    (void)now;
     uint64_t d = 0;
     struct p *pp = mp->p;
     if (pp) {
         // Holding a P, the M runs a G or is about to (on g0, between Gs):
         // either way the quantum check is due.
         uint32_t pending = preempt_pending_here();
-        if (!(pending & PREEMPT_TIMERS))
+        if (!(pending & PREEMPT_TIMERS)) {
             d = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);    // pairs with timer0_update's release
+            if (mp->timers_preempted && floor < mp->timers_preempted + timer_grace_cycles)
+                floor = mp->timers_preempted + timer_grace_cycles;  // preempt_check's rate
+            if (d && d < floor)
+                d = floor;
+        }
         if (!(pending & PREEMPT_QUANTUM))
             d = min_nz(d, mp->tick_when + quantum_cycles);
     }
     if (mp->id == 0)
         d = min_nz(d, sysmon_deadline());
     arm(mp, d);
+}
+
+void core_rearm(struct m *mp, uint64_t now)
+{
+    (void)now;
+    rearm_timers_from(mp, 0);
+}
+
+// A running G just made a timer its P's earliest (timer_start,
+// timer_modify). One due within TIMER_GRACE_NS (1 ms) is watched from the
+// end of that grace: a G that parks before then (After, a select on a
+// timer: a few microseconds later, nearly always) reaches the scheduler,
+// whose every pass runs its P's due timers (schedule_m), so no interrupt
+// is taken and, with arm()'s laziness, the hardware is not written per
+// timer; a G that keeps running without scheduling sees its timer at most
+// the grace late (Go's running G delays its P's timers until it schedules
+// or sysmon preempts it, 10-20 ms). Timers started on g0 by a parking G
+// (sleep_ns) are armed as they are: the next G may run long. Under TCG the
+// APIC writes and interrupts were most of the time of Go's BenchmarkAfter
+// and AfterFunc ports: 11-17 ms an op against 3 ms without (1000 timers of
+// about 2200 instructions each, 1 vCPU).
+void core_rearm_new_timer(struct m *mp, uint64_t now)
+{
+    rearm_timers_from(mp, now + timer_grace_cycles);
 }
 
 // The deadline idle cores watch: the earliest timer of any P. A deadline
@@ -173,9 +213,16 @@ static void preempt_check(struct m *mp, uint64_t now, bool force)
     struct p *pp = mp->p;
     if (!pp || !mp->curg)
         return;
+    // A due timer of its P preempts the G, at most once per TIMER_GRACE_NS:
+    // between, the P's timers run when it schedules (schedule_m). Without
+    // the rate a ticker of a few ns (Go's BenchmarkTickerReset) kept its
+    // core in back-to-back interrupts, each taking the G off for one tick.
     uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);     // pairs with timer0_update's release
-    if (t0 && t0 <= now)
+    if (t0 && t0 <= now &&
+        (!mp->timers_preempted || now - mp->timers_preempted >= timer_grace_cycles)) {
         preempt_request(PREEMPT_TIMERS);
+        mp->timers_preempted = now;
+    }
     if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE) &&     // pairs with stop_the_world's store
         __atomic_load_n(&pp->status, __ATOMIC_RELAXED) == P_RUNNING)   // not the stopper's own P
         preempt_request(PREEMPT_STW);
@@ -247,6 +294,8 @@ static void preempt_m(void *arg)
         spin_unlock(&sched.lock);
         wakep();                // an idle P may run it at once (Go's goschedImpl does not)
     } else {
+        if (reason & PREEMPT_TIMERS)
+            pp->stats.preemptions_timers++;
         queue_on_p(pp, gp, false);
     }
     timers_run(pp, now);
@@ -348,6 +397,7 @@ uint64_t preempt_set_quantum_ns(uint64_t ns)
 void preempt_init(void)
 {
     quantum_cycles = arch_ns_to_cycles(kparams.quantum_ns);
+    timer_grace_cycles = arch_ns_to_cycles(TIMER_GRACE_NS);
     arch_set_irq_handler(VEC_TIMER, timer_irq);
     arch_set_irq_handler(VEC_PREEMPT, preempt_ipi);
 }

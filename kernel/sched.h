@@ -91,7 +91,8 @@ struct m {
     bool spinning;                  // looking for work; counted in sched.nmspinning
     uint64_t rand;                  // fastrand state
     uint64_t g0_top;                // the g0 stack: schedule() always runs here
-    uint64_t armed;                 // TSC deadline armed on this core, 0 = none
+    uint64_t armed;                 // TSC deadline armed on this core, 0 = none (an upper bound: preempt.c, arm)
+    uint64_t timers_preempted;      // when its P's timers last preempted its G (TSC), 0 = never
     void *spare[M_SPARE_PAGES];     // zeroed pages for stack faults (touched with interrupts off)
     uint32_t nspare;
     uint64_t watching;              // the sched.timer_watch deadline this idle M set, 0 = none
@@ -268,7 +269,11 @@ static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m 
 {
     struct p *pp = mp->p;
     bool global_first = pp->globcheck == 0;
-    if (__builtin_expect(!global_first &&
+    // A due timer of this P sends the M the slow way, which runs it first
+    // (Go's schedule calls checkTimers every time): a timer a G starts is
+    // not interrupt-driven for its first TIMER_GRACE_NS (core_rearm_new_timer).
+    uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);     // a hint, pairs with timer0_update's release
+    if (__builtin_expect(!global_first && !(t0 && t0 <= arch_cycles()) &&
                          !__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE), 1)) {   // pairs with stop_the_world's store
         bool inherit;
         struct g *gp = runq_get(&pp->runq, &inherit);
@@ -338,6 +343,10 @@ bool g_stack_premap(uint64_t addr);
 
 // preempt.c and sysmon.c: each core's timer, preemption, the monitor
 void core_rearm(struct m *mp, uint64_t now);    // interrupts off, on mp's core
+// The same after a G made a timer its P's earliest: one due within
+// TIMER_GRACE_NS is watched from the end of the grace (preempt.c says why).
+#define TIMER_GRACE_NS 1000000
+void core_rearm_new_timer(struct m *mp, uint64_t now);
 void core_arm_idle(struct m *mp);               // interrupts off; mp has no P
 void core_leave_idle(struct m *mp);             // mp got a P: hand its timer watch on
 void preempt_init(void);

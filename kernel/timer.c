@@ -111,6 +111,20 @@ static void heap_remove(struct p *pp, struct timer *t)
     timer0_update(pp);
 }
 
+// t became its P's earliest timer: this core must watch it. Started by a
+// running G, it gets the grace of core_rearm_new_timer (the G nearly
+// always parks first and its scheduler runs it); started on g0 (a parking
+// G's callback, sleep_ns's), the next G may run long, so it is armed as it is.
+static void rearm_for(struct m *mp)
+{
+    uint64_t f = irq_save();
+    if (mp->curg)
+        core_rearm_new_timer(mp, arch_cycles());
+    else
+        core_rearm(mp, arch_cycles());
+    irq_restore(f);
+}
+
 void timer_start(struct timer *t)
 {
     struct m *mp = acquirem();
@@ -121,11 +135,8 @@ void timer_start(struct timer *t)
     heap_push(pp, t);
     bool first = pp->timers[0] == t;
     spin_unlock(&pp->timers_lock);
-    if (first) {
-        uint64_t f = irq_save();
-        core_rearm(mp, arch_cycles());
-        irq_restore(f);
-    }
+    if (first)
+        rearm_for(mp);
     releasem(mp);
 }
 
@@ -180,11 +191,8 @@ bool timer_modify(struct timer *t, uint64_t when, uint64_t period)
                 timer0_update(pp);
             }
             spin_unlock(&pp->timers_lock);
-            if (first) {
-                uint64_t f = irq_save();
-                core_rearm(mp, arch_cycles());
-                irq_restore(f);
-            }
+            if (first)
+                rearm_for(mp);
             releasem(mp);
             return true;
         }

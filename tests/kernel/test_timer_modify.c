@@ -125,3 +125,57 @@ KTEST(timer_modify_resets_a_period_many_times_without_a_stale_fire)
     KT_ASSERT(kt_load(&f.now) >= last);
     KT_ASSERT(timer_stop(&t));      // periodic: still queued until stopped
 }
+
+// ---- timers and the running G (kernel/preempt.c: core_rearm_new_timer,
+// preempt_check's rate) -------------------------------------------------------
+
+static uint64_t timer_preemptions(void)
+{
+    static struct sched_stats s;
+    sched_stats(&s);
+    return s.total.preemptions_timers;
+}
+
+KTEST(timers_preempt_a_running_g_at_most_once_per_grace)
+{
+    // A 1-cycle ticker on this P while its G runs without scheduling: its
+    // timers take the G off at most once per TIMER_GRACE_NS, however long
+    // the host keeps the vCPU away (a count over a TSC span, not a time),
+    // and at least once (the span is many graces long).
+    struct fired f = { 0, 0 };
+    preempt_disable();
+    struct timer t = { .when = cycles_in(1000), .period = 1, .f = record, .arg = &f };
+    timer_start(&t);
+    preempt_enable();
+    uint64_t before = timer_preemptions(), start = arch_cycles();
+    uint64_t span = arch_ns_to_cycles(20 * (uint64_t)TIMER_GRACE_NS);
+    while (arch_cycles() - start < span)
+        cpu_relax();
+    uint64_t elapsed = arch_cycles() - start, n = timer_preemptions() - before;
+    timer_stop(&t);
+    uint64_t most = elapsed / arch_ns_to_cycles(TIMER_GRACE_NS) + 2;
+    if (n > most)
+        KT_FAIL("%lu timer preemptions in %lu grace periods: a storm, not the rate",
+                (unsigned long)n, (unsigned long)(most - 2));
+    KT_ASSERT(n >= 1);
+    KT_ASSERT(kt_load(&f.count) >= 1);
+}
+
+KTEST(timer_started_by_a_running_g_fires_while_it_runs)
+{
+    // time_after from a G that then spins: the timer is watched from the
+    // end of the grace (no interrupt at its deadline), so it fires while
+    // the G still runs, never before its deadline.
+    struct fired f = { 0, 0 };
+    preempt_disable();
+    uint64_t when = cycles_in(50000);
+    struct timer t = { .when = when, .f = record, .arg = &f };
+    timer_start(&t);
+    preempt_enable();
+    uint64_t start = arch_cycles(), span = arch_ns_to_cycles(10 * (uint64_t)TIMER_GRACE_NS);
+    while (!kt_load(&f.count) && arch_cycles() - start < span)
+        cpu_relax();
+    if (!kt_load(&f.count))
+        KT_FAIL("a timer 50 us out had not fired after 10 graces of its G running");
+    KT_ASSERT(kt_load(&f.now) >= when);
+}
