@@ -311,7 +311,13 @@ typedef struct {
     mutex_t m;
 } once_t;
 #define ONCE_INIT {0}
-void once_do(once_t *o, void (*fn)(void *), void *arg);
+void once_do_slow(once_t *o, void (*fn)(void *), void *arg);
+// Inline, as Go's Do: after the first, a call is one acquire load.
+static inline void once_do(once_t *o, void (*fn)(void *), void *arg)
+{
+    if (__builtin_expect(!__atomic_load_n(&o->done, __ATOMIC_ACQUIRE), 0))   // acquire: pairs with once_do_slow's release
+        once_do_slow(o, fn, arg);
+}
 
 // Go's sync.Cond over a mutex_t. cond_wait unlocks m, waits for a signal,
 // and locks m again before returning.

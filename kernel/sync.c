@@ -244,7 +244,7 @@ void rwmutex_unlock(rwmutex_t *rw)
 
 // ---- WaitGroup ----------------------------------------------------------------
 
-static void wg_add_pc(waitgroup_t *wg, int delta, void *pc)
+static inline __attribute__((always_inline)) void wg_add_pc(waitgroup_t *wg, int delta, void *pc)
 {
     // seq_cst: release publishes the done G's work to the waiters' loads;
     // ordered against wg_wait's CAS, so counter and waiters are seen together.
@@ -276,9 +276,8 @@ void wg_done(waitgroup_t *wg)
     wg_add_pc(wg, -1, __builtin_return_address(0));
 }
 
-void wg_wait(waitgroup_t *wg)
+static __attribute__((noinline)) void wg_wait_slow(waitgroup_t *wg, uint64_t state)
 {
-    uint64_t state = __atomic_load_n(&wg->state, __ATOMIC_SEQ_CST);    // seq_cst: acquire pairs with wg_add's release
     for (;;) {
         if ((state >> 32) == 0)
             return;
@@ -295,12 +294,18 @@ void wg_wait(waitgroup_t *wg)
     }
 }
 
+// The fast path apart, so a counter at zero costs a load and no frame.
+void wg_wait(waitgroup_t *wg)
+{
+    uint64_t state = __atomic_load_n(&wg->state, __ATOMIC_SEQ_CST);    // seq_cst: acquire pairs with wg_add's release
+    if ((state >> 32) != 0)
+        wg_wait_slow(wg, state);
+}
+
 // ---- Once -------------------------------------------------------------------
 
-void once_do(once_t *o, void (*fn)(void *), void *arg)
+void once_do_slow(once_t *o, void (*fn)(void *), void *arg)
 {
-    if (__atomic_load_n(&o->done, __ATOMIC_ACQUIRE))       // acquire: pairs with the release below
-        return;
     mutex_lock(&o->m);
     if (!o->done) {
         fn(arg);

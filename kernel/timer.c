@@ -111,17 +111,12 @@ static void heap_remove(struct p *pp, struct timer *t)
     timer0_update(pp);
 }
 
-// t became its P's earliest timer: this core must watch it. Started by a
-// running G, it gets the grace of core_rearm_new_timer (the G nearly
-// always parks first and its scheduler runs it); started on g0 (a parking
-// G's callback, sleep_ns's), the next G may run long, so it is armed as it is.
+// t became its P's earliest timer: this core must watch it, from the end
+// of core_rearm_new_timer's grace (the scheduler's passes run it before).
 static void rearm_for(struct m *mp)
 {
     uint64_t f = irq_save();
-    if (mp->curg)
-        core_rearm_new_timer(mp, arch_cycles());
-    else
-        core_rearm(mp, arch_cycles());
+    core_rearm_new_timer(mp, arch_cycles());
     irq_restore(f);
 }
 
