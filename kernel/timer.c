@@ -15,7 +15,13 @@
 //
 // Running: timers_run takes a due one-shot timer out of its heap (a
 // periodic one stays in it, moved to its next time, so that it is always
-// in its heap until stopped) and calls its function without the lock. Meanwhile the M running it names it in m->running_timer, set
+// in its heap until stopped) and calls its function without the lock.
+// A periodic timer's function never runs on two Ms at once: while it runs
+// (t->running), an M that finds the timer due again (a core stealing the
+// P's overdue timers while the owner's M is descheduled mid-function)
+// drops that tick and moves the timer on a period, as a slow receiver
+// loses ticks in Go; run twice at once, a ticker could deliver a later
+// time before an earlier one (the soak saw it, 32 vCPUs, seed 5005). Meanwhile the M running it names it in m->running_timer, set
 // under the heap's lock before the timer leaves the heap and cleared
 // (release) after the function returns; the function may free a one-shot
 // timer, so nothing else of the timer is touched after it. timer_stop
@@ -220,10 +226,14 @@ uint32_t timers_run(struct p *pp, uint64_t now)
             moved++;
             continue;
         }
-        // Named before it leaves the heap: timer_stop, seeing t->pp NULL
-        // (acquire), must see it running.
-        __atomic_store_n(&mp->running_timer, t, __ATOMIC_RELAXED);   // published by heap_remove's release and the unlock
-        if (t->period) {
+        bool periodic = t->period != 0;    // read under the lock: f may free a one-shot timer
+        bool busy = periodic && __atomic_load_n(&t->running, __ATOMIC_ACQUIRE);   // pairs with the clearing release below
+        if (!busy) {
+            // Named before it leaves the heap: timer_stop, seeing t->pp NULL
+            // (acquire), must see it running.
+            __atomic_store_n(&mp->running_timer, t, __ATOMIC_RELAXED);   // published by heap_remove's release and the unlock
+        }
+        if (periodic) {
             // Stays in the heap, at the next due time after now (skipping
             // missed periods; never, UINT64_MAX, beyond 64 bits): out of it
             // even under the lock, timer_stop would find it nowhere, return,
@@ -233,6 +243,9 @@ uint32_t timers_run(struct p *pp, uint64_t now)
             t->when = step > UINT64_MAX - t->when ? UINT64_MAX : t->when + step;
             sift_down(pp, 0);
             timer0_update(pp);
+            if (busy)
+                continue;           // its function still runs elsewhere: this tick is dropped
+            __atomic_store_n(&t->running, 1, __ATOMIC_RELAXED);    // under the lock; published by the unlock
         } else {
             heap_remove(pp, t);
         }
@@ -243,6 +256,8 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         // period: exact while it runs less than a period late)
         trace_event(TR_TIMER, t->period ? now + t->period - t->when : now - t->when, (uint64_t)t->f);
         t->f(t, now);
+        if (periodic)
+            __atomic_store_n(&t->running, 0, __ATOMIC_RELEASE);   // before running_timer: timer_stop's waiter may free t
         __atomic_store_n(&mp->running_timer, (struct timer *)0, __ATOMIC_RELEASE);    // f is done: pairs with timer_stop's acquire
         ran++;
         spin_lock(&pp->timers_lock);

@@ -23,6 +23,9 @@ struct timer {
     struct p *pp;                   // the P whose heap holds it; NULL when not queued
     uint32_t idx;
     uint64_t later;                 // 0, or the real deadline, later than when (Go's timerModifiedLater)
+    // a periodic timer: set under the heap's lock when an M takes it to
+    // run, cleared (release) when its function returns
+    uint32_t running;
 };
 
 // Queues t on the calling M's P and re-arms this core's timer when t is now

@@ -435,6 +435,58 @@ KTEST(race_timer_stop_of_a_periodic_timer_in_flight)
         KT_FAIL("the periodic timer did not fire 3 times in 10 s");
 }
 
+// ---- a periodic timer's function never runs on two Ms at once -------------
+//
+// timers_run leaves a periodic timer in its heap, at its next time, while
+// its function runs without the lock. An M that found it due again (a core
+// stealing our P's overdue timers while our M was descheduled in the
+// function) ran the function a second time at once, and a ticker could
+// then deliver a later time before an earlier one (app=soak, 32 vCPUs,
+// seed 5005: "ticker: tick 752099806 before the previous 753631293"). The
+// function here spins 300 us, fifteen periods, as a descheduled vCPU
+// would; meanwhile this G sleeps, so the other cores go idle, watch the
+// timer and run our P's overdue timers when it comes due.
+
+static struct timer twice_t;
+static uint64_t twice_in, twice_overlaps, twice_fired;
+
+static void twice_f(struct timer *t, uint64_t now)
+{
+    (void)t;
+    (void)now;
+    if (__atomic_add_fetch(&twice_in, 1, __ATOMIC_ACQ_REL) > 1)     // acq_rel: the overlap count is the test's
+        __atomic_add_fetch(&twice_overlaps, 1, __ATOMIC_RELAXED);  // relaxed: read after timer_stop's wait
+    uint64_t end = arch_cycles() + arch_ns_to_cycles(300000);
+    while (arch_cycles() < end)
+        cpu_relax();
+    __atomic_add_fetch(&twice_fired, 1, __ATOMIC_RELAXED);          // relaxed: a count the test reads
+    __atomic_sub_fetch(&twice_in, 1, __ATOMIC_ACQ_REL);             // acq_rel: pairs with the add above
+}
+
+KTEST(race_periodic_timer_function_never_runs_twice_at_once)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs 2 cores: another core must find the timer due while its function runs");
+    int orig = gomaxprocs(num_cpu());
+    memset(&twice_t, 0, sizeof twice_t);
+    twice_overlaps = twice_fired = 0;
+    twice_t.f = twice_f;
+    twice_t.period = arch_ns_to_cycles(20000);
+    preempt_disable();
+    twice_t.when = arch_cycles() + twice_t.period;
+    timer_start(&twice_t);
+    preempt_enable();
+    for (int i = 0; i < 10; i++)
+        sleep_ns(5000000);
+    timer_stop(&twice_t);            // waits for a function still running
+    gomaxprocs(orig);
+    uint64_t overlaps = kt_load(&twice_overlaps), fired = kt_load(&twice_fired);
+    if (overlaps)
+        KT_FAIL("the periodic timer's function ran on two cores at once %lu times in %lu runs",
+                (unsigned long)overlaps, (unsigned long)fired);
+    KT_ASSERT(fired >= 1);
+}
+
 // ---- a stale preemption request does not hit the next G ------------------
 //
 // A request that could not be acted on (interrupts off at releasem) stayed
