@@ -560,6 +560,12 @@ bench: deps-check $(BUILD)/goro.elf $(INSNCOUNT) bench-boot
 	@sh tools/deps-bench.sh $(DEPS_MODE)
 	$(BENCH_PYTHON) tools/bench.py --build $(BUILD) $(BENCH_ARGS)
 
+# bench-readme: README's Performance results from the full make bench runs
+#   kept in BUILD/bench/runs/ (the newest, and the spread of all; tools/bench_readme.py).
+.PHONY: bench-readme
+bench-readme:
+	$(PYTHON) tools/bench_readme.py --runs '$(BUILD)/bench/runs/results-*.json' --readme README.md
+
 # bench-boot: the boot timeline at 1, 2, 8, 32 and 64 vCPUs under TCG (median
 #   of 5 boots each), beside a Debian Linux guest booted by the same QEMU to
 #   its /init, and the published figures of OSv and Unikraft

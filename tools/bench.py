@@ -36,6 +36,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -783,9 +784,24 @@ def main():
     path = os.path.join(resdir, f"results-{opts.section}.json" if opts.section else "results.json")
     with open(path, "w") as f:
         json.dump(res, f, indent=1, default=str)
+    if not (opts.section or opts.from_serial or opts.report_only or opts.quick) and res.get("gobench"):
+        archive_run(outdir, path)
     sys.stdout.write(f"\nresults: {path}; plots: {os.path.join(resdir, 'plots')}/ "
                      f"({len(res['plots'])} files); {time.time() - t_start:.0f}s\n")
     return 0
+
+
+def archive_run(outdir, path):
+    """Keeps a full run's results, and the boot figures make bench took
+    just before, under BUILD/bench/runs/: tools/bench_readme.py reads the
+    spread of the runs there."""
+    runs = os.path.join(outdir, "runs")
+    os.makedirs(runs, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    shutil.copyfile(path, os.path.join(runs, f"results-{stamp}.json"))
+    boot = os.path.join(outdir, "boot.json")
+    if os.path.exists(boot):
+        shutil.copyfile(boot, os.path.join(runs, f"boot-{stamp}.json"))
 
 
 def parse_args():
