@@ -11,9 +11,6 @@
 // Numbers are measured, never asserted.
 #include "kernel/goro.h"
 #include "bench_util.h"
-#include "kernel/sched.h"
-#include "kernel/numa.h"
-#include "kernel/cmdline.h"
 #include "lib/string.h"
 
 #define MAX_REPS 101
@@ -49,7 +46,7 @@ static void throughput(const char *name, const char *op, int procs, uint64_t (*b
         cyc[r] = cputicks() - c0;
     }
     sort_u64(cyc, reps);
-    double to_ns = 1e9 / (double)arch_tsc_hz();
+    double to_ns = 1e9 / (double)cputicks_hz();
     double per = 1.0 / (double)n;
     printf("BENCH %s impl=goro procs=%d n=%lu reps=%d ns_per_op=%.1f ns_per_op_min=%.1f "
            "ns_per_op_p10=%.1f ns_per_op_p90=%.1f ns_per_op_max=%.1f cycles_per_op=%.1f "
@@ -240,21 +237,16 @@ static void bench_uneven(void)
 
 // ---- wake_latency: ready a parked G, spin until another core runs it --------
 
-static struct g *wake_parked;
+// The wakee parks on the semaphore; a release readies it into this P's
+// runnext slot, as Go's channel send readies a receiver.
+static sema_t wake_sema;
 static uint64_t wake_ran_ns, wake_exit;
-
-static bool publish_parked(struct g *gp, void *arg)
-{
-    (void)arg;
-    __atomic_store_n(&wake_parked, gp, __ATOMIC_RELEASE);
-    return true;
-}
 
 static void wakee(void *arg)
 {
     (void)arg;
     for (;;) {
-        gopark(publish_parked, 0, "bench: wake_latency", 0);
+        sema_acquire(&wake_sema);
         __atomic_store_n(&wake_ran_ns, nanotime(), __ATOMIC_RELEASE);
         if (load(&wake_exit))
             return;
@@ -275,24 +267,22 @@ static void bench_wake(bool via_runq)
     enum { SAMPLES = 200 };
     uint64_t lat[SAMPLES];
     wake_exit = 0;
-    wake_parked = 0;
     go(wakee, 0);
     for (int s = 0; s < SAMPLES; s++) {
-        struct g *gp;
-        while (!(gp = __atomic_exchange_n(&wake_parked, 0, __ATOMIC_ACQUIRE)))
+        while (sema_waiters(&wake_sema) == 0)
             gosched();
         uint64_t gap = nanotime() + 1000000;         // 1 ms: the other core halts
         while (nanotime() < gap)
-            cpu_relax();
+            procyield(1);
         wake_ran_ns = 0;
         if (s == SAMPLES - 1)
             wake_exit = 1;
         uint64_t t0 = nanotime();
-        gready(gp, true);
+        sema_release(&wake_sema);
         if (via_runq)
             go(decoy, 0);       // takes runnext: the wakee moves to the ring
         while (!load(&wake_ran_ns))
-            cpu_relax();
+            procyield(1);
         lat[s] = wake_ran_ns - t0;
     }
     sort_u64(lat, SAMPLES);
@@ -314,10 +304,10 @@ static void bench_steal_policy(void)
         printf("SKIP steal_policy impl=goro reason=one_numa_node\n");
         return;
     }
-    enum steal_policy orig = kparams.steal;
+    bool orig = sched_set_steal_by_node(false);
     static struct sched_stats a, b;
     for (int k = 0; k < 2; k++) {
-        kparams.steal = k ? STEAL_NUMA : STEAL_FLAT;
+        sched_set_steal_by_node(k);
         uint64_t t[MAX_REPS];
         int r_n = reps < 11 ? reps : 11;
         sched_stats(&a);
@@ -337,15 +327,15 @@ static void bench_steal_policy(void)
                t[r_n - 1] / 1e6, b.total.steals_local - a.total.steals_local,
                b.total.steals_remote - a.total.steals_remote);
     }
-    kparams.steal = orig;
+    sched_set_steal_by_node(orig);
 }
 
 static void config_line(void)
 {
     char model[64];
-    arch_cpu_model(model, sizeof model);
+    cpu_model(model, sizeof model);
     printf("CONFIG impl=goro cores=%d gomaxprocs=%d accel=%s cpu=\"%s\" tsc_mhz=%lu reps=%d\n",
-           num_cpu(), gomaxprocs(0), arch_accel(), model, arch_tsc_hz() / 1000000, reps);
+           num_cpu(), gomaxprocs(0), cpu_accel(), model, cputicks_hz() / 1000000, reps);
 }
 
 static int bench_main(int argc, char **argv)

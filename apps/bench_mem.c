@@ -14,9 +14,6 @@
 // the output says so; the chase tells the truth on multi-socket hardware.
 #include "kernel/goro.h"
 #include "bench_util.h"
-#include "kernel/numa.h"
-#include "kernel/page.h"
-#include "kernel/sched.h"
 #include "lib/string.h"
 
 #define MAX_REPS 101
@@ -29,7 +26,7 @@ static const char *filter;
 static void report(const char *name, const char *keys, uint64_t *cyc, uint64_t n)
 {
     sort_u64(cyc, reps);
-    double to_ns = 1e9 / (double)arch_tsc_hz(), per = 1.0 / (double)n;
+    double to_ns = 1e9 / (double)cputicks_hz(), per = 1.0 / (double)n;
     printf("BENCH %s %s n=%lu reps=%d ns_per_op=%.1f ns_per_op_min=%.1f ns_per_op_p10=%.1f "
            "ns_per_op_p90=%.1f ns_per_op_max=%.1f cycles_per_op=%.1f\n",
            name, keys, n, reps, cyc[reps / 2] * to_ns * per, cyc[0] * to_ns * per,
@@ -145,10 +142,11 @@ struct chase_job {
     uint64_t done;                  // release: the results above are written
 };
 
-// The chase, pinned to the calling core (acquirem: no preemption, no move).
-static void chase_pinned(struct chase_job *j, struct m *mp)
+// The chase, on the calling core: the caller has pinned it there
+// (preempt_disable).
+static void chase_pinned(struct chase_job *j)
 {
-    j->ran_on_node = numa_core_node(mp->id);
+    j->ran_on_node = numa_core_node((uint32_t)core_id());
     chase(j->buf, j->steps);                    // warm the TLB and caches as far as they go
     for (int r = 0; r < reps; r++) {
         uint64_t c0 = cputicks();
@@ -162,11 +160,11 @@ static void chase_pinned(struct chase_job *j, struct m *mp)
 static void chase_probe(void *arg)
 {
     struct chase_job *j = arg;
-    struct m *mp = acquirem();
-    if (numa_core_node(mp->id) == j->from_node &&
+    preempt_disable();
+    if (numa_core_node((uint32_t)core_id()) == j->from_node &&
         !__atomic_exchange_n(&j->claimed, 1, __ATOMIC_ACQ_REL))
-        chase_pinned(j, mp);
-    releasem(mp);
+        chase_pinned(j);
+    preempt_enable();
 }
 
 // Runs j on a core of its node: here if this core is one, else through
@@ -174,13 +172,13 @@ static void chase_probe(void *arg)
 // (goro has no placement call yet). Returns false when no probe got there.
 static bool chase_on_node(struct chase_job *j)
 {
-    struct m *mp = acquirem();
-    if (numa_core_node(mp->id) == j->from_node) {
-        chase_pinned(j, mp);
-        releasem(mp);
+    preempt_disable();
+    if (numa_core_node((uint32_t)core_id()) == j->from_node) {
+        chase_pinned(j);
+        preempt_enable();
         return true;
     }
-    releasem(mp);
+    preempt_enable();
     uint64_t end = nanotime() + 20000000000ull;
     while (!__atomic_load_n(&j->done, __ATOMIC_ACQUIRE) && nanotime() < end) {
         if (!__atomic_load_n(&j->claimed, __ATOMIC_ACQUIRE))
@@ -188,10 +186,18 @@ static bool chase_on_node(struct chase_job *j)
                 go(chase_probe, j);
         uint64_t spin = nanotime() + 2000000;
         while (nanotime() < spin && !__atomic_load_n(&j->claimed, __ATOMIC_ACQUIRE))
-            cpu_relax();
+            procyield(1);
         gosched();
     }
     return __atomic_load_n(&j->done, __ATOMIC_ACQUIRE);
+}
+
+static bool node_has_cores(int node)
+{
+    for (int c = 0; c < num_cpu(); c++)
+        if (numa_core_node((uint32_t)c) == node)
+            return true;
+    return false;
 }
 
 // For every node with memory: a buffer there, chased from a core of every
@@ -210,7 +216,7 @@ static void bench_latency(void)
         uint64_t *buf = page_alloc_node(b / PAGE_SIZE, to);
         chase_build(buf, b / LINE);
         for (int from = 0; from < nn; from++) {
-            if (!numa_node_cores(from))
+            if (!node_has_cores(from))
                 continue;
             memset(&j, 0, sizeof j);
             j.from_node = from;
@@ -232,14 +238,14 @@ static void bench_latency(void)
 static void config_line(void)
 {
     char model[64];
-    arch_cpu_model(model, sizeof model);
+    cpu_model(model, sizeof model);
     printf("CONFIG impl=goro cores=%d gomaxprocs=%d numa_nodes=%d accel=%s cpu=\"%s\" "
-           "tsc_mhz=%lu reps=%d\n", num_cpu(), gomaxprocs(0), numa_nodes(), arch_accel(), model,
-           arch_tsc_hz() / 1000000, reps);
-    if (strcmp(arch_accel(), "native") != 0)
+           "tsc_mhz=%lu reps=%d\n", num_cpu(), gomaxprocs(0), numa_nodes(), cpu_accel(), model,
+           cputicks_hz() / 1000000, reps);
+    if (strcmp(cpu_accel(), "native") != 0)
         printf("NOTE mem_latency under a hypervisor (%s): every guest node is the same host "
                "memory, so remote latency here equals local; run on multi-socket hardware for "
-               "the real difference\n", arch_accel());
+               "the real difference\n", cpu_accel());
 }
 
 static uint64_t parse_num(const char *s)

@@ -6,12 +6,13 @@
 //                        receive on one unbuffered channel (first: the free
 //                        G lists are still short, so nearly every G is new)
 //   boot_time            kernel entry to each core online (one sample a boot)
-//   timer_latency        a one-shot struct timer's function, arch_cycles()
-//                        at its run minus t->when: mode=busy (the arming G
-//                        spins: the interrupt path) and mode=idle (the core
-//                        halts until the timer wakes it)
+//   timer_latency        a raw kernel timer's function run minus its
+//                        deadline (timer_probe_run): mode=busy (the arming
+//                        G spins: the interrupt path) and mode=idle (the
+//                        core halts until the timer wakes it)
 //   raw_ipi_roundtrip    an IPI to the next core, whose handler answers
 //                        with an IPI back; the sender spins on a flag
+//                        (ipi_probe)
 //   sleep_lateness_*     sleep_ns(1 us, 100 us, 1 ms) minus the request
 //   ticker_lateness_hogs a 1 ms ticker beside one call-free hog per P,
 //                        lateness as tests/peers/go defines it
@@ -22,9 +23,8 @@
 //                        the quantum has something to slice: one hog alone
 //                        on its P is never preempted)
 //
-// app=bench_all [quick=1] runs app=bench, bench_chan, bench_mem and
-// bench_time in one boot, for a real machine whose serial capture
-// tools/bench.py --from-serial reads (each prints its own CONFIG line).
+// app=bench_all [quick=1] (kernel/shell_run.c) runs app=bench, bench_chan,
+// bench_mem and bench_time in one boot, for a real machine's serial capture.
 //
 // Latencies: BENCH lines with min/p50/p90/p99/max in us (nearest rank, as
 // the Go peer), then a CDF line with quantiles in us for plotting
@@ -34,20 +34,7 @@
 // never asserted.
 #include "kernel/goro.h"
 #include "bench_util.h"
-#include "kernel/app.h"
-#include "arch/arch.h"
-#include "boot/bootinfo.h"
-#include "kernel/cmdline.h"
-#include "kernel/page.h"
-#include "kernel/sched.h"
 #include "lib/string.h"
-#include "kernel/timer.h"
-
-
-// Vectors no device or scheduler IPI uses (arch.h: devices 0x30-0x4F,
-// the kernel's own 0xF0 and up).
-#define VEC_BENCH_PING 0xE0
-#define VEC_BENCH_PONG 0xE1
 
 #define MAX_SAMPLES 2000
 
@@ -160,65 +147,39 @@ static void bench_parked(void)
 
 static void bench_boot(void)
 {
-    uint64_t entry = boot_info.entry_tsc, last = 0;
-    uint32_t n = arch_ncpu();
-    for (uint32_t i = 0; i < n; i++)
-        if (arch_cpu(i)->online_tsc > last)
-            last = arch_cpu(i)->online_tsc;
-    if (!entry || last < entry) {
+    static uint64_t online_ns[SCHED_STATS_MAXP];
+    const char *loader;
+    int n = boot_times(online_ns, SCHED_STATS_MAXP, &loader);
+    if (n > SCHED_STATS_MAXP)
+        n = SCHED_STATS_MAXP;
+    if (n == 0) {
         printf("SKIP boot_time impl=goro reason=no_entry_tsc\n");
         return;
     }
-    printf("BENCH boot_time impl=goro cores=%u loader=%s ms=%.3f cpu_online_ms=", n,
-           boot_info.loader ? boot_info.loader : "?", arch_cycles_to_ns(last - entry) / 1e6);
-    for (uint32_t i = 0; i < n; i++) {
-        uint64_t t = arch_cpu(i)->online_tsc;
-        printf("%s%.3f", i ? "," : "", t > entry ? arch_cycles_to_ns(t - entry) / 1e6 : 0.0);
-    }
+    uint64_t last = 0;
+    for (int i = 0; i < n; i++)
+        if (online_ns[i] > last)
+            last = online_ns[i];
+    printf("BENCH boot_time impl=goro cores=%d loader=%s ms=%.3f cpu_online_ms=", n, loader,
+           last / 1e6);
+    for (int i = 0; i < n; i++)
+        printf("%s%.3f", i ? "," : "", online_ns[i] / 1e6);
     printf("\n");
 }
 
 // ---- timer_latency ---------------------------------------------------------------
 
-struct probe {
-    struct timer t;                 // first: the timer function gets the probe
-    uint64_t fired;                 // arch_cycles() when f ran; 0 before
-    chan_t *wake;                   // idle mode: f readies the waiter through it
-};
-
-static void probe_fire(struct timer *t, uint64_t now)
-{
-    (void)now;                      // read by timers_run before earlier timers ran
-    struct probe *pr = (struct probe *)t;
-    uint64_t c = arch_cycles();
-    __atomic_store_n(&pr->fired, c, __ATOMIC_RELEASE);
-    if (pr->wake)
-        chan_try_send(pr->wake, 0);
-}
-
 static void bench_timer(bool idle)
 {
     int n = quick ? 300 : 1000;
     static int64_t lat[MAX_SAMPLES];
-    struct probe pr;
-    memset(&pr, 0, sizeof pr);
-    pr.t.f = probe_fire;
-    pr.wake = idle ? chan_make(0, 1) : 0;
+    timer_probe_t *pr = timer_probe_new(idle);
     if (idle)
         BENCH_MARK_BEGIN();
     for (int i = 0; i < n; i++) {
         // 50..177 us ahead, varied so the deadline does not ride in phase
         // with anything periodic.
-        uint64_t ahead = arch_ns_to_cycles(50000 + (uint64_t)(i * 7919 % 128) * 1000);
-        pr.fired = 0;
-        pr.t.when = arch_cycles() + ahead;
-        timer_start(&pr.t);
-        if (idle)
-            chan_recv(pr.wake, 0);
-        else
-            while (!load(&pr.fired))
-                cpu_relax();
-        lat[i] = (int64_t)arch_cycles_to_ns(pr.fired - pr.t.when);
+        lat[i] = (int64_t)timer_probe_run(pr, 50000 + (uint64_t)(i * 7919 % 128) * 1000);
     }
     if (idle)
         BENCH_MARK_END();
@@ -226,58 +187,29 @@ static void bench_timer(bool idle)
     snprintf(head, sizeof head, "procs=%d mode=%s", gomaxprocs(0), idle ? "idle" : "busy");
     snprintf(tail, sizeof tail, "mark_pairs=1 mark_n=%d", n);
     latency_report("timer_latency", head, lat, n, 0, 0, idle ? tail : 0);
-    if (pr.wake)
-        chan_free(pr.wake);
+    timer_probe_free(pr);
 }
 
 // ---- raw_ipi_roundtrip -----------------------------------------------------------
 
-static uint32_t ipi_from;
-static uint64_t ipi_arrived, ipi_back;
-
-static void ipi_ping(uint8_t vector)
-{
-    (void)vector;
-    __atomic_store_n(&ipi_arrived, arch_cycles(), __ATOMIC_RELEASE);
-    arch_send_ipi(__atomic_load_n(&ipi_from, __ATOMIC_ACQUIRE), VEC_BENCH_PONG);
-}
-
-static void ipi_pong(uint8_t vector)
-{
-    (void)vector;
-    __atomic_store_n(&ipi_back, arch_cycles(), __ATOMIC_RELEASE);
-}
-
 static void bench_ipi(void)
 {
-    if (arch_ncpu() < 2) {
+    if (num_cpu() < 2) {
         printf("SKIP raw_ipi_roundtrip impl=goro reason=needs_2_cores\n");
         return;
     }
     int n = quick ? 300 : 1000;
     static int64_t rt[MAX_SAMPLES], one[MAX_SAMPLES];
-    arch_set_irq_handler(VEC_BENCH_PING, ipi_ping);
-    arch_set_irq_handler(VEC_BENCH_PONG, ipi_pong);
     for (int i = 0; i < n; i++) {
         // 200 us apart, so the other core is back in its halt, as a
         // wake-up IPI would find it.
         for (uint64_t gap = nanotime() + 200000; nanotime() < gap;)
-            cpu_relax();
-        preempt_disable();          // this G stays on this core until the answer
-        uint32_t me = (uint32_t)core_id();
-        ipi_from = me;
-        ipi_arrived = ipi_back = 0;
-        uint64_t t0 = arch_cycles();
-        arch_send_ipi((me + 1) % arch_ncpu(), VEC_BENCH_PING);
-        while (!load(&ipi_back))
-            cpu_relax();
-        preempt_enable();
-        rt[i] = (int64_t)arch_cycles_to_ns(ipi_back - t0);
-        // across cores: only as good as the TSCs' synchronization
-        one[i] = ipi_arrived > t0 ? (int64_t)arch_cycles_to_ns(ipi_arrived - t0) : 0;
+            procyield(1);
+        uint64_t roundtrip, oneway;
+        ipi_probe(&roundtrip, &oneway);
+        rt[i] = (int64_t)roundtrip;
+        one[i] = (int64_t)oneway;
     }
-    arch_set_irq_handler(VEC_BENCH_PING, 0);
-    arch_set_irq_handler(VEC_BENCH_PONG, 0);
     sort_i64(one, n);
     struct kv oneway[] = { { "oneway_p50_us", rank(one, n, 500) / 1e3 },
                            { "oneway_p99_us", rank(one, n, 990) / 1e3 } };
@@ -407,7 +339,7 @@ static void bench_quantum(void)
     base[0] = hogs_alone(nhogs, dur);
     for (size_t q = 0; q < NQ; q++) {
         waitgroup_t wg = WAITGROUP_INIT;
-        uint64_t orig = preempt_set_quantum_ns(quanta_ns[q]);
+        uint64_t orig = sched_set_quantum_ns(quanta_ns[q]);
         hogs_start(&wg, nhogs);
         uint64_t t0 = nanotime();
         for (int i = 0; i < n; i++) {
@@ -417,7 +349,7 @@ static void bench_quantum(void)
         }
         uint64_t it = hogs_stop(&wg);
         rate[q] = (double)it * 1e9 / (double)(nanotime() - t0);
-        preempt_set_quantum_ns(orig);
+        sched_set_quantum_ns(orig);
         char head[96];
         snprintf(head, sizeof head, "procs=%d hogs=%d quantum_us=%lu", procs, nhogs,
                  quanta_ns[q] / 1000);
@@ -454,12 +386,11 @@ static int bench_time_main(int argc, char **argv)
         }
     }
     char model[64];
-    arch_cpu_model(model, sizeof model);
+    cpu_model(model, sizeof model);
     printf("CONFIG impl=goro app=bench_time cores=%d gomaxprocs=%d accel=%s cpu=\"%s\" tsc_mhz=%lu "
            "timer=%s quantum_us=%lu quick=%d\n",
-           num_cpu(), gomaxprocs(0), arch_accel(), model, arch_tsc_hz() / 1000000,
-           arch_timer_tsc_deadline() ? "tsc-deadline" : "apic-oneshot",
-           kparams.quantum_ns / 1000, quick);
+           num_cpu(), gomaxprocs(0), cpu_accel(), model, cputicks_hz() / 1000000, cpu_timer_mode(),
+           (sched_quantum_ns() + 500) / 1000, quick);
     // First, while the free G lists are short (see parked_g_bytes).
     if (bench_wanted(filter, "parked_g_bytes"))
         bench_parked();
@@ -484,31 +415,5 @@ static int bench_time_main(int argc, char **argv)
     printf("DONE impl=goro\n");
     return 0;
 }
-static int bench_all_main(int argc, char **argv)
-{
-    bool q = argc > 1 && strcmp(argv[1], "quick=1") == 0;
-    if (argc > 2 || (argc == 2 && !q)) {
-        printf("bench_all: unknown argument \"%s\" (quick=1)\n", argv[argc - 1]);
-        return 2;
-    }
-    static const char *const apps[] = { "bench", "bench_chan", "bench_mem", "bench_time" };
-    int failed = 0;
-    for (size_t i = 0; i < sizeof apps / sizeof apps[0]; i++) {
-        const struct goro_app *a = app_find(apps[i]);
-        if (!a)
-            continue;
-        // bench_mem has no quick mode: fewer repetitions and a smaller chase.
-        char *quick_args[] = { (char *)apps[i], "quick=1", 0 };
-        char *mem_args[] = { (char *)apps[i], "reps=5", "mb=16", 0 };
-        char *none[] = { (char *)apps[i], 0 };
-        bool mem = strcmp(apps[i], "bench_mem") == 0;
-        int r = !q ? a->main(1, none) : mem ? a->main(3, mem_args) : a->main(2, quick_args);
-        printf("bench_all: %s returned %d\n", apps[i], r);
-        failed += r != 0;
-    }
-    return failed ? 1 : 0;
-}
-GORO_APP(bench_all, "every benchmark app in one boot, for serial captures (quick=1)", bench_all_main);
-
 GORO_APP(bench_time, "timer, sleep, preemption, IPI, boot-time and parked-G benchmarks "
                      "(filter=SUBSTR quick=1)", bench_time_main);

@@ -301,6 +301,8 @@ void arch_host_marker(const char *s);
 // kernel/ run with interrupts off on the receiving core.
 // Device interrupts use 0x30-0x4F (kernel/irqwait.h: ISA IRQ n at 0x30 + n).
 enum {
+    VEC_PROBE_PING = 0xE0,      // kernel/probe.c's round trip: there
+    VEC_PROBE_PONG = 0xE1,      // and back
     VEC_TIMER = 0xF0,
     VEC_WAKE = 0xF1,
     VEC_PREEMPT = 0xF2,

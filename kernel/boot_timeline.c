@@ -14,6 +14,8 @@
 // tools/boot-bench.py reads both.
 #include "kernel/boot_timeline.h"
 #include "arch/arch.h"
+#include "boot/bootinfo.h"
+#include "kernel/goro.h"
 #include "lib/printf.h"
 
 static uint64_t us_since_entry(uint64_t tsc)
@@ -53,4 +55,18 @@ void boot_timeline_print(bool per_core)
     for (uint32_t i = 0; i < arch_ncpu(); i++)
         kprintf("boot: cpu %u (apic id %u) online at %lu us\n", i, arch_cpu(i)->apic_id,
                 us_since_entry(arch_cpu(i)->online_tsc));
+}
+
+int boot_times(uint64_t *online_ns, int max, const char **loader)
+{
+    uint64_t entry = arch_boot_entry_tsc();
+    if (!entry || last_online_tsc() < entry)
+        return 0;
+    int n = (int)arch_ncpu();
+    for (int i = 0; i < n && i < max; i++) {
+        uint64_t t = arch_cpu((uint32_t)i)->online_tsc;
+        online_ns[i] = t > entry ? arch_cycles_to_ns(t - entry) : 0;
+    }
+    *loader = boot_info.loader ? boot_info.loader : "?";
+    return n;
 }

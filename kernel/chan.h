@@ -169,8 +169,6 @@ int chan_recv_locked(struct chan *c, void *elem, struct g **wake);     // enum c
 // handoff: pass the count straight to the first waiter and yield to it.
 void semacquire(sema_t *s, bool lifo, const char *reason);
 void semrelease(sema_t *s, bool handoff);
-// Goroutines queued on s now (tests).
-uint32_t sema_waiters(const sema_t *s);
 // sync.c: m is in starvation mode now (tests; exact while m is held).
 bool mutex_starving(const mutex_t *m);
 

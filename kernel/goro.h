@@ -104,6 +104,14 @@ void sched_state(struct sched_state *s);
 uint64_t sched_seed(void);
 // The time slice now (quantum= on the command line; the shell may change it).
 uint64_t sched_quantum_ns(void);
+// Sets the time slice, in force from each core's next timer interrupt;
+// returns the previous one. The shell's quantum command calls it.
+uint64_t sched_set_quantum_ns(uint64_t ns);
+// The steal order (steal= on the command line): true tries the victims on
+// the thief's own NUMA node first (numa), false every P alike (flat).
+// Returns the previous setting; each stealing P takes the new one at its
+// next round. The shell's steal command calls it.
+bool sched_set_steal_by_node(bool by_node);
 
 // ---- machine ---------------------------------------------------------------
 
@@ -119,6 +127,22 @@ void sleep_ns(uint64_t ns);              // park for at least ns nanoseconds
 // "kvm", "hypervisor" (another one) or "native".
 void cpu_model(char *buf, size_t n);
 const char *cpu_accel(void);
+// How the core's timer interrupt is armed: "tsc-deadline" or "apic-oneshot".
+const char *cpu_timer_mode(void);
+// Go's procyield: n PAUSE instructions, for a loop that polls memory
+// another core will write (the sibling hyperthread runs meanwhile).
+static inline void procyield(uint32_t n)
+{
+    while (n--)
+        __builtin_ia32_pause();
+}
+
+// The boot, for the boot_time benchmark: each core's online moment in ns
+// after the kernel's first instruction (0: not after it) in
+// online_ns[0..max), and the loader's name ("multiboot1", "multiboot2",
+// "uefi") in *loader. Returns the number of cores, or 0 when the loader
+// recorded no entry time.
+int boot_times(uint64_t *online_ns, int max, const char **loader);
 
 // A G that must not be preempted or moved to another core between these
 // calls (they nest). A preemption that comes due meanwhile happens at the
@@ -248,6 +272,9 @@ typedef struct {
 void sema_acquire(sema_t *s);
 bool sema_try_acquire(sema_t *s);
 void sema_release(sema_t *s);
+// Goroutines parked on s now: a snapshot, for tests and benchmarks that
+// must know a waiter has parked before they release it.
+uint32_t sema_waiters(const sema_t *s);
 
 // Go's sync.Mutex: a CAS fast path, brief spinning while another core
 // holds it, then a FIFO queue; a waiter that waited over 1 ms switches the
@@ -359,6 +386,31 @@ void free(void *p);                             // NULL is ignored
 void *malloc_node(size_t size, int node);
 // The usable size of a block: at least what was asked for.
 size_t malloc_usable_size(void *p);
+
+// ---- probes of the kernel's own paths, for benchmarks (kernel/probe.c) ----
+//
+// What the calls above cannot reach: a timer interrupt's path to a timer's
+// function, and an interrupt's path from one core to another, without a
+// goroutine or a channel in between. apps/bench_time.c measures both.
+
+// A raw kernel timer, whose function runs in the scheduler's timer check
+// (on g0, interrupts off). timer_probe_run arms it ahead_ns from now, waits
+// until its function has run, and returns how late that was (ns after the
+// deadline). park: the caller parks and the function readies it, so the
+// core may halt meanwhile (the idle path); else the caller spins (the
+// interrupt path of a busy core). One caller at a time per probe.
+typedef struct timer_probe timer_probe_t;
+timer_probe_t *timer_probe_new(bool park);
+uint64_t timer_probe_run(timer_probe_t *p, uint64_t ahead_ns);
+void timer_probe_free(timer_probe_t *p);
+
+// One interrupt round trip: an IPI from the calling core to the next one,
+// whose handler answers with an IPI back, while the caller spins (pinned)
+// for the answer. *roundtrip_ns: the send to the answer's handler;
+// *oneway_ns: the send to the other core's handler, only as good as the
+// two TSCs' synchronization (0 when it reads before the send). False with
+// one core. One caller at a time.
+bool ipi_probe(uint64_t *roundtrip_ns, uint64_t *oneway_ns);
 
 // ---- interrupts and console input (kernel/irqwait.c, console_in.c) --------
 //

@@ -44,6 +44,11 @@ const char *cpu_accel(void)
     return arch_accel();
 }
 
+const char *cpu_timer_mode(void)
+{
+    return arch_timer_tsc_deadline() ? "tsc-deadline" : "apic-oneshot";
+}
+
 void machine_exit(int code)
 {
     irq_disable();                  // no preemption from here: the dumps below must see a still machine

@@ -5,7 +5,8 @@
 // one node when there is no SRAT or the command line says numa=off.
 // Read-only once numa_init_cores has run; the queries take no lock.
 //
-// The public calls (numa_nodes, numa_node, numa_node_of) are in goro.h.
+// The public calls (numa_nodes, numa_node, numa_node_of, numa_core_node,
+// numa_distance) are in goro.h.
 #ifndef GORO_NUMA_H
 #define GORO_NUMA_H
 
@@ -33,13 +34,9 @@ void numa_init_cores(void);
 
 // The ranges, sorted by base and disjoint; *n of them.
 const struct numa_range *numa_ranges(uint32_t *n);
-// The node of a core (dense index 0..ncpu-1). Before numa_init_cores every
-// core reads as node 0.
-int numa_core_node(uint32_t core);
+// numa_core_node (goro.h): before numa_init_cores every core reads as node 0.
 // The cores of a node, one bit per core index (MAX_CPUS is 64).
 uint64_t numa_node_cores(int node);
-// SLIT distance, 10 on the diagonal; 10/20 without a SLIT.
-int numa_distance(int a, int b);
 // The numa_nodes() nodes ordered by distance from node: node itself first,
 // ties broken by node number. For allocation fallback and steal order.
 const uint8_t *numa_nodes_by_distance(int node);

@@ -6,8 +6,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "kernel/goro.h"
 
-#define PAGE_SIZE 4096ul
+// The public calls (PAGE_SIZE, page_alloc, page_alloc_node, page_free and
+// the page counts) are in goro.h.
 
 struct boot_info;
 // Takes every usable range of the boot memory map except [0, 1 MiB), the
@@ -15,27 +17,14 @@ struct boot_info;
 // still occupies, cut into nodes by numa_ranges(): runs after numa_init.
 void page_init(const struct boot_info *bi, uint64_t image_start, uint64_t image_end);
 
-// npages contiguous pages, zeroed, aligned to PAGE_SIZE, from the calling
-// core's node, else the nearest node that has them. Panics with every
-// node's usage when all are exhausted: callers never see NULL.
-void *page_alloc(size_t npages);
-// The same from node (0..numa_nodes()-1; < 0: the calling core's node).
-void *page_alloc_node(size_t npages, int node);
-// The same below 4 GiB (page tables the AP trampoline reaches in 32-bit mode).
+// As page_alloc, below 4 GiB (page tables the AP trampoline reaches in 32-bit mode).
 void *page_alloc_low(size_t npages);
-// The same as page_alloc, not cleared: for memory written before it is read
+// As page_alloc, not cleared: for memory written before it is read
 // (the APs' boot stacks; clearing 4 MiB of them took 2 ms under TCG).
 void *page_alloc_uncleared(size_t npages);
-// Any page from any page_alloc*, to the node it came from. A page freed
-// twice, or not from page_alloc, is a fatal error.
-void page_free(void *p, size_t npages);
-uint64_t page_free_count(void);
 // inject=node-full: takes every free page of node (leaked for good);
 // returns how many.
 uint64_t page_node_take_all(int node);
-uint64_t page_total_count(void);
-uint64_t page_node_free(int node);          // snapshot
-uint64_t page_node_total(int node);         // free after page_init
 uint64_t page_node_fallbacks(int node);     // allocations that came here from a nearer node
 uint64_t page_max_phys(void);       // end of the highest usable range
 

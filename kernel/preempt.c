@@ -381,7 +381,7 @@ void preempt_enable(void)
 }
 
 // The time slice, in force from each core's next timer interrupt.
-uint64_t preempt_set_quantum_ns(uint64_t ns)
+uint64_t sched_set_quantum_ns(uint64_t ns)
 {
     uint64_t old = arch_cycles_to_ns(quantum_cycles);
     __atomic_store_n(&quantum_cycles, arch_ns_to_cycles(ns), __ATOMIC_RELAXED);   // each core reads it at its next check
@@ -404,5 +404,5 @@ void preempt_init(void)
 
 uint64_t sched_quantum_ns(void)
 {
-    return arch_cycles_to_ns(__atomic_load_n(&quantum_cycles, __ATOMIC_RELAXED));     // relaxed: a value, as preempt_set_quantum_ns stores it
+    return arch_cycles_to_ns(__atomic_load_n(&quantum_cycles, __ATOMIC_RELAXED));     // relaxed: a value, as sched_set_quantum_ns stores it
 }

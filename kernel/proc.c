@@ -322,9 +322,18 @@ static struct g *steal_from(struct p *pp, struct p *victim, bool last)
 // there is more than one. Returns how many it wrote.
 uint32_t steal_victims(const struct p *pp, uint64_t r, uint32_t *out)
 {
-    bool by_node = kparams.steal == STEAL_NUMA && numa_nodes() > 1;
+    enum steal_policy policy = __atomic_load_n(&kparams.steal, __ATOMIC_RELAXED);     // relaxed: a setting, no data behind it (sched_set_steal_by_node)
+    bool by_node = policy == STEAL_NUMA && numa_nodes() > 1;
     return steal_order(&strides, pp->id, r, by_node, node_of_p, numa_nodes_by_distance(pp->node),
                        by_node ? numa_nodes() : 1, out);
+}
+
+bool sched_set_steal_by_node(bool by_node)
+{
+    // relaxed: a setting with no data behind it; each round reads it afresh (steal_victims)
+    enum steal_policy old = __atomic_exchange_n(&kparams.steal, by_node ? STEAL_NUMA : STEAL_FLAT,
+                                                __ATOMIC_RELAXED);
+    return old == STEAL_NUMA;
 }
 
 // Up to STEAL_ROUNDS rounds; steal=numa (the default) orders each round by node

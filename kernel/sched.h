@@ -350,7 +350,6 @@ void core_rearm_new_timer(struct m *mp, uint64_t now);
 void core_arm_idle(struct m *mp);               // interrupts off; mp has no P
 void core_leave_idle(struct m *mp);             // mp got a P: hand its timer watch on
 void preempt_init(void);
-uint64_t preempt_set_quantum_ns(uint64_t ns);   // returns the previous quantum
 extern uint64_t quantum_cycles;                 // the time slice (atomic, relaxed: a new value applies from each core's next check)
 void sysmon_init(void);
 void sysmon_wake(void);                         // pinned: something started running, look soon

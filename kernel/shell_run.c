@@ -409,13 +409,16 @@ int shell_cmd_run(int argc, char **argv)
 
 // ---- bench ---------------------------------------------------------------------------
 
+// The benchmark apps, in the order bench and app=bench_all run them.
+static const char *const bench_apps[] = { "bench", "bench_chan", "bench_mem", "bench_time" };
+#define NBENCH_APPS (sizeof bench_apps / sizeof bench_apps[0])
+
 // bench [FILTER] [ARGS...]: each benchmark app with filter=FILTER and the
 // ARGS (key=value words). quick=1 means each app's quick mode; bench_mem
 // has none, so there it means fewer repetitions and a smaller chase (as
 // app=bench_all does).
 int shell_cmd_bench(int argc, char **argv)
 {
-    static const char *const apps[] = { "bench", "bench_chan", "bench_mem", "bench_time" };
     char filter[64] = "";
     int first = 1;
     if (argc > 1 && !strchr(argv[1], '=')) {
@@ -423,14 +426,14 @@ int shell_cmd_bench(int argc, char **argv)
         first = 2;
     }
     int failed = 0;
-    for (size_t i = 0; i < sizeof apps / sizeof apps[0]; i++) {
-        const struct goro_app *a = app_find(apps[i]);
+    for (size_t i = 0; i < NBENCH_APPS; i++) {
+        const struct goro_app *a = app_find(bench_apps[i]);
         if (!a)
             continue;
-        bool mem = strcmp(apps[i], "bench_mem") == 0;
+        bool mem = strcmp(bench_apps[i], "bench_mem") == 0;
         char *words[SHELL_MAX_WORDS + 2];
         int n = 0;
-        words[n++] = (char *)apps[i];
+        words[n++] = (char *)bench_apps[i];
         if (filter[0])
             words[n++] = filter;
         for (int k = first; k < argc && n < SHELL_MAX_WORDS - 1; k++) {
@@ -442,12 +445,40 @@ int shell_cmd_bench(int argc, char **argv)
             }
         }
         words[n] = 0;
-        kprintf("bench: %s", apps[i]);
+        kprintf("bench: %s", bench_apps[i]);
         for (int k = 1; k < n; k++)
             kprintf(" %s", words[k]);
         kprintf("\n");
         failed += run_app(a, n, words) != 0;
     }
-    kprintf("bench: %d of 4 apps failed\n", failed);
+    kprintf("bench: %d of %zu apps failed\n", failed, NBENCH_APPS);
     return failed ? 1 : 0;
 }
+
+// app=bench_all [quick=1]: the benchmark apps in one boot without the
+// shell, their mains called in turn, for a real machine whose serial
+// capture tools/bench.py --from-serial reads (each prints its own CONFIG
+// line). quick=1 as the shell's bench takes it.
+static int bench_all_main(int argc, char **argv)
+{
+    bool q = argc > 1 && strcmp(argv[1], "quick=1") == 0;
+    if (argc > 2 || (argc == 2 && !q)) {
+        printf("bench_all: unknown argument \"%s\" (quick=1)\n", argv[argc - 1]);
+        return 2;
+    }
+    int failed = 0;
+    for (size_t i = 0; i < NBENCH_APPS; i++) {
+        const struct goro_app *a = app_find(bench_apps[i]);
+        if (!a)
+            continue;
+        char *quick_args[] = { (char *)bench_apps[i], "quick=1", 0 };
+        char *mem_args[] = { (char *)bench_apps[i], "reps=5", "mb=16", 0 };
+        char *none[] = { (char *)bench_apps[i], 0 };
+        bool mem = strcmp(bench_apps[i], "bench_mem") == 0;
+        int r = !q ? a->main(1, none) : mem ? a->main(3, mem_args) : a->main(2, quick_args);
+        printf("bench_all: %s returned %d\n", bench_apps[i], r);
+        failed += r != 0;
+    }
+    return failed ? 1 : 0;
+}
+GORO_APP(bench_all, "every benchmark app in one boot, for serial captures (quick=1)", bench_all_main);

@@ -174,8 +174,7 @@ int shell_cmd_quantum(int argc, char **argv)
         kprintf("quantum: DUR is 20us..1s, with its unit (us, ms or s)\n");
         return 1;
     }
-    preempt_set_quantum_ns(ns);
-    kparams.quantum_ns = ns;        // what apps read as the current setting (bench_time's CONFIG)
+    sched_set_quantum_ns(ns);
     shell_fmt_ns(now, sizeof now, ns);
     kprintf("quantum %s -> %s\n", old, now);
     return 0;
@@ -198,9 +197,7 @@ int shell_cmd_steal(int argc, char **argv)
         kprintf("steal: numa or flat\n");
         return 1;
     }
-    // Read by every stealing P on each round (kernel/proc.c): the next
-    // round takes the new order.
-    __atomic_store_n(&kparams.steal, p, __ATOMIC_RELAXED);     // relaxed: a setting, no data behind it
+    sched_set_steal_by_node(p == STEAL_NUMA);
     kprintf("steal %s -> %s%s\n", name, argv[1],
             p == STEAL_NUMA && numa_nodes() == 1 ? " (one node: the same as flat)" : "");
     return 0;

@@ -43,32 +43,6 @@ RULES = {
 
 # (file, included header): why it is still allowed. Shrink, never grow.
 DEBTS = {
-    ("apps/bench.c", "kernel/sched.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench.c", "kernel/numa.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench.c", "kernel/cmdline.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_mem.c", "kernel/numa.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_mem.c", "kernel/page.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_mem.c", "kernel/sched.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_time.c", "kernel/app.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_time.c", "arch/arch.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_time.c", "boot/bootinfo.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_time.c", "kernel/cmdline.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_time.c", "kernel/page.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_time.c", "kernel/sched.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
-    ("apps/bench_time.c", "kernel/timer.h"):
-        "a benchmark of kernel internals, until the benchmarks reach them through goro.h",
 }
 
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

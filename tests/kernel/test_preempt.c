@@ -169,7 +169,7 @@ KTEST(preempt_keeps_vector_state)
     if (have_avx2)
         simd_ref_avx = avx_checksum(SIMD_ROUNDS);
     preempt_enable();
-    uint64_t old_q = preempt_set_quantum_ns(50000);
+    uint64_t old_q = sched_set_quantum_ns(50000);
     int orig = gomaxprocs(1);
     static struct sched_stats a, b;
     sched_stats(&a);
@@ -186,7 +186,7 @@ KTEST(preempt_keeps_vector_state)
     wg_wait(&simd_wg);
     sched_stats(&b);
     gomaxprocs(orig);
-    preempt_set_quantum_ns(old_q);
+    sched_set_quantum_ns(old_q);
     uint64_t pre = b.total.preemptions - a.total.preemptions;
     printf("ktest: vector workers: %lu preemptions, %lu checksums, %lu bad (avx2 %s)\n", pre,
            simd_checksums, simd_bad, have_avx2 ? "yes" : "no");
@@ -207,7 +207,7 @@ static void other(void *arg)
 KTEST(preempt_disabled_region_defers)
 {
     int orig = gomaxprocs(1);
-    uint64_t old_q = preempt_set_quantum_ns(200000);
+    uint64_t old_q = sched_set_quantum_ns(200000);
     static struct sched_stats a, b, c;
     other_ran = 0;
     preempt_disable();
@@ -230,7 +230,7 @@ KTEST(preempt_disabled_region_defers)
     for (uint64_t end = nanotime() + KT_STALL_NS; !kt_load(&other_ran) && nanotime() < end;)
         gosched();
     uint64_t ran = kt_load(&other_ran);
-    preempt_set_quantum_ns(old_q);
+    sched_set_quantum_ns(old_q);
     gomaxprocs(orig);
     KT_ASSERT(ran != 0);
     KT_ASSERT(!moved);

@@ -120,7 +120,7 @@ static void ponger(void *arg)
 KTEST(race_runnext_handoffs_continue_the_slice)
 {
     int orig = gomaxprocs(1);
-    uint64_t q = preempt_set_quantum_ns(1000000000);
+    uint64_t q = sched_set_quantum_ns(1000000000);
     ping = chan_make(sizeof(uint64_t), 0);
     pong = chan_make(sizeof(uint64_t), 0);
     pair_done = chan_make(sizeof(uint64_t), 1);
@@ -135,7 +135,7 @@ KTEST(race_runnext_handoffs_continue_the_slice)
     chan_send(ping, &start);            // parks us: the pair runs from runnext
     chan_recv(pair_done, &ran);
     kt_wait_count(&waiters_ran, WAITERS, 60000);
-    preempt_set_quantum_ns(q);
+    sched_set_quantum_ns(q);
     gomaxprocs(orig);
     chan_free(ping);
     chan_free(pong);
@@ -522,7 +522,7 @@ KTEST(race_stale_preemption_request_spares_the_next_goroutine)
     // from runnext (ours may be old: we keep it through every runnext
     // wake-up): a G spawned after it takes runnext and pushes it to the
     // ring. And a second-long quantum keeps a real request out.
-    uint64_t q = preempt_set_quantum_ns(1000000000);
+    uint64_t q = sched_set_quantum_ns(1000000000);
     victim_done = 0;
     uint64_t before = quantum_preemptions();
     go(preempt_victim, (void *)(uintptr_t)before);
@@ -534,7 +534,7 @@ KTEST(race_stale_preemption_request_spares_the_next_goroutine)
     gosched();                      // the victim runs next on this core
     bool done = kt_wait_count(&victim_done, 1, 60000);
     uint64_t preempted = kt_load(&victim_preempted);
-    preempt_set_quantum_ns(q);
+    sched_set_quantum_ns(q);
     gomaxprocs(orig);
     KT_ASSERT(done);
     KT_ASSERT_EQ(preempted, 0);
