@@ -124,7 +124,7 @@ XOBJS := $(patsubst /%.c,$(BUILD)/obj/extapp/%.o,$(EXTRA_APP_C))
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
 OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(XOBJS)
 
-.PHONY: all iso run debug test host bench clean deps deps-check deps-bench check-layers lint test-stress soak
+.PHONY: all iso run debug test host bench clean deps deps-check deps-bench check-layers check-atomics lint test-stress soak
 all: $(BUILD)/goro.elf $(BUILD)/goro.iso
 
 # Stamps rewritten only when their text changes: the objects' flags (make
@@ -371,6 +371,10 @@ $(BUILD)/fuzz/cov/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
 check-layers:
 	@$(PYTHON) tools/check-layers.py
 
+# Every __atomic call below apps/ says its ordering and what it pairs with.
+check-atomics:
+	@$(PYTHON) tools/check-atomics.py
+
 # make lint: clang-tidy (.clang-tidy names the checks, and why some are off)
 # and cppcheck's warning and portability checks over the kernel's C; any
 # finding fails. A finding suppressed at its line says why there.
@@ -420,12 +424,12 @@ soak: deps-check $(BUILD)/goro.elf
 
 # RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
 RUN_ARGS ?=
-test: deps-check all efi usb host fuzz-build check-layers lint debug-build insncount-test hooks-off-test
+test: deps-check all efi usb host fuzz-build check-layers check-atomics lint debug-build insncount-test hooks-off-test
 	$(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # The suite while the host runs one CPU-bound process per core beside it:
 # no test may fail because the host is slow (docs/testing.md).
-test-stress: deps-check all efi usb host fuzz-build check-layers debug-build
+test-stress: deps-check all efi usb host fuzz-build check-layers check-atomics debug-build
 	$(PYTHON) tools/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # ---- insncount: the project's QEMU TCG instruction-count plugin -------------

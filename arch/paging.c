@@ -95,20 +95,22 @@ bool paging_mapped(uint64_t va)
 {
     if (!pml4 || va >= (1ull << 47))
         return false;
+    // relaxed, each level: a racing change gives a stale answer (above); the
+    // tables an entry points to are never freed, so any value read is safe
     uint64_t e = __atomic_load_n(&pml4[(va >> 39) & 511], __ATOMIC_RELAXED);
     if (!(e & PTE_P))
         return false;
-    e = __atomic_load_n(&((uint64_t *)(e & PTE_ADDR))[(va >> 30) & 511], __ATOMIC_RELAXED);
+    e = __atomic_load_n(&((uint64_t *)(e & PTE_ADDR))[(va >> 30) & 511], __ATOMIC_RELAXED);  // relaxed: as the PML4's
     if (!(e & PTE_P))
         return false;
     if (e & PTE_PS)
         return true;
-    e = __atomic_load_n(&((uint64_t *)(e & PTE_ADDR))[(va >> 21) & 511], __ATOMIC_RELAXED);
+    e = __atomic_load_n(&((uint64_t *)(e & PTE_ADDR))[(va >> 21) & 511], __ATOMIC_RELAXED);  // relaxed: as the PML4's
     if (!(e & PTE_P))
         return false;
     if (e & PTE_PS)
         return true;
-    e = __atomic_load_n(&((uint64_t *)(e & PTE_ADDR))[(va >> 12) & 511], __ATOMIC_RELAXED);
+    e = __atomic_load_n(&((uint64_t *)(e & PTE_ADDR))[(va >> 12) & 511], __ATOMIC_RELAXED);  // relaxed: as the PML4's
     return e & PTE_P;
 }
 

@@ -53,6 +53,7 @@ bool spin_holding(const struct spinlock *l)
     // Relaxed: only the answer "this core" matters, and only this core
     // writes cpu while it holds the lock.
     return __atomic_load_n(&l->locked, __ATOMIC_RELAXED) &&
+           // relaxed: as locked; a stale cpu of another holder is never ours
            __atomic_load_n(&l->cpu, __ATOMIC_RELAXED) == (int32_t)cpu_index();
 }
 

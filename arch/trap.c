@@ -192,8 +192,10 @@ static struct {
 void arch_report_cpu(uint32_t cpu, const char *why)
 {
     uint32_t free = REPORT_FREE;
+    // acquire: pairs with the flush's release (the last report is out);
+    // relaxed on failure: a report is under way, and this one is dropped
     if (!__atomic_compare_exchange_n(&reports[cpu].state, &free, REPORT_CLAIMED, false,
-                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))    // acquire: pairs with the flush's release
+                                     __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return;     // one report at a time per core
     reports[cpu].why = why;
     __atomic_store_n(&reports[cpu].state, REPORT_ASKED, __ATOMIC_RELEASE);  // publishes why: pairs with the NMI's acquire

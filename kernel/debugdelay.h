@@ -39,6 +39,7 @@ extern uint32_t debug_delay_us[DELAY_COUNT];
 void debug_delay_spin(uint32_t us);
 #define DEBUG_DELAY(name)                                                            \
     do {                                                                             \
+        /* relaxed: set before the racing goroutines start (above) */                \
         uint32_t us_ = __atomic_load_n(&debug_delay_us[DELAY_##name], __ATOMIC_RELAXED); \
         if (__builtin_expect(us_ != 0, 0))                                           \
             debug_delay_spin(us_);                                                   \

@@ -335,8 +335,7 @@ int num_goroutine(void)
 {
     int64_t n = 0;
     for (uint32_t i = 0; i < MAX_CPUS; i++)
-        n += (int64_t)(__atomic_load_n(&allp[i]->ncreated, __ATOMIC_RELAXED) -   // a snapshot, as Go's
-                       __atomic_load_n(&allp[i]->nexited, __ATOMIC_RELAXED));
+        n += (int64_t)(SNAPSHOT(allp[i]->ncreated) - SNAPSHOT(allp[i]->nexited));   // racing counts, as Go's
     return (int)n;
 }
 

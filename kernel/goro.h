@@ -293,8 +293,10 @@ bool mutex_trylock(mutex_t *m);
 static inline void mutex_lock(mutex_t *m)
 {
     int32_t unlocked = 0;
+    // acquire: pairs with unlock's release; relaxed on failure: the slow
+    // path loads the state again
     if (!__atomic_compare_exchange_n(&m->state, &unlocked, 1, false, __ATOMIC_ACQUIRE,
-                                     __ATOMIC_RELAXED))     // acquire: pairs with unlock's release
+                                     __ATOMIC_RELAXED))
         mutex_lock_slow(m);
 }
 static inline void mutex_unlock(mutex_t *m)
@@ -370,6 +372,30 @@ int numa_node(void);
 // The node whose memory holds p, or -1 (not RAM, or a goroutine stack,
 // whose virtual addresses are not translated).
 int numa_node_of(const void *p);
+// The node of core (0..num_cpu()-1).
+int numa_core_node(uint32_t core);
+// The ACPI SLIT distance between two nodes: 10 on the diagonal; 10/20
+// without a SLIT.
+int numa_distance(int a, int b);
+
+// Physical pages (kernel/page.c), below malloc. Memory is identity-mapped:
+// a page's physical address is its pointer.
+#define PAGE_SIZE 4096ul
+// npages contiguous pages, zeroed, aligned to PAGE_SIZE, from the calling
+// core's node, else the nearest node that has them. Running out is a
+// fatal error naming every node's usage: never NULL.
+void *page_alloc(size_t npages);
+// The same from node (0..numa_nodes()-1; < 0: the calling core's node).
+void *page_alloc_node(size_t npages, int node);
+// Any page from any page_alloc*, to the node it came from. A page freed
+// twice, or not from page_alloc, is a fatal error.
+void page_free(void *p, size_t npages);
+// Page counts: snapshots. A node's total is what it had free once the
+// kernel had taken its own.
+uint64_t page_free_count(void);
+uint64_t page_total_count(void);
+uint64_t page_node_free(int node);
+uint64_t page_node_total(int node);
 
 // Go's allocator in C: size classes up to 32 KiB served from per-core
 // caches backed by the calling core's node, larger blocks straight from its

@@ -160,9 +160,9 @@ void metrics_event(enum trace_ev ev, struct g *gp, uint64_t g, uint64_t arg, uin
 static void hist_sum(struct metrics_histogram *dst, const struct hist *h)
 {
     dst->count += __atomic_load_n(&h->count, __ATOMIC_RELAXED);       // relaxed: a snapshot
-    dst->sum_ns += __atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED);
+    dst->sum_ns += __atomic_load_n(&h->sum_ns, __ATOMIC_RELAXED);     // relaxed: a snapshot
     for (int i = 0; i < METRICS_HIST_BUCKETS; i++)
-        dst->counts[i] += __atomic_load_n(&h->counts[i], __ATOMIC_RELAXED);
+        dst->counts[i] += __atomic_load_n(&h->counts[i], __ATOMIC_RELAXED);   // relaxed: a snapshot
 }
 
 static uint64_t load(const uint64_t *c)

@@ -158,8 +158,10 @@ void core_arm_idle(struct m *mp)
         // every core halts.
         uint64_t w = mp->watching;
         mp->watching = 0;
+        // acq_rel: pairs with the other cores' load-acquire and CAS below;
+        // only if still ours (relaxed on failure: another core took it)
         __atomic_compare_exchange_n(&sched.timer_watch, &w, 0, false, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_RELAXED);      // only if still ours
+                                    __ATOMIC_RELAXED);
     }
     if (next) {
         uint64_t w = __atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE);    // pairs with the CAS below on other cores

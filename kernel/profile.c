@@ -207,7 +207,7 @@ void profile_dump(void)
         return;
     if (__atomic_exchange_n(&prof.running, false, __ATOMIC_ACQ_REL))   // acq_rel: stop sampling; pairs with core_state's acquire
         prof.t1 = arch_cycles();
-    uint32_t epoch = __atomic_load_n(&prof.epoch, __ATOMIC_ACQUIRE);
+    uint32_t epoch = __atomic_load_n(&prof.epoch, __ATOMIC_ACQUIRE);     // acquire: pairs with start's release
     if (__atomic_exchange_n(&prof.dumped, epoch, __ATOMIC_ACQ_REL) == epoch)  // acq_rel: one dump per run, whoever comes first
         return;
     uint32_t ncpu = prof_ncpu;      // read once: both loops cover the same buffers

@@ -99,9 +99,10 @@ static bool runq_put_slow(struct runq *q, struct g *g, uint32_t h, uint32_t t, s
         __builtin_trap(); // the caller saw a full ring: t - h == RUNQ_SIZE
     for (uint32_t i = 0; i < n; i++)
         batch[i] = slot_load(q, h + i);
-    if (!__atomic_compare_exchange_n(&q->head, &h, h + n, false,
-                                     __ATOMIC_RELEASE,   // cas-release: commits the consume, pairs with the head acquire in runq_put
-                                     __ATOMIC_RELAXED))  // relaxed: on failure the caller reloads head with acquire
+    // cas-release: commits the consume, pairs with the head acquire in
+    // runq_put; relaxed on failure: the caller reloads head with acquire
+    if (!__atomic_compare_exchange_n(&q->head, &h, h + n, false, __ATOMIC_RELEASE,
+                                     __ATOMIC_RELAXED))
         return false;
     batch[n] = g;
     return true;
@@ -143,9 +144,10 @@ static uint32_t runq_grab(struct runq *q, struct runq *batch, uint32_t bh, bool 
             struct g *next = __atomic_load_n(&q->runnext, __ATOMIC_RELAXED); // relaxed: a hint; the CAS below decides and acquires
             if (!next)
                 return 0;
+            // acquire: pairs with the owner's exchange-release, g's contents
+            // are visible; relaxed on failure: the owner changed it, start over
             if (!__atomic_compare_exchange_n(&q->runnext, &next, (struct g *)0, false,
-                                             __ATOMIC_ACQUIRE,  // acquire: pairs with the owner's exchange-release, g's contents are visible
-                                             __ATOMIC_RELAXED)) // relaxed: the owner changed it; start over
+                                             __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
                 continue;
             slot_store(batch, bh, next);
             return 1;
@@ -154,9 +156,10 @@ static uint32_t runq_grab(struct runq *q, struct runq *batch, uint32_t bh, bool 
             continue; // h and t loaded at different moments: inconsistent
         for (uint32_t i = 0; i < n; i++)
             slot_store(batch, bh + i, slot_load(q, h + i));
-        if (__atomic_compare_exchange_n(&q->head, &h, h + n, false,
-                                        __ATOMIC_RELEASE,  // cas-release: commits the consume, pairs with the head acquire in runq_put
-                                        __ATOMIC_RELAXED)) // relaxed: the loop reloads head with acquire
+        // cas-release: commits the consume, pairs with the head acquire in
+        // runq_put; relaxed on failure: the loop reloads head with acquire
+        if (__atomic_compare_exchange_n(&q->head, &h, h + n, false, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
             return n;
     }
 }
@@ -198,9 +201,10 @@ uint32_t runq_drain(struct runq *q, struct g **out)
             return n;
         for (uint32_t i = 0; i < t - h; i++)
             out[n + i] = slot_load(q, h + i);
-        if (__atomic_compare_exchange_n(&q->head, &h, t, false,
-                                        __ATOMIC_RELEASE,  // cas-release: commits the consume, pairs with the head acquire in runq_put
-                                        __ATOMIC_RELAXED)) // relaxed: the loop reloads head with acquire
+        // cas-release: commits the consume, pairs with the head acquire in
+        // runq_put; relaxed on failure: the loop reloads head with acquire
+        if (__atomic_compare_exchange_n(&q->head, &h, t, false, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
             return n + (t - h);
     }
 }

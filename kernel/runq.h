@@ -81,9 +81,10 @@ static inline __attribute__((always_inline)) struct g *runq_get(struct runq *q, 
         if (t == h)
             return 0;
         struct g *g = __atomic_load_n(&q->ring[h & (RUNQ_SIZE - 1)], __ATOMIC_RELAXED); // relaxed: ordered by the tail read and head CAS around it
-        if (__atomic_compare_exchange_n(&q->head, &h, h + 1, false,
-                                        __ATOMIC_RELEASE,  // cas-release: commits the consume, pairs with the head acquire in runq_put
-                                        __ATOMIC_RELAXED)) // relaxed: the loop reloads head with acquire
+        // cas-release: commits the consume, pairs with the head acquire in
+        // runq_put; relaxed on failure: the loop reloads head with acquire
+        if (__atomic_compare_exchange_n(&q->head, &h, h + 1, false, __ATOMIC_RELEASE,
+                                        __ATOMIC_RELAXED))
             return g;
     }
 }

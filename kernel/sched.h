@@ -11,6 +11,12 @@
 #include "kernel/runq.h"
 #include "kernel/trace.h"
 
+// A read of a field other cores write, for a display or statistics (the
+// shell, sched_state, sysmon's dump), without stopping them: a snapshot
+// that may be a few events apart from the next one, as Go's schedtrace.
+// Nothing is ordered by it, so nothing may be concluded from it but the value.
+#define SNAPSHOT(lvalue) __atomic_load_n(&(lvalue), __ATOMIC_RELAXED)   // relaxed: a value to show, nothing behind it
+
 // G states, defined by who owns the G and its stack.
 enum gstatus {
     G_IDLE,         // just allocated, never run: owned by its allocator

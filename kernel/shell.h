@@ -21,10 +21,8 @@
 #define SHELL_MAX_WORDS 32
 
 // The commands read fields that other cores write (the scheduler's, the
-// allocators', the Gs'), without stopping them: each read is a relaxed
-// atomic load, a snapshot that may be a few events apart from the next
-// one, as Go's schedtrace is. Nothing is ordered by them.
-#define SNAPSHOT(lvalue) __atomic_load_n(&(lvalue), __ATOMIC_RELAXED)   // relaxed: a display only
+// allocators', the Gs') without stopping them, with SNAPSHOT
+// (kernel/sched.h), as Go's schedtrace does.
 
 // A command: fn(argc, argv) with argv[0] the command's name; returns 0 on
 // success (the shell remembers the last status for `halt`).

@@ -30,23 +30,23 @@ _Static_assert((int)SCHED_P_IDLE == (int)P_IDLE && (int)SCHED_P_RUNNING == (int)
 void sched_state(struct sched_state *s)
 {
     memset(s, 0, sizeof *s);
-    // relaxed throughout: a snapshot of racing values (goro.h)
-    s->gomaxprocs = (int)__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED);
-    s->npidle = (int)__atomic_load_n(&sched.npidle, __ATOMIC_RELAXED);
-    s->nmspinning = (int)__atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED);
-    s->nmidle = (int)__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED);
-    s->global_runq = (int)__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED);
-    s->stopping = __atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED) != 0;
+    // racing values (goro.h): each a SNAPSHOT of its own
+    s->gomaxprocs = (int)SNAPSHOT(sched.gomaxprocs);
+    s->npidle = (int)SNAPSHOT(sched.npidle);
+    s->nmspinning = (int)SNAPSHOT(sched.nmspinning);
+    s->nmidle = (int)SNAPSHOT(sched.nmidle);
+    s->global_runq = (int)SNAPSHOT(sched.runq_size);
+    s->stopping = SNAPSHOT(sched.stw_pending) != 0;
     for (uint32_t i = 0; i < MAX_CPUS && i < SCHED_STATS_MAXP; i++) {
         struct p *pp = allp[i];
         if (!pp) {
             s->p[i].status = SCHED_P_DEAD;
             continue;
         }
-        uint32_t head = __atomic_load_n(&pp->runq.head, __ATOMIC_RELAXED);
-        uint32_t tail = __atomic_load_n(&pp->runq.tail, __ATOMIC_RELAXED);
-        s->p[i].status = (uint8_t)__atomic_load_n(&pp->status, __ATOMIC_RELAXED);
-        s->p[i].runnext = __atomic_load_n(&pp->runq.runnext, __ATOMIC_RELAXED) != 0;
+        uint32_t head = SNAPSHOT(pp->runq.head);
+        uint32_t tail = SNAPSHOT(pp->runq.tail);
+        s->p[i].status = (uint8_t)SNAPSHOT(pp->status);
+        s->p[i].runnext = SNAPSHOT(pp->runq.runnext) != 0;
         s->p[i].runq_head = head;
         s->p[i].runq_len = tail - head <= RUNQ_SIZE ? tail - head : 0;     // a torn pair reads as empty
     }

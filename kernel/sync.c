@@ -49,7 +49,7 @@ static bool can_spin(int iter)
         return false;
     // Relaxed: a heuristic; stale counts cost at most a few useless spins.
     uint32_t busy = __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) +
-                    __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) + 1;
+                    __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) + 1;   // relaxed: as npidle
     if (__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED) <= busy)   // relaxed: the same heuristic
         return false;
     struct m *mp = acquirem();
@@ -212,8 +212,9 @@ bool rwmutex_tryrlock(rwmutex_t *rw)
 {
     int32_t c = __atomic_load_n(&rw->reader_count, __ATOMIC_SEQ_CST);     // seq_cst: as rlock's add
     while (c >= 0)                  // no writer holds or waits
+        // seq_cst: rlock's add, if no writer came (on failure c is reloaded)
         if (__atomic_compare_exchange_n(&rw->reader_count, &c, c + 1, false, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST))                // seq_cst: rlock's add, if no writer came
+                                        __ATOMIC_SEQ_CST))
             return true;
     return false;
 }
@@ -223,8 +224,9 @@ bool rwmutex_trylock(rwmutex_t *rw)
     if (!mutex_trylock(&rw->w))
         return false;
     int32_t zero = 0;
+    // seq_cst: lock's sub, if no reader is in
     if (!__atomic_compare_exchange_n(&rw->reader_count, &zero, -RW_MAX_READERS, false,
-                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {   // seq_cst: lock's sub, if no reader is in
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
         mutex_unlock(&rw->w);       // readers are in
         return false;
     }

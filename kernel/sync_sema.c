@@ -49,8 +49,9 @@ static bool cansemacquire(uint32_t *count)
 {
     uint32_t v = __atomic_load_n(count, __ATOMIC_SEQ_CST);    // seq_cst: see nwait above
     while (v > 0)
+        // seq_cst: the count's side of the Dekker with nwait (see above)
         if (__atomic_compare_exchange_n(count, &v, v - 1, false, __ATOMIC_SEQ_CST,
-                                        __ATOMIC_SEQ_CST))     // seq_cst: see nwait above
+                                        __ATOMIC_SEQ_CST))
             return true;
     return false;
 }

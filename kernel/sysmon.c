@@ -282,12 +282,11 @@ void trap_dump_sched_state(void)
     schedtrace(arch_cycles());
     kparams.scheddetail = detail;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
-        struct g *next = __atomic_load_n(&allp[i]->runq.runnext, __ATOMIC_RELAXED);     // a report: racy
+        struct g *next = SNAPSHOT(allp[i]->runq.runnext);
         kprintf("  P%u: runnext=%ld\n", i, next ? (long)next->id : -1L);
     }
     kprintf("  nmidle=%u npidle=%u nsyscall=%u stw_pending=%u\n",
-            __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED), __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED),
-            (unsigned)__atomic_load_n(&sched.nsyscall, __ATOMIC_RELAXED),
-            (unsigned)__atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED));     // racy reads, a report
+            SNAPSHOT(sched.nmidle), SNAPSHOT(sched.npidle), (unsigned)SNAPSHOT(sched.nsyscall),
+            (unsigned)SNAPSHOT(sched.stw_pending));
     g_dump_all();
 }

@@ -179,9 +179,11 @@ static void ring_put(struct trace_ring *r, uint64_t tsc, enum trace_ev ev, uint6
 // The owning core, interrupts off: the run time of the G that ran here.
 static void account_leave(struct trace_ring *r, uint64_t now)
 {
-    if (r->cur_g)
+    if (r->cur_g) {
+        // relaxed: read racily by the shell's ps; only this core writes it
         __atomic_store_n(&r->cur_g->run_cycles, r->cur_g->run_cycles + (now - r->since),
-                         __ATOMIC_RELAXED);        // relaxed: read racily by the shell's ps
+                         __ATOMIC_RELAXED);
+    }
     __atomic_store_n(&r->cur_g, (struct g *)0, __ATOMIC_RELAXED);   // relaxed: read racily by ps
 }
 
@@ -317,11 +319,11 @@ static void snap_core(uint32_t i, uint64_t cutoff, uint64_t now, struct snap *s)
         const struct trace_rec *src = &r->recs[(idx - 1) & (TRACE_RING - 1)];
         struct trace_rec copy = { 0 };
         copy.tsc = __atomic_load_n(&src->tsc, __ATOMIC_RELAXED);   // relaxed: validated below
-        copy.g = __atomic_load_n(&src->g, __ATOMIC_RELAXED);
-        copy.arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);
-        copy.ev = __atomic_load_n(&src->ev, __ATOMIC_RELAXED);
+        copy.g = __atomic_load_n(&src->g, __ATOMIC_RELAXED);       // relaxed: as tsc
+        copy.arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);   // relaxed: as tsc
+        copy.ev = __atomic_load_n(&src->ev, __ATOMIC_RELAXED);     // relaxed: as tsc
         __atomic_thread_fence(__ATOMIC_ACQUIRE);    // the copy's loads before n's re-read
-        uint64_t now_n = __atomic_load_n(&r->n, __ATOMIC_RELAXED);
+        uint64_t now_n = __atomic_load_n(&r->n, __ATOMIC_RELAXED);    // relaxed: the fence above orders it after the copy
         if (now_n >= idx - 1 + TRACE_RING - 1 || copy.tsc < cutoff)
             break;                  // may be torn (the writer lapped it), or older than the window
         if (copy.tsc > now)
@@ -468,7 +470,7 @@ bool trace_set_recording(bool on)
 bool trace_recording(void)
 {
     return __atomic_load_n(&trace_on, __ATOMIC_RELAXED) &&     // relaxed: a display of the state
-           __atomic_load_n(&recording, __ATOMIC_RELAXED);
+           __atomic_load_n(&recording, __ATOMIC_RELAXED);      // relaxed: as trace_on
 }
 
 bool trace_dump_live(void)

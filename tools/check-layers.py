@@ -93,17 +93,21 @@ def check(root):
     return problems
 
 
+def report(problems, failed, passed):
+    """Prints each problem and then failed, or passed when there is none;
+    returns the exit status. tools/check-atomics.py reports through it too."""
+    for p in problems:
+        print(p)
+    print(failed if problems else passed)
+    return 1 if problems else 0
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     problems = check(root)
-    for p in problems:
-        print(p)
-    if problems:
-        print(f"check-layers: {len(problems)} include(s) break the layer rules "
-              f"(tools/check-layers.py says why each rule exists)")
-        return 1
-    print("check-layers: every include follows the layer rules")
-    return 0
+    return report(problems, f"check-layers: {len(problems)} include(s) break the layer rules "
+                            f"(tools/check-layers.py says why each rule exists)",
+                  "check-layers: every include follows the layer rules")
 
 
 if __name__ == "__main__":
