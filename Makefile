@@ -124,7 +124,7 @@ XOBJS := $(patsubst /%.c,$(BUILD)/obj/extapp/%.o,$(EXTRA_APP_C))
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
 OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(XOBJS)
 
-.PHONY: all iso run debug test host bench clean deps deps-check deps-bench check-layers check-atomics lint test-stress soak
+.PHONY: all iso run debug test host bench clean deps deps-check deps-bench check-layers check-atomics check-tools lint test-stress soak
 all: $(BUILD)/goro.elf $(BUILD)/goro.iso
 
 # Stamps rewritten only when their text changes: the objects' flags (make
@@ -375,6 +375,10 @@ check-layers:
 check-atomics:
 	@$(PYTHON) tools/check-atomics.py
 
+# The Python tools' shared helpers, by their examples (doctest).
+check-tools:
+	@$(PYTHON) -m doctest tools/varint.py && echo "check-tools: tools/varint.py's examples hold"
+
 # make lint: clang-tidy (.clang-tidy names the checks, and why some are off)
 # and cppcheck's warning and portability checks over the kernel's C; any
 # finding fails. A finding suppressed at its line says why there.
@@ -424,12 +428,12 @@ soak: deps-check $(BUILD)/goro.elf
 
 # RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
 RUN_ARGS ?=
-test: deps-check all efi usb host fuzz-build check-layers check-atomics lint debug-build insncount-test hooks-off-test
+test: deps-check all efi usb host fuzz-build check-layers check-atomics check-tools lint debug-build insncount-test hooks-off-test
 	$(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # The suite while the host runs one CPU-bound process per core beside it:
 # no test may fail because the host is slow (docs/testing.md).
-test-stress: deps-check all efi usb host fuzz-build check-layers check-atomics debug-build
+test-stress: deps-check all efi usb host fuzz-build check-layers check-atomics check-tools debug-build
 	$(PYTHON) tools/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # ---- insncount: the project's QEMU TCG instruction-count plugin -------------

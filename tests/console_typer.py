@@ -55,44 +55,36 @@ CHAR_KEYS = {
 }
 
 
-def sendkey_names(text):
-    """The sendkey argument for each key that types text."""
-    keys, i = [], 0
-    while i < len(text):
-        for seq, name in SEQ_KEYS:
-            if text.startswith(seq, i):
-                keys.append(name)
-                i += len(seq)
-                break
-        else:
-            c = text[i]
-            i += 1
-            if "a" <= c <= "z" or "0" <= c <= "9":
-                keys.append(c)
-            elif "A" <= c <= "Z":
-                keys.append("shift-" + c.lower())
-            elif 1 <= ord(c) <= 26 and c not in "\n\t":
-                keys.append("ctrl-" + chr(ord(c) + 96))
-            elif c in CHAR_KEYS:
-                keys.append(CHAR_KEYS[c])
-            else:
-                raise ValueError(f"no key types {c!r}")
-    return keys
-
-
 def serial_units(text):
     """text cut into what one key sends: an escape sequence stays whole."""
     units, i = [], 0
     while i < len(text):
-        for seq, _ in SEQ_KEYS:
-            if text.startswith(seq, i):
-                units.append(seq)
-                i += len(seq)
-                break
-        else:
-            units.append(text[i])
-            i += 1
+        seq = next((seq for seq, _ in SEQ_KEYS if text.startswith(seq, i)), text[i])
+        units.append(seq)
+        i += len(seq)
     return units
+
+
+def sendkey_name(unit):
+    """The sendkey argument for one of serial_units' keys."""
+    seq_name = dict(SEQ_KEYS).get(unit)
+    if seq_name:
+        return seq_name
+    c = unit
+    if "a" <= c <= "z" or "0" <= c <= "9":
+        return c
+    if "A" <= c <= "Z":
+        return "shift-" + c.lower()
+    if 1 <= ord(c) <= 26 and c not in "\n\t":
+        return "ctrl-" + chr(ord(c) + 96)
+    if c in CHAR_KEYS:
+        return CHAR_KEYS[c]
+    raise ValueError(f"no key types {c!r}")
+
+
+def sendkey_names(text):
+    """The sendkey argument for each key that types text."""
+    return [sendkey_name(u) for u in serial_units(text)]
 
 
 class ConsoleTyper:

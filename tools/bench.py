@@ -31,7 +31,6 @@ Examples:
     tools/bench.py --report-only          # re-read the saved logs
     tools/bench.py --section schedlat     # scheduling latency only (about 30 s)
 """
-import argparse
 import glob
 import json
 import os
@@ -805,10 +804,7 @@ def archive_run(outdir, path):
 
 
 def parse_args():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--build", default=os.environ.get("BUILD", "build"), help="build directory (default $BUILD or build)")
-    ap.add_argument("--elf", default="", help="goro image (default BUILD/goro.elf)")
+    ap = qemu.image_argparser(__doc__)
     ap.add_argument("--cpus", default="1,2", help="vCPU counts (default 1,2; never more than host cores)")
     ap.add_argument("--no-peers", action="store_true", help="goro only")
     ap.add_argument("--no-insncount", dest="insncount", action="store_false", help="skip instruction counts")
@@ -831,7 +827,7 @@ def parse_args():
     gobench.add_args(ap)
     opts = ap.parse_args()
     opts.cpus = [int(c) for c in opts.cpus.split(",") if c]
-    opts.elf = opts.elf or os.path.join(opts.build, "goro.elf")
+    opts.elf = qemu.image(opts)
     if opts.section:
         opts.no_gobench = opts.section != "gobench"
         opts.no_own = opts.section != "own"

@@ -33,7 +33,6 @@ Examples:
     tools/boot-bench.py --cpus 8 --boots 3 --no-linux
     tools/boot-bench.py --elf old/goro.elf --label before --no-linux
 """
-import argparse
 import json
 import os
 import re
@@ -309,10 +308,7 @@ def report(results, linux, label):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--build", default=os.environ.get("BUILD", "build"), help="build directory (default $BUILD or build)")
-    ap.add_argument("--elf", default="", help="goro image (default BUILD/goro.elf)")
+    ap = qemu.image_argparser(__doc__)
     ap.add_argument("--label", default="this tree", help="name of the image in the report")
     ap.add_argument("--cpus", default="1,2,8,32,64", help="vCPU counts (default 1,2,8,32,64)")
     ap.add_argument("--boots", type=int, default=5, help="boots per configuration (default 5)")
@@ -342,7 +338,7 @@ def main():
         print(f"\n{d['qemu']}; {d['host_cpus']} host CPUs; {d['date']}")
         return 0
 
-    elf = opts.elf or os.path.join(opts.build, "goro.elf")
+    elf = qemu.image(opts)
     if opts.icount:
         opts.linux = False
     outdir = os.path.join(opts.build, "bench")

@@ -10,11 +10,8 @@
 #                                   asks apt only for what is missing.
 set -e
 
-case "${1:---check}" in
---check) mode=check ;;
---install) mode=install ;;
-*) echo "usage: $0 [--check|--install]" >&2; exit 2 ;;
-esac
+. "$(dirname "$0")/deps-lib.sh"
+deps_mode "$1"
 
 missing=""
 for p in golang-go linux-image-amd64 busybox-static cpio python3-matplotlib; do
@@ -23,18 +20,4 @@ for p in golang-go linux-image-amd64 busybox-static cpio python3-matplotlib; do
 	fi
 done
 
-[ -z "$missing" ] && exit 0
-
-if [ "$mode" = check ]; then
-	echo "deps-bench: make bench needs these Debian packages, which are missing:$missing" >&2
-	echo "deps-bench: install them with 'make deps-bench' (as root), or:" >&2
-	echo "deps-bench:   sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing" >&2
-	exit 1
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "deps-bench: missing:$missing; run as root:" >&2
-	echo "  apt-get update && apt-get install -y --no-install-recommends$missing" >&2
-	exit 1
-fi
-apt-get update
-DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
+deps_finish deps-bench "make bench" " --no-install-recommends"

@@ -14,11 +14,8 @@
 # tree built on another distro with the tools in place passes too.
 set -e
 
-case "${1:---check}" in
---check) mode=check ;;
---install) mode=install ;;
-*) echo "usage: $0 [--check|--install]" >&2; exit 2 ;;
-esac
+. "$(dirname "$0")/deps-lib.sh"
+deps_mode "$1"
 
 missing=""
 need() {
@@ -49,19 +46,5 @@ ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null
 # make fuzz-coverage
 have_cmd llvm-cov-14 || need llvm-14
 
-[ -z "$missing" ] && exit 0
+deps_finish deps goro "" "(GORO_INSTALL_DEPS=1 lets make run and make test install them themselves)"
 
-if [ "$mode" = check ]; then
-	echo "deps: goro needs these Debian packages, which are missing:$missing" >&2
-	echo "deps: install them with 'make deps' (as root), or:" >&2
-	echo "deps:   sudo apt-get update && sudo apt-get install -y$missing" >&2
-	echo "deps: (GORO_INSTALL_DEPS=1 lets make run and make test install them themselves)" >&2
-	exit 1
-fi
-if [ "$(id -u)" != 0 ]; then
-	echo "deps: missing:$missing; as root, run: apt-get update && apt-get install -y$missing" >&2
-	exit 1
-fi
-echo "deps: installing$missing"
-apt-get update
-DEBIAN_FRONTEND=noninteractive apt-get install -y$missing

@@ -288,19 +288,29 @@ def run_goro(opts, cpus, entries, count, outdir):
     write(os.path.join(outdir, f"gobench-goro-tcg-{cpus}.txt"), head, add_insn(lines, insn))
 
 
+def marker_pairs(plog, who, n, what):
+    """insncount's marker pairs in the plugin log plog, meant one for each of
+    n whats, in order: a count that differs is logged (a guest that died
+    leaves the tail unmarked) and zip pairs the first ones. None, logged,
+    when plog cannot be read."""
+    try:
+        pairs = insncount_report.pair_marks(insncount_report.read_marks(plog))
+    except OSError as e:
+        log(f"{who} insncount: {e}")
+        return None
+    if len(pairs) != n:
+        log(f"{who} insncount: {len(pairs)} marker pairs for {n} {what}; pairing the first ones")
+    return pairs
+
+
 def goro_insn(out, plog):
     """{name: insn/op}: the k-th marker pair of the plugin log belongs to the
     k-th result line (app=gobench marks each measured loop once)."""
     results = [parse_result(l) for l in format_lines(out)]
     results = [r for r in results if r]
-    try:
-        pairs = insncount_report.pair_marks(insncount_report.read_marks(plog))
-    except OSError as e:
-        log(f"goro insncount: {e}")
+    pairs = marker_pairs(plog, "goro", len(results), "result lines")
+    if pairs is None:
         return {}
-    if len(pairs) != len(results):
-        log(f"goro insncount: {len(pairs)} marker pairs for {len(results)} result lines; "
-            "pairing the first ones")
     return {r[0]: p[0] / r[2] for r, p in zip(results, pairs)}
 
 
@@ -435,14 +445,9 @@ INSN_RUN_RE = re.compile(r"^### insn (\S+) (\d+) rc=(\d+) lines=(\d+)")
 def go_insn(out, plog):
     """{name: insn/op} from the guest's pairs: (count(N) - count(N/5)) / (N - N/5)."""
     runs = [m.groups() for m in map(INSN_RUN_RE.match, out.split("\n")) if m]
-    try:
-        pairs = insncount_report.pair_marks(insncount_report.read_marks(plog))
-    except OSError as e:
-        log(f"Go insncount: {e}")
+    pairs = marker_pairs(plog, "Go", len(runs), "runs")
+    if pairs is None:
         return {}
-    if len(pairs) != len(runs):
-        # Each run is one pair, in order; a guest that died leaves the tail.
-        log(f"Go insncount: {len(pairs)} marker pairs for {len(runs)} runs; pairing the first ones")
     by = {}
     for (name, n, rc, nlines), p in zip(runs, pairs):
         if rc != "0" or nlines == "0":
@@ -499,11 +504,7 @@ def add_args(ap):
 
 
 def main():
-    import argparse
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--build", default=os.environ.get("BUILD", "build"))
-    ap.add_argument("--elf", default="")
+    ap = qemu.image_argparser(__doc__)
     ap.add_argument("--cpus", default="1,2")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per goro boot")
     ap.add_argument("--no-insncount", action="store_true")
@@ -517,7 +518,7 @@ def main():
 def finish_opts(opts):
     opts.cpus = [int(c) for c in str(opts.cpus).split(",") if c] if isinstance(opts.cpus, str) else opts.cpus
     opts.insn_cpus = [int(c) for c in (opts.insn_cpus or ("1" if opts.quick else "1,2")).split(",") if c]
-    opts.elf = opts.elf or os.path.join(opts.build, "goro.elf")
+    opts.elf = qemu.image(opts)
     opts.plugin = None
     if not getattr(opts, "no_insncount", False) and getattr(opts, "insncount", True):
         subprocess.run(["make", "-s", f"BUILD={os.path.abspath(opts.build)}", "insncount"], cwd=ROOT, check=True)

@@ -38,6 +38,8 @@ import re
 import subprocess
 import sys
 
+from varint import varint as wire_varint
+
 BEGIN_RE = re.compile(r"^PROFILE begin cores=(\d+) hz=(\d+) period_ns=(\d+) duration_ns=(\d+) "
                       r"samples=(\d+) weight=(\d+) dropped=(\d+)\s*$")
 SAMPLE_RE = re.compile(r"^PROFILE (\d+) (go|g0|irq|idle) (\d+) (\d+) ([0-9a-f]+)((?: [0-9a-f]+)+)\s*$")
@@ -233,16 +235,8 @@ def folded(header, samples, elf, drop_idle=False):
 # ---- profile.proto ------------------------------------------------------------
 
 def varint(n):
-    out = bytearray()
-    n &= (1 << 64) - 1
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+    """protobuf's: a negative int64 wraps to 64 bits (tools/varint.py)."""
+    return wire_varint(n, wrap_negative=True)
 
 
 def field_varint(num, v):

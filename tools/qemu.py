@@ -75,6 +75,22 @@ def argv(smp, mem, accel="tcg", machine=None, serial="stdio", exit_device=True, 
     return cmd + list(extra)
 
 
+def image_argparser(doc):
+    """The command line of a tool that boots the image: doc (its module
+    docstring) as description and epilog, and --build and --elf, the ELF
+    that image(opts) names."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0], epilog=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.environ.get("BUILD", "build"),
+                    help="build directory (default $BUILD or build)")
+    ap.add_argument("--elf", default="", help="goro image (default BUILD/goro.elf)")
+    return ap
+
+
+def image(opts):
+    return opts.elf or os.path.join(opts.build, "goro.elf")
+
+
 def accel_argv(accel):
     if accel == "kvm":
         # This host's KVM refuses IA32_ARCH_CAPABILITIES (MSR 0x10a), and

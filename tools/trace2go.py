@@ -38,6 +38,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import trace2json  # noqa: E402
 import profile2pprof  # noqa: E402
+from varint import varint  # noqa: E402  (refuses negatives: the trace format has none)
 
 # internal/trace's event types (runtime/trace.go)
 EV_BATCH, EV_FREQUENCY, EV_STACK, EV_GOMAXPROCS, EV_PROC_START, EV_PROC_STOP = 1, 2, 3, 4, 5, 6
@@ -68,20 +69,6 @@ def block_event(reason):
     if "mutex" in r or "sema" in r or "waitgroup" in r or "sync" in r:
         return EV_GO_BLOCK_SYNC
     return EV_GO_BLOCK
-
-
-def varint(n):
-    if n < 0:
-        raise ValueError(f"varint of {n}: the wire format has no negative numbers")
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 class Writer:

@@ -112,17 +112,34 @@ static struct chanprog *chanprog(rng_t *r, uint32_t nc, uint32_t senders)
     return cp;
 }
 
+// Starts the receivers, then the senders, each an actor of cp.
+static void start_actors(struct chanprog *cp, rng_t *r, uint32_t receivers, void (*receiver)(void *),
+                         uint32_t senders, void (*sender)(void *))
+{
+    for (uint32_t i = 0; i < receivers; i++)
+        soak_go(receiver, actor(cp, r, i));
+    for (uint32_t i = 0; i < senders; i++)
+        soak_go(sender, actor(cp, r, i));
+}
+
 void prog_chan(rng_t *r)
 {
     uint32_t senders = 1 + rng_below(r, 4), receivers = 1 + rng_below(r, 4);
-    struct chanprog *cp = chanprog(r, 1, senders);
-    for (uint32_t i = 0; i < receivers; i++)
-        soak_go(chan_receiver, actor(cp, r, i));
-    for (uint32_t i = 0; i < senders; i++)
-        soak_go(chan_sender, actor(cp, r, i));
+    start_actors(chanprog(r, 1, senders), r, receivers, chan_receiver, senders, chan_sender);
 }
 
 // ---- select over several channels, with and without a default -------------
+
+// Half the time, TRIES selects with a default case first (yielding between
+// them); then one that blocks. Returns the case chosen.
+static int select_some_tries(struct actor *a, struct select_case *cs, int n)
+{
+    int k = -1;
+    for (int t = rng_below(&a->r, 2) ? TRIES : 0; t > 0 && k < 0; t--)
+        if ((k = chan_select(cs, n, false)) < 0)
+            gosched();                  // the default case: try again
+    return k >= 0 ? k : chan_select(cs, n, true);
+}
 
 static void select_sender(void *p)
 {
@@ -134,13 +151,7 @@ static void select_sender(void *p)
         struct select_case cs[MAXCH];
         for (uint32_t k = 0; k < cp->nc; k++)
             cs[k] = (struct select_case){ .c = cp->c[k], .dir = SELECT_SEND, .elem = &m };
-        int k = -1;
-        for (int t = rng_below(&a->r, 2) ? TRIES : 0; t > 0 && k < 0; t--)
-            if ((k = chan_select(cs, (int)cp->nc, false)) < 0)
-                gosched();              // the default case: try again
-        if (k < 0)
-            k = chan_select(cs, (int)cp->nc, true);
-
+        int k = select_some_tries(a, cs, (int)cp->nc);
         if (k >= (int)cp->nc)
             soak_fail("select: send case %d of %u chosen", k, cp->nc);
         soak_op(1);
@@ -156,12 +167,7 @@ static void select_receiver(void *p)
         struct select_case cs[MAXCH];
         for (uint32_t k = 0; k < cp->nc; k++)
             cs[k] = (struct select_case){ .c = cp->c[k], .dir = SELECT_RECV, .elem = &m[k] };
-        int k = -1;
-        for (int t = rng_below(&a->r, 2) ? TRIES : 0; t > 0 && k < 0; t--)
-            if ((k = chan_select(cs, (int)cp->nc, false)) < 0)
-                gosched();
-        if (k < 0)
-            k = chan_select(cs, (int)cp->nc, true);
+        int k = select_some_tries(a, cs, (int)cp->nc);
         if (k >= (int)cp->nc || !cs[k].ok) {
             soak_fail("select: recv case %d (ok %d) on open channels", k, k < MAXCH && cs[k].ok);
             return;
@@ -174,10 +180,7 @@ void prog_select(rng_t *r)
 {
     uint32_t senders = 1 + rng_below(r, 3), receivers = 1 + rng_below(r, 3);
     struct chanprog *cp = chanprog(r, 2 + rng_below(r, MAXCH - 1), senders);
-    for (uint32_t i = 0; i < receivers; i++)
-        soak_go(select_receiver, actor(cp, r, i));
-    for (uint32_t i = 0; i < senders; i++)
-        soak_go(select_sender, actor(cp, r, i));
+    start_actors(cp, r, receivers, select_receiver, senders, select_sender);
 }
 
 // ---- close: receivers drain until closed; the last sender closes ---------
@@ -221,9 +224,5 @@ static void close_receiver(void *p)
 void prog_close(rng_t *r)
 {
     uint32_t senders = 1 + rng_below(r, 3), receivers = 1 + rng_below(r, 3);
-    struct chanprog *cp = chanprog(r, 1, senders);
-    for (uint32_t i = 0; i < receivers; i++)
-        soak_go(close_receiver, actor(cp, r, i));
-    for (uint32_t i = 0; i < senders; i++)
-        soak_go(close_sender, actor(cp, r, i));
+    start_actors(chanprog(r, 1, senders), r, receivers, close_receiver, senders, close_sender);
 }

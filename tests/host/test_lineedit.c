@@ -62,111 +62,113 @@ static void check_screen(const struct term *t, const struct lineedit *e, const c
     CHECKF(strlen(e->buf) == e->len, "%s: buf not terminated at len", what);
 }
 
-static enum lineedit_result type(struct lineedit *e, struct term *t, const int *keys, int n)
+// An editor and the terminal it draws on.
+struct ed {
+    char buf[64];
+    struct term t;
+    struct lineedit e;
+};
+
+// A fresh screen and an editor of d->buf's first cap bytes.
+static void start(struct ed *d, size_t cap, struct lineedit_history *h)
+{
+    CHECK(cap <= sizeof d->buf);
+    term_init(&d->t);
+    lineedit_init(&d->e, d->buf, cap, h, term_out, &d->t);
+}
+
+static enum lineedit_result type(struct ed *d, const int *keys, int n)
 {
     enum lineedit_result r = LINEEDIT_MORE;
     for (int i = 0; i < n && r == LINEEDIT_MORE; i++) {
-        r = lineedit_key(e, keys[i]);
+        r = lineedit_key(&d->e, keys[i]);
         if (r == LINEEDIT_MORE)
-            check_screen(t, e, "after a key");
+            check_screen(&d->t, &d->e, "after a key");
     }
     return r;
 }
 
-static void type_str(struct lineedit *e, struct term *t, const char *s)
+static void type_str(struct ed *d, const char *s)
 {
     while (*s)
-        type(e, t, (int[]){ (unsigned char)*s++ }, 1);
+        type(d, (int[]){ (unsigned char)*s++ }, 1);
 }
 
 static void test_insert_move_erase(void)
 {
-    char buf[64];
-    struct term t;
-    struct lineedit e;
-    term_init(&t);
-    lineedit_init(&e, buf, sizeof buf, 0, term_out, &t);
-    type_str(&e, &t, "helo world");
-    type(&e, &t, (int[]){ KEY_HOME, KEY_RIGHT, KEY_RIGHT, KEY_RIGHT }, 4);
-    type_str(&e, &t, "l");
-    CHECK(strcmp(buf, "hello world") == 0 && e.pos == 4);
-    type(&e, &t, (int[]){ KEY_END, KEY_BACKSPACE, KEY_BACKSPACE, KEY_LEFT, KEY_LEFT, KEY_DELETE }, 6);
-    CHECK(strcmp(buf, "hello wr") == 0 && e.pos == 7);
-    type(&e, &t, (int[]){ KEY_CTRL('U') }, 1);
-    CHECK(strcmp(buf, "r") == 0 && e.pos == 0);
-    type(&e, &t, (int[]){ KEY_CTRL('E'), 'x', KEY_CTRL('A'), KEY_CTRL('K') }, 4);
-    CHECK(buf[0] == 0 && e.len == 0);
+    struct ed d;
+    start(&d, sizeof d.buf, 0);
+    type_str(&d, "helo world");
+    type(&d, (int[]){ KEY_HOME, KEY_RIGHT, KEY_RIGHT, KEY_RIGHT }, 4);
+    type_str(&d, "l");
+    CHECK(strcmp(d.buf, "hello world") == 0 && d.e.pos == 4);
+    type(&d, (int[]){ KEY_END, KEY_BACKSPACE, KEY_BACKSPACE, KEY_LEFT, KEY_LEFT, KEY_DELETE }, 6);
+    CHECK(strcmp(d.buf, "hello wr") == 0 && d.e.pos == 7);
+    type(&d, (int[]){ KEY_CTRL('U') }, 1);
+    CHECK(strcmp(d.buf, "r") == 0 && d.e.pos == 0);
+    type(&d, (int[]){ KEY_CTRL('E'), 'x', KEY_CTRL('A'), KEY_CTRL('K') }, 4);
+    CHECK(d.buf[0] == 0 && d.e.len == 0);
     // nothing happens at the ends
-    type(&e, &t, (int[]){ KEY_BACKSPACE, KEY_LEFT, KEY_DELETE, KEY_RIGHT, KEY_DOWN }, 5);
-    type_str(&e, &t, "ok");
-    CHECK(type(&e, &t, (int[]){ KEY_LEFT, KEY_ENTER }, 2) == LINEEDIT_DONE);
-    CHECK(strcmp(buf, "ok") == 0 && t.newlines == 1 && memcmp(t.last_row, "ok ", 3) == 0);
+    type(&d, (int[]){ KEY_BACKSPACE, KEY_LEFT, KEY_DELETE, KEY_RIGHT, KEY_DOWN }, 5);
+    type_str(&d, "ok");
+    CHECK(type(&d, (int[]){ KEY_LEFT, KEY_ENTER }, 2) == LINEEDIT_DONE);
+    CHECK(strcmp(d.buf, "ok") == 0 && d.t.newlines == 1 && memcmp(d.t.last_row, "ok ", 3) == 0);
 }
 
 static void test_capacity(void)
 {
-    char buf[5];
-    struct term t;
-    struct lineedit e;
-    term_init(&t);
-    lineedit_init(&e, buf, sizeof buf, 0, term_out, &t);
-    type_str(&e, &t, "abcdefg");
-    CHECK(strcmp(buf, "abcd") == 0);
-    type(&e, &t, (int[]){ KEY_HOME, 'z' }, 2);
-    CHECK(strcmp(buf, "abcd") == 0);
+    struct ed d;
+    start(&d, 5, 0);
+    type_str(&d, "abcdefg");
+    CHECK(strcmp(d.buf, "abcd") == 0);
+    type(&d, (int[]){ KEY_HOME, 'z' }, 2);
+    CHECK(strcmp(d.buf, "abcd") == 0);
 }
 
 static void test_ctrl_c(void)
 {
-    char buf[16];
-    struct term t;
-    struct lineedit e;
-    term_init(&t);
-    lineedit_init(&e, buf, sizeof buf, 0, term_out, &t);
-    type_str(&e, &t, "abc");
-    CHECK(type(&e, &t, (int[]){ KEY_LEFT, KEY_CTRL('C') }, 2) == LINEEDIT_CANCEL);
-    CHECK(buf[0] == 0 && t.newlines == 1 && memcmp(t.last_row, "abc^C", 5) == 0);
+    struct ed d;
+    start(&d, 16, 0);
+    type_str(&d, "abc");
+    CHECK(type(&d, (int[]){ KEY_LEFT, KEY_CTRL('C') }, 2) == LINEEDIT_CANCEL);
+    CHECK(d.buf[0] == 0 && d.t.newlines == 1 && memcmp(d.t.last_row, "abc^C", 5) == 0);
 }
 
 static void test_history(void)
 {
     static struct lineedit_history h;
-    char buf[64];
-    struct term t;
-    struct lineedit e;
+    struct ed d;
     lineedit_history_add(&h, "one");
     lineedit_history_add(&h, "");
     lineedit_history_add(&h, "a much longer line");
     lineedit_history_add(&h, "a much longer line");   // a repeat of the newest: not kept
     lineedit_history_add(&h, "three");
     CHECK(h.count == 3);
-    term_init(&t);
-    lineedit_init(&e, buf, sizeof buf, &h, term_out, &t);
-    type_str(&e, &t, "new");
-    type(&e, &t, (int[]){ KEY_UP }, 1);
-    CHECK(strcmp(buf, "three") == 0);
-    type(&e, &t, (int[]){ KEY_UP }, 1);
-    CHECK(strcmp(buf, "a much longer line") == 0);
-    type(&e, &t, (int[]){ KEY_UP, KEY_UP, KEY_UP }, 3);      // stops at the oldest
-    CHECK(strcmp(buf, "one") == 0);
-    type(&e, &t, (int[]){ KEY_DOWN, KEY_DOWN, KEY_DOWN }, 3);
-    CHECK(strcmp(buf, "new") == 0);                         // the line being typed comes back
-    type(&e, &t, (int[]){ KEY_DOWN, KEY_UP, KEY_HOME, 'x' }, 4);
-    CHECK(strcmp(buf, "xthree") == 0 && e.pos == 1);
-    CHECK(type(&e, &t, (int[]){ KEY_ENTER }, 1) == LINEEDIT_DONE);
+    start(&d, sizeof d.buf, &h);
+    type_str(&d, "new");
+    type(&d, (int[]){ KEY_UP }, 1);
+    CHECK(strcmp(d.buf, "three") == 0);
+    type(&d, (int[]){ KEY_UP }, 1);
+    CHECK(strcmp(d.buf, "a much longer line") == 0);
+    type(&d, (int[]){ KEY_UP, KEY_UP, KEY_UP }, 3);      // stops at the oldest
+    CHECK(strcmp(d.buf, "one") == 0);
+    type(&d, (int[]){ KEY_DOWN, KEY_DOWN, KEY_DOWN }, 3);
+    CHECK(strcmp(d.buf, "new") == 0);                         // the line being typed comes back
+    type(&d, (int[]){ KEY_DOWN, KEY_UP, KEY_HOME, 'x' }, 4);
+    CHECK(strcmp(d.buf, "xthree") == 0 && d.e.pos == 1);
+    CHECK(type(&d, (int[]){ KEY_ENTER }, 1) == LINEEDIT_DONE);
     // the history keeps its newest LINEEDIT_HISTORY lines
     for (int i = 0; i < 100; i++) {
         char l[16];
         snprintf(l, sizeof l, "cmd %d", i);
         lineedit_history_add(&h, l);
     }
-    term_init(&t);
-    lineedit_init(&e, buf, sizeof buf, &h, term_out, &t);
+    start(&d, sizeof d.buf, &h);
     for (int i = 0; i < 200; i++)
-        type(&e, &t, (int[]){ KEY_UP }, 1);
+        type(&d, (int[]){ KEY_UP }, 1);
     char want[16];
     snprintf(want, sizeof want, "cmd %d", 100 - LINEEDIT_HISTORY);
-    CHECKF(strcmp(buf, want) == 0, "oldest kept \"%s\", want \"%s\"", buf, want);
+    CHECKF(strcmp(d.buf, want) == 0, "oldest kept \"%s\", want \"%s\"", d.buf, want);
 }
 
 // Random keys: the screen matches the line after every one of them.
@@ -178,19 +180,16 @@ static void test_random_keys(void)
                          KEY_CTRL('A'), KEY_CTRL('E'), KEY_TAB, 0x1b };
     uint64_t s = 88172645463325252ull;
     for (int round = 0; round < 2000 && !check_failed_now; round++) {
-        char buf[40];
-        struct term t;
-        struct lineedit e;
-        term_init(&t);
-        lineedit_init(&e, buf, sizeof buf, &h, term_out, &t);
+        struct ed d;
+        start(&d, 40, &h);
         for (int i = 0; i < 60 && !check_failed_now; i++) {
             s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-            type(&e, &t, &pool[s % (sizeof pool / sizeof pool[0])], 1);
+            type(&d, &pool[s % (sizeof pool / sizeof pool[0])], 1);
         }
-        if (type(&e, &t, (int[]){ KEY_ENTER }, 1) == LINEEDIT_DONE) {
-            CHECKF(memcmp(t.last_row, buf, strlen(buf)) == 0, "round %d: \"%s\" shown as \"%.*s\"",
-                   round, buf, (int)strlen(buf), t.last_row);
-            lineedit_history_add(&h, buf);
+        if (type(&d, (int[]){ KEY_ENTER }, 1) == LINEEDIT_DONE) {
+            CHECKF(memcmp(d.t.last_row, d.buf, strlen(d.buf)) == 0, "round %d: \"%s\" shown as \"%.*s\"",
+                   round, d.buf, (int)strlen(d.buf), d.t.last_row);
+            lineedit_history_add(&h, d.buf);
         }
     }
 }

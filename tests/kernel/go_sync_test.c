@@ -468,14 +468,16 @@ static struct {
     bool exit;                      // m held
 } cs;
 
+// Says it runs, waits on cs.c, and once signalled sends its index (arg)
+// to cs.awake: TestCondSignal and TestCondSignalGenerations.
 static void cond_waiter(void *arg)
 {
-    (void)arg;
+    int64_t i = (int64_t)(intptr_t)arg;
     bool t = true;
     mutex_lock(&cs.m);
     chan_send(cs.running, &t);
     cond_wait(&cs.c, &cs.m);
-    chan_send(cs.awake, &t);
+    chan_send(cs.awake, &i);
     mutex_unlock(&cs.m);
 }
 
@@ -485,7 +487,7 @@ KTEST(go_TestCondSignal)
     cs.c = (cond_t)COND_INIT;
     int n = 2;
     cs.running = chan_make(sizeof(bool), (size_t)n);
-    cs.awake = chan_make(sizeof(bool), (size_t)n);
+    cs.awake = chan_make(sizeof(int64_t), (size_t)n);
     for (int i = 0; i < n; i++)
         go(cond_waiter, 0);
     for (int i = 0; i < n; i++)
@@ -510,17 +512,6 @@ KTEST(go_TestCondSignal)
 
 // 100 waiters, started one at a time, each signalled after the next one
 // waits: they must wake in the order they waited.
-static void cond_gen_waiter(void *arg)
-{
-    int64_t i = (int64_t)(intptr_t)arg;
-    bool t = true;
-    mutex_lock(&cs.m);
-    chan_send(cs.running, &t);
-    cond_wait(&cs.c, &cs.m);
-    chan_send(cs.awake, &i);
-    mutex_unlock(&cs.m);
-}
-
 KTEST(go_TestCondSignalGenerations)
 {
     cs.m = (mutex_t)MUTEX_INIT;
@@ -529,7 +520,7 @@ KTEST(go_TestCondSignalGenerations)
     cs.running = chan_make(sizeof(bool), (size_t)n);
     cs.awake = chan_make(sizeof(int64_t), (size_t)n);
     for (int64_t i = 0; i < n; i++) {
-        go(cond_gen_waiter, (void *)(intptr_t)i);
+        go(cond_waiter, (void *)(intptr_t)i);
         if (i > 0) {
             int64_t a = -1;
             chan_recv(cs.awake, &a);
@@ -619,6 +610,22 @@ static struct {
     chan_t *done;
 } cr;
 
+// With cr.m held: lets the others run without it, then holds it again.
+static void cr_yield(void)
+{
+    mutex_unlock(&cr.m);
+    gosched();
+    mutex_lock(&cr.m);
+}
+
+// With cr.m held: releases it and reports this goroutine done.
+static void cr_finish(void)
+{
+    mutex_unlock(&cr.m);
+    bool t = true;
+    chan_send(cr.done, &t);
+}
+
 static void cr_g1(void *arg)
 {
     (void)arg;
@@ -629,50 +636,32 @@ static void cr_g1(void *arg)
         ktest_fail(__FILE__, __LINE__, "want 2, got %d", cr.x);
     cr.x = 3;
     cond_signal(&cr.c);
-    mutex_unlock(&cr.m);
-    bool t = true;
-    chan_send(cr.done, &t);
+    cr_finish();
 }
 
 static void cr_g2(void *arg)
 {
     (void)arg;
     mutex_lock(&cr.m);
-    for (;;) {
-        if (cr.x == 1) {
-            cr.x = 2;
-            cond_signal(&cr.c);
-            break;
-        }
-        mutex_unlock(&cr.m);
-        gosched();
-        mutex_lock(&cr.m);
-    }
-    mutex_unlock(&cr.m);
-    bool t = true;
-    chan_send(cr.done, &t);
+    while (cr.x != 1)
+        cr_yield();
+    cr.x = 2;
+    cond_signal(&cr.c);
+    cr_finish();
 }
 
 static void cr_g3(void *arg)
 {
     (void)arg;
     mutex_lock(&cr.m);
-    for (;;) {
-        if (cr.x == 2) {
-            cond_wait(&cr.c, &cr.m);
-            if (cr.x != 3)
-                ktest_fail(__FILE__, __LINE__, "want 3, got %d", cr.x);
-            break;
-        }
-        if (cr.x == 3)
-            break;
-        mutex_unlock(&cr.m);
-        gosched();
-        mutex_lock(&cr.m);
+    while (cr.x != 2 && cr.x != 3)
+        cr_yield();
+    if (cr.x == 2) {
+        cond_wait(&cr.c, &cr.m);
+        if (cr.x != 3)
+            ktest_fail(__FILE__, __LINE__, "want 3, got %d", cr.x);
     }
-    mutex_unlock(&cr.m);
-    bool t = true;
-    chan_send(cr.done, &t);
+    cr_finish();
 }
 
 KTEST(go_TestRace)
