@@ -93,6 +93,12 @@ uint32_t lapic_id(void);
 bool lapic_x2apic(void);
 void lapic_eoi(void);
 void lapic_send(uint32_t apic_id, uint32_t icr_low);
+// The local APIC timer, for arch/timer.c.
+void lapic_timer_oneshot(uint32_t count, uint8_t vector);
+uint32_t lapic_timer_current(void);
+void lapic_timer_stop(void);
+void lapic_timer_deadline_mode(uint8_t vector);
+void lapic_timer_mask(void);
 #define ICR_FIXED       0x00000u
 #define ICR_NMI         0x00400u
 #define ICR_INIT        0x00500u

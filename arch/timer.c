@@ -8,12 +8,6 @@
 #include "arch/x86.h"
 #include "lib/printf.h"
 
-void lapic_timer_oneshot(uint32_t count, uint8_t vector);
-uint32_t lapic_timer_current(void);
-void lapic_timer_stop(void);
-void lapic_timer_deadline_mode(uint8_t vector);
-void lapic_timer_mask(void);
-
 static bool tsc_deadline;
 static uint64_t apic_hz;
 static uint64_t apic_per_tsc_24;    // APIC ticks per TSC cycle, 8.24 fixed point

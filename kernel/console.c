@@ -10,8 +10,8 @@
 // "abc" without a newline and then parks can resume on another core; had
 // "abc" stayed in the first core's buffer it would come out later, glued
 // to whatever that core printed next, and the G's "\n" would end an empty
-// line elsewhere (the lost echo of issue 16: "hello" typed one key at a
-// time showed as "lo"). So at the end of every kprintf from a goroutine,
+// line elsewhere (a lost echo once: "hello" typed one key at a time
+// showed as "lo"). So at the end of every kprintf from a goroutine,
 // an unfinished line moves from the core's buffer to a stash slot keyed by
 // the goroutine's id, and the G's next kprintf, on whatever core, takes it
 // back first. Text from interrupt handlers and code with interrupts off

@@ -24,8 +24,8 @@
 //     local queues.
 //
 // Finding work (find_runnable), in order: runnext, the local ring, the
-// global queue, then stealing: up to 4 rounds over all Ps in a random
-// order (kernel/steal_order.c, host-tested by tests/host/test_steal_order.c:
+// global queue, then stealing: up to STEAL_ROUNDS (4) rounds over all Ps in
+// a random order (kernel/steal_order.c, host-tested by tests/host/test_steal_order.c:
 // a random start and a random stride coprime with gomaxprocs),
 // taking half of a victim's ring; a victim's runnext only in the last
 // round, after a short backoff, because its owner is probably about to

@@ -43,7 +43,6 @@
 #define STRAGGLER_WAIT_NS 200000000ull     // for goroutines about to finish
 #define LEFTOVERS_SHOWN 10
 
-extern uint64_t quantum_cycles;             // kernel/preempt.c
 
 struct run_ctx;
 struct result {

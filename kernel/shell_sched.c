@@ -10,7 +10,6 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 
-extern uint64_t quantum_cycles;             // kernel/preempt.c
 
 #define QUANTUM_MIN_NS 20000ull             // as the command line's quantum=
 #define QUANTUM_MAX_NS 1000000000ull

@@ -509,7 +509,7 @@ CONFIGS = [
            cores=4, cmdline="app=demos", expect=[r"demos: [1-9]\d* passed, 0 failed"], timeout=180),
     # Typed one key at a time, each line after the previous answer: the echo
     # must show each line as typed although the reader moves between cores
-    # while it waits (issue 16: "hello" showed as "lo").
+    # while it waits (a lost echo once showed "hello" as "lo").
     Config("echo", "app=echo: lines typed on COM1 arrive by its interrupt (IOAPIC) and come back",
            cores=2, cmdline="app=echo",
            console=[(r"^echo: ready", "hello\n"), (r"^echo: hello$", "world\n"),

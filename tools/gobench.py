@@ -42,7 +42,7 @@ def log(msg):
 # ---- the suite ------------------------------------------------------------------
 #
 # (package, name, N, quick N, insn N, sub-benchmarks, restrict): every benchmark of Go
-# 1.19's runtime, sync and time packages that issue 13 lists. N is the fixed
+# 1.19's runtime, sync and time packages that goro ports. N is the fixed
 # -test.benchtime=Nx of both sides, sized from a run of Go under TCG on the
 # project machine so that one count of Go takes at most about 0.1 s (the
 # time package's, a few ops of 1000 timers each, up to 0.2 s); quick N

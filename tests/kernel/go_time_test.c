@@ -82,7 +82,7 @@ KTEST(go_TestAfterFunc)
 // A 1 ns ticker is always due: 100 ticks must arrive while another
 // goroutine keeps sleeping 1 ns (Go's also runs the GC in that loop; goro
 // has none). Freeing a ticker that is always due needs timer_stop to wait
-// for a tick being delivered on another core (issue 11's ticker_stop race).
+// for a tick being delivered on another core (a ticker_stop race once fixed).
 static uint32_t stress_stop;
 static uint64_t stress_done;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Regression tests for the scheduler defects of issue 11, one or more per
+// Regression tests for scheduler defects found and fixed, one or more per
 // defect, each failing on the code before its fix. Windows of a few
 // instructions are widened with debug builds' delay points
 // (kernel/debugdelay.h): each such test names the window it widens, sets
