@@ -70,9 +70,10 @@
 // Putting Gs on queues from the G's own stack before switching away (a
 // thief could resume the G on another core while it is still running).
 //
-// Lock order: sched.lock before allg_lock and gfree_lock; the console lock
-// and page allocator lock are leaves. No scheduler lock is held across a
-// context switch.
+// Lock order: enum lock_rank in arch/spinlock.h, written once there and
+// checked by debug builds (sched.lock comes before the timers, gfree and
+// allg locks, the allocators and the console). No scheduler lock is held
+// across a context switch.
 #include "kernel/sched.h"
 #include "kernel/steal_order.h"
 #include "arch/arch.h"
