@@ -192,94 +192,110 @@ class Converter:
     # ---- goro's events -------------------------------------------------------------
 
     def on(self, e):
-        ev, core, ts = e["ev"], e["core"], e["ns"]
-        g = e.get("g")
-        state = self.gstate.get(g)
-        if ev == "ProcStart":
-            self.proc_start(core, ts, e["p"])
-        elif ev == "ProcStop":
-            self.proc_stop(core, ts, e["p"])
-        elif ev == "Gomaxprocs":
-            self.w.event(self.p_of(core), EV_GOMAXPROCS, ts, e["procs"], 0)
-        elif ev == "GoCreate":
-            if state is not None:
-                self.dropped[ev] += 1
-                return
-            self.create(self.p_of(core), ts, g, e["fn"])
-        elif ev == "GoStart":
-            p = e["p"]
-            if self.core_p.get(core) != p:
-                self.proc_start(core, ts, p)
-            if p in self.p_g:       # the one before left without a word (gosched)
-                prev = self.p_g[p]
-                self.stop_running(ts, prev, EV_GO_SCHED, 0)
-                self.gstate[prev] = "runnable"
-            if state is None:
-                self.create(p, ts, g)
-                self.dropped["synthesized GoCreate"] += 1
-            elif state == "running":
-                self.stop_running(ts, g, EV_GO_PREEMPT, 0)
-                self.dropped["synthesized GoPreempt"] += 1
-            elif state in ("waiting", "syscall", "dead"):
-                if state == "dead":
-                    self.dropped[ev] += 1
-                    return
-                if state == "syscall":
-                    self.w.event(self.p_of(core), EV_GO_SYSEXIT, ts, g, self.seq[g], 0)
-                    self.seq[g] += 1
-                else:
-                    self.unblock(p, ts, g)
-                self.dropped["synthesized unblock"] += 1
-            self.w.event(p, EV_GO_START, ts, g, self.seq[g])
-            self.seq[g] += 1
-            self.gstate[g] = "running"
-            self.g_p[g], self.p_g[p] = p, g
-        elif ev in ("GoYield", "GoPreempt", "GoPark", "GoEnd", "GoSysCall"):
-            if state != "running":
-                self.dropped[ev] += 1
-                return
-            if ev == "GoSysCall":
-                self.w.event(self.g_p[g], EV_GO_SYSCALL, ts, 0)
-            elif ev == "GoYield":
-                self.stop_running(ts, g, EV_GO_SCHED, 0)
-                self.gstate[g] = "runnable"
-            elif ev == "GoPreempt":
-                self.stop_running(ts, g, EV_GO_PREEMPT, 0)
-                self.gstate[g] = "runnable"
-            elif ev == "GoPark":
-                self.reason[g] = e["reason"]
-                self.stop_running(ts, g, block_event(e["reason"]), 0)
-                self.gstate[g] = "waiting"
-            else:
-                self.stop_running(ts, g, EV_GO_END)
-                self.gstate[g] = "dead"
-        elif ev == "GoUnpark":
-            if state != "waiting":
-                self.dropped[ev] += 1
-                return
-            self.unblock(self.p_of(core), ts, g)
-        elif ev == "Handoff":
-            p = e["p"]
-            g1 = self.p_g.get(p)
-            if g1 is not None:
-                self.stop_running(ts, g1, EV_GO_SYSBLOCK)
-                self.gstate[g1] = "syscall"
-            owner = self.p_owner.get(p)
-            if owner is not None:
-                self.proc_stop(owner, ts, p)
-        elif ev == "GoSysExit":
-            if not e["lost"]:
-                return
-            if state == "running":      # a stop-the-world took the P
-                self.stop_running(ts, g, EV_GO_SYSBLOCK)
-                state = self.gstate[g] = "syscall"
-            if state != "syscall":
-                self.dropped[ev] += 1
-                return
-            self.w.event(self.p_of(core), EV_GO_SYSEXIT, ts, g, self.seq[g], 0)
-            self.seq[g] += 1
-            self.gstate[g] = "runnable"
+        handler = getattr(self, "on_" + e["ev"], None)
+        if handler:
+            handler(e, e["core"], e["ns"], e.get("g"))
         # Steal, Idle, Wake, TimerFire, WakeIPI: no Go event (trace.json shows them)
+
+    def on_ProcStart(self, e, core, ts, g):
+        self.proc_start(core, ts, e["p"])
+
+    def on_ProcStop(self, e, core, ts, g):
+        self.proc_stop(core, ts, e["p"])
+
+    def on_Gomaxprocs(self, e, core, ts, g):
+        self.w.event(self.p_of(core), EV_GOMAXPROCS, ts, e["procs"], 0)
+
+    def on_GoCreate(self, e, core, ts, g):
+        if self.gstate.get(g) is not None:
+            self.dropped["GoCreate"] += 1
+            return
+        self.create(self.p_of(core), ts, g, e["fn"])
+
+    def on_GoStart(self, e, core, ts, g):
+        p, state = e["p"], self.gstate.get(g)
+        if self.core_p.get(core) != p:
+            self.proc_start(core, ts, p)
+        if p in self.p_g:           # the one before left without a word (gosched)
+            prev = self.p_g[p]
+            self.stop_running(ts, prev, EV_GO_SCHED, 0)
+            self.gstate[prev] = "runnable"
+        if state == "dead":
+            self.dropped["GoStart"] += 1
+            return
+        if state is None:
+            self.create(p, ts, g)
+            self.dropped["synthesized GoCreate"] += 1
+        elif state == "running":
+            self.stop_running(ts, g, EV_GO_PREEMPT, 0)
+            self.dropped["synthesized GoPreempt"] += 1
+        elif state in ("waiting", "syscall"):
+            if state == "syscall":
+                self.w.event(self.p_of(core), EV_GO_SYSEXIT, ts, g, self.seq[g], 0)
+                self.seq[g] += 1
+            else:
+                self.unblock(p, ts, g)
+            self.dropped["synthesized unblock"] += 1
+        self.w.event(p, EV_GO_START, ts, g, self.seq[g])
+        self.seq[g] += 1
+        self.gstate[g] = "running"
+        self.g_p[g], self.p_g[p] = p, g
+
+    # The running G leaves its core: Go's event for each of goro's (a park's
+    # depends on its reason), its arguments, and the state the G is left in.
+    LEAVES = {"GoYield": (EV_GO_SCHED, (0,), "runnable"),
+              "GoPreempt": (EV_GO_PREEMPT, (0,), "runnable"),
+              "GoPark": (None, (0,), "waiting"),
+              "GoEnd": (EV_GO_END, (), "dead")}
+
+    def on_leave(self, e, core, ts, g):
+        if self.gstate.get(g) != "running":
+            self.dropped[e["ev"]] += 1
+            return
+        typ, args, state = self.LEAVES[e["ev"]]
+        if e["ev"] == "GoPark":
+            self.reason[g] = e["reason"]
+            typ = block_event(e["reason"])
+        self.stop_running(ts, g, typ, *args)
+        self.gstate[g] = state
+
+    on_GoYield = on_GoPreempt = on_GoPark = on_GoEnd = on_leave
+
+    def on_GoSysCall(self, e, core, ts, g):
+        if self.gstate.get(g) != "running":
+            self.dropped["GoSysCall"] += 1
+            return
+        self.w.event(self.g_p[g], EV_GO_SYSCALL, ts, 0)
+
+    def on_GoUnpark(self, e, core, ts, g):
+        if self.gstate.get(g) != "waiting":
+            self.dropped["GoUnpark"] += 1
+            return
+        self.unblock(self.p_of(core), ts, g)
+
+    def on_Handoff(self, e, core, ts, g):
+        p = e["p"]
+        g1 = self.p_g.get(p)
+        if g1 is not None:
+            self.stop_running(ts, g1, EV_GO_SYSBLOCK)
+            self.gstate[g1] = "syscall"
+        owner = self.p_owner.get(p)
+        if owner is not None:
+            self.proc_stop(owner, ts, p)
+
+    def on_GoSysExit(self, e, core, ts, g):
+        if not e["lost"]:
+            return
+        state = self.gstate.get(g)
+        if state == "running":      # a stop-the-world took the P
+            self.stop_running(ts, g, EV_GO_SYSBLOCK)
+            state = self.gstate[g] = "syscall"
+        if state != "syscall":
+            self.dropped["GoSysExit"] += 1
+            return
+        self.w.event(self.p_of(core), EV_GO_SYSEXIT, ts, g, self.seq[g], 0)
+        self.seq[g] += 1
+        self.gstate[g] = "runnable"
 
 
 def start_names(elf):
