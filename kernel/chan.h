@@ -128,8 +128,9 @@ static inline struct sudog *wq_dequeue(struct goro_waitq *q)
         // returns the first record whose G can still be woken.
         if (__builtin_expect(sg->sel != 0, 0)) {
             uint32_t zero = 0;
-            // acq_rel: one winner among the wakers, which sees what the
-            // select published; relaxed on failure: another waker won
+            // acq_rel: picks one winner among wakers that hold different
+            // channels' locks, which order nothing between them; relaxed on
+            // failure: another waker won, and this record is dropped
             if (!__atomic_compare_exchange_n(&sg->sel->done, &zero, 1, false, __ATOMIC_ACQ_REL,
                                              __ATOMIC_RELAXED))
                 continue;
