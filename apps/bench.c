@@ -23,20 +23,7 @@ static const char *filter;
 // Runs body(n) reps times after calibrating n; prints one BENCH line.
 static void throughput(const char *name, const char *op, int procs, uint64_t (*body)(uint64_t n))
 {
-    uint64_t n = 64;
-    for (;;) {
-        uint64_t t = body(n);
-        if (t >= target_ns / 4 || n >= (1ull << 30))
-            break;
-        n *= 2;
-    }
-    {
-        uint64_t t = body(n);
-        if (t)
-            n = n * target_ns / t;
-        if (n < 16)
-            n = 16;
-    }
+    uint64_t n = bench_calibrate(body, target_ns);
     uint64_t cyc[MAX_REPS];
     for (int r = 0; r < reps; r++) {
         uint64_t c0 = cputicks();
@@ -201,6 +188,24 @@ static void uneven_task(void *arg)
     wg_done(&uneven_wg);
 }
 
+// Runs the 1000 tasks r_n times, each run from one goroutine that waits
+// for all of them; t[0..r_n) gets each run's makespan in ns, sorted, and
+// a and b the scheduler's counters before and after.
+static void uneven_runs(uint64_t *t, int r_n, struct sched_stats *a, struct sched_stats *b)
+{
+    sched_stats(a);
+    for (int r = 0; r < r_n; r++) {
+        uint64_t s = nanotime();
+        wg_add(&uneven_wg, UNEVEN_TASKS);
+        for (uint32_t i = 0; i < UNEVEN_TASKS; i++)
+            go(uneven_task, (void *)(uintptr_t)units(i));
+        wg_wait(&uneven_wg);
+        t[r] = nanotime() - s;
+    }
+    sched_stats(b);
+    sort_u64(t, r_n);
+}
+
 static void bench_uneven(void)
 {
     uint64_t t0 = nanotime(), longest = 0;
@@ -217,17 +222,7 @@ static void bench_uneven(void)
     uint64_t t[MAX_REPS];
     static struct sched_stats a, b;
     int r_n = reps < 11 ? reps : 11;
-    sched_stats(&a);
-    for (int r = 0; r < r_n; r++) {
-        uint64_t s = nanotime();
-        wg_add(&uneven_wg, UNEVEN_TASKS);
-        for (uint32_t i = 0; i < UNEVEN_TASKS; i++)
-            go(uneven_task, (void *)(uintptr_t)units(i));
-        wg_wait(&uneven_wg);
-        t[r] = nanotime() - s;
-    }
-    sched_stats(&b);
-    sort_u64(t, r_n);
+    uneven_runs(t, r_n, &a, &b);
     printf("BENCH uneven_work impl=goro procs=%d reps=%d makespan_ms=%.2f makespan_ms_min=%.2f "
            "makespan_ms_max=%.2f ideal_ms=%.2f ratio=%.3f steals_per_run=%lu stolen_per_run=%lu\n",
            procs, r_n, t[r_n / 2] / 1e6, t[0] / 1e6, t[r_n - 1] / 1e6, ideal / 1e6,
@@ -310,17 +305,7 @@ static void bench_steal_policy(void)
         sched_set_steal_by_node(k);
         uint64_t t[MAX_REPS];
         int r_n = reps < 11 ? reps : 11;
-        sched_stats(&a);
-        for (int r = 0; r < r_n; r++) {
-            uint64_t s0 = nanotime();
-            wg_add(&uneven_wg, UNEVEN_TASKS);
-            for (uint32_t i = 0; i < UNEVEN_TASKS; i++)
-                go(uneven_task, (void *)(uintptr_t)units(i));
-            wg_wait(&uneven_wg);
-            t[r] = nanotime() - s0;
-        }
-        sched_stats(&b);
-        sort_u64(t, r_n);
+        uneven_runs(t, r_n, &a, &b);
         printf("BENCH steal_policy impl=goro policy=%s procs=%d nodes=%d reps=%d makespan_ms=%.2f "
                "makespan_ms_min=%.2f makespan_ms_max=%.2f steals_local=%lu steals_remote=%lu\n",
                k ? "numa" : "flat", gomaxprocs(0), numa_nodes(), r_n, t[r_n / 2] / 1e6, t[0] / 1e6,

@@ -38,18 +38,7 @@ static void throughput(const char *name, const char *op, int procs, uint64_t (*b
 {
     int orig = gomaxprocs(procs);
     uint64_t target_cyc = target_ns * cputicks_hz() / 1000000000;
-    uint64_t n = 64;
-    for (;;) {
-        uint64_t t = body(n);
-        if (t >= target_cyc / 4 || n >= (1ull << 30))
-            break;
-        n *= 2;
-    }
-    uint64_t t = body(n);
-    if (t)
-        n = n * target_cyc / t;
-    if (n < 16)
-        n = 16;
+    uint64_t n = bench_calibrate(body, target_cyc);
     n &= ~(uint64_t)3;              // chan_sync and mutex_contended split n
     uint64_t cyc[MAX_REPS];
     marking = true;

@@ -5,11 +5,26 @@
 #ifndef GORO_BENCH_UTIL_H
 #define GORO_BENCH_UTIL_H
 #include <stdbool.h>
+#include <stdint.h>
 #include "lib/string.h"
 #include "lib/sort.h"
 
 #define BENCH_MARK_BEGIN() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x01,0x00,0xed,0xfe" ::: "memory")
 #define BENCH_MARK_END() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x02,0x00,0xed,0xfe" ::: "memory")
+
+// The n for which body(n) takes about target (in body's unit: ns or
+// cycles): doubled from 64 until a run takes a quarter of target, then
+// scaled to it; at least 16.
+static inline uint64_t bench_calibrate(uint64_t (*body)(uint64_t n), uint64_t target)
+{
+    uint64_t n = 64;
+    while (body(n) < target / 4 && n < (1ull << 30))
+        n *= 2;
+    uint64_t t = body(n);
+    if (t)
+        n = n * target / t;
+    return n < 16 ? 16 : n;
+}
 
 // filter=SUBSTR picks benchmarks by name; no filter picks all.
 static inline bool bench_wanted(const char *filter, const char *name)
