@@ -38,6 +38,7 @@ static uint64_t cycles_in(uint64_t ns)
 
 KTEST(timer_modify_later_is_lazy_and_never_fires_at_the_old_key)
 {
+    int lazy_rounds = 0;
     for (int round = 0; round < 5; round++) {
         struct fired f = { 0, 0 };
         preempt_disable();          // the modify must find the timer in this P's heap
@@ -45,13 +46,27 @@ KTEST(timer_modify_later_is_lazy_and_never_fires_at_the_old_key)
         timer_start(&t);
         uint64_t later = cycles_in(20000000);
         bool queued = timer_modify(&t, later, 0);
-        bool lazy = t.later == later;
+        // Left at its key, or already moved to its real place by a core
+        // that found the key due (a host that held this vCPU that long).
+        bool lazy = t.later == later, moved = t.later == 0 && t.when == later;
+        uint64_t fired_before = kt_load(&f.count);
         preempt_enable();
-        if (!queued)
-            KT_FAIL("round %d: timer_modify of a queued timer returned false", round);
-        if (!lazy)
-            KT_FAIL("round %d: moved later, the timer was not left at its key (later %lu)", round,
-                    (unsigned long)t.later);
+        if (!queued) {
+            // It fired before the modify could look (the host held this
+            // vCPU past the first deadline): the modify queued it again.
+            if (fired_before != 1)
+                KT_FAIL("round %d: timer_modify returned false for a timer that had not fired", round);
+            while (kt_load(&f.count) < 2)
+                gosched();
+            KT_ASSERT(kt_load(&f.now) >= later);
+            continue;
+        }
+        if (!lazy && !moved) {
+            timer_stop(&t);         // on this stack: not left queued
+            KT_FAIL("round %d: moved later, the timer is neither at its key nor at its deadline (later %lu)",
+                    round, (unsigned long)t.later);
+        }
+        lazy_rounds += lazy;
         wait_fired(&f, later);
         if (kt_load(&f.now) < later)
             KT_FAIL("round %d: fired %lu cycles before its new deadline", round,
@@ -63,6 +78,8 @@ KTEST(timer_modify_later_is_lazy_and_never_fires_at_the_old_key)
         KT_ASSERT_EQ(kt_load(&f.count), 1);
         KT_ASSERT(!timer_stop(&t));     // a one-shot that fired is out of its heap
     }
+    if (!lazy_rounds)
+        ktest_skip("the host held this vCPU past every first deadline: the lazy path went unseen");
 }
 
 KTEST(timer_modify_earlier_fires_at_the_earlier_deadline)
@@ -89,9 +106,10 @@ KTEST(timer_modify_then_stop_keeps_the_real_deadline)
     // re-queues the timer by when, so the stale key must not survive it.
     struct fired f = { 0, 0 };
     preempt_disable();
-    struct timer t = { .when = cycles_in(50000000), .f = record, .arg = &f };
+    // seconds out: no host delay brings either deadline within reach
+    struct timer t = { .when = cycles_in(10000000000ull), .f = record, .arg = &f };
     timer_start(&t);
-    uint64_t later = cycles_in(100000000);
+    uint64_t later = cycles_in(20000000000ull);
     timer_modify(&t, later, 0);
     bool removed = timer_stop(&t);
     uint64_t when = t.when, left = t.later;
@@ -148,8 +166,11 @@ KTEST(timers_preempt_a_running_g_at_most_once_per_grace)
     timer_start(&t);
     preempt_enable();
     uint64_t before = timer_preemptions(), start = arch_cycles();
-    uint64_t span = arch_ns_to_cycles(20 * (uint64_t)TIMER_GRACE_NS);
-    while (arch_cycles() - start < span)
+    uint64_t span = arch_ns_to_cycles(20 * (uint64_t)TIMER_GRACE_NS), limit = arch_ns_to_cycles(10000000000ull);
+    // the span, and at least one preemption (a vCPU the host resumes late
+    // may see the span end before its pending interrupt is taken)
+    while (arch_cycles() - start < span ||
+           (timer_preemptions() == before && arch_cycles() - start < limit))
         cpu_relax();
     uint64_t elapsed = arch_cycles() - start, n = timer_preemptions() - before;
     timer_stop(&t);
@@ -172,10 +193,12 @@ KTEST(timer_started_by_a_running_g_fires_while_it_runs)
     struct timer t = { .when = when, .f = record, .arg = &f };
     timer_start(&t);
     preempt_enable();
-    uint64_t start = arch_cycles(), span = arch_ns_to_cycles(10 * (uint64_t)TIMER_GRACE_NS);
+    // bounded by seconds, not graces: a loaded host may hold this vCPU
+    // for many of them
+    uint64_t start = arch_cycles(), span = arch_ns_to_cycles(10000000000ull);
     while (!kt_load(&f.count) && arch_cycles() - start < span)
         cpu_relax();
     if (!kt_load(&f.count))
-        KT_FAIL("a timer 50 us out had not fired after 10 graces of its G running");
+        KT_FAIL("a timer 50 us out had not fired after 10 s of its G running");
     KT_ASSERT(kt_load(&f.now) >= when);
 }
