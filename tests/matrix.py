@@ -21,6 +21,7 @@ import gobench_format  # noqa: E402  (tests/, beside this file)
 import profile2pprof  # noqa: E402
 import trace2go  # noqa: E402
 import metrics  # noqa: E402
+import latbench  # noqa: E402
 import schedlat  # noqa: E402
 
 
@@ -458,6 +459,12 @@ CONFIGS = [
     Config("gobench-smp2", "app=gobench benchtime=10x: Go's benchmark format, every benchmark ran",
            cores=2, cmdline="app=gobench benchtime=10x", timeout=300,
            expect=[r"^ok  \ttime\t"], log_check=gobench_format.checker(2)),
+    # Latency under load (app=latency, tools/latbench.py): each workload runs
+    # briefly; its lines parse, every open-loop request completed, the
+    # percentiles are ordered. No time is checked.
+    Config("latency-smp2", "app=latency, all three workloads briefly: lines parse, counts sane, no request lost",
+           cores=2, cmdline="quantum=30us app=latency wl=timers,wakeup,open ms=200 loads=20,60", timeout=120,
+           expect=[r"^LATDONE impl=goro$"], log_check=lambda lines: latbench.check_lines(lines, 200)),
     # The short soak (make soak is the long one): app=soak with fixed seeds
     # over three machine shapes and time slices; each finds every
     # invariant held (docs/testing.md, *Soak*). About 5 to 20 s each here.

@@ -1,0 +1,3 @@
+module goro/tools/latency-go
+
+go 1.19
