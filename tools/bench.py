@@ -12,8 +12,10 @@ the plugin, and the peers of tests/peers (tools/peer-guest.py --quick, reused
 while fresh). Then the scheduling-latency section (tools/schedlat.py):
 app=schedlat metrics=1 at each vCPU count and under -icount shift=0, and
 Go's /sched/latencies:seconds on the same workloads (tools/schedlat/) in the
-Linux guest and natively. Prints the Go suite's comparison table, goro's
-own table and the latency table, writes $BUILD/bench/results.json and
+Linux guest and natively. Then latency under load (tools/latbench.py:
+app=latency and its Go peer, about two minutes). Prints the Go suite's
+comparison table, goro's own table and the latency tables, writes
+$BUILD/bench/results.json and
 draws plots (PNG and SVG) under $BUILD/bench/plots/. --section NAME runs
 and reports one section (results-NAME.json). BENCH_QUICK=1 in the
 environment is --quick.
@@ -45,6 +47,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import gobench  # noqa: E402
 import insncount_report  # noqa: E402
+import latbench  # noqa: E402
 import qemu  # noqa: E402
 import schedlat  # noqa: E402
 
@@ -822,9 +825,11 @@ def parse_args():
                     help="skip goro's own suite (app=bench, bench_chan, bench_mem, bench_time and their peers)")
     ap.add_argument("--no-schedlat", action="store_true",
                     help="skip the scheduling-latency section (app=schedlat beside tools/schedlat)")
-    ap.add_argument("--section", choices=("gobench", "own", "schedlat"), default="",
+    ap.add_argument("--section", choices=("gobench", "own", "schedlat", "latency"), default="",
                     help="run and report this section alone")
+    ap.add_argument("--no-latency", action="store_true", help="skip latency under load (tools/latbench.py)")
     gobench.add_args(ap)
+    latbench.add_args(ap)
     opts = ap.parse_args()
     opts.cpus = [int(c) for c in opts.cpus.split(",") if c]
     opts.elf = qemu.image(opts)
@@ -832,6 +837,8 @@ def parse_args():
         opts.no_gobench = opts.section != "gobench"
         opts.no_own = opts.section != "own"
         opts.no_schedlat = opts.section != "schedlat"
+        opts.no_latency = opts.section != "latency"
+    latbench.finish_opts(opts)
     return opts
 
 
@@ -866,6 +873,8 @@ def from_qemu(opts, outdir):
                 run_peers(opts, outdir)
         if not opts.no_schedlat:
             run_schedlat(opts, outdir)
+        if not opts.no_latency:
+            latbench.run_all(opts)
     goro_runs = {}
     for c in opts.cpus:
         run = empty_run()
@@ -902,6 +911,9 @@ def report(opts, goro_runs, peers, goro_label, resdir, load_start):
     srows = [] if opts.from_serial else read_schedlat(os.path.join(opts.build, "bench"), opts.cpus)
     if shown("schedlat"):
         schedlat.print_table(srows, out)
+    lat = os.path.join(opts.build, "bench", "latency.json")
+    if shown("latency") and not opts.from_serial and os.path.exists(lat):
+        latbench.print_report(json.load(open(lat)), out)
     if not opts.section:
         made = plots(goro_runs, peers, os.path.join(resdir, "plots"), goro_label, grows)
     return {"machine": machine, "loadavg_start": load_start, "loadavg_end": load_end,
