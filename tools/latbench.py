@@ -18,7 +18,7 @@ Per vCPU count (1, 2), under QEMU TCG, -cpu max, -m 1G:
   Go       tools/latency-go (Debian's go, built here at bench time) in the
            Linux guest (tools/linux_guest.py); Go's time slice is its fixed
            10 ms, it has no quantum to set.
-and goro once more on 1 vCPU under -icount shift=0 (timers only, 200 ms;
+and goro once more on 1 vCPU under -icount shift=0 (timers only, 1 s;
 --no-icount skips it): the guest's clock counts instructions
 (1 ns each), so those rows do not move with the host's load; they are
 instruction time, not wall time: compare them with each other.
@@ -86,8 +86,8 @@ def goro_runs(opts, cpus):
     runs = [("goro", f"app=latency wl=timers,wakeup,open{ms}{loads}", []),
             ("goro-q30us", f"quantum=30us app=latency wl=open{ms}{loads}", [])]
     if opts.icount and cpus == 1:
-        # Under -icount a guest second of spinning is about a minute of this
-        # host's time: a short timers case only. The wakeup and open cases
+        # The timers case only (1 s of it is about 15 s of this host's
+        # time under -icount): the wakeup and open cases
         # idle the vCPU between events, and goro's idle wake-ups stall under
         # -icount (app=bench_time's sleep cases do too): not run here.
         runs.append(("goro-icount", f"app=latency wl=timers ms={opts.icount_ms}",
@@ -297,7 +297,7 @@ def add_args(ap):
                     help="offered loads of the open loop, percent (default 10,30,50,80)")
     ap.add_argument("--no-icount", dest="icount", action="store_false",
                     help="skip goro's deterministic rows (1 vCPU, -icount shift=0, timers)")
-    ap.add_argument("--icount-ms", type=int, default=200, help="ms of the -icount timers case (default 200)")
+    ap.add_argument("--icount-ms", type=int, default=1000, help="ms of the -icount timers case (default 1000)")
 
 
 def finish_opts(opts):
