@@ -258,12 +258,17 @@ struct wake_group {
     waitgroup_t *wg;
 };
 
+struct wake_worker {
+    struct wake_group *g;
+    chan_t *wake;               // its group's wake[] entry
+};
+
 static void wake_worker(void *arg)
 {
-    struct wake_group *g = ((void **)arg)[0];
-    chan_t *c = ((void **)arg)[1];
+    struct wake_worker *w = arg;
+    struct wake_group *g = w->g;
     uint64_t t0;
-    while (chan_recv(c, &t0) && t0) {
+    while (chan_recv(w->wake, &t0) && t0) {
         samples_add(g->lat, nanotime() - t0);
         work(WAKE_WORK_NS);
         chan_send(g->done, 0);
@@ -292,7 +297,7 @@ static void wake_message(void *arg)
 static void run_wakeup(uint64_t ms)
 {
     static struct wake_group g[MESSAGES];
-    static void *wargs[MESSAGES][WORKERS][2];
+    static struct wake_worker wargs[MESSAGES][WORKERS];
     struct samples lat;
     waitgroup_t wg = WAITGROUP_INIT;
     samples_init(&lat, (uint32_t)(ms * 1000000 / WAKE_SLEEP_NS + 2) * MESSAGES * WORKERS);
@@ -302,9 +307,8 @@ static void run_wakeup(uint64_t ms)
         g[m] = (struct wake_group){ .done = chan_make(0, WORKERS), .lat = &lat, .end = end, .wg = &wg };
         for (int w = 0; w < WORKERS; w++) {
             g[m].wake[w] = chan_make(sizeof(uint64_t), 1);
-            wargs[m][w][0] = &g[m];
-            wargs[m][w][1] = g[m].wake[w];
-            go(wake_worker, wargs[m][w]);
+            wargs[m][w] = (struct wake_worker){ &g[m], g[m].wake[w] };
+            go(wake_worker, &wargs[m][w]);
         }
         go(wake_message, &g[m]);
     }

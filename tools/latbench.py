@@ -109,7 +109,8 @@ def run_goro(opts, cpus, label, cmdline, extra):
 def record(tag, label, cpus, command, out, load, secs, ok):
     recs, config, done = parse(out)
     return {"tag": tag, "label": label, "vcpus": cpus, "command": command, "config": config,
-            "loadavg": load, "seconds": round(secs, 1), "ok": ok and done, "lat": recs}
+            "loadavg": load, "seconds": round(secs, 1), "ok": ok and done, "lat": recs,
+            "problems": check_lines(out.split("\n"))}
 
 
 def build_go(opts):
@@ -276,14 +277,12 @@ def check_lines(lines, ms=None):
 
 
 def check(res):
-    """Complaints about a run's output: missing workloads, empty cases."""
+    """Complaints about the runs: incomplete ones, and check_lines' findings."""
     bad = []
     for r in res["runs"]:
         if not r["ok"]:
             bad.append(f"{r['tag']}: incomplete")
-        for rec in r["lat"]:
-            if rec.get("n", 0) == 0:
-                bad.append(f"{r['tag']} {rec.get('wl')} {rec.get('case')}: no samples")
+        bad += [f"{r['tag']}: {p}" for p in r.get("problems", [])]
     return bad
 
 

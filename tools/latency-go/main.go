@@ -112,6 +112,8 @@ var timerNames = []string{"1ms", "10ms", "100ms"}
 
 const sleepersPerPeriod = 4
 
+var spinSink uint64
+
 func runTimers(ms uint64) {
 	procs := runtime.GOMAXPROCS(0)
 	late := make([]*samples, len(timerPeriods))
@@ -132,9 +134,7 @@ func runTimers(ms uint64) {
 					x = x*6364136223846793005 + 1
 				}
 			}
-			if x == 42 {
-				fmt.Print("")
-			}
+			atomic.AddUint64(&spinSink, x) // keeps the loop from being folded away
 			wg.Done()
 		}()
 	}
