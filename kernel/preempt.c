@@ -33,6 +33,7 @@
 #include "kernel/timer.h"
 
 uint64_t quantum_cycles;
+uint64_t timer_fast_period_cycles;
 
 static bool others_runnable(struct p *pp)
 {
@@ -74,8 +75,17 @@ static void arm(struct m *mp, uint64_t d)
 // acts then) or for the G to leave (dropg drops it and re-arms), and
 // arming the deadline again, already past, would only fire the interrupt
 // again at once, over and over (an interrupt storm while pinned).
-// Cycles of TIMER_GRACE_NS (preempt_init).
-static uint64_t timer_grace_cycles;
+// Cycles of TIMER_GRACE_NS and TIMER_PREEMPT_WINDOW_NS (preempt_init).
+static uint64_t timer_grace_cycles, timer_window_cycles;
+
+// How many times a window a due timer of pp may preempt its G: a periodic
+// timer faster than the budget can serve (TickerReset's ticker of 2 ns is
+// always due) gets one, so that it costs its core one preemption a window
+// (taking eight, it made TickerReset 4x slower); others the whole budget.
+static uint32_t timer_preempt_budget(struct p *pp)
+{
+    return __atomic_load_n(&pp->timer0_fast, __ATOMIC_RELAXED) ? 1 : TIMER_PREEMPTS_PER_WINDOW;   // relaxed: a hint, as timer0_update writes it
+}
 
 // core_rearm with the P's timers watched from floor at the earliest.
 static void rearm_timers_from(struct m *mp, uint64_t floor)
@@ -88,8 +98,9 @@ static void rearm_timers_from(struct m *mp, uint64_t floor)
         uint32_t pending = preempt_pending_here();
         if (!(pending & PREEMPT_TIMERS)) {
             d = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);    // pairs with timer0_update's release
-            if (mp->timers_preempted && floor < mp->timers_preempted + timer_grace_cycles)
-                floor = mp->timers_preempted + timer_grace_cycles;  // preempt_check's rate
+            if (mp->timers_preempts >= timer_preempt_budget(pp) &&
+                floor < mp->timers_window + timer_window_cycles)
+                floor = mp->timers_window + timer_window_cycles;    // preempt_check's budget is spent
             if (d && d < floor)
                 d = floor;
         }
@@ -215,15 +226,23 @@ static void preempt_check(struct m *mp, uint64_t now, bool force)
     struct p *pp = mp->p;
     if (!pp || !mp->curg)
         return;
-    // A due timer of its P preempts the G, at most once per TIMER_GRACE_NS:
-    // between, the P's timers run when it schedules (schedule_m). Without
-    // the rate a ticker of a few ns (Go's BenchmarkTickerReset) kept its
-    // core in back-to-back interrupts, each taking the G off for one tick.
+    // A due timer of its P preempts the G, at most TIMER_PREEMPTS_PER_WINDOW
+    // times a TIMER_PREEMPT_WINDOW_NS window: past that, the P's timers run
+    // when it schedules (schedule_m) or when the window ends. Without a
+    // budget a ticker of a few ns (Go's BenchmarkTickerReset) kept its core
+    // in back-to-back interrupts, each taking the G off for one tick (44x
+    // Go's time); one preemption a millisecond made sleepers among CPU hogs
+    // wait for it (app=latency wl=timers under icount, 1 ms sleepers: p50
+    // 1.3 ms late); a budget of eight keeps sparse timers exact, and a fast
+    // periodic timer at the top gets one (timer_preempt_budget).
     uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);     // pairs with timer0_update's release
-    if (t0 && t0 <= now &&
-        (!mp->timers_preempted || now - mp->timers_preempted >= timer_grace_cycles)) {
+    if (now - mp->timers_window >= timer_window_cycles) {
+        mp->timers_window = now;
+        mp->timers_preempts = 0;
+    }
+    if (t0 && t0 <= now && mp->timers_preempts < timer_preempt_budget(pp)) {
         preempt_request(PREEMPT_TIMERS);
-        mp->timers_preempted = now;
+        mp->timers_preempts++;
     }
     if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE) &&     // pairs with stop_the_world's store
         __atomic_load_n(&pp->status, __ATOMIC_RELAXED) == P_RUNNING)   // not the stopper's own P
@@ -400,6 +419,8 @@ void preempt_init(void)
 {
     quantum_cycles = arch_ns_to_cycles(kparams.quantum_ns);
     timer_grace_cycles = arch_ns_to_cycles(TIMER_GRACE_NS);
+    timer_window_cycles = arch_ns_to_cycles(TIMER_PREEMPT_WINDOW_NS);
+    timer_fast_period_cycles = timer_window_cycles / TIMER_PREEMPTS_PER_WINDOW;
     arch_set_irq_handler(VEC_TIMER, timer_irq);
     arch_set_irq_handler(VEC_PREEMPT, preempt_ipi);
 }

@@ -98,7 +98,8 @@ struct m {
     uint64_t rand;                  // fastrand state
     uint64_t g0_top;                // the g0 stack: schedule() always runs here
     uint64_t armed;                 // TSC deadline armed on this core, 0 = none (an upper bound: preempt.c, arm)
-    uint64_t timers_preempted;      // when its P's timers last preempted its G (TSC), 0 = never
+    uint64_t timers_window;         // start (TSC) of the window its P's timer preemptions are counted in
+    uint32_t timers_preempts;       // timer preemptions of its G in that window
     void *spare[M_SPARE_PAGES];     // zeroed pages for stack faults (touched with interrupts off)
     uint32_t nspare;
     uint64_t watching;              // the sched.timer_watch deadline this idle M set, 0 = none
@@ -131,6 +132,7 @@ struct p {
     struct timer **timers;          // 4-ary min-heap by when
     uint32_t ntimers, timers_cap;
     uint64_t timer0;                // earliest when, 0 = none
+    bool timer0_fast;               // the earliest is a periodic timer of under timer_fast_period_cycles
     // the holder M (and sysmon, through status)
     uint64_t syscall_when;          // TSC at entersyscall
     uint32_t sysmon_tick;           // schedtick sysmon saw last
@@ -352,11 +354,16 @@ void core_rearm(struct m *mp, uint64_t now);    // interrupts off, on mp's core
 // The same after a G made a timer its P's earliest: one due within
 // TIMER_GRACE_NS is watched from the end of the grace (preempt.c says why).
 #define TIMER_GRACE_NS 1000000
+// A P's due timers preempt its running G at most TIMER_PREEMPTS_PER_WINDOW
+// times in TIMER_PREEMPT_WINDOW_NS (preempt.c, preempt_check).
+#define TIMER_PREEMPT_WINDOW_NS 1000000
+#define TIMER_PREEMPTS_PER_WINDOW 8
 void core_rearm_new_timer(struct m *mp, uint64_t now);
 void core_arm_idle(struct m *mp);               // interrupts off; mp has no P
 void core_leave_idle(struct m *mp);             // mp got a P: hand its timer watch on
 void preempt_init(void);
 extern uint64_t quantum_cycles;                 // the time slice (atomic, relaxed: a new value applies from each core's next check)
+extern uint64_t timer_fast_period_cycles;       // TIMER_PREEMPT_WINDOW_NS / TIMER_PREEMPTS_PER_WINDOW (set once at boot)
 void sysmon_init(void);
 void sysmon_wake(void);                         // pinned: something started running, look soon
 void sysmon_tick(uint64_t now);                 // core 0's timer interrupt
