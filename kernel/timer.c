@@ -78,8 +78,8 @@ static void sift_down(struct p *pp, uint32_t i)
 static void timer0_update(struct p *pp)
 {
     struct timer *t = pp->ntimers ? pp->timers[0] : 0;
-    __atomic_store_n(&pp->timer0_fast, t && t->period && t->period < timer_fast_period_cycles,
-                     __ATOMIC_RELAXED);     // relaxed: preempt_check's hint, read beside timer0
+    bool fast = t && t->period && t->period < timer_fast_period_cycles;
+    __atomic_store_n(&pp->timer0_fast, fast, __ATOMIC_RELAXED);     // relaxed: preempt_check's hint, read beside timer0
     __atomic_store_n(&pp->timer0, t ? t->when : 0, __ATOMIC_RELEASE);   // pairs with the lock-free peeks' acquire
 }
 
