@@ -71,8 +71,9 @@ KTEST(timers_watch_released_with_its_stopped_timer)
     if (num_cpu() < 2)
         KT_SKIP("needs an idle core to watch");
     for (int round = 0; round < 3; round++) {
-        // 100 ms out: watched, then stopped
-        struct timer x = { .when = arch_cycles() + arch_ns_to_cycles(100000000), .f = never_fires };
+        // 10 s out: watched, then stopped (100 ms was passed once while a
+        // loaded host held this vCPU, and the timer fired before its stop)
+        struct timer x = { .when = arch_cycles() + arch_ns_to_cycles(10000000000ull), .f = never_fires };
         timer_start(&x);
         wake_idle_cores();
         timer_stop(&x);
