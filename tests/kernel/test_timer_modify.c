@@ -162,7 +162,7 @@ KTEST(a_fast_ticker_preempts_a_running_g_once_a_window)
     // A 1-cycle ticker on this P while its G runs without scheduling: a
     // periodic timer faster than the budget takes the G off at most once a
     // TIMER_PREEMPT_WINDOW_NS, however long the host keeps the vCPU away (a
-    // count over a TSC span, not a time), and at least once.
+    // count over a TSC span, not a time).
     struct fired f = { 0, 0 };
     preempt_disable();
     struct timer t = { .when = cycles_in(1000), .period = 1, .f = record, .arg = &f };
@@ -171,10 +171,10 @@ KTEST(a_fast_ticker_preempts_a_running_g_once_a_window)
     uint64_t before = timer_preemptions(), start = arch_cycles();
     uint64_t span = arch_ns_to_cycles(20 * (uint64_t)TIMER_PREEMPT_WINDOW_NS);
     uint64_t limit = arch_ns_to_cycles(10000000000ull);
-    // the span, and at least one preemption (a vCPU the host resumes late
-    // may see the span end before its pending interrupt is taken)
+    // the span, and at least one tick (a vCPU the host resumes late may see
+    // the span end before its pending interrupt is taken)
     while (arch_cycles() - start < span ||
-           (timer_preemptions() == before && arch_cycles() - start < limit))
+           (!kt_load(&f.count) && arch_cycles() - start < limit))
         cpu_relax();
     uint64_t elapsed = arch_cycles() - start, n = timer_preemptions() - before;
     timer_stop(&t);
@@ -182,8 +182,12 @@ KTEST(a_fast_ticker_preempts_a_running_g_once_a_window)
     if (n > most)
         KT_FAIL("%lu timer preemptions in %lu windows: a storm, not one a window",
                 (unsigned long)n, (unsigned long)(most - 2));
-    KT_ASSERT(n >= 1);
+    // It ticked: on 1 vCPU only by preempting this G; with more, an idle
+    // core may run our P's overdue timers instead (efi-smp2 saw no
+    // preemption at all in 10 s, every tick served that way).
     KT_ASSERT(kt_load(&f.count) >= 1);
+    if (num_cpu() == 1)
+        KT_ASSERT(n >= 1);
 }
 
 KTEST(timer_started_by_a_running_g_fires_while_it_runs)
