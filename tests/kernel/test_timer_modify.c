@@ -145,9 +145,11 @@ KTEST(timer_modify_resets_a_period_many_times_without_a_stale_fire)
     uint64_t base = kt_load(&f.count), limit = cycles_in(10000000000ull);
     while (kt_load(&f.count) < base + 2 && arch_cycles() < limit)
         gosched();
-    KT_ASSERT(kt_load(&f.count) >= base + 2);
-    KT_ASSERT(kt_load(&f.now) >= last);
-    KT_ASSERT(timer_stop(&t));      // periodic: still queued until stopped
+    bool ticked = kt_load(&f.count) >= base + 2, late_enough = kt_load(&f.now) >= last;
+    bool queued = timer_stop(&t);   // before any verdict: t is on this stack
+    KT_ASSERT(ticked);
+    KT_ASSERT(late_enough);
+    KT_ASSERT(queued);              // periodic: still queued until stopped
 }
 
 // ---- timers and the running G (kernel/preempt.c: core_rearm_new_timer,
