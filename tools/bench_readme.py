@@ -144,8 +144,8 @@ def render(runs, min_runs):
     enough = len(runs) >= min_runs
     m = run.get("machine", "")
     out = [BEGIN + " (tools/bench_readme.py writes this part from build/bench/runs/) -->", "",
-           f"The last full `make bench` ({os.path.basename(run['_path'])}, {run.get('seconds', 0) / 60:.0f} "
-           f"min for the Go suite and goro's own; {m}). Ratios are goro/Go: under 1, goro does less. "
+           f"The last full `make bench` ({os.path.basename(run['_path'])}; {run.get('seconds', 0) / 60:.0f} "
+           f"min for its benchmark sections, after the boot section; {m}). Ratios are goro/Go: under 1, goro does less. "
            "Instructions per op come from the QEMU plugin and do not move with the host's load; "
            "time ratios are the median over "
            + (f"{len(runs)} full runs on this machine, with their range [min-max]." if enough else
