@@ -69,12 +69,6 @@ static void arm(struct m *mp, uint64_t d)
     mp->armed = d;
 }
 
-// Interrupts off, on mp's own core. Arms this core's timer for what it
-// must watch now. A deadline whose preemption request is already pending
-// is left out: the request waits for the preempt count to drop (releasem
-// acts then) or for the G to leave (dropg drops it and re-arms), and
-// arming the deadline again, already past, would only fire the interrupt
-// again at once, over and over (an interrupt storm while pinned).
 // Cycles of TIMER_GRACE_NS and TIMER_PREEMPT_WINDOW_NS (preempt_init).
 static uint64_t timer_grace_cycles, timer_window_cycles;
 
@@ -87,7 +81,14 @@ static uint32_t timer_preempt_budget(struct p *pp)
     return __atomic_load_n(&pp->timer0_fast, __ATOMIC_RELAXED) ? 1 : TIMER_PREEMPTS_PER_WINDOW;   // relaxed: a hint, as timer0_update writes it
 }
 
-// core_rearm with the P's timers watched from floor at the earliest.
+// Interrupts off, on mp's own core. Arms this core's timer for what it
+// must watch now. A deadline whose preemption request is already pending
+// is left out: the request waits for the preempt count to drop (releasem
+// acts then) or for the G to leave (dropg drops it and re-arms), and
+// arming the deadline again, already past, would only fire the interrupt
+// again at once, over and over (an interrupt storm while pinned).
+// The P's timers are watched from floor at the earliest (core_rearm: 0;
+// core_rearm_new_timer: the grace).
 static void rearm_timers_from(struct m *mp, uint64_t floor)
 {
     uint64_t d = 0;

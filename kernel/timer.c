@@ -9,9 +9,10 @@
 // t->later (> when), so the key is never after the deadline: a core wakes
 // early at worst, and timers_run, finding such a timer due by its key,
 // moves it to its real place instead of running it. Out of a heap, later
-// is 0 (heap_remove folds it into when). p->timer0 mirrors heap[0]->when (0 when empty) for lock-free
-// peeking: written under the lock with a release store, read with acquire
-// loads.
+// is 0 (heap_remove folds it into when). p->timer0 mirrors heap[0]->when
+// (0 when empty) for lock-free peeking: written under the lock with a
+// release store, read with acquire loads; p->timer0_fast beside it says
+// whether that timer is a fast periodic one (preempt.c's budget).
 //
 // Running: timers_run takes a due one-shot timer out of its heap (a
 // periodic one stays in it, moved to its next time, so that it is always
@@ -21,7 +22,8 @@
 // P's overdue timers while the owner's M is descheduled mid-function)
 // drops that tick and moves the timer on a period, as a slow receiver
 // loses ticks in Go; run twice at once, a ticker could deliver a later
-// time before an earlier one (the soak saw it, 32 vCPUs, seed 5005). Meanwhile the M running it names it in m->running_timer, set
+// time before an earlier one (the soak saw it, 32 vCPUs, seed 5005).
+// Meanwhile the M running it names it in m->running_timer, set
 // under the heap's lock before the timer leaves the heap and cleared
 // (release) after the function returns; the function may free a one-shot
 // timer, so nothing else of the timer is touched after it. timer_stop
@@ -187,6 +189,8 @@ bool timer_modify(struct timer *t, uint64_t when, uint64_t period)
             bool first = false;
             if (when >= t->when) {
                 t->later = when > t->when ? when : 0;
+                if (pp->timers[0] == t)
+                    timer0_update(pp);  // its period may have changed timer0_fast
             } else {
                 t->when = when;
                 t->later = 0;
@@ -230,12 +234,6 @@ uint32_t timers_run(struct p *pp, uint64_t now)
             continue;
         }
         bool periodic = t->period != 0;    // read under the lock: f may free a one-shot timer
-        bool busy = periodic && __atomic_load_n(&t->running, __ATOMIC_ACQUIRE);   // pairs with the clearing release below
-        if (!busy) {
-            // Named before it leaves the heap: timer_stop, seeing t->pp NULL
-            // (acquire), must see it running.
-            __atomic_store_n(&mp->running_timer, t, __ATOMIC_RELAXED);   // published by heap_remove's release and the unlock
-        }
         if (periodic) {
             // Stays in the heap, at the next due time after now (skipping
             // missed periods; never, UINT64_MAX, beyond 64 bits): out of it
@@ -246,12 +244,15 @@ uint32_t timers_run(struct p *pp, uint64_t now)
             t->when = step > UINT64_MAX - t->when ? UINT64_MAX : t->when + step;
             sift_down(pp, 0);
             timer0_update(pp);
-            if (busy)
+            if (__atomic_load_n(&t->running, __ATOMIC_ACQUIRE))   // pairs with the clearing release below
                 continue;           // its function still runs elsewhere: this tick is dropped
             __atomic_store_n(&t->running, 1, __ATOMIC_RELAXED);    // under the lock; published by the unlock
-        } else {
-            heap_remove(pp, t);
         }
+        // Named before it leaves the heap: timer_stop, seeing t->pp NULL
+        // (acquire), must see it running.
+        __atomic_store_n(&mp->running_timer, t, __ATOMIC_RELAXED);   // published by heap_remove's release and the unlock
+        if (!periodic)
+            heap_remove(pp, t);
         DEBUG_DELAY(timers_run_taken);
         // f runs without the lock: it readies Gs and may start timers.
         spin_unlock(&pp->timers_lock);
