@@ -221,6 +221,18 @@ static void record(enum trace_ev ev, uint64_t g, uint64_t arg, struct g *gp)
         __atomic_store_n(&r->since, now, __ATOMIC_RELAXED);    // relaxed: read racily by ps
         __atomic_store_n(&r->cur_g, gp, __ATOMIC_RELAXED);     // relaxed: read racily by ps
     } else if (ev == TR_GO_YIELD || ev == TR_GO_PREEMPT || ev == TR_GO_PARK || ev == TR_GO_END) {
+        if (r->running != g && keep) {
+            // A G leaving a core where this ring never saw it start was
+            // running when the hooks came in (they are patched in one site
+            // at a time while every core runs): it starts here, now, so
+            // that the trace says who ran (and a G that left through
+            // gosched before it, as above).
+            if (r->running)
+                ring_put(r, now, TR_GO_YIELD, r->running, 0, 0);
+            struct m *mp = getm();
+            ring_put(r, now, TR_GO_START, g, mp->p ? mp->p->id : 0, 0);
+            r->running = g;
+        }
         if (r->running == g) {
             r->running = 0;
             account_leave(r, now);
