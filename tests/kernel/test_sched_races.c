@@ -68,7 +68,7 @@ static struct g *my_g(void)
 // Yields until both Gs of the pair are parked on their channels.
 static bool pair_parked(void)
 {
-    uint64_t end = nanotime() + 5000000000ull;
+    uint64_t end = nanotime() + KT_STALL_NS;        // a stall limit: the host may hold a vCPU long
     for (;;) {
         struct g *a = __atomic_load_n(&pair_g[0], __ATOMIC_ACQUIRE);
         struct g *b = __atomic_load_n(&pair_g[1], __ATOMIC_ACQUIRE);
@@ -205,12 +205,12 @@ static void lone_hog(void *arg)
 }
 
 // Sleeps a little at a time until the G that counts spins runs its loop
-// on another M than the caller's; false after 5 s. (Sleeping, not
+// on another M than the caller's; false at the stall limit. (Sleeping, not
 // yielding: the wake-up is a ready, which wakes an idle core to take
 // whichever of the two is queued.)
 static bool apart_from(struct m *const *other_m, const uint64_t *spins)
 {
-    uint64_t end = nanotime() + 5000000000ull;
+    uint64_t end = nanotime() + KT_STALL_NS;        // a stall limit: the host may hold a vCPU long
     while (nanotime() < end) {
         uint64_t s = kt_load(spins);
         sleep_ns(100000);
@@ -360,7 +360,7 @@ KTEST(race_exitsyscall_retaken_with_a_preemption_pending)
     ret_started = ret_exiting = 0;
     go(retaken_worker, 0);          // queued on our P: sysmon retakes it for an idle core
     entersyscall();
-    uint64_t end = nanotime() + 5000000000ull;
+    uint64_t end = nanotime() + KT_STALL_NS;    // sysmon's vCPU may be held: a stall limit
     while (!kt_load(&ret_started) && nanotime() < end)
         cpu_relax();
     bool retaken = kt_load(&ret_started);
@@ -569,7 +569,7 @@ KTEST(race_exitsyscall_is_not_a_deadlock)
     dl_started = 0;
     go(leaves_in_the_gap, 0);
     entersyscall();
-    uint64_t end = nanotime() + 5000000000ull;
+    uint64_t end = nanotime() + KT_STALL_NS;        // a stall limit: the host may hold a vCPU long
     while (!kt_load(&dl_started) && nanotime() < end)
         cpu_relax();
     bool retaken = kt_load(&dl_started);
