@@ -211,7 +211,8 @@ void profile_dump(void)
     if (__atomic_exchange_n(&prof.dumped, epoch, __ATOMIC_ACQ_REL) == epoch)  // acq_rel: one dump per run, whoever comes first
         return;
     uint32_t ncpu = prof_ncpu;      // read once: both loops cover the same buffers
-    uint64_t end[MAX_CPUS], samples = 0, weight = 0, dropped = 0;
+    uint64_t end[MAX_CPUS], samples = 0, weight = 0, dropped = 0, unsampled = 0;
+    uint64_t t1 = prof.t1 ? prof.t1 : arch_cycles();
     for (uint32_t i = 0; i < ncpu; i++) {
         struct profile_core *c = &cores[i];
         end[i] = 0;
@@ -219,16 +220,23 @@ void profile_dump(void)
             continue;               // no sample of this run yet
         end[i] = __atomic_load_n(&c->n, __ATOMIC_ACQUIRE);          // pairs with take_sample's release
         dropped += c->dropped;
+        // The periods due before the stop whose interrupt had not come: a
+        // host that holds QEMU's timer thread delays a core's interrupts
+        // by tens of milliseconds, and the last wait has no sample to
+        // carry it. Read racily: a core taking its last sample moves next
+        // by that sample's weight at most.
+        uint64_t next = __atomic_load_n(&c->next, __ATOMIC_RELAXED);   // relaxed: racy, see above
+        if (next && t1 >= next)
+            unsampled += 1 + (t1 - next) / prof.period;
         for (uint64_t w = 0; w < end[i]; w += 3 + (c->buf[w] & 0xFF)) {
             samples++;
             weight += c->buf[w] >> 32;
         }
     }
-    uint64_t t1 = prof.t1 ? prof.t1 : arch_cycles();
     kprintf("PROFILE begin cores=%u hz=%u period_ns=%lu duration_ns=%lu samples=%lu weight=%lu "
-            "dropped=%lu\n",
+            "dropped=%lu unsampled=%lu\n",
             ncpu, prof.hz, arch_cycles_to_ns(prof.period), arch_cycles_to_ns(t1 - prof.t0),
-            samples, weight, dropped);
+            samples, weight, dropped, unsampled);
     for (uint32_t i = 0; i < ncpu; i++) {
         const uint64_t *buf = cores[i].buf;
         for (uint64_t w = 0; w < end[i]; w += 3 + (buf[w] & 0xFF)) {
