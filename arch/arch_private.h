@@ -33,7 +33,6 @@ void cpu_init_descriptors(uint32_t slot);
 void idt_init(void);
 void idt_load(void);
 void fpu_init(bool simd);
-void arch_cpu_init(uint32_t slot, bool simd);
 void paging_init(void);
 void paging_map_4k(uint64_t va, uint64_t pa);
 void paging_ensure_tables(uint64_t va);

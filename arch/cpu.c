@@ -118,13 +118,6 @@ void arch_early_init(void)
     cpu_init_descriptors(0);
 }
 
-// Per-core set-up shared by the boot core and the APs.
-void arch_cpu_init(uint32_t slot, bool simd)
-{
-    cpu_init_descriptors(slot);
-    fpu_init(simd);
-}
-
 struct cpu *arch_cpu(uint32_t index)
 {
     return cpu_of[index];

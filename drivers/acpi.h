@@ -103,6 +103,8 @@ bool acpi_entry_check(const char *table, const uint8_t *t, uint32_t len, uint32_
 extern struct acpi_info acpi;
 struct boot_info;
 void acpi_init(const struct boot_info *bi);
+// After acpi_init: one line of what it found, after a line for each fallback.
+void acpi_report(void);
 // After acpi_init: acpi_find_table through the RSDP acpi_init used, with
 // kernel mapping and warnings; NULL when there is no such valid table.
 const void *acpi_table(const char sig[4]);
