@@ -215,9 +215,9 @@ static void ap_entry(uint64_t ticket)
     uint64_t top = cpus[slot].stack_top;
     __asm__ volatile("mov %0, %%rsp\n"
                      "xor %%ebp, %%ebp\n"   // the g0 stack's frames end the backtrace here
-                     "call *%1\n"
+                     "call *%%rax\n"        // rax: not rbp, which the line before clears
                      "ud2"
-                     :: "r"(top), "r"(ap_setup), "D"(slot) : "memory");
+                     :: "r"(top), "a"(ap_setup), "D"(slot) : "memory");
     __builtin_unreachable();
 }
 
