@@ -98,14 +98,15 @@ static inline uint32_t cpu_index(void)
 
 // Boot, on the boot core, in this order:
 //  arch_early_init: per-core pointer, descriptors, IDT (faults are reported
-//    from here on);
-//  arch_start_aps: the boot core's local APIC, then INIT and STARTUP to
+//    from here on), the local APIC;
+//  arch_start_aps: INIT and STARTUP to
 //    every other core named in apic_ids (the MADT's enabled cores, the boot
 //    core among them or not; NULL: no MADT, the boot core only). It returns
 //    at once: each AP checks in (online: long mode, its own stack,
 //    descriptors and local APIC) and waits for arch_finish_aps.
 //    init_delay_ns: the wait between INIT and STARTUP, or
-//    ARCH_INIT_DELAY_AUTO (none where the CPU does not need it);
+//    ARCH_INIT_DELAY_AUTO (none where the CPU does not need it); a wait
+//    needs the TSC's rate, so with one it comes after arch_clock_end;
 //  arch_simd_init: SSE/AVX on this core and, later, every AP, unless simd
 //    is false (integer-only runs, e.g. under this machine's PVM KVM);
 //  arch_clock_begin .. arch_clock_end: the TSC's and the timer's rates;

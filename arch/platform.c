@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The boot core's platform set-up: the direct map, and the rates of the
 // TSC and the timer, measured while the boot goes on. (The local APIC is
-// enabled earlier, by arch_start_aps, to start the APs.)
+// enabled earlier, by arch_early_init, to start the APs.)
 #include "arch/arch_private.h"
 #include "arch/x86.h"
 
@@ -19,7 +19,7 @@ void arch_platform_init(const struct arch_page_allocator *pages)
     paging_init();                  // the direct map, from arch_pages
     tsc_calibrate_mark();           // a reading inside the TSC's window
     tlb_init();
-    timer_calibrate_begin();        // the APIC timer (enabled by arch_start_aps) counts against the TSC from here
+    timer_calibrate_begin();        // the APIC timer counts against the TSC from here
 }
 
 void arch_clock_end(void)

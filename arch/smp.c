@@ -7,7 +7,8 @@
 //
 //   arch_start_aps, right after the MADT is read: each core named there
 //   gets a start-up slot (the boot core is slot 0, the others in MADT
-//   order); the boot core enables its local APIC, sends every AP an INIT,
+//   order); the boot core (its local APIC enabled by arch_early_init,
+//   which decided the APIC mode the APs follow) sends every AP an INIT,
 //   waits only where the CPU needs it (init_wait_us), then a STARTUP whose
 //   vector points at the trampoline page, one right after the other, and
 //   returns. Each AP runs the trampoline at once: a ticket (its early
@@ -366,7 +367,6 @@ static uint32_t number_cores(uint32_t n)
 
 void arch_start_aps(const struct arch_ap_start *how)
 {
-    lapic_init();                   // the boot core's: IPIs, and which APIC mode the APs follow
     cpus[0].online = 1;
     cpus[0].online_tsc = rdtsc();
     cpus[0].ready_tsc = cpus[0].online_tsc;
@@ -383,7 +383,8 @@ void arch_start_aps(const struct arch_ap_start *how)
     trampoline_prepare(n);
     for (uint32_t i = 1; i < n; i++)
         lapic_send(apic_of[i], ICR_INIT | ICR_ASSERT | ICR_LEVEL);
-    tsc_delay_us(init_wait);
+    if (init_wait)
+        tsc_delay_us(init_wait);    // only where the TSC is calibrated (kernel/main.c starts the APs late then)
     arch_boot_mark("startup");
     send_startup(n, false);
 }

@@ -161,9 +161,9 @@ void acpi_report(void)
             acpi.xsdt ? "XSDT" : "RSDT", madt, fadt);
 }
 
-// Quiet but for the parser's warnings (rare, held like every boot line):
-// it runs before the APs start, where every line formatted costs the boot
-// (docs/boot.md); acpi_report says what was found, later.
+// Quiet but for the parser's warnings (rare, held like every boot line),
+// and only the MADT: this runs before the APs start, where every block of
+// code run costs the boot under TCG (docs/boot.md).
 void acpi_init(const struct boot_info *bi)
 {
     rsdp_copy_len = acpi_find_rsdp(bi);
@@ -174,8 +174,14 @@ void acpi_init(const struct boot_info *bi)
     }
     if (corrupt_sig[0])
         corrupt_before_parse();
-    outcome = acpi_parse(&acpi, rsdp_copy, rsdp_copy_len, acpi_map_identity, 0,
-                         acpi_warn_console, 0) < 0 ? ACPI_NO_ROOT : ACPI_PARSED;
+    outcome = acpi_parse_madt(&acpi, rsdp_copy, rsdp_copy_len, acpi_map_identity, 0,
+                              acpi_warn_console, 0) < 0 ? ACPI_NO_ROOT : ACPI_PARSED;
+}
+
+void acpi_init_rest(void)
+{
+    if (outcome == ACPI_PARSED)
+        acpi_parse_fadt_hpet(&acpi, rsdp_copy, rsdp_copy_len, acpi_map_identity, 0, acpi_warn_console, 0);
 }
 
 const void *acpi_table(const char sig[4])

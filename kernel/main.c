@@ -94,21 +94,20 @@ static uint64_t boot_seed(void)
 
 // Whether the APs may start before the command line is parsed: not when
 // it gives a key that acts before the first STARTUP (init_delay= forces a
-// wait between INIT and STARTUP; inject= may corrupt the MADT or silence
-// an AP). A plain search of the text: a false hit (inside an application's
-// argument) only starts them where the parsed keys are known.
+// wait between INIT and STARTUP, timed by the calibrated TSC; inject= may
+// corrupt the MADT or silence an AP). A plain search of the text: a false
+// hit (inside an application's argument) only starts them where they
+// started before issue 17, once the keys are parsed and the clock known.
 static bool aps_may_start_first(const char *line)
 {
     return !strstr(line, "init_delay=") && !strstr(line, "inject=");
 }
 
-// The MADT read (nothing printed: acpi_report says what was found later),
-// STARTUP sent: the APs come online while the boot core goes on.
-static void start_aps(struct boot_info *bi, uint64_t init_delay_ns)
+// INIT and STARTUP to the MADT's enabled cores: the APs come online while
+// the boot core goes on.
+static void start_aps(uint64_t init_delay_ns)
 {
     uint32_t ncores;
-    arch_boot_mark("acpi");
-    acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
     const uint32_t *cores = enabled_cores(&ncores);
     arch_boot_mark("aps");
     struct arch_ap_start aps = { .apic_ids = cores, .count = ncores, .init_delay_ns = init_delay_ns };
@@ -119,12 +118,15 @@ void kmain(struct boot_info *bi)
 {
     static char line[CMDLINE_MAX];
     arch_boot_entry(bi->entry_tsc);                 // the timeline's zero
-    arch_early_init();                              // this core's GS, GDT, TSS, IDT: faults print from here
-    console_hold();                                 // kprintf into memory until the cores are up
+    arch_early_init();                              // this core's GS, GDT, TSS, IDT, local APIC: faults print from here
+                                                    // (kprintf holds every line until console_release)
     cmdline_load(bi, line, sizeof line);            // the text: parsed once the APs are started
     bool aps_first = aps_may_start_first(line);
-    if (aps_first)
-        start_aps(bi, ARCH_INIT_DELAY_AUTO);        // first: under TCG every block before it delays them
+    if (aps_first) {                                // first: under TCG every block run before delays them
+        arch_boot_mark("acpi");
+        acpi_init(bi);                              // the MADT known (or the boot core only), nothing printed
+        start_aps(ARCH_INIT_DELAY_AUTO);
+    }
     arch_boot_mark("console");
     console_init();                                 // serial: the held lines have somewhere to go
     kprintf("goro: booted by %s\n", bi->loader);
@@ -136,8 +138,11 @@ void kmain(struct boot_info *bi)
     inject_at_boot();                               // inject=ap-silent, acpi: armed
     shell_script_load();                            // fw_cfg's opt/goro/script kept for app=shell
     arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications (the APs' after go)
-    if (!aps_first)
-        start_aps(bi, kparams.init_delay_ns == INIT_DELAY_AUTO ? ARCH_INIT_DELAY_AUTO : kparams.init_delay_ns);
+    if (!aps_first) {
+        arch_boot_mark("acpi");
+        acpi_init(bi);                              // the MADT known (or the boot core only)
+    }
+    acpi_init_rest();                               // the FADT, the HPET (or safe fallbacks)
     acpi_report();                                  // what the MADT and FADT said
     arch_set_pm_timer((uint16_t)acpi.pm_tmr_port, acpi.pm_tmr_32bit);   // TSC references
     arch_set_hpet(acpi.hpet_addr);
@@ -151,14 +156,16 @@ void kmain(struct boot_info *bi)
     arch_platform_init(&pages);                     // direct map, the APIC timer's window (stamps its steps)
     arch_boot_mark("ioapic");
     ioapic_init();                                  // every IOAPIC pin masked; irq_wait routes its own
-    // The APs wait for go in wait_for_go (arch/smp.c), halted, running
-    // none of the patched code; go makes them serialize before they do.
+    // Started APs wait for go in arch/smp.c, halted, running none of the
+    // patched code; go makes them serialize before they do.
     if (kparams.trace || kparams.metrics)
-        trace_enable();                             // patches the hooks while the APs are halted
+        trace_enable();                             // patches the hooks while no other core runs kernel code
     if (kparams.profile_hz)
         profile_enable();                           // the same, for the sampling profiler
     arch_boot_mark("calibrated");
     arch_clock_end();                               // ...and closes here (>= 1 ms, <= 500 ppm): time works
+    if (!aps_first)
+        start_aps(kparams.init_delay_ns == INIT_DELAY_AUTO ? ARCH_INIT_DELAY_AUTO : kparams.init_delay_ns);
     arch_finish_aps(kparams.ap_timeout_ns, ap_main);   // go: every core ready or reported missing
     arch_clock_report();                            // tsc: and timer: lines, now that the cores are up
     console_release();                              // the boot's lines, written out
