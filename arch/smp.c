@@ -162,6 +162,11 @@ bool smp_slot_late(uint32_t slot)
     return slot_get(slot) == SLOT_LATE;
 }
 
+bool smp_slot_setting_up(uint32_t slot)
+{
+    return slot_get(slot) == SLOT_ARRIVED;
+}
+
 void __attribute__((noreturn)) smp_ap_halt(void)
 {
     for (;;)
@@ -178,6 +183,7 @@ static void __attribute__((noreturn)) ap_setup(uint32_t slot)
     if (!slot_move(slot, SLOT_ARRIVED, SLOT_ONLINE))
         smp_ap_halt();  // set up too late: the others go on without this core
     smp_nudge_boot_core();
+    tsc_sync_pass_turn(slot);
     ap_main_fn();
     smp_ap_halt();
 }
