@@ -92,15 +92,20 @@ static uint64_t boot_seed(void)
     return (t ^ (t >> 29)) & 0xFFFFFFFFFFFFull;    // short enough to retype
 }
 
-// Whether the APs may start before the command line is parsed: not when
-// it gives a key that acts before the first STARTUP (init_delay= forces a
-// wait between INIT and STARTUP, timed by the calibrated TSC; inject= may
-// corrupt the MADT or silence an AP). A plain search of the text: a false
-// hit (inside an application's argument) only starts them where they
-// started before issue 17, once the keys are parsed and the clock known.
+// The keys the boot acts on before it parses the command line, read from
+// its text (cmdline_has_word, which errs on the cautious side):
+//  - init_delay= and inject= keep the APs from starting first: the wait
+//    between INIT and STARTUP is timed by the calibrated TSC, and inject=
+//    may corrupt the MADT or silence an AP, both before the first STARTUP.
+//    With either, the APs start where they started before issue 17.
+//  - simd=off: SIMD is decided first thing, before the APs start and the
+//    parse. Under TCG a translated block is keyed on CR0 and CR4, so every
+//    block run before the switch is translated again after it: switched
+//    after the APs' start, the ACPI parser, fw_cfg and the rest were 80
+//    blocks twice; switched before, 17 more blocks come before STARTUP.
 static bool aps_may_start_first(const char *line)
 {
-    return !strstr(line, "init_delay=") && !strstr(line, "inject=");
+    return !cmdline_has_word(line, "init_delay=") && !cmdline_has_word(line, "inject=");
 }
 
 // INIT and STARTUP to the MADT's enabled cores: the APs come online while
@@ -121,7 +126,8 @@ void kmain(struct boot_info *bi)
     arch_early_init();                              // this core's GS, GDT, TSS, IDT, local APIC: faults print from here
                                                     // (kprintf holds every line until console_release)
     cmdline_load(bi, line, sizeof line);            // the text: parsed once the APs are started
-    bool aps_first = aps_may_start_first(line);
+    bool aps_first = aps_may_start_first(line), simd = !cmdline_has_word(line, "simd=off");
+    arch_simd_init(simd);                           // SSE/AVX usable by applications (the APs' after go)
     if (aps_first) {                                // first: under TCG every block run before delays them
         arch_boot_mark("acpi");
         acpi_init(bi);                              // the MADT known (or the boot core only), nothing printed
@@ -137,7 +143,9 @@ void kmain(struct boot_info *bi)
     debug_delay_init();                             // delay= windows widened (debug builds)
     inject_at_boot();                               // inject=ap-silent, acpi: armed
     shell_script_load();                            // fw_cfg's opt/goro/script kept for app=shell
-    arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications (the APs' after go)
+    if (kparams.simd != arch_simd_enabled)
+        kprintf("cmdline: SIMD is %s: the word simd=off was seen before the parse\n",
+                arch_simd_enabled ? "on" : "off");
     if (!aps_first) {
         arch_boot_mark("acpi");
         acpi_init(bi);                              // the MADT known (or the boot core only)
