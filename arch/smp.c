@@ -70,9 +70,10 @@
 
 #define AP_TRAMPOLINE 0x8000u
 #define AP_STACK_PAGES 16           // 64 KiB: the core's scheduler (g0) stack
-// The stack an AP runs on until go: ap_entry's frames only (interrupts
-// and faults have IST stacks of their own), so a page is plenty.
-#define AP_EARLY_STACK 4096
+// The stack an AP runs on until go: ap_entry's frames (interrupts, #DF,
+// NMI, #MC and #PF have IST stacks of their own), and a fatal fault's
+// dump, which runs on it: two pages, half a megabyte of .bss for 63 APs.
+#define AP_EARLY_STACK 8192
 #define SECOND_SIPI_US 200          // the MP specification's wait before STARTUP again
 #define LEGACY_INIT_WAIT_US 10000   // the MP specification's wait after INIT
 
