@@ -97,7 +97,8 @@ static uint64_t boot_seed(void)
 //  - init_delay= and inject= keep the APs from starting first: the wait
 //    between INIT and STARTUP is timed by the calibrated TSC, and inject=
 //    may corrupt the MADT or silence an AP, both before the first STARTUP.
-//    With either, the APs start where they started before issue 17.
+//    With either, the MADT is read after the parse and the APs start once
+//    the clock is calibrated.
 //  - simd=off: SIMD is decided first thing, before the APs start and the
 //    parse. Under TCG a translated block is keyed on CR0 and CR4, so every
 //    block run before the switch is translated again after it: switched
@@ -143,9 +144,8 @@ void kmain(struct boot_info *bi)
     debug_delay_init();                             // delay= windows widened (debug builds)
     inject_at_boot();                               // inject=ap-silent, acpi: armed
     shell_script_load();                            // fw_cfg's opt/goro/script kept for app=shell
-    if (kparams.simd != arch_simd_enabled)
-        kprintf("cmdline: SIMD is %s: the word simd=off was seen before the parse\n",
-                arch_simd_enabled ? "on" : "off");
+    if (kparams.simd != arch_simd_enabled)          // a word simd=off... the parse did not take
+        kprintf("cmdline: SIMD stays off: a word starting simd=off was read before the parse\n");
     if (!aps_first) {
         arch_boot_mark("acpi");
         acpi_init(bi);                              // the MADT known (or the boot core only)
@@ -167,7 +167,7 @@ void kmain(struct boot_info *bi)
     // Started APs wait for go in arch/smp.c, halted, running none of the
     // patched code; go makes them serialize before they do.
     if (kparams.trace || kparams.metrics)
-        trace_enable();                             // patches the hooks while no other core runs kernel code
+        trace_enable();                             // patches the hooks while every other core is halted or not started
     if (kparams.profile_hz)
         profile_enable();                           // the same, for the sampling profiler
     arch_boot_mark("calibrated");
