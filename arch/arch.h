@@ -27,9 +27,10 @@ struct cpu {
     uint64_t stack_top;         // the stack this core entered the kernel on: its g0 stack
     // arch/ only below this line
     uint64_t ist_stacks[4];     // tops of the #DF, NMI, #MC, #PF stacks
-    uint8_t online;             // written once by the core itself
+    uint8_t online;             // written once by the core itself, when ready
     uint8_t pad[7];
-    uint64_t online_tsc;
+    uint64_t online_tsc;        // checked in (arch/smp.c: online)
+    uint64_t ready_tsc;         // set up, TSC checked: about to become an M
 };
 
 static inline struct cpu *this_cpu(void)
@@ -97,19 +98,25 @@ static inline uint32_t cpu_index(void)
 
 // Boot, on the boot core, in this order:
 //  arch_early_init: per-core pointer, descriptors, IDT (faults are reported
-//    from here on);
+//    from here on), the local APIC;
+//  arch_start_aps: INIT and STARTUP to
+//    every other core named in apic_ids (the MADT's enabled cores, the boot
+//    core among them or not; NULL: no MADT, the boot core only). It returns
+//    at once: each AP checks in (online: long mode, its own stack,
+//    descriptors and local APIC) and waits for arch_finish_aps.
+//    init_delay_ns: the wait between INIT and STARTUP, or
+//    ARCH_INIT_DELAY_AUTO (none where the CPU does not need it); a wait
+//    needs the TSC's rate, so with one it comes after arch_clock_end;
 //  arch_simd_init: SSE/AVX on this core and, later, every AP, unless simd
 //    is false (integer-only runs, e.g. under this machine's PVM KVM);
 //  arch_clock_begin .. arch_clock_end: the TSC's and the timer's rates;
 //  arch_platform_init: the direct map (pages from the allocator it is
-//    given), the local APIC;
-//  arch_start_aps: every other core named in apic_ids (the MADT's enabled
-//    cores, the boot core among them or not; NULL: no MADT, the boot core
-//    only) comes up, all at once, and calls ap_main on its own stack with
-//    interrupts off; returns when all are online (or reported missing).
-//    init_delay_ns: the wait between INIT and STARTUP, or
-//    ARCH_INIT_DELAY_AUTO (none where the CPU does not need it);
-//    timeout_ns: how long the APs get before the missing ones are reported.
+//    given), the TLB shoot-down, the APIC timer's window;
+//  arch_finish_aps: the APs go on (the direct map, their g0 stacks, SIMD,
+//    timer, the TSC check) and each calls ap_main on its g0 stack with
+//    interrupts off; returns when all are ready (or reported missing).
+//    timeout_ns: how long the APs get from then on before the missing
+//    ones are reported.
 void arch_early_init(void);
 void arch_simd_init(bool simd);
 extern bool arch_simd_enabled;      // vector registers usable (simd=on)
@@ -141,10 +148,9 @@ struct arch_ap_start {
     const uint32_t *apic_ids;
     uint32_t count;
     uint64_t init_delay_ns;
-    uint64_t timeout_ns;
-    void (*ap_main)(void);
 };
 void arch_start_aps(const struct arch_ap_start *how);
+void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void));
 uint32_t arch_ncpu(void);               // cores online
 struct cpu *arch_cpu(uint32_t index);
 

@@ -33,7 +33,6 @@ void cpu_init_descriptors(uint32_t slot);
 void idt_init(void);
 void idt_load(void);
 void fpu_init(bool simd);
-void arch_cpu_init(uint32_t slot, bool simd);
 void paging_init(void);
 void paging_map_4k(uint64_t va, uint64_t pa);
 void paging_ensure_tables(uint64_t va);
@@ -72,6 +71,7 @@ void tsc_delay_us(uint64_t us);
 #define SMP_SPIN_US 20
 void smp_nudge_boot_core(void);
 bool smp_slot_late(uint32_t slot);          // the boot core gave up on this AP
+bool smp_slot_setting_up(uint32_t slot);    // checked in, neither ready nor late (seq_cst)
 void __attribute__((noreturn)) smp_ap_halt(void);   // interrupts off, for good
 
 // The TSC check at bring-up (arch/tsc_sync.c), by start-up slot.
@@ -80,6 +80,7 @@ bool tsc_sync_pending(uint32_t nslots);
 void tsc_sync_ap(uint32_t slot);
 uint64_t tsc_sync_report(uint32_t slot, uint32_t index);
 void tsc_sync_release(uint32_t slot);
+void tsc_sync_pass_turn(uint32_t slot);
 void timer_calibrate_begin(void);
 void timer_calibrate_end(void);
 void timer_report(void);

@@ -109,20 +109,15 @@ void cpu_init_descriptors(uint32_t slot)
 extern uint8_t boot_stack_top[];
 
 // The boot core, first thing: its per-core pointer, descriptors and the
-// IDT, so that a fault from here on prints a dump.
+// IDT, so that a fault from here on prints a dump; and its local APIC,
+// which starts the APs (arch/smp.c) and times the APIC timer's window.
 void arch_early_init(void)
 {
     cpu_set_gs(0);
     cpus[0].stack_top = (uint64_t)boot_stack_top;
     idt_init();
     cpu_init_descriptors(0);
-}
-
-// Per-core set-up shared by the boot core and the APs.
-void arch_cpu_init(uint32_t slot, bool simd)
-{
-    cpu_init_descriptors(slot);
-    fpu_init(simd);
+    lapic_init();
 }
 
 struct cpu *arch_cpu(uint32_t index)

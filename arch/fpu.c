@@ -65,7 +65,7 @@ void fpu_init(bool simd)
     __asm__ volatile("fninit; ldmxcsr %0" :: "m"(mxcsr));
 }
 
-// The boot core: SIMD on it (the APs follow in arch_cpu_init) and the
+// The boot core: SIMD on it (each AP follows after go, arch/smp.c) and the
 // XSAVE area's layout for preemption.
 void arch_simd_init(bool simd)
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The boot core's platform set-up: the direct map, the local APIC, and the
-// rates of the TSC and the timer, measured while the boot goes on.
+// The boot core's platform set-up: the direct map, and the rates of the
+// TSC and the timer, measured while the boot goes on. (The local APIC is
+// enabled earlier, by arch_early_init, to start the APs.)
 #include "arch/arch_private.h"
 #include "arch/x86.h"
 
@@ -17,8 +18,6 @@ void arch_platform_init(const struct arch_page_allocator *pages)
     arch_boot_mark("paging");
     paging_init();                  // the direct map, from arch_pages
     tsc_calibrate_mark();           // a reading inside the TSC's window
-    arch_boot_mark("lapic");
-    lapic_init();
     tlb_init();
     timer_calibrate_begin();        // the APIC timer counts against the TSC from here
 }

@@ -1,45 +1,67 @@
 // SPDX-License-Identifier: MIT
-// Starting the application processors, all at once.
+// Starting the application processors, all at once and as early as the
+// boot allows.
 //
-// The MADT lists the cores; each gets a start-up slot (the boot core is
-// slot 0, the others in MADT order) before any starts. The boot core sends
-// every AP an INIT, waits only where the CPU needs it (init_wait below),
-// then sends every AP a STARTUP whose vector points at the trampoline page,
-// one right after the other, and a second STARTUP 200 us later to any that
-// has not checked in (on hardware only: a hypervisor latches the first,
-// and under TCG with 64 vCPUs most APs have not run by then, so every one
-// would get a second IPI for nothing). All of them run the trampoline at once: each takes a
-// ticket (its stack), finds its slot from its APIC id, and sets itself up
-// concurrently with the others: descriptors, SIMD, local APIC, timer, and
-// the TSC check against the boot core (arch/tsc_sync.c), which the boot
-// core answers while it waits. Then the AP marks itself online and calls
-// ap_main.
+// The boot core starts them in two steps, so that the APs' own start-up
+// overlaps everything else the boot does:
+//
+//   arch_start_aps, right after the MADT is read: each core named there
+//   gets a start-up slot (the boot core is slot 0, the others in MADT
+//   order); the boot core (its local APIC enabled by arch_early_init,
+//   which decided the APIC mode the APs follow) sends every AP an INIT,
+//   waits only where the CPU needs it (init_wait_us), then a STARTUP whose
+//   vector points at the trampoline page, one right after the other, and
+//   returns. Each AP runs the trampoline at once: a ticket (its early
+//   stack), long mode on the boot page tables, then ap_entry: its slot
+//   from its APIC id, its GDT, TSS, IDT and GS, its local APIC. Then it
+//   checks in (it is *online*: docs/boot.md) and halts until the boot core
+//   says go.
+//
+//   arch_finish_aps, once the boot core has built what the APs need (the
+//   direct map, the calibrated clocks, the page allocator for their g0
+//   stacks, the command line's SIMD choice): go. Every AP moves to the
+//   kernel's page tables and its g0 stack, sets up SIMD and its timer,
+//   and checks its TSC against the boot core's (arch/tsc_sync.c), which
+//   the boot core answers while it waits. Then the AP is *ready* and calls
+//   ap_main. The boot core waits until every AP is ready or the timeout,
+//   counted from go (before go an AP has nothing to wait for but the boot
+//   core). On hardware a second STARTUP goes 200 us after go (the MP
+//   specification's wait is long past by then) to any AP that has not
+//   checked in; not under a hypervisor, which latches the first: under TCG
+//   with 64 vCPUs most APs have not run 200 us after the STARTUP, and each
+//   would get a second IPI for nothing.
+//
+// The APs' path to online is kept short on purpose: under TCG every basic
+// block an AP runs first costs 5-8 us of translation, and the work that
+// needs the boot core's later state is left to after go.
 //
 // Waiting. With more vCPUs than host CPUs (8 or 64 under TCG on this
 // 2-core host) a vCPU that spins holds a host CPU the vCPU it waits for
-// needs. So every wait here spins for SMP_SPIN_US, then halts until nudged:
-// the boot core, when no question came for that long, halts with its timer
+// needs. An AP waiting for go halts at once (the boot core is busy for a
+// while yet); go is followed by one broadcast nudge. The boot core's wait
+// spins for SMP_SPIN_US, then halts until nudged: it halts with its timer
 // armed for its next deadline (the second STARTUP, the timeout, or 1 ms);
-// an AP that asks, or goes online, nudges it (VEC_SMP_NUDGE) if its halt
-// flag is up. The flag and the slot states are a Dekker pair: the boot core
-// raises the flag, then looks at the slots; an AP changes its slot, then
-// reads the flag (seq_cst on both sides). On real hardware the waits end
-// within the spin and nobody halts.
+// an AP that asks, or goes ready, nudges it (VEC_SMP_NUDGE) if its halt
+// flag is up. The flag and the slot states are a Dekker pair: the boot
+// core raises the flag, then looks at the slots; an AP changes its slot,
+// then reads the flag (seq_cst on both sides). On real hardware the waits
+// end within the spin and nobody halts.
 //
 // A core set up at slot s uses the struct cpu, descriptors and stacks of
 // slot s for good; its index (what the rest of goro calls it) is s unless
 // a core before it failed to come up. Every slot moves through
 //
-//   WAITING --AP--> ARRIVED --AP--> ONLINE
+//   WAITING --AP: checked in--> ARRIVED --AP: ready--> ONLINE
 //   WAITING or ARRIVED --boot core, at the timeout--> LATE
 //
 // with a CAS at each step, so an AP and the boot core's timeout never both
-// win: a LATE core halts, interrupts off, and touches nothing shared (one
-// halted in the TSC check is nudged to see it: with interrupts on it would
-// answer broadcast IPIs, a TLB shoot-down's among them). After all
-// are online or the timeout, the boot core numbers the ONLINE ones densely
-// (cpu_of[], and each struct cpu's index) before anything reads an index;
-// the APs are still waiting in ap_main for the scheduler by then.
+// win: a LATE core halts, interrupts off, and touches nothing shared but
+// its own slot's struct cpu and descriptors (one halted in the TSC check
+// is nudged to see it: with interrupts on it would answer broadcast IPIs,
+// a TLB shoot-down's among them). After all are ready or the timeout, the
+// boot core numbers the ONLINE ones densely (cpu_of[], and each struct
+// cpu's index) before anything reads an index; the APs are still waiting
+// in ap_main for the scheduler by then.
 #include "arch/arch_private.h"
 #include "arch/x86.h"
 #include "lib/panic.h"
@@ -48,6 +70,10 @@
 
 #define AP_TRAMPOLINE 0x8000u
 #define AP_STACK_PAGES 16           // 64 KiB: the core's scheduler (g0) stack
+// The stack an AP runs on until go: ap_entry's frames (interrupts, #DF,
+// NMI, #MC and #PF have IST stacks of their own), and a fatal fault's
+// dump, which runs on it: two pages, half a megabyte of .bss for 63 APs.
+#define AP_EARLY_STACK 8192
 #define SECOND_SIPI_US 200          // the MP specification's wait before STARTUP again
 #define LEGACY_INIT_WAIT_US 10000   // the MP specification's wait after INIT
 
@@ -69,15 +95,25 @@ static uint32_t ncpu = 1;
 // Set by the boot core before the first STARTUP, read-only after:
 static uint32_t planned;                    // slots in use, the boot core's included
 static uint32_t apic_of[MAX_CPUS];          // slot -> APIC id
-static uint64_t ap_stack_top[MAX_CPUS];     // by ticket
+static uint64_t early_stack_top[MAX_CPUS];  // by ticket
+static uint64_t init_wait;                  // us between INIT and STARTUP
+static bool no_madt;                        // for the report: the boot core only
+static uint32_t need_x2apic[MAX_CPUS], n_need_x2apic;  // skipped: the CPU lacks x2APIC
+static uint32_t over_max;                   // skipped: more than MAX_CPUS
+static uint8_t early_stacks[MAX_CPUS - 1][AP_EARLY_STACK] __attribute__((aligned(16)));
 
+// Set by the boot core before go, read by the APs after it (go orders them):
 static void (*ap_main_fn)(void);
+static uint64_t kernel_cr3;                 // the direct map (paging_init)
+// Boot core (seq_cst store), APs (acquire): the APs may go on.
+static uint8_t go;
+
 // CAS by the AP (forward) and the boot core (to LATE): enum slot_state.
 static uint8_t slot_state[MAX_CPUS];
 
 uint32_t arch_ncpu(void)
 {
-    return __atomic_load_n(&ncpu, __ATOMIC_ACQUIRE);   // acquire: pairs with arch_start_aps's release (cpus[] filled)
+    return __atomic_load_n(&ncpu, __ATOMIC_ACQUIRE);   // acquire: pairs with arch_finish_aps's release (cpus[] filled)
 }
 
 static uint8_t bsp_halted;          // boot core (seq_cst): halted in wait_online
@@ -85,7 +121,7 @@ static uint8_t bsp_halted;          // boot core (seq_cst): halted in wait_onlin
 static bool slot_move(uint32_t slot, uint8_t from, uint8_t to)
 {
     // seq_cst: one side of the Dekker pair with bsp_halted (wait_online);
-    // an AP's move to ONLINE also publishes its struct cpu to the boot core.
+    // an AP's move also publishes its struct cpu to the boot core.
     return __atomic_compare_exchange_n(&slot_state[slot], &from, to, false, __ATOMIC_SEQ_CST,
                                        __ATOMIC_SEQ_CST);
 }
@@ -127,31 +163,70 @@ bool smp_slot_late(uint32_t slot)
     return slot_get(slot) == SLOT_LATE;
 }
 
+bool smp_slot_setting_up(uint32_t slot)
+{
+    return slot_get(slot) == SLOT_ARRIVED;
+}
+
 void __attribute__((noreturn)) smp_ap_halt(void)
 {
     for (;;)
         __asm__ volatile("cli; hlt");
 }
 
-// 64-bit entry of every AP, on its own stack, interrupts off.
-static void ap_entry(uint64_t ticket)
+// An AP after go, on its g0 stack: the rest of its set-up, then ready.
+static void __attribute__((noreturn)) ap_setup(uint32_t slot)
 {
-    uint32_t slot = slot_of_apic(my_apic_id_cpuid());
-    if (slot == UINT32_MAX || ap_never_answers(my_apic_id_cpuid()) ||
-        !slot_move(slot, SLOT_WAITING, SLOT_ARRIVED))
-        smp_ap_halt();  // not a core we asked for, silent by inject=, or too late: reported already
-    arch_cpu_init(slot, arch_simd_enabled);
-    cpus[slot].stack_top = ap_stack_top[ticket];
-    lapic_init();
     timer_init_cpu();
     tsc_sync_ap(slot);      // halts here if the slot goes LATE meanwhile
-    cpus[slot].online_tsc = rdtsc();
+    cpus[slot].ready_tsc = rdtsc();
     cpus[slot].online = 1;
     if (!slot_move(slot, SLOT_ARRIVED, SLOT_ONLINE))
         smp_ap_halt();  // set up too late: the others go on without this core
     smp_nudge_boot_core();
+    tsc_sync_pass_turn(slot);
     ap_main_fn();
     smp_ap_halt();
+}
+
+// An AP checked in: halted until go. Interrupts are off at each look, so
+// a nudge that comes after it stays pending and ends the halt at once.
+// A nudge that came before this core's APIC was enabled may be lost, but
+// then go was set before the look (the boot core sets go, then nudges;
+// the fence in ap_entry keeps the look after the enabling).
+static void wait_for_go(void)
+{
+    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))    // acquire: pairs with arch_finish_aps's store
+        arch_idle_halt();
+}
+
+// 64-bit entry of every AP, on its early stack, interrupts off, on the
+// boot page tables. Everything up to the check-in is what "online" means;
+// the rest waits for go.
+static void ap_entry(uint64_t ticket)
+{
+    (void)ticket;           // it picked the early stack this runs on
+    uint32_t apic = my_apic_id_cpuid();
+    uint32_t slot = slot_of_apic(apic);
+    if (slot == UINT32_MAX || ap_never_answers(apic))
+        smp_ap_halt();      // not a core we asked for, or silent by inject=: reported later
+    cpu_init_descriptors(slot);
+    lapic_init();
+    cpus[slot].online_tsc = rdtsc();
+    if (!slot_move(slot, SLOT_WAITING, SLOT_ARRIVED))
+        smp_ap_halt();      // too late: reported already
+    smp_nudge_boot_core();  // wait_online may be waiting for the check-in
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);    // the APIC enabled before go is looked at (wait_for_go)
+    wait_for_go();
+    write_cr3(kernel_cr3);  // serializing: the code the boot core patched meanwhile is seen as patched
+    fpu_init(arch_simd_enabled);
+    uint64_t top = cpus[slot].stack_top;
+    __asm__ volatile("mov %0, %%rsp\n"
+                     "xor %%ebp, %%ebp\n"   // the g0 stack's frames end the backtrace here
+                     "call *%%rax\n"        // rax: not rbp, which the line before clears
+                     "ud2"
+                     :: "r"(top), "a"(ap_setup), "D"(slot) : "memory");
+    __builtin_unreachable();
 }
 
 // Whether the CPU needs the wait between INIT and STARTUP: as Linux decides
@@ -173,47 +248,53 @@ static uint64_t init_wait_us(uint64_t asked_ns)
     return modern || virtual_cpu ? 0 : LEGACY_INIT_WAIT_US;
 }
 
+// Silent: the console is not up yet; arch_finish_aps reports what was skipped.
 static uint32_t plan_cpus(const uint32_t *apic_ids, uint32_t count)
 {
     uint32_t n = 1;
     apic_of[0] = cpus[0].apic_id;
-    if (!apic_ids) {
-        kprintf("smp: no MADT; running on the boot core only\n");
-        return 1;
-    }
-    for (uint32_t i = 0; i < count; i++) {
+    no_madt = !apic_ids;
+    for (uint32_t i = 0; apic_ids && i < count; i++) {
         uint32_t id = apic_ids[i];
         if (id == cpus[0].apic_id)
             continue;
         if (id > 0xFF && !lapic_x2apic()) {
-            kprintf("smp: core with APIC id %u needs x2APIC, which this CPU lacks; skipped\n", id);
+            need_x2apic[n_need_x2apic++] = id;
             continue;
         }
         if (n == MAX_CPUS) {
-            kprintf("smp: more than %d cores; the rest are not used\n", MAX_CPUS);
-            break;
+            over_max++;
+            continue;
         }
         apic_of[n++] = id;
     }
     return n;
 }
 
-// The trampoline page, its parameters, and one stack per ticket.
+static void report_skipped(void)
+{
+    if (no_madt)
+        kprintf("smp: no MADT; running on the boot core only\n");
+    for (uint32_t i = 0; i < n_need_x2apic; i++)
+        kprintf("smp: core with APIC id %u needs x2APIC, which this CPU lacks; skipped\n", need_x2apic[i]);
+    if (over_max)
+        kprintf("smp: more than %d cores; the rest (%u) are not used\n", MAX_CPUS, over_max);
+}
+
+// The trampoline page and its parameters, the boot page tables' CR3 (the
+// direct map does not exist yet), and an early stack per ticket.
 static void trampoline_prepare(uint32_t n)
 {
     memcpy((void *)(uintptr_t)AP_TRAMPOLINE, ap_trampoline_start,
            // cppcheck-suppress comparePointers ; the two labels bound one blob (boot/trampoline_blob.asm)
            (size_t)(ap_trampoline_end - ap_trampoline_start));
     struct ap_params *p = (struct ap_params *)(uintptr_t)AP_TRAMPOLINE;
-    // Uncleared: zeroing 64 KiB for each of 63 APs was 0.5 M instructions,
-    // about 2 ms under TCG.
-    uint8_t *stacks = arch_pages.alloc_uncleared((n - 1) * AP_STACK_PAGES);
     for (uint32_t i = 1; i < n; i++)
-        ap_stack_top[i - 1] = (uint64_t)(stacks + i * AP_STACK_PAGES * ARCH_PAGE_SIZE);
+        early_stack_top[i - 1] = (uint64_t)&early_stacks[i - 1][AP_EARLY_STACK];
     ASSERT(read_cr3() < (4ull << 30));
     p->cr3 = read_cr3();
     p->entry = (uint64_t)ap_entry;
-    p->stacks = (uint64_t)ap_stack_top;
+    p->stacks = (uint64_t)early_stack_top;
     p->ticket = 0;
     p->efer = (uint32_t)(rdmsr(MSR_EFER) & ((1u << 8) | (1u << 11)));   // LME, NXE
     p->cr4 = (uint32_t)(read_cr4() & (CR4_PAE | CR4_PGE));
@@ -237,7 +318,7 @@ static void send_startup(uint32_t n, bool only_waiting)
             lapic_send(apic_of[i], ICR_STARTUP | ICR_ASSERT | (AP_TRAMPOLINE >> 12));
 }
 
-// Boot core: answers TSC questions until every AP is online or the
+// Boot core: answers TSC questions until every AP is ready or the
 // timeout; the second STARTUP goes to the ones not in after 200 us.
 static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
 {
@@ -295,25 +376,51 @@ void arch_start_aps(const struct arch_ap_start *how)
 {
     cpus[0].online = 1;
     cpus[0].online_tsc = rdtsc();
+    cpus[0].ready_tsc = cpus[0].online_tsc;
     uint32_t n = plan_cpus(how->apic_ids, how->count);
     planned = n;
-    ap_main_fn = how->ap_main;
-    uint64_t init_wait = init_wait_us(how->init_delay_ns);
+    init_wait = init_wait_us(how->init_delay_ns);
+    if (n == 1)
+        return;
+    // The boot core's halts in wait_online end at a nudge or its timer,
+    // and the APs' wait for go ends at a nudge; the kernel installs its
+    // own timer handler later.
+    arch_set_irq_handler(VEC_SMP_NUDGE, nudged);
+    arch_set_irq_handler(VEC_TIMER, nudged);
+    trampoline_prepare(n);
+    for (uint32_t i = 1; i < n; i++)
+        lapic_send(apic_of[i], ICR_INIT | ICR_ASSERT | ICR_LEVEL);
+    if (init_wait)
+        tsc_delay_us(init_wait);    // only where the TSC is calibrated (kernel/main.c starts the APs late then)
+    arch_boot_mark("startup");
+    send_startup(n, false);
+}
+
+static uint64_t us_since_entry(uint64_t tsc)
+{
+    uint64_t entry = arch_boot_entry_tsc();
+    return tsc > entry ? arch_cycles_to_ns(tsc - entry) / 1000 : 0;
+}
+
+void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void))
+{
+    uint32_t n = planned;
+    report_skipped();
     if (n > 1) {
-        // The boot core's halts in wait_online end at a nudge or its timer;
-        // the kernel installs its own timer handler later.
-        arch_set_irq_handler(VEC_SMP_NUDGE, nudged);
-        arch_set_irq_handler(VEC_TIMER, nudged);
-        trampoline_prepare(n);
+        // Uncleared: zeroing 64 KiB for each of 63 APs was 0.5 M
+        // instructions, about 2 ms under TCG.
+        uint8_t *stacks = arch_pages.alloc_uncleared((n - 1) * AP_STACK_PAGES);
         for (uint32_t i = 1; i < n; i++)
-            lapic_send(apic_of[i], ICR_INIT | ICR_ASSERT | ICR_LEVEL);
-        tsc_delay_us(init_wait);
-        arch_boot_mark("startup");
-        send_startup(n, false);
-        wait_online(n, !(cpuid(1, 0).ecx & (1u << 31)), how->timeout_ns);  // a second STARTUP on hardware only
+            cpus[i].stack_top = (uint64_t)(stacks + i * AP_STACK_PAGES * ARCH_PAGE_SIZE);
+        ap_main_fn = ap_main;
+        kernel_cr3 = read_cr3();
+        arch_boot_mark("go");
+        __atomic_store_n(&go, 1, __ATOMIC_SEQ_CST);     // release: the stacks, CR3 and ap_main to wait_for_go; seq_cst: before the nudge
+        arch_send_ipi_all_but_self(VEC_SMP_NUDGE);      // the APs halted in wait_for_go
+        wait_online(n, !(cpuid(1, 0).ecx & (1u << 31)), timeout_ns);  // a second STARTUP on hardware only
     }
     uint32_t up = number_cores(n);
-    uint64_t worst = 0;
+    uint64_t worst = 0, online = cpus[0].online_tsc, ready = online;
     for (uint32_t i = 0; i < up; i++) {
         uint32_t slot = (uint32_t)(cpu_of[i] - cpus);
         kprintf("cpu %u: apic id %u online\n", i, cpu_of[i]->apic_id);
@@ -321,13 +428,11 @@ void arch_start_aps(const struct arch_ap_start *how)
             uint64_t b = tsc_sync_report(slot, i);
             worst = b > worst ? b : worst;
         }
+        online = cpu_of[i]->online_tsc > online ? cpu_of[i]->online_tsc : online;
+        ready = cpu_of[i]->ready_tsc > ready ? cpu_of[i]->ready_tsc : ready;
     }
-    uint64_t last = cpus[0].online_tsc;
-    for (uint32_t i = 0; i < up; i++)
-        last = cpu_of[i]->online_tsc > last ? cpu_of[i]->online_tsc : last;
-    uint64_t entry = arch_boot_entry_tsc();
-    kprintf("smp: %u of %u cores online (%s, %lu us INIT wait), kernel entry to last core %lu us; "
-            "TSCs within %lu cycles of the boot core's\n", up, n, lapic_x2apic() ? "x2apic" : "xapic",
-            init_wait, last > entry ? arch_cycles_to_ns(last - entry) / 1000 : 0, worst);
+    kprintf("smp: %u of %u cores online (%s, %lu us INIT wait), kernel entry to last core %lu us, "
+            "to last core ready %lu us; TSCs within %lu cycles of the boot core's\n", up, n,
+            lapic_x2apic() ? "x2apic" : "xapic", init_wait, us_since_entry(online), us_since_entry(ready), worst);
     __atomic_store_n(&ncpu, up, __ATOMIC_RELEASE);         // release: cpus[], cpu_of[], to arch_ncpu's acquire
 }

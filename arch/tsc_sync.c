@@ -17,8 +17,9 @@
 // (IA32_TSC_ADJUST where the CPU has it, else IA32_TSC) and measured again;
 // the boot core reports both.
 //
-// Concurrency: each AP has a question slot of its own (its own cache line)
-// and is the only writer of `asked` and `sleeping`; the boot core is the
+// Concurrency: the APs take turns in slot order (wait_turn), and each has
+// a question slot of its own (its own cache line), being the only writer
+// of `asked` and `sleeping`; the boot core is the
 // only writer of `answered` and `bsp_tsc`, and answers whatever is pending
 // in one pass over the slots (tsc_sync_serve) while it waits for the cores
 // to come online. The TSC reads around the exchange are ordered (lfence): a
@@ -47,7 +48,7 @@ struct tsc_probe {
     uint32_t answered;              // boot core (seq_cst): the round it answered
     uint64_t bsp_tsc;               // boot core: its TSC for that answer
     uint32_t apic_id;               // AP, before its first question
-    uint8_t sleeping;               // AP (seq_cst): halted, waiting for an answer
+    uint8_t sleeping;               // AP (seq_cst): halted, waiting for an answer or its turn
     // The AP's results, written before it goes online (release), read by
     // the boot core after it sees it online (acquire):
     int64_t offset, residual;       // before and after a correction
@@ -138,11 +139,39 @@ static void tsc_shift(int64_t offset)
         wrmsr(MSR_TSC, rdtsc() - (uint64_t)offset);
 }
 
+// AP: waits until the core of the slot before it is no longer setting up
+// (ready, late, or not arrived: then it checks later, alongside).
+// Released together by go, 63 APs asking at once under TCG kept 64 vCPU
+// threads runnable on 2 host CPUs: the boot core got a sliver of a CPU,
+// every bracket was wide and every AP ran all 8 rounds. In turn, the
+// waiting ones halt. The turn passes by tsc_sync_pass_turn (the core
+// before going ready) or tsc_sync_release (the boot core, at the timeout,
+// to every slot it gives up on, this one among them).
+static void wait_turn(struct tsc_probe *p, uint32_t slot)
+{
+    while (slot > 1 && smp_slot_setting_up(slot - 1)) {
+        if (smp_slot_late(slot))
+            smp_ap_halt();
+        __atomic_store_n(&p->sleeping, 1, __ATOMIC_SEQ_CST);            // Dekker with tsc_sync_pass_turn(), tsc_sync_release()
+        if (smp_slot_setting_up(slot - 1) && !smp_slot_late(slot))     // seq_cst: the other side of the same pairs
+            arch_idle_halt();
+        __atomic_store_n(&p->sleeping, 0, __ATOMIC_RELAXED);          // relaxed: a stale 1 costs one needless IPI
+    }
+}
+
+// AP at slot, right after its seq_cst move to ready: the next slot's turn.
+void tsc_sync_pass_turn(uint32_t slot)
+{
+    if (slot + 1 < MAX_CPUS && __atomic_load_n(&probes[slot + 1].sleeping, __ATOMIC_SEQ_CST))   // seq_cst: Dekker with wait_turn()
+        lapic_send(probes[slot + 1].apic_id, ICR_FIXED | ICR_ASSERT | VEC_SMP_NUDGE);
+}
+
 // AP, before it goes online (its release publishes the results).
 void tsc_sync_ap(uint32_t slot)
 {
     struct tsc_probe *p = &probes[slot];
     p->apic_id = this_cpu()->apic_id;
+    wait_turn(p, slot);
     measure(p, slot, &p->offset, &p->bound);
     int64_t mag = p->offset < 0 ? -p->offset : p->offset;
     p->residual = p->offset;

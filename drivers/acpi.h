@@ -76,6 +76,14 @@ typedef void (*acpi_warn_fn)(void *ctx, const char *msg);
 // RSDT/XSDT were valid, -1 otherwise (out then says what was found).
 int acpi_parse(struct acpi_info *out, const void *rsdp, size_t rsdp_len,
                acpi_map_fn map, void *map_ctx, acpi_warn_fn warn, void *warn_ctx);
+// acpi_parse in two steps, for a boot that starts the other cores between
+// them: acpi_parse_madt does all of it up to the MADT (out zeroed first,
+// the same result), acpi_parse_fadt_hpet then adds the FADT and the HPET
+// (nothing when the root table is unusable).
+int acpi_parse_madt(struct acpi_info *out, const void *rsdp, size_t rsdp_len,
+                    acpi_map_fn map, void *map_ctx, acpi_warn_fn warn, void *warn_ctx);
+void acpi_parse_fadt_hpet(struct acpi_info *out, const void *rsdp, size_t rsdp_len,
+                          acpi_map_fn map, void *map_ctx, acpi_warn_fn warn, void *warn_ctx);
 
 // The legacy BIOS search: the first KiB of the EBDA, then 0xE0000-0xFFFFF,
 // on 16-byte boundaries, for a valid "RSD PTR " with a good checksum.
@@ -102,7 +110,12 @@ bool acpi_entry_check(const char *table, const uint8_t *t, uint32_t len, uint32_
 // The kernel's parsed tables, filled once at boot by acpi_init (drivers/acpi_boot.c).
 extern struct acpi_info acpi;
 struct boot_info;
+// The RSDP and the MADT: the cores (acpi_parse_madt), quietly but for
+// warnings; then acpi_init_rest, the FADT and the HPET; then acpi_report,
+// one line of what was found, after a line for each fallback.
 void acpi_init(const struct boot_info *bi);
+void acpi_init_rest(void);
+void acpi_report(void);
 // After acpi_init: acpi_find_table through the RSDP acpi_init used, with
 // kernel mapping and warnings; NULL when there is no such valid table.
 const void *acpi_table(const char sig[4]);

@@ -128,13 +128,24 @@ static size_t acpi_find_rsdp(const struct boot_info *bi)
     return n;
 }
 
+// How acpi_init ended, for acpi_report.
+static enum { ACPI_NO_RSDP, ACPI_NO_ROOT, ACPI_PARSED } outcome;
+
 // One line: what was found, e.g. "acpi: RSDP rev 2 (XSDT), MADT 4 cpus,
 // 1 ioapic, FADT rev 5, PM timer 0x608", after a line for each fallback.
-static void acpi_report(void)
+void acpi_report(void)
 {
     char madt[48] = "no MADT", fadt[64] = "no FADT";
     uint32_t enabled = 0;
 
+    if (outcome == ACPI_NO_RSDP) {
+        kprintf("acpi: no RSDP found; running on the boot core only, without ACPI power-off\n");
+        return;
+    }
+    if (outcome == ACPI_NO_ROOT) {
+        kprintf("acpi: no usable RSDP/RSDT; running on the boot core only, without ACPI power-off\n");
+        return;
+    }
     for (uint32_t i = 0; i < acpi.cpu_count; i++)
         enabled += acpi.cpus[i].enabled;
     if (acpi.madt_found && enabled)
@@ -150,22 +161,27 @@ static void acpi_report(void)
             acpi.xsdt ? "XSDT" : "RSDT", madt, fadt);
 }
 
+// Quiet but for the parser's warnings (rare, held like every boot line),
+// and only the MADT: this runs before the APs start, where every block of
+// code run costs the boot under TCG (docs/boot.md).
 void acpi_init(const struct boot_info *bi)
 {
     rsdp_copy_len = acpi_find_rsdp(bi);
     if (!rsdp_copy_len) {
         memset(&acpi, 0, sizeof acpi);
-        kprintf("acpi: no RSDP found; running on the boot core only, without ACPI power-off\n");
+        outcome = ACPI_NO_RSDP;
         return;
     }
     if (corrupt_sig[0])
         corrupt_before_parse();
-    if (acpi_parse(&acpi, rsdp_copy, rsdp_copy_len, acpi_map_identity, 0,
-                   acpi_warn_console, 0) < 0) {
-        kprintf("acpi: no usable RSDP/RSDT; running on the boot core only, without ACPI power-off\n");
-        return;
-    }
-    acpi_report();
+    outcome = acpi_parse_madt(&acpi, rsdp_copy, rsdp_copy_len, acpi_map_identity, 0,
+                              acpi_warn_console, 0) < 0 ? ACPI_NO_ROOT : ACPI_PARSED;
+}
+
+void acpi_init_rest(void)
+{
+    if (outcome == ACPI_PARSED)
+        acpi_parse_fadt_hpet(&acpi, rsdp_copy, rsdp_copy_len, acpi_map_identity, 0, acpi_warn_console, 0);
 }
 
 const void *acpi_table(const char sig[4])

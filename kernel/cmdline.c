@@ -123,6 +123,20 @@ static bool parse_u64_or_hex(const char *s, uint64_t *out)
     return true;
 }
 
+bool cmdline_has_word(const char *line, const char *prefix)
+{
+    for (const char *w = line; *w; w++) {
+        if (is_sep(*w) || (w > line && !is_sep(w[-1])))
+            continue;
+        size_t i = 0;
+        while (prefix[i] && w[i] == prefix[i])
+            i++;
+        if (!prefix[i])
+            return true;
+    }
+    return false;
+}
+
 bool cmdline_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_ns)
 {
     uint64_t n, unit;

@@ -84,6 +84,12 @@ typedef void (*cmdline_warn_fn)(void *ctx, const char *msg);
 // word produces one warning and is ignored. Returns the number of warnings.
 int cmdline_parse(const char *line, struct kparams *p, cmdline_warn_fn warn, void *ctx);
 
+// Whether a word of line (words are separated by blanks) starts with
+// prefix, before any parse: for the keys the boot acts on before it parses
+// the line (kernel/main.c). A word inside an application's arguments counts
+// too, so a caller takes a hit as the cautious answer.
+bool cmdline_has_word(const char *line, const char *prefix);
+
 // Parses a duration "250us", "10ms", "1s", or a bare number of default_unit_ns.
 // Returns false on a malformed value or overflow.
 bool cmdline_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_ns);

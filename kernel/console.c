@@ -185,26 +185,21 @@ void console_flush(void)
 
 static struct spinlock console_lock = SPINLOCK_INIT("console", LOCK_RANK_CONSOLE);
 
-// Held boot lines (console_hold): under console_lock, or by the one core
-// of a panic.
+// Held boot lines (held from the start: nothing may reach the serial
+// port before console_init): under console_lock, or by the one core of a
+// panic. Only the ACPI parser's warnings can come before console_init,
+// far fewer than HOLD_MAX bytes, so no flush happens before it.
 #define HOLD_MAX 8192
 static struct {
     char buf[HOLD_MAX];
     size_t len;
     bool on;
-} hold;
+} hold = { .on = true };
 
 static void hold_flush(void)
 {
     console_output(hold.buf, hold.len);
     hold.len = 0;
-}
-
-void console_hold(void)
-{
-    spin_lock(&console_lock);
-    hold.on = true;
-    spin_unlock(&console_lock);
 }
 
 void console_release(void)

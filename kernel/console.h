@@ -13,12 +13,11 @@
 struct lineedit_history;
 
 void console_init(void);
-// The boot's lines are held in memory from console_hold until
+// The boot's lines are held in memory from kernel entry until
 // console_release (once the cores are up), then written in one go; a
 // fatal path (console_panic_mode) writes them first. Under TCG each serial
 // character costs two port exits (2-9 us here): the lines before the APs
 // start were 0.5-2 ms of a boot whose target is 2 ms.
-void console_hold(void);
 void console_release(void);
 // Unserialized: callers hold the console lock (printf.c) or are panicking.
 void console_output(const char *s, size_t n);

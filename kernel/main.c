@@ -92,27 +92,66 @@ static uint64_t boot_seed(void)
     return (t ^ (t >> 29)) & 0xFFFFFFFFFFFFull;    // short enough to retype
 }
 
+// The keys the boot acts on before it parses the command line, read from
+// its text (cmdline_has_word, which errs on the cautious side):
+//  - init_delay= and inject= keep the APs from starting first: the wait
+//    between INIT and STARTUP is timed by the calibrated TSC, and inject=
+//    may corrupt the MADT or silence an AP, both before the first STARTUP.
+//    With either, the MADT is read after the parse and the APs start once
+//    the clock is calibrated.
+//  - simd=off: SIMD is decided first thing, before the APs start and the
+//    parse. Under TCG a translated block is keyed on CR0 and CR4, so every
+//    block run before the switch is translated again after it: switched
+//    after the APs' start, the ACPI parser, fw_cfg and the rest were 80
+//    blocks twice; switched before, 17 more blocks come before STARTUP.
+static bool aps_may_start_first(const char *line)
+{
+    return !cmdline_has_word(line, "init_delay=") && !cmdline_has_word(line, "inject=");
+}
+
+// INIT and STARTUP to the MADT's enabled cores: the APs come online while
+// the boot core goes on.
+static void start_aps(uint64_t init_delay_ns)
+{
+    uint32_t ncores;
+    const uint32_t *cores = enabled_cores(&ncores);
+    arch_boot_mark("aps");
+    struct arch_ap_start aps = { .apic_ids = cores, .count = ncores, .init_delay_ns = init_delay_ns };
+    arch_start_aps(&aps);                           // every AP started: they check in meanwhile
+}
+
 void kmain(struct boot_info *bi)
 {
     static char line[CMDLINE_MAX];
-    uint32_t ncores;
     arch_boot_entry(bi->entry_tsc);                 // the timeline's zero
-    arch_early_init();                              // this core's GS, GDT, TSS, IDT: faults print from here
+    arch_early_init();                              // this core's GS, GDT, TSS, IDT, local APIC: faults print from here
+                                                    // (kprintf holds every line until console_release)
+    cmdline_load(bi, line, sizeof line);            // the text: parsed once the APs are started
+    bool aps_first = aps_may_start_first(line), simd = !cmdline_has_word(line, "simd=off");
+    arch_simd_init(simd);                           // SSE/AVX usable by applications (the APs' after go)
+    if (aps_first) {                                // first: under TCG every block run before delays them
+        arch_boot_mark("acpi");
+        acpi_init(bi);                              // the MADT known (or the boot core only), nothing printed
+        start_aps(ARCH_INIT_DELAY_AUTO);
+    }
     arch_boot_mark("console");
-    console_init();                                 // serial: kprintf works
-    console_hold();                                 // ...into memory until the cores are up
+    console_init();                                 // serial: the held lines have somewhere to go
     kprintf("goro: booted by %s\n", bi->loader);
     arch_boot_mark("cmdline");
     kprintf("%s", bi->notes);                       // what the boot path found wrong, if anything
-    cmdline_load(bi, line, sizeof line);
     kprintf("cmdline: %s\n", line);
     cmdline_parse(line, &kparams, cmdline_warn, 0); // bad words named and ignored
     debug_delay_init();                             // delay= windows widened (debug builds)
     inject_at_boot();                               // inject=ap-silent, acpi: armed
     shell_script_load();                            // fw_cfg's opt/goro/script kept for app=shell
-    arch_simd_init(kparams.simd);                   // SSE/AVX usable by applications
-    arch_boot_mark("acpi");
-    acpi_init(bi);                                  // MADT, FADT known (or safe fallbacks)
+    if (kparams.simd != arch_simd_enabled)          // a word simd=off... the parse did not take
+        kprintf("cmdline: SIMD stays off: a word starting simd=off was read before the parse\n");
+    if (!aps_first) {
+        arch_boot_mark("acpi");
+        acpi_init(bi);                              // the MADT known (or the boot core only)
+    }
+    acpi_init_rest();                               // the FADT, the HPET (or safe fallbacks)
+    acpi_report();                                  // what the MADT and FADT said
     arch_set_pm_timer((uint16_t)acpi.pm_tmr_port, acpi.pm_tmr_32bit);   // TSC references
     arch_set_hpet(acpi.hpet_addr);
     arch_boot_mark("clock");
@@ -122,22 +161,20 @@ void kmain(struct boot_info *bi)
     arch_boot_mark("pages");
     page_init(bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works, per node
     struct arch_page_allocator pages = { page_alloc, page_alloc_low, page_alloc_uncleared, page_max_phys() };
-    arch_platform_init(&pages);                     // direct map, local APIC (stamps its steps)
+    arch_platform_init(&pages);                     // direct map, the APIC timer's window (stamps its steps)
     arch_boot_mark("ioapic");
     ioapic_init();                                  // every IOAPIC pin masked; irq_wait routes its own
+    // Started APs wait for go in arch/smp.c, halted, running none of the
+    // patched code; go makes them serialize before they do.
     if (kparams.trace || kparams.metrics)
-        trace_enable();                             // patches the hooks while this core runs alone
+        trace_enable();                             // patches the hooks while every other core is halted or not started
     if (kparams.profile_hz)
         profile_enable();                           // the same, for the sampling profiler
-    const uint32_t *cores = enabled_cores(&ncores);
     arch_boot_mark("calibrated");
     arch_clock_end();                               // ...and closes here (>= 1 ms, <= 500 ppm): time works
-    arch_boot_mark("aps");
-    struct arch_ap_start aps = {
-        .apic_ids = cores, .count = ncores, .timeout_ns = kparams.ap_timeout_ns, .ap_main = ap_main,
-        .init_delay_ns = kparams.init_delay_ns == INIT_DELAY_AUTO ? ARCH_INIT_DELAY_AUTO : kparams.init_delay_ns,
-    };
-    arch_start_aps(&aps);                           // every core online or reported missing
+    if (!aps_first)
+        start_aps(kparams.init_delay_ns == INIT_DELAY_AUTO ? ARCH_INIT_DELAY_AUTO : kparams.init_delay_ns);
+    arch_finish_aps(kparams.ap_timeout_ns, ap_main);   // go: every core ready or reported missing
     arch_clock_report();                            // tsc: and timer: lines, now that the cores are up
     console_release();                              // the boot's lines, written out
     arch_boot_mark("sched");

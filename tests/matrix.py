@@ -375,7 +375,7 @@ CONFIGS = [
     Config("boot-smp32", "32 vCPUs: every core online, the boot timeline printed",
            cores=32, cmdline="app=hello boot_timeline=1", timeout=120,
            expect=[r"^hello from goro: 32 cores", r"^boot: us from entry: .*\bonline=\d+ .*\bmain=\d+$",
-                   r"^boot: cpu 31 \(apic id 31\) online at \d+ us$"]),
+                   r"^boot: cpu 31 \(apic id 31\) online at \d+ us, ready at \d+ us$"]),
     Config("boot-smp16", "16 vCPUs: every core online", cores=16, cmdline="app=hello", timeout=90,
            expect=[r"^hello from goro: 16 cores"]),
     Config("init-delay-smp4", "init_delay=10ms forces the wait after INIT; every core still comes up",

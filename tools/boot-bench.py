@@ -19,7 +19,8 @@ own printk times of its CPU bring-up.
 goro is booted --boots times per configuration (default 5), Linux
 --linux-boots times (default 1; a boot that has not reached init after
 --linux-timeout seconds counts as hung and is reported so); the table gives
-the median and the spread (min-max) of kernel entry to all cores online and
+the median and the spread (min-max) of kernel entry to all cores online, to
+all cores ready (docs/boot.md defines both) and
 to the main goroutine, and of QEMU start to init for Linux, with the
 host's 1-minute load average before each configuration (the host is
 shared: wall-clock time under TCG moves with its load; --quiet-wait waits
@@ -61,7 +62,7 @@ PUBLISHED = [
 ]
 
 TIMELINE_RE = re.compile(r"^boot: us from entry:(.*)$", re.M)
-CORE_RE = re.compile(r"^boot: cpu (\d+) \(apic id (\d+)\) online at (\d+) us$", re.M)
+CORE_RE = re.compile(r"^boot: cpu (\d+) \(apic id (\d+)\) online at (\d+) us(?:, ready at (\d+) us)?$", re.M)
 SMP_RE = re.compile(r"^smp: (\d+) of (\d+) cores online", re.M)
 LINUX_RE = re.compile(r"^LINUX (\w+)=([\d.]+)", re.M)
 LINUX_MARK = b"LINUX-INIT"
@@ -243,7 +244,7 @@ def summarize(runs):
     of the headline figures."""
     s = {"boots": len(runs),
          "failed": sum(1 for r in runs if r.get("status") != 33 and r.get("host_init_ms") is None)}
-    for k in ("online", "main"):
+    for k in ("online", "ready", "main"):
         s[f"entry_to_{k}_spread_us"] = spread([r.get("phases_us", {}).get(k) for r in runs])
     if any("host_init_ms" in r for r in runs):
         s["host_init_spread_ms"] = spread([r.get("host_init_ms") for r in runs])
@@ -281,7 +282,7 @@ def report(results, linux, label):
     print(f"\ngoro boot, {label}: median [min-max] of the boots, QEMU TCG -cpu max, -m 512M, ms "
           f"('entry' = kernel entry; load: the host's 1-min load average before the configuration; "
           f"busy: most other busy processes at a boot, with --quiet-wait)\n")
-    hdr = ("vCPUs", "boots", "load", "busy", "QEMU->entry", "entry->all online", "entry->main", "QEMU->main",
+    hdr = ("vCPUs", "boots", "load", "busy", "QEMU->entry", "entry->all online", "entry->all ready", "entry->main", "QEMU->main",
            "Linux QEMU->init", "Linux printk->init", "Linux smp bring-up")
     print("| " + " | ".join(hdr) + " |")
     print("|" + " --- |" * len(hdr))
@@ -291,6 +292,7 @@ def report(results, linux, label):
         busy = max(r.get("others", 0) for r in results[cpus]["runs"])
         row = (str(cpus), str(s["boots"]), f"{load:.2f}", str(busy), fmt(s.get("host_entry_ms")),
                fmt_spread(s.get("entry_to_online_us"), s.get("entry_to_online_spread_us"), 1e-3),
+               fmt_spread(s.get("entry_to_ready_us"), s.get("entry_to_ready_spread_us"), 1e-3),
                fmt_spread(s.get("entry_to_main_us"), s.get("entry_to_main_spread_us"), 1e-3),
                fmt(s.get("host_main_ms")),
                linux_init(lx), fmt(lx.get("run_init_ms")),

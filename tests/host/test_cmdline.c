@@ -236,6 +236,20 @@ static void test_boot_keys(void)
     CHECK(p.ap_timeout_ns == 2000000000ull);
 }
 
+// The keys kernel/main.c reads from the text before the parse: a word
+// that starts with the prefix, and only a whole word's start.
+static void test_has_word(void)
+{
+    CHECK(cmdline_has_word("init_delay=10ms", "init_delay="));
+    CHECK(cmdline_has_word("app=hello  inject=ap-silent", "inject="));
+    CHECK(cmdline_has_word("app=hello\tsimd=off", "simd=off"));
+    CHECK(cmdline_has_word("app=hello simd=offx", "simd=off"));     // a prefix: the cautious answer
+    CHECK(!cmdline_has_word("app=hello xinit_delay=1ms", "init_delay="));
+    CHECK(!cmdline_has_word("app=hello simd=on", "simd=off"));
+    CHECK(!cmdline_has_word("", "inject="));
+    CHECK(!cmdline_has_word("inject", "inject="));
+}
+
 static void test_seed(void)
 {
     CHECK(parse("seed=0") == 0 && p.seed_given && p.seed == 0);
@@ -466,6 +480,7 @@ int main(void)
     RUN(test_flags);
     RUN(test_choices);
     RUN(test_boot_keys);
+    RUN(test_has_word);
     RUN(test_seed);
     RUN(test_delay);
     RUN(test_inject);

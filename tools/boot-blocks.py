@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""How many basic blocks QEMU translates on goro's way to each boot phase.
+
+Under TCG a boot's wall time is mostly QEMU translating code it runs for
+the first time (5-8 us of host time per translation block here, whatever
+the block's instructions: docs/boot.md, "Where the time goes"). The count
+does not move with the host's load, so it is the steady figure to compare
+boot orders with. This boots ELF once with `-d in_asm` (every block logged
+at its translation, in the order translated), maps each block to the
+function holding it (`nm`), and prints:
+
+- the block count from kernel entry (`_start` or `boot_efi64`) to the
+  first translation of each function named with --at (default: the boot's
+  landmarks, the APs' among them);
+- the functions with the most blocks, with --top N.
+
+Blocks below 1 MiB are named `trampoline` (the APs' start-up page) or
+`low` (firmware). The APs share the boot core's translations (one cache for
+all vCPUs), so an AP's count is only the code the boot core had not run;
+their blocks interleave with the boot core's in the log.
+
+    tools/boot-blocks.py [--smp N] [--append CMDLINE] [--at F,G,...] [--top N] ELF
+
+Python 3 standard library, binutils' nm and QEMU.
+"""
+
+import argparse
+import bisect
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import qemu  # noqa: E402
+
+LANDMARKS = ("kmain,acpi_init,arch_start_aps,trampoline,ap_entry,console_init,cmdline_parse,"
+             "arch_clock_begin,numa_init,page_init,paging_init,ioapic_init,arch_clock_end,"
+             "arch_finish_aps,ap_setup,sched_init,main_goroutine")
+TRAMPOLINE = (0x8000, 0x9000)       # arch/smp.c's AP_TRAMPOLINE page
+BLOCK_RE = re.compile(r"^IN:[^\n]*\n0x([0-9a-f]+):", re.M)
+
+
+def symbols(elf):
+    """(address, name) of every text symbol, sorted."""
+    out = subprocess.run(["nm", "-n", elf], capture_output=True, text=True, check=True).stdout
+    syms = []
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in "tTwW":
+            syms.append((int(f[0], 16), f[2]))
+    return syms
+
+
+def namer(syms):
+    addrs = [a for a, _ in syms]
+
+    def name(addr):
+        if addr < 0x100000:
+            return "trampoline" if TRAMPOLINE[0] <= addr < TRAMPOLINE[1] else "low"
+        i = bisect.bisect_right(addrs, addr) - 1
+        return syms[i][1] if i >= 0 else "?"
+    return name
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("elf")
+    ap.add_argument("--smp", type=int, default=8)
+    ap.add_argument("--append", default="app=hello")
+    ap.add_argument("--at", default=LANDMARKS, help="comma-separated functions (default: the boot's landmarks)")
+    ap.add_argument("--top", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=300)
+    opts = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="goro-blocks-") as d:
+        log = os.path.join(d, "in_asm.log")
+        cmd = qemu.argv(opts.smp, "512M", serial="null", extra=["-net", "none", "-d", "in_asm", "-D", log])
+        status, _, _, _ = qemu.run(cmd + qemu.kernel_boot(opts.elf, opts.append), opts.timeout)
+        if status != qemu.EXIT_OK:
+            print(f"boot-blocks: QEMU exit {status}: {qemu.describe_status(status)}", file=sys.stderr)
+        with open(log, errors="replace") as f:
+            blocks = [int(m.group(1), 16) for m in BLOCK_RE.finditer(f.read())]
+    name = namer(symbols(opts.elf))
+    names = [name(a) for a in blocks]
+    start = next((i for i, n in enumerate(names) if n in ("_start", "boot_efi64")), None)
+    if start is None:
+        sys.exit("boot-blocks: no block of _start or boot_efi64 in the log")
+    names = names[start:]
+    first, per = {}, collections.Counter(names)
+    for i, n in enumerate(names):
+        first.setdefault(n, i)
+    print(f"{len(names)} blocks translated from kernel entry ({opts.smp} vCPUs, {opts.append})")
+    for f in opts.at.split(","):
+        print(f"  {f:20} first at block {first.get(f, '-')}")
+    for n, c in per.most_common(opts.top):
+        print(f"  {c:5} blocks in {n}")
+
+
+if __name__ == "__main__":
+    main()
