@@ -361,19 +361,28 @@ void trace_dump_recent(uint64_t ms)
         kprintf("trace: a flight-recorder dump is already being printed\n");
         return;
     }
-    uint64_t now = arch_cycles();
-    uint64_t window = ms ? arch_ns_to_cycles(ms * 1000000) : now;
-    uint64_t cutoff = now > window ? now - window : 0;
-    uint64_t total = 0;
     uint32_t got = 0;
     for (; got < ncpu; got++) {
         struct trace_rec *buf = page_alloc(pages);
         if (!buf)
             break;
         snaps[got].recs = buf;
-        snap_core(got, cutoff, now, &snaps[got]);
-        total += snaps[got].n;
     }
+    // The copies are taken pinned, one after another, with nothing else
+    // in between: a dumping G preempted among them let this core's own
+    // goroutines lap its ring (8191 events are tens of ms of ping-pong),
+    // and a loaded host once left both cores' windows empty. Another
+    // core's ring can still be lapped while the host holds this vCPU.
+    struct m *mp = acquirem();
+    uint64_t now = arch_cycles();
+    uint64_t window = ms ? arch_ns_to_cycles(ms * 1000000) : now;
+    uint64_t cutoff = now > window ? now - window : 0;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < got; i++) {
+        snap_core(i, cutoff, now, &snaps[i]);
+        total += snaps[i].n;
+    }
+    releasem(mp);
     if (got < ncpu)
         kprintf("trace: no memory for core %u's snapshot; its events are left out\n", got);
     kprintf("trace: flight recorder: %lu ms up to %lu ns\n", ms, arch_cycles_to_ns(now - trace_t0));
