@@ -45,6 +45,7 @@ struct profile_core {
     uint64_t *buf;
     uint64_t cap;                   // words
     uint64_t next;                  // TSC the next sample is due, 0 = not yet scheduled
+    uint64_t first;                 // TSC this core's sampling began (its first deadline set)
     uint64_t dropped;               // samples the buffer had no room for
     // written by the owning core, read by the dump
     uint64_t n;                     // words holding whole records (release store)
@@ -134,8 +135,10 @@ uint64_t profile_deadline(struct m *mp, uint64_t d)
     struct profile_core *c = core_state(mp);
     if (!c)
         return d;
-    if (!c->next)
-        c->next = arch_cycles() + prof.period;
+    if (!c->next) {
+        c->first = arch_cycles();
+        c->next = c->first + prof.period;
+    }
     return min_nz(d, c->next);
 }
 
@@ -213,21 +216,34 @@ void profile_dump(void)
     uint32_t ncpu = prof_ncpu;      // read once: both loops cover the same buffers
     uint64_t end[MAX_CPUS], samples = 0, weight = 0, dropped = 0, unsampled = 0;
     uint64_t t1 = prof.t1 ? prof.t1 : arch_cycles();
+    // unsampled: the periods of the run no sample stands for. Before a
+    // core's first deadline (it is set when the core first arms its
+    // timer: a run started at boot waits for the rest of the boot, and
+    // a core that never arms one has none), and after its last sample
+    // the periods due before the stop whose interrupt had not come (a
+    // host that starves QEMU's timer thread delays a core's interrupts
+    // by tens of milliseconds, and the last wait has no sample to carry
+    // it). next and first are read racily: a core taking its last sample
+    // moves next by that sample's weight at most.
+    uint64_t run_periods = (t1 - prof.t0) / prof.period;
     for (uint32_t i = 0; i < ncpu; i++) {
         struct profile_core *c = &cores[i];
         end[i] = 0;
-        if (__atomic_load_n(&c->epoch, __ATOMIC_ACQUIRE) != epoch)  // pairs with core_state's release
-            continue;               // no sample of this run yet
+        uint64_t next = 0, first = 0;
+        if (__atomic_load_n(&c->epoch, __ATOMIC_ACQUIRE) == epoch) {    // pairs with core_state's release
+            next = __atomic_load_n(&c->next, __ATOMIC_RELAXED);     // relaxed: racy, see above
+            first = __atomic_load_n(&c->first, __ATOMIC_RELAXED);   // relaxed: as next
+        }
+        if (!next) {
+            unsampled += run_periods;   // no deadline of this run yet
+            continue;
+        }
+        if (first > prof.t0)
+            unsampled += (first - prof.t0) / prof.period;
+        if (t1 >= next)
+            unsampled += 1 + (t1 - next) / prof.period;
         end[i] = __atomic_load_n(&c->n, __ATOMIC_ACQUIRE);          // pairs with take_sample's release
         dropped += c->dropped;
-        // The periods due before the stop whose interrupt had not come: a
-        // host that holds QEMU's timer thread delays a core's interrupts
-        // by tens of milliseconds, and the last wait has no sample to
-        // carry it. Read racily: a core taking its last sample moves next
-        // by that sample's weight at most.
-        uint64_t next = __atomic_load_n(&c->next, __ATOMIC_RELAXED);   // relaxed: racy, see above
-        if (next && t1 >= next)
-            unsampled += 1 + (t1 - next) / prof.period;
         for (uint64_t w = 0; w < end[i]; w += 3 + (c->buf[w] & 0xFF)) {
             samples++;
             weight += c->buf[w] >> 32;
