@@ -108,7 +108,4 @@ void lapic_timer_mask(void);
 #define ICR_LEVEL       0x08000u
 #define ICR_ALL_BUT_SELF 0xC0000u
 
-// Exception dump (arch/trap.c), used by the NMI stop path too.
-extern volatile bool arch_stopping;
-
 #endif

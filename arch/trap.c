@@ -22,7 +22,11 @@ static struct idt_entry idt[256] __attribute__((aligned(16)));
 extern const uint64_t isr_stubs[256];
 static irq_handler_fn irq_handlers[256];
 static fault_handler_fn fault_handlers[32];
-volatile bool arch_stopping;
+// 0, or the index + 1 of the core stopping the others (arch_stop_others*):
+// an NMI stops every core but that one, which may still be asked for a
+// report (a debug build's sysmon sees its interrupts off while it waits
+// for the others, and asks; the stopper halting there never exited).
+static uint32_t arch_stopping;
 static uint32_t arch_nstopped;      // cores halted by arch_stop_others (its IPI or NMI)
 static bool arch_stopped_here[MAX_CPUS];    // each written by its own core, once
 
@@ -258,9 +262,10 @@ static void outside_nmi(struct trapframe *tf)
 // the NMI may have landed inside kprintf, holding the console's lock.
 static void nmi(struct trapframe *tf)
 {
-    if (arch_stopping)
-        stop_here();
     uint32_t me = cpu_index();
+    uint32_t stopper = __atomic_load_n(&arch_stopping, __ATOMIC_ACQUIRE);   // acquire: pairs with claim_stop's acq_rel
+    if (stopper && stopper != me + 1)
+        stop_here();
     if (__atomic_load_n(&reports[me].state, __ATOMIC_ACQUIRE) == REPORT_ASKED) {    // pairs with arch_report_cpu's release
         reports[me].rip = tf->rip;
         reports[me].irqs_on = (tf->rflags & (1u << 9)) != 0;
@@ -310,9 +315,18 @@ static bool wait_stopped(void)
     return false;
 }
 
+// True for the one core that stops the others; false when another already does.
+static bool claim_stop(void)
+{
+    uint32_t none = 0;
+    // acq_rel: one core stops the others; pairs with nmi's acquire
+    return __atomic_compare_exchange_n(&arch_stopping, &none, cpu_index() + 1, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
 void arch_stop_others(void)
 {
-    if (__atomic_exchange_n(&arch_stopping, true, __ATOMIC_ACQ_REL))   // acq_rel: one core stops the others
+    if (!claim_stop())
         return;     // another core is already stopping everyone
     if (arch_ncpu() > 1) {
         lapic_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
@@ -322,7 +336,7 @@ void arch_stop_others(void)
 
 void arch_stop_others_quiet(void)
 {
-    if (__atomic_exchange_n(&arch_stopping, true, __ATOMIC_ACQ_REL))   // acq_rel: one core stops the others
+    if (!claim_stop())
         return;
     if (arch_ncpu() < 2)
         return;
