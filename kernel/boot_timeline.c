@@ -28,21 +28,14 @@ static uint64_t us_since_entry(uint64_t tsc)
 
 // The moment the last core came online (checked in), or was ready (set
 // up, its TSC checked: about to become an M), by the TSC.
-static uint64_t last_online_tsc(void)
+static uint64_t last_core_tsc(bool ready)
 {
     uint64_t last = 0;
-    for (uint32_t i = 0; i < arch_ncpu(); i++)
-        if (arch_cpu(i)->online_tsc > last)
-            last = arch_cpu(i)->online_tsc;
-    return last;
-}
-
-static uint64_t last_ready_tsc(void)
-{
-    uint64_t last = 0;
-    for (uint32_t i = 0; i < arch_ncpu(); i++)
-        if (arch_cpu(i)->ready_tsc > last)
-            last = arch_cpu(i)->ready_tsc;
+    for (uint32_t i = 0; i < arch_ncpu(); i++) {
+        uint64_t t = ready ? arch_cpu(i)->ready_tsc : arch_cpu(i)->online_tsc;
+        if (t > last)
+            last = t;
+    }
     return last;
 }
 
@@ -53,7 +46,7 @@ void boot_timeline_print(bool per_core)
     // The two moments the APs make, placed among the boot core's marks by
     // time (online may come before the console is up, or after the clock).
     struct { const char *key; uint64_t tsc; bool shown; } cores[2] = {
-        { "online", last_online_tsc(), false }, { "ready", last_ready_tsc(), false },
+        { "online", last_core_tsc(false), false }, { "ready", last_core_tsc(true), false },
     };
     char line[640];
     int len = snprintf(line, sizeof line, "boot: us from entry:");
@@ -79,7 +72,7 @@ void boot_timeline_print(bool per_core)
 int boot_times(uint64_t *online_ns, int max, const char **loader)
 {
     uint64_t entry = arch_boot_entry_tsc();
-    if (!entry || last_online_tsc() < entry)
+    if (!entry || last_core_tsc(false) < entry)
         return 0;
     int n = (int)arch_ncpu();
     for (int i = 0; i < n && i < max; i++) {
