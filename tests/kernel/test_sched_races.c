@@ -31,6 +31,14 @@ static uint64_t quantum_preemptions(void)
     return s.total.preemptions_quantum;
 }
 
+// Preemptions of every cause: each puts a G back in a run queue.
+static uint64_t all_preemptions(void)
+{
+    static struct sched_stats s;
+    sched_stats(&s);
+    return s.total.preemptions;
+}
+
 // The M the calling G runs on now (it may move right after).
 static struct m *my_m(void)
 {
@@ -168,20 +176,25 @@ KTEST(race_gosched_yields_to_the_global_queue)
     kt_store(&yield_ran, 0);
     for (int i = 0; i < YIELD_SPAWN; i++)
         go(yield_counted, 0);
-    uint64_t yields = 0;
+    uint64_t yields = 0, preempted = all_preemptions();
     while (kt_load(&yield_ran) < YIELD_SPAWN && yields < 80000) {
         gosched();
         yields++;
     }
+    preempted = all_preemptions() - preempted;
     uint64_t ran = kt_load(&yield_ran);
     gomaxprocs(orig);
-    printf("ktest: %lu of %d spawned goroutines ran after %lu yields\n", ran, YIELD_SPAWN, yields);
+    printf("ktest: %lu of %d spawned goroutines ran after %lu yields (%lu preemptions meanwhile)\n", ran,
+           YIELD_SPAWN, yields, preempted);
     KT_ASSERT_EQ(ran, YIELD_SPAWN);
     // Everything queued before the yield runs before the yielder again. A
     // quantum preemption during the spawning (a slow host makes the loop
     // outlast a time slice) also puts us behind them all: then no yield
-    // is needed at all.
-    KT_ASSERT(yields <= 1);
+    // is needed at all. One of the spawned Gs preempted while the host
+    // held its vCPU goes back in the queue behind the yielder, and costs
+    // one more yield (seen once: 2 yields, in a proof run at load 3); the
+    // starvation this guards against took thousands.
+    KT_ASSERT(yields <= 1 + preempted);
 }
 
 // ---- stop-the-world preempts a lone G on another P ----------------------
