@@ -99,6 +99,9 @@ static inline uint32_t cpu_index(void)
 // Boot, on the boot core, in this order:
 //  arch_early_init: per-core pointer, descriptors, IDT (faults are reported
 //    from here on), the local APIC;
+//  arch_start_aps_early: under a hypervisor, INIT and STARTUP to every
+//    other core at once, before the MADT is read (false, nothing done, on
+//    hardware); arch_start_aps then gives the plan and sends nothing;
 //  arch_start_aps: INIT and STARTUP to
 //    every other core named in apic_ids (the MADT's enabled cores, the boot
 //    core among them or not; NULL: no MADT, the boot core only). It returns
@@ -149,6 +152,7 @@ struct arch_ap_start {
     uint32_t count;
     uint64_t init_delay_ns;
 };
+bool arch_start_aps_early(void);
 void arch_start_aps(const struct arch_ap_start *how);
 void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void));
 uint32_t arch_ncpu(void);               // cores online

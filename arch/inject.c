@@ -5,7 +5,9 @@
 #include "arch/arch_private.h"
 
 // Written by the boot core before the first INIT-SIPI-SIPI, read by APs
-// after it: the IPIs order them.
+// after it: the IPIs order them. When every AP was started at once before
+// the command line was whole (arch/smp.c), written before go and read
+// after it: go orders them.
 static uint32_t silent_apic = UINT32_MAX;
 
 void arch_inject_ap_silent(uint32_t apic_id)

@@ -5,6 +5,17 @@
 // The boot core starts them in two steps, so that the APs' own start-up
 // overlaps everything else the boot does:
 //
+//   arch_start_aps_early, under a hypervisor, before the MADT is read:
+//   INIT and STARTUP to every other core at once (the all-excluding-self
+//   shorthand). Each AP takes the slot of its ticket (1, 2, ... in the
+//   order they reach the trampoline) and records its APIC id there. The
+//   MADT's list arrives later (arch_start_aps, no IPIs then) and decides
+//   which of them are used: the cores are numbered in MADT order, whatever
+//   their slots, and an AP the MADT does not name halts at go (LATE, not
+//   reported). Not on hardware: a broadcast wakes the cores the firmware
+//   disabled too, and Linux never broadcasts for that reason; a hypervisor
+//   has no such cores (QEMU's hot-plug slots have no vCPU behind them).
+//
 //   arch_start_aps, right after the MADT is read: each core named there
 //   gets a start-up slot (the boot core is slot 0, the others in MADT
 //   order); the boot core (its local APIC enabled by arch_early_init,
@@ -48,20 +59,24 @@
 // end within the spin and nobody halts.
 //
 // A core set up at slot s uses the struct cpu, descriptors and stacks of
-// slot s for good; its index (what the rest of goro calls it) is s unless
-// a core before it failed to come up. Every slot moves through
+// slot s for good; its index (what the rest of goro calls it) is its place
+// among the MADT's cores that came up (s itself when started one by one
+// and none before it failed). Every slot moves through
 //
 //   WAITING --AP: checked in--> ARRIVED --AP: ready--> ONLINE
 //   WAITING or ARRIVED --boot core, at the timeout--> LATE
+//   ARRIVED --AP at go, not in the MADT (broadcast only)--> LATE
 //
 // with a CAS at each step, so an AP and the boot core's timeout never both
 // win: a LATE core halts, interrupts off, and touches nothing shared but
 // its own slot's struct cpu and descriptors (one halted in the TSC check
 // is nudged to see it: with interrupts on it would answer broadcast IPIs,
 // a TLB shoot-down's among them). After all are ready or the timeout, the
-// boot core numbers the ONLINE ones densely (cpu_of[], and each struct
-// cpu's index) before anything reads an index; the APs are still waiting
-// in ap_main for the scheduler by then.
+// boot core moves every slot still WAITING to LATE (a broadcast AP that
+// takes its ticket later finds its slot closed and halts), then numbers
+// the ONLINE ones densely in MADT order (cpu_of[], and each struct cpu's
+// index) before anything reads an index; the APs are still waiting in
+// ap_main for the scheduler by then.
 #include "arch/arch_private.h"
 #include "arch/x86.h"
 #include "lib/panic.h"
@@ -85,6 +100,7 @@ struct ap_params {                  // boot/trampoline.asm's parameter block
     uint32_t ticket;
     uint32_t efer;
     uint32_t cr4;
+    uint32_t tickets;               // tickets with a stack: a later AP halts in the trampoline
 } __attribute__((packed));
 
 extern const uint8_t ap_trampoline_start[], ap_trampoline_end[];
@@ -93,18 +109,30 @@ enum slot_state { SLOT_WAITING, SLOT_ARRIVED, SLOT_ONLINE, SLOT_LATE };
 
 static uint32_t ncpu = 1;
 // Set by the boot core before the first STARTUP, read-only after:
-static uint32_t planned;                    // slots in use, the boot core's included
-static uint32_t apic_of[MAX_CPUS];          // slot -> APIC id
+static bool broadcast;                      // arch_start_aps_early started every AP
 static uint64_t early_stack_top[MAX_CPUS];  // by ticket
 static uint64_t init_wait;                  // us between INIT and STARTUP
+static uint8_t early_stacks[MAX_CPUS - 1][AP_EARLY_STACK] __attribute__((aligned(16)));
+
+// The plan: the MADT's cores, the boot core first. Set by the boot core in
+// arch_start_aps (before the first STARTUP, or after the broadcast's),
+// read by the APs after go (go orders them) or, started one by one, after
+// their STARTUP.
+static uint32_t planned;                    // cores in the plan, the boot core's included
+static uint32_t plan_apic[MAX_CPUS];        // plan index -> APIC id
 static bool no_madt;                        // for the report: the boot core only
 static uint32_t need_x2apic[MAX_CPUS], n_need_x2apic;  // skipped: the CPU lacks x2APIC
 static uint32_t over_max;                   // skipped: more than MAX_CPUS
-static uint8_t early_stacks[MAX_CPUS - 1][AP_EARLY_STACK] __attribute__((aligned(16)));
+
+// slot -> APIC id: the plan's, by the boot core, when started one by one;
+// the AP's own (relaxed store, published by its seq_cst check-in), when
+// broadcast. UINT32_MAX: no AP there yet.
+static uint32_t apic_of[MAX_CPUS];
 
 // Set by the boot core before go, read by the APs after it (go orders them):
 static void (*ap_main_fn)(void);
 static uint64_t kernel_cr3;                 // the direct map (paging_init)
+static uint64_t g0_stack_top[MAX_CPUS];     // by plan index
 // Boot core (seq_cst store), APs (acquire): the APs may go on.
 static uint8_t go;
 
@@ -143,10 +171,28 @@ static void nudged(uint8_t vector)
     (void)vector;       // ending the halt was the point
 }
 
-static uint32_t slot_of_apic(uint32_t apic)
+// The plan index of a core, 0 if the plan does not name it (the boot
+// core's own index is 0 too: it never asks).
+static uint32_t plan_index(uint32_t apic)
 {
     for (uint32_t i = 1; i < planned; i++)
-        if (apic_of[i] == apic)
+        if (plan_apic[i] == apic)
+            return i;
+    return 0;
+}
+
+// The slots an AP may hold: the plan's when started one by one, every
+// ticket's when broadcast.
+static uint32_t nslots(void)
+{
+    return broadcast ? MAX_CPUS : planned;
+}
+
+// The slot an AP with this APIC id holds; UINT32_MAX if none.
+static uint32_t slot_holding(uint32_t apic)
+{
+    for (uint32_t i = 1; i < nslots(); i++)
+        if (__atomic_load_n(&apic_of[i], __ATOMIC_RELAXED) == apic)   // relaxed: its check-in (seq_cst) is looked at after
             return i;
     return UINT32_MAX;
 }
@@ -205,11 +251,17 @@ static void wait_for_go(void)
 // the rest waits for go.
 static void ap_entry(uint64_t ticket)
 {
-    (void)ticket;           // it picked the early stack this runs on
     uint32_t apic = my_apic_id_cpuid();
-    uint32_t slot = slot_of_apic(apic);
-    if (slot == UINT32_MAX || ap_never_answers(apic))
-        smp_ap_halt();      // not a core we asked for, or silent by inject=: reported later
+    uint32_t slot;
+    if (broadcast) {        // the ticket's slot (the trampoline bounds it); the plan is not known yet
+        slot = (uint32_t)ticket + 1;
+        ASSERT(slot < MAX_CPUS);
+        __atomic_store_n(&apic_of[slot], apic, __ATOMIC_RELAXED);    // relaxed: published by the check-in's seq_cst CAS
+    } else {                // the ticket picked the early stack; the slot is the plan's
+        slot = plan_index(apic);
+        if (!slot || ap_never_answers(apic))
+            smp_ap_halt();  // not a core we asked for, or silent by inject=: reported later
+    }
     cpu_init_descriptors(slot);
     lapic_init();
     cpus[slot].online_tsc = rdtsc();
@@ -218,9 +270,16 @@ static void ap_entry(uint64_t ticket)
     smp_nudge_boot_core();  // wait_online may be waiting for the check-in
     __atomic_thread_fence(__ATOMIC_SEQ_CST);    // the APIC enabled before go is looked at (wait_for_go)
     wait_for_go();
+    uint32_t k = plan_index(apic);
+    if (!k || ap_never_answers(apic)) {     // broadcast: not in the MADT, or silenced by inject= since
+        if (slot_move(slot, SLOT_ARRIVED, SLOT_LATE))
+            tsc_sync_pass_turn(slot);   // the next slot may be waiting for this one
+        smp_ap_halt();
+    }
     write_cr3(kernel_cr3);  // serializing: the code the boot core patched meanwhile is seen as patched
     fpu_init(arch_simd_enabled);
-    uint64_t top = cpus[slot].stack_top;
+    uint64_t top = g0_stack_top[k];
+    cpus[slot].stack_top = top;
     __asm__ volatile("mov %0, %%rsp\n"
                      "xor %%ebp, %%ebp\n"   // the g0 stack's frames end the backtrace here
                      "call *%%rax\n"        // rax: not rbp, which the line before clears
@@ -252,7 +311,7 @@ static uint64_t init_wait_us(uint64_t asked_ns)
 static uint32_t plan_cpus(const uint32_t *apic_ids, uint32_t count)
 {
     uint32_t n = 1;
-    apic_of[0] = cpus[0].apic_id;
+    plan_apic[0] = cpus[0].apic_id;
     no_madt = !apic_ids;
     for (uint32_t i = 0; apic_ids && i < count; i++) {
         uint32_t id = apic_ids[i];
@@ -266,7 +325,7 @@ static uint32_t plan_cpus(const uint32_t *apic_ids, uint32_t count)
             over_max++;
             continue;
         }
-        apic_of[n++] = id;
+        plan_apic[n++] = id;
     }
     return n;
 }
@@ -291,6 +350,7 @@ static void trampoline_prepare(uint32_t n)
     struct ap_params *p = (struct ap_params *)(uintptr_t)AP_TRAMPOLINE;
     for (uint32_t i = 1; i < n; i++)
         early_stack_top[i - 1] = (uint64_t)&early_stacks[i - 1][AP_EARLY_STACK];
+    p->tickets = n - 1;
     ASSERT(read_cr3() < (4ull << 30));
     p->cr3 = read_cr3();
     p->entry = (uint64_t)ap_entry;
@@ -303,12 +363,13 @@ static void trampoline_prepare(uint32_t n)
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
-static bool all_online(uint32_t n)
+// Only the plan's cores go ONLINE (an AP the plan does not name goes LATE).
+static bool all_online(void)
 {
-    for (uint32_t i = 1; i < n; i++)
-        if (slot_get(i) != SLOT_ONLINE)
-            return false;
-    return true;
+    uint32_t up = 1;
+    for (uint32_t i = 1; i < nslots(); i++)
+        up += slot_get(i) == SLOT_ONLINE;
+    return up == planned;
 }
 
 static void send_startup(uint32_t n, bool only_waiting)
@@ -322,14 +383,15 @@ static void send_startup(uint32_t n, bool only_waiting)
 // timeout; the second STARTUP goes to the ones not in after 200 us.
 static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
 {
+    ASSERT(!second_startup || !broadcast);  // the broadcast is under a hypervisor only
     uint64_t start = rdtsc(), spin = arch_ns_to_cycles(SMP_SPIN_US * 1000);
     uint64_t second = start + arch_ns_to_cycles(SECOND_SIPI_US * 1000ull);
     uint64_t deadline = start + arch_ns_to_cycles(timeout_ns);
     uint64_t busy = start;          // when a question was last answered
     bool second_sent = !second_startup;
-    while (!all_online(n)) {
+    while (!all_online()) {
         uint64_t now = rdtsc();
-        if (tsc_sync_serve(n))
+        if (tsc_sync_serve(nslots()))
             busy = now;
         if (!second_sent && now >= second) {
             send_startup(n, true);
@@ -342,7 +404,7 @@ static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
             continue;
         }
         __atomic_store_n(&bsp_halted, 1, __ATOMIC_SEQ_CST);        // Dekker with smp_nudge_boot_core
-        if (!tsc_sync_pending(n) && !all_online(n)) {
+        if (!tsc_sync_pending(nslots()) && !all_online()) {
             uint64_t wake = now + arch_ns_to_cycles(1000000);
             wake = !second_sent && second < wake ? second : wake;
             arch_timer_arm(deadline < wake ? deadline : wake);
@@ -354,39 +416,94 @@ static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
     arch_timer_cancel();
 }
 
-// The cores that came up are numbered densely, in slot order: a missing
-// one leaves no hole. Returns how many there are.
-static uint32_t number_cores(uint32_t n)
+// Whether the AP at slot is ONLINE for good; if not, its slot is LATE
+// from here on (moved by this core, or by the AP itself). One CAS decides
+// against the AP's own move.
+static bool keep_or_drop(uint32_t slot)
 {
+    for (;;) {
+        uint8_t st = slot_get(slot);
+        if (st == SLOT_ONLINE)
+            return true;
+        if (st == SLOT_LATE)
+            return false;
+        if (slot_move(slot, st, SLOT_LATE)) {
+            tsc_sync_release(slot);     // an AP halted in the TSC check sees LATE
+            return false;
+        }
+    }
+}
+
+// The cores that came up are numbered densely, in the plan's (the MADT's)
+// order: a missing one leaves no hole, and a broadcast's arrival order
+// does not show. Every slot with no AP yet is closed first. Returns how
+// many there are.
+static uint32_t number_cores(void)
+{
+    for (uint32_t i = 1; i < nslots(); i++)
+        slot_move(i, SLOT_WAITING, SLOT_LATE);  // closed: an AP that checks in later halts
     uint32_t up = 1;
-    for (uint32_t i = 1; i < n; i++) {
-        if (slot_get(i) != SLOT_ONLINE && (slot_move(i, SLOT_WAITING, SLOT_LATE) ||
-                                           slot_move(i, SLOT_ARRIVED, SLOT_LATE))) {
-            tsc_sync_release(i);    // an AP halted in the TSC check sees LATE
-            kprintf("smp: core with APIC id %u did not come up; continuing without it\n", apic_of[i]);
+    for (uint32_t k = 1; k < planned; k++) {
+        uint32_t slot = slot_holding(plan_apic[k]);
+        if (slot == UINT32_MAX || !keep_or_drop(slot)) {
+            kprintf("smp: core with APIC id %u did not come up; continuing without it\n", plan_apic[k]);
             continue;
         }
-        cpus[i].index = up;
-        cpu_of[up++] = &cpus[i];
+        cpus[slot].index = up;
+        cpu_of[up++] = &cpus[slot];
     }
+    for (uint32_t i = 1; i < nslots(); i++)     // broadcast: the arrivals the plan does not name, silently
+        if (!plan_index(__atomic_load_n(&apic_of[i], __ATOMIC_RELAXED)))   // relaxed: the close above ordered the check-ins
+            keep_or_drop(i);
     return up;
 }
 
-void arch_start_aps(const struct arch_ap_start *how)
+static void boot_core_online(void)
 {
     cpus[0].online = 1;
     cpus[0].online_tsc = rdtsc();
     cpus[0].ready_tsc = cpus[0].online_tsc;
-    uint32_t n = plan_cpus(how->apic_ids, how->count);
-    planned = n;
-    init_wait = init_wait_us(how->init_delay_ns);
-    if (n == 1)
-        return;
     // The boot core's halts in wait_online end at a nudge or its timer,
     // and the APs' wait for go ends at a nudge; the kernel installs its
     // own timer handler later.
     arch_set_irq_handler(VEC_SMP_NUDGE, nudged);
     arch_set_irq_handler(VEC_TIMER, nudged);
+    for (uint32_t i = 1; i < MAX_CPUS; i++)
+        apic_of[i] = UINT32_MAX;
+}
+
+bool arch_start_aps_early(void)
+{
+    if (!(cpuid(1, 0).ecx & (1u << 31)))
+        return false;       // hardware: only the MADT's enabled cores are started (above)
+    arch_boot_mark("aps");
+    boot_core_online();
+    broadcast = true;
+    planned = 1;            // until the MADT is read
+    trampoline_prepare(MAX_CPUS);
+    // Under a hypervisor no wait after INIT (init_wait_us); both IPIs
+    // reach every core but this one, whatever their APIC ids.
+    lapic_send(0, ICR_INIT | ICR_ASSERT | ICR_LEVEL | ICR_ALL_BUT_SELF);
+    arch_boot_mark("startup");
+    lapic_send(0, ICR_STARTUP | ICR_ASSERT | ICR_ALL_BUT_SELF | (AP_TRAMPOLINE >> 12));
+    return true;
+}
+
+void arch_start_aps(const struct arch_ap_start *how)
+{
+    uint32_t n = plan_cpus(how->apic_ids, how->count);
+    if (broadcast) {        // started already; the plan says which of them are used
+        __atomic_store_n(&planned, n, __ATOMIC_RELAXED);   // relaxed: the APs read it after go; the boot core alone before
+        return;
+    }
+    arch_boot_mark("aps");
+    boot_core_online();
+    planned = n;
+    init_wait = init_wait_us(how->init_delay_ns);
+    if (n == 1)
+        return;
+    for (uint32_t i = 1; i < n; i++)
+        apic_of[i] = plan_apic[i];
     trampoline_prepare(n);
     for (uint32_t i = 1; i < n; i++)
         lapic_send(apic_of[i], ICR_INIT | ICR_ASSERT | ICR_LEVEL);
@@ -406,20 +523,22 @@ void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void))
 {
     uint32_t n = planned;
     report_skipped();
-    if (n > 1) {
+    // Broadcast: go even with a plan of one, so that the arrivals halt
+    // with interrupts off (LATE) instead of waiting with them on.
+    if (n > 1 || broadcast) {
         // Uncleared: zeroing 64 KiB for each of 63 APs was 0.5 M
         // instructions, about 2 ms under TCG.
-        uint8_t *stacks = arch_pages.alloc_uncleared((n - 1) * AP_STACK_PAGES);
-        for (uint32_t i = 1; i < n; i++)
-            cpus[i].stack_top = (uint64_t)(stacks + i * AP_STACK_PAGES * ARCH_PAGE_SIZE);
+        uint8_t *stacks = n > 1 ? arch_pages.alloc_uncleared((n - 1) * AP_STACK_PAGES) : 0;
+        for (uint32_t k = 1; k < n; k++)
+            g0_stack_top[k] = (uint64_t)(stacks + k * AP_STACK_PAGES * ARCH_PAGE_SIZE);
         ap_main_fn = ap_main;
         kernel_cr3 = read_cr3();
         arch_boot_mark("go");
-        __atomic_store_n(&go, 1, __ATOMIC_SEQ_CST);     // release: the stacks, CR3 and ap_main to wait_for_go; seq_cst: before the nudge
+        __atomic_store_n(&go, 1, __ATOMIC_SEQ_CST);     // release: the plan, stacks, CR3 and ap_main to wait_for_go; seq_cst: before the nudge
         arch_send_ipi_all_but_self(VEC_SMP_NUDGE);      // the APs halted in wait_for_go
         wait_online(n, !(cpuid(1, 0).ecx & (1u << 31)), timeout_ns);  // a second STARTUP on hardware only
     }
-    uint32_t up = number_cores(n);
+    uint32_t up = number_cores();
     uint64_t worst = 0, online = cpus[0].online_tsc, ready = online;
     for (uint32_t i = 0; i < up; i++) {
         uint32_t slot = (uint32_t)(cpu_of[i] - cpus);

@@ -4,7 +4,7 @@
 ; (a page below 1 MiB, the SIPI vector's page) by arch/smp.c, which fills the
 ; parameter block first. Every AP started by the same SIPI runs this at once:
 ; the only shared write is the ticket, taken with lock xadd, which picks the
-; AP's stack. Real mode -> protected mode -> long mode, then ap_entry(ticket)
+; AP's stack (and, when every AP was started at once, its slot). Real mode -> protected mode -> long mode, then ap_entry(ticket)
 ; on that stack, with the BSP's page tables.
 ;
 ; The parameter block's layout is struct ap_params in arch/smp.c.
@@ -22,7 +22,7 @@ p_stacks:   dq 0        ; +24  array of stack tops, indexed by ticket
 p_ticket:   dd 0        ; +32  next ticket
 p_efer:     dd 0        ; +36  EFER bits to set (LME, NXE)
 p_cr4:      dd 0        ; +40  CR4 to load (PAE at least)
-            dd 0
+p_tickets:  dd 0        ; +44  tickets with a stack; an AP with a later one halts here
 
 align 16
 gdt:
@@ -76,6 +76,8 @@ long_mode:
     mov gs, ax
     mov eax, 1
     lock xadd [p_ticket], eax
+    cmp eax, [p_tickets]
+    jae .hang               ; more APs than slots (a broadcast start): this one is not used
     mov rbx, [p_stacks]
     mov rsp, [rbx + rax * 8]
     mov edi, eax

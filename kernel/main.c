@@ -32,13 +32,20 @@ static void cmdline_warn(void *ctx, const char *msg)
     kprintf("%s\n", msg);
 }
 
-// The loader's command line, plus QEMU's fw_cfg opt/goro/cmdline when
-// present (how tests give an ISO boot its command line).
+// The loader's command line...
 static void cmdline_load(struct boot_info *bi, char *line, size_t cap)
 {
     size_t n = strnlen(bi->cmdline, cap - 1);
     memcpy(line, bi->cmdline, n);
-    size_t extra = 0;
+    line[n] = 0;
+}
+
+// ...plus QEMU's fw_cfg opt/goro/cmdline when present (how tests give an
+// ISO boot its command line), read after the APs' broadcast start: it is
+// 30 of the boot's first 200 translated blocks under TCG.
+static void cmdline_load_fw_cfg(char *line, size_t cap)
+{
+    size_t n = strlen(line), extra = 0;
     if (n + 2 < cap) {
         line[n] = ' ';
         if (fw_cfg_read_file("opt/goro/cmdline", line + n + 1, cap - n - 2, &extra) && extra)
@@ -98,7 +105,12 @@ static uint64_t boot_seed(void)
 //    between INIT and STARTUP is timed by the calibrated TSC, and inject=
 //    may corrupt the MADT or silence an AP, both before the first STARTUP.
 //    With either, the MADT is read after the parse and the APs start once
-//    the clock is calibrated.
+//    the clock is calibrated. The loader's line decides whether the APs
+//    are started at once under a hypervisor (arch_start_aps_early), before
+//    fw_cfg's words are read; a word there that would have kept them back
+//    finds them started: inject= still acts (a silenced AP halts at go, a
+//    corrupted MADT leaves the boot core alone), init_delay= is named and
+//    has nothing left to delay (a hypervisor needs no wait).
 //  - simd=off: SIMD is decided first thing, before the APs start and the
 //    parse. Under TCG a translated block is keyed on CR0 and CR4, so every
 //    block run before the switch is translated again after it: switched
@@ -115,7 +127,6 @@ static void start_aps(uint64_t init_delay_ns)
 {
     uint32_t ncores;
     const uint32_t *cores = enabled_cores(&ncores);
-    arch_boot_mark("aps");
     struct arch_ap_start aps = { .apic_ids = cores, .count = ncores, .init_delay_ns = init_delay_ns };
     arch_start_aps(&aps);                           // every AP started: they check in meanwhile
 }
@@ -126,13 +137,15 @@ void kmain(struct boot_info *bi)
     arch_boot_entry(bi->entry_tsc);                 // the timeline's zero
     arch_early_init();                              // this core's GS, GDT, TSS, IDT, local APIC: faults print from here
                                                     // (kprintf holds every line until console_release)
-    cmdline_load(bi, line, sizeof line);            // the text: parsed once the APs are started
+    cmdline_load(bi, line, sizeof line);            // the loader's text: parsed once the APs are started
+    bool broadcast = aps_may_start_first(line) && arch_start_aps_early();   // under a hypervisor: every AP at once
+    cmdline_load_fw_cfg(line, sizeof line);
     bool aps_first = aps_may_start_first(line), simd = !cmdline_has_word(line, "simd=off");
     arch_simd_init(simd);                           // SSE/AVX usable by applications (the APs' after go)
     if (aps_first) {                                // first: under TCG every block run before delays them
         arch_boot_mark("acpi");
         acpi_init(bi);                              // the MADT known (or the boot core only), nothing printed
-        start_aps(ARCH_INIT_DELAY_AUTO);
+        start_aps(ARCH_INIT_DELAY_AUTO);            // the plan (INIT and STARTUP if not sent above)
     }
     arch_boot_mark("console");
     console_init();                                 // serial: the held lines have somewhere to go
@@ -144,6 +157,9 @@ void kmain(struct boot_info *bi)
     debug_delay_init();                             // delay= windows widened (debug builds)
     inject_at_boot();                               // inject=ap-silent, acpi: armed
     shell_script_load();                            // fw_cfg's opt/goro/script kept for app=shell
+    if (broadcast && kparams.init_delay_ns != INIT_DELAY_AUTO)
+        kprintf("cmdline: init_delay= has nothing to delay: the APs were started under a hypervisor "
+                "(which needs no wait) before fw_cfg's opt/goro/cmdline was read\n");
     if (kparams.simd != arch_simd_enabled)          // a word simd=off... the parse did not take
         kprintf("cmdline: SIMD stays off: a word starting simd=off was read before the parse\n");
     if (!aps_first) {

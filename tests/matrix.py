@@ -656,6 +656,29 @@ CONFIGS = [
                        r"^smp: 1 of 1 cores online",
                        r"^TEST FAIL boot_acpi_tables_parse_cleanly: 1 ACPI warning\(s\), the first: ACPI MADT: "
                        r"checksum"]),
+    # The same two faults given through fw_cfg (an ISO boot's command
+    # line): the loader's line has no inject=, so under a hypervisor every
+    # AP was started at once before the words were read (arch/smp.c's
+    # broadcast). The silenced AP halts at go; with the MADT corrupted the
+    # plan is the boot core alone, and the AP that came up halts unnamed.
+    Config("inject-ap-silent-fwcfg", "inject=ap-silent through fw_cfg, after the broadcast start: named, ktest fails",
+           cores=2, boot="iso", check_cores=False, cmdline="inject=ap-silent app=ktest filter=boot_",
+           exit_status=3, timeout=60,
+           expect_seq=[r"^inject: ap-silent: the core with APIC id 1 will not answer INIT-SIPI-SIPI$",
+                       r"^smp: core with APIC id 1 did not come up; continuing without it$",
+                       r"^smp: 1 of 2 cores online",
+                       r"^TEST FAIL boot_every_madt_core_online: 1 of the MADT's 2 cores are not online, "
+                       r"the first with APIC id 1"]),
+    Config("inject-acpi-madt-fwcfg", "inject=acpi:MADT through fw_cfg, after the broadcast start: the AP is unused",
+           cores=4, boot="iso", check_cores=False, cmdline="inject=acpi:MADT app=ktest filter=boot_",
+           exit_status=3, timeout=60,
+           expect_seq=[r"^inject: acpi: corrupted the APIC table at 0x[0-9a-f]+ before parsing$",
+                       r"^smp: 1 of 1 cores online",
+                       r"^TEST FAIL boot_acpi_tables_parse_cleanly: 1 ACPI warning\(s\)"],
+           reject=[r"did not come up"]),
+    Config("init-delay-fwcfg", "init_delay= through fw_cfg finds the APs started: named, every core up",
+           cores=4, boot="iso", cmdline="init_delay=10ms app=hello", timeout=60,
+           expect=[r"^cmdline: init_delay= has nothing to delay: the APs were started under a hypervisor"]),
     Config("inject-node-full", "inject=node-full: node 0's pages all taken: out of memory, named, exit 255",
            cores=2, cmdline="inject=node-full app=ktest", exit_status=255, timeout=30,
            expect_seq=[r"^inject: node-full: took all \d+ free pages of node 0$",

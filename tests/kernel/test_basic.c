@@ -87,6 +87,24 @@ KTEST(boot_every_madt_core_online)
                 "(the boot log says why)", missing, listed, first_missing);
 }
 
+// The cores are numbered in the MADT's order, whatever order they came up
+// in (under a hypervisor every AP is started at once and takes its slot in
+// the order it reaches the trampoline): cores 1, 2, ... have the APIC ids
+// of the MADT's enabled cores after the boot core's, in order, less the
+// ones that did not come up; and each knows its own number.
+KTEST(boot_cores_numbered_in_madt_order)
+{
+    uint32_t next = 1, boot_apic = arch_cpu(0)->apic_id;
+    for (uint32_t i = 0; i < acpi.cpu_count && next < (uint32_t)num_cpu(); i++)
+        if (acpi.cpus[i].enabled && acpi.cpus[i].apic_id != boot_apic &&
+            arch_cpu(next)->apic_id == acpi.cpus[i].apic_id)
+            next++;
+    if (next != (uint32_t)num_cpu())
+        KT_FAIL("core %u (APIC id %u) is out of the MADT's order", next, arch_cpu(next)->apic_id);
+    for (int c = 0; c < num_cpu(); c++)
+        KT_ASSERT(arch_cpu((uint32_t)c)->index == (uint32_t)c);
+}
+
 // No ACPI table had to be ignored or cut short. inject=acpi:SIG makes this
 // fail, naming the table.
 KTEST(boot_acpi_tables_parse_cleanly)
