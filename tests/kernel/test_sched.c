@@ -8,12 +8,15 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 
-// Yields until num_goroutine() == n (Gs that just finished may still be
-// switching out on another core), or the stall limit passes.
+// Yields until num_goroutine() <= n: the Gs a test made have gone (ones
+// that just finished may still be switching out on another core), or the
+// stall limit passes. At most n, not exactly: n was counted at the test's
+// start, when a G of the test before it may still have been switching out
+// (its vCPU descheduled by the host), and that one goes meanwhile.
 static int settle_goroutines(int n)
 {
     uint64_t end = nanotime() + KT_STALL_NS;
-    while (num_goroutine() != n && nanotime() < end)
+    while (num_goroutine() > n && nanotime() < end)
         gosched();
     return num_goroutine();
 }
@@ -66,7 +69,7 @@ KTEST(sched_100k_uneven_exactly_once)
     for (uint32_t i = 0; i < MANY; i++)
         if (ran[i] != 1)
             KT_FAIL("goroutine #%u ran %u times", i, ran[i]);
-    KT_ASSERT_EQ(settle_goroutines(before), before);
+    KT_ASSERT(settle_goroutines(before) <= before);
 }
 
 // ---- Gs spawned by one G run on every P -------------------------------------
@@ -274,7 +277,7 @@ KTEST(sched_ids_and_counts)
     uint64_t seen = __atomic_load_n(&child_id, __ATOMIC_RELAXED);
     KT_ASSERT(seen == a || seen == b);
     (void)child_parent_seen;
-    KT_ASSERT_EQ(settle_goroutines(before), before);
+    KT_ASSERT(settle_goroutines(before) <= before);
 }
 
 // ---- fatal reports, each an app of its own (they end the machine) ----------
