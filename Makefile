@@ -85,7 +85,8 @@ INCLUDES := -I.
 COMMON_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding \
     -fno-stack-protector -fno-pic -fno-pie -mno-red-zone -mcmodel=small \
     -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-    -fno-asynchronous-unwind-tables -fcf-protection=none -MD -MP $(INCLUDES)
+    -fno-asynchronous-unwind-tables -fcf-protection=none -MD -MP $(INCLUDES) \
+    -ffunction-sections
 # make DEBUG=1: debug checks (sysmon reports a core that keeps interrupts
 # off for over 1 ms, with where it is) and the delay points that widen race
 # windows (kernel/debugdelay.h). Use a BUILD dir of its own; make test builds
@@ -103,7 +104,7 @@ endif
 KERNEL_CFLAGS := $(COMMON_CFLAGS) -mgeneral-regs-only
 APP_CFLAGS := $(COMMON_CFLAGS)
 NASMFLAGS := -f elf64 -g -F dwarf
-LDFLAGS := -nostdlib -z noexecstack -z max-page-size=0x1000 --no-warn-rwx-segments -T linker.ld
+LDFLAGS := -nostdlib -z noexecstack -z max-page-size=0x1000 --no-warn-rwx-segments -L $(BUILD) -T linker.ld
 
 # Quiet by default; V=1 shows every command.
 ifeq ($(V),1)
@@ -174,14 +175,20 @@ $(BUILD)/empty_ksyms.o: tools/mksyms.py
 	$(Q)$(PYTHON) tools/mksyms.py < /dev/null > $(BUILD)/empty_ksyms.asm
 	$(Q)$(NASM) $(NASMFLAGS) $(BUILD)/empty_ksyms.asm -o $@
 
-$(BUILD)/goro.pass1.elf: $(OBJS) $(BUILD)/empty_ksyms.o linker.ld $(BUILD)/objs.list
+# The boot's functions first, in the order they first run (boot/text_order.txt;
+# -ffunction-sections gives each its own section to place).
+$(BUILD)/text_order.ld: boot/text_order.txt
+	@mkdir -p $(dir $@)
+	$(Q)sed -e '/^#/d' -e '/^$$/d' -e 's/.*/*(.text.& .text.&.*)/' $< > $@
+
+$(BUILD)/goro.pass1.elf: $(OBJS) $(BUILD)/empty_ksyms.o linker.ld $(BUILD)/text_order.ld $(BUILD)/objs.list
 	$(Q)$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/empty_ksyms.o
 
 $(BUILD)/ksyms.o: $(BUILD)/goro.pass1.elf tools/mksyms.py
 	$(Q)nm -n $< | $(PYTHON) tools/mksyms.py > $(BUILD)/ksyms.asm
 	$(Q)$(NASM) $(NASMFLAGS) $(BUILD)/ksyms.asm -o $@
 
-$(BUILD)/goro.elf: $(OBJS) $(BUILD)/ksyms.o linker.ld $(BUILD)/objs.list
+$(BUILD)/goro.elf: $(OBJS) $(BUILD)/ksyms.o linker.ld $(BUILD)/text_order.ld $(BUILD)/objs.list
 	$(call say,LD,$@)
 	$(Q)$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/ksyms.o
 	$(Q)nm -n $@ > $(BUILD)/goro.sym

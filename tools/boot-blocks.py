@@ -13,14 +13,19 @@ function holding it (`nm`), and prints:
 - the block count from kernel entry (`_start` or `boot_efi64`) to the
   first translation of each function named with --at (default: the boot's
   landmarks, the APs' among them);
-- the functions with the most blocks, with --top N.
+- the functions with the most blocks, with --top N;
+- with --order FILE, every C function run from kernel entry to the main
+  goroutine, in the order of its first translation, one per line: the
+  linker places them first, in that order (boot/text_order.txt, the
+  Makefile's $(BUILD)/text_order.ld), so the boot's code lies on as few
+  pages as it can (docs/boot.md, "Where the time goes").
 
 Blocks below 1 MiB are named `trampoline` (the APs' start-up page) or
 `low` (firmware). The APs share the boot core's translations (one cache for
 all vCPUs), so an AP's count is only the code the boot core had not run;
 their blocks interleave with the boot core's in the log.
 
-    tools/boot-blocks.py [--smp N] [--append CMDLINE] [--at F,G,...] [--top N] ELF
+    tools/boot-blocks.py [--smp N] [--append CMDLINE] [--at F,G,...] [--top N] [--order FILE] ELF
 
 Python 3 standard library, binutils' nm and QEMU.
 """
@@ -42,6 +47,16 @@ LANDMARKS = ("kmain,acpi_init,arch_start_aps,trampoline,ap_entry,console_init,cm
              "arch_finish_aps,ap_setup,sched_init,main_goroutine")
 TRAMPOLINE = (0x8000, 0x9000)       # arch/smp.c's AP_TRAMPOLINE page
 BLOCK_RE = re.compile(r"^IN:[^\n]*\n0x([0-9a-f]+):", re.M)
+CLONE_RE = re.compile(r"\.(constprop|isra|part|cold)(\.\d+)?$")   # GCC's clones keep the section of their origin's name
+ORDER_HEADER = """\
+# The C functions the boot runs, from kernel entry to the main goroutine,
+# in the order QEMU first translated them (8 vCPUs, app=hello). The linker
+# places them first, in this order (linker.ld, the Makefile's text_order.ld),
+# so that the boot's code lies on few pages: under TCG every page that gets
+# its first translated block costs a walk of every vCPU's TLB (docs/boot.md).
+# A name missing here, or one no longer in the code, only moves code.
+# Regenerate with: python3 tools/boot-blocks.py --order boot/text_order.txt build/goro.elf
+"""
 
 
 def symbols(elf):
@@ -74,6 +89,7 @@ def main():
     ap.add_argument("--at", default=LANDMARKS, help="comma-separated functions (default: the boot's landmarks)")
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("--order", metavar="FILE", help="write the boot's C functions in first-run order to FILE")
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="goro-blocks-") as d:
         log = os.path.join(d, "in_asm.log")
@@ -97,6 +113,21 @@ def main():
         print(f"  {f:20} first at block {first.get(f, '-')}")
     for n, c in per.most_common(opts.top):
         print(f"  {c:5} blocks in {n}")
+    if opts.order:
+        write_order(opts.order, names)
+
+
+def write_order(path, names):
+    """The C functions among names, up to the main goroutine, first run first."""
+    end = names.index("main_goroutine") if "main_goroutine" in names else len(names)
+    order = []
+    for n in names[:end]:
+        n = CLONE_RE.sub("", n)
+        if "." not in n and n not in ("trampoline", "low", "?") and n not in order:
+            order.append(n)     # a name with a dot left is an assembly label (_start.pdpt)
+    with open(path, "w") as f:
+        f.write(ORDER_HEADER + "".join(n + "\n" for n in order))
+    print(f"{len(order)} functions in first-run order to {path}")
 
 
 if __name__ == "__main__":
