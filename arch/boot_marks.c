@@ -50,7 +50,7 @@ uint32_t arch_boot_marks(const struct arch_boot_mark **out)
 
 void arch_host_marker(const char *s)
 {
-    if (!(cpuid(1, 0).ecx & (1u << 31)))        // no hypervisor: real hardware
+    if (!arch_under_hypervisor())               // no hypervisor: real hardware
         return;
     while (*s)
         outb(DEBUGCON_PORT, (uint8_t)*s++);

@@ -303,8 +303,7 @@ static uint64_t init_wait_us(uint64_t asked_ns)
         family += (f.eax >> 20) & 0xFF;
     bool intel = v.ebx == 0x756E6547, amd = v.ebx == 0x68747541, hygon = v.ebx == 0x6F677948;
     bool modern = (intel && family == 6) || (amd && family >= 0xF) || (hygon && family >= 0x18);
-    bool virtual_cpu = f.ecx & (1u << 31);
-    return modern || virtual_cpu ? 0 : LEGACY_INIT_WAIT_US;
+    return modern || arch_under_hypervisor() ? 0 : LEGACY_INIT_WAIT_US;
 }
 
 // Silent: the console is not up yet; arch_finish_aps reports what was skipped.
@@ -474,7 +473,7 @@ static void boot_core_online(void)
 
 bool arch_start_aps_early(void)
 {
-    if (!(cpuid(1, 0).ecx & (1u << 31)))
+    if (!arch_under_hypervisor())
         return false;       // hardware: only the MADT's enabled cores are started (above)
     arch_boot_mark("aps");
     boot_core_online();
@@ -536,7 +535,7 @@ void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void))
         arch_boot_mark("go");
         __atomic_store_n(&go, 1, __ATOMIC_SEQ_CST);     // release: the plan, stacks, CR3 and ap_main to wait_for_go; seq_cst: before the nudge
         arch_send_ipi_all_but_self(VEC_SMP_NUDGE);      // the APs halted in wait_for_go
-        wait_online(n, !(cpuid(1, 0).ecx & (1u << 31)), timeout_ns);  // a second STARTUP on hardware only
+        wait_online(n, !arch_under_hypervisor(), timeout_ns);  // a second STARTUP on hardware only
     }
     uint32_t up = number_cores();
     uint64_t worst = 0, online = cpus[0].online_tsc, ready = online;

@@ -32,7 +32,7 @@ bool arch_timer_tsc_deadline(void)
 // the CPUs that report it (Linux takes it so too). 0: not stated.
 static uint64_t apic_hz_from_cpuid(void)
 {
-    if ((cpuid(1, 0).ecx & (1u << 31)) && cpuid(0x40000000, 0).eax >= 0x40000010 &&
+    if (arch_under_hypervisor() && cpuid(0x40000000, 0).eax >= 0x40000010 &&
         cpuid(0x40000010, 0).eax && cpuid(0x40000010, 0).ebx) {
         apic_source = "CPUID 0x40000010";
         return (uint64_t)cpuid(0x40000010, 0).ebx * 1000;

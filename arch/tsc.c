@@ -210,7 +210,7 @@ void tsc_delay_us(uint64_t us)
 
 static uint64_t from_hypervisor_leaf(void)
 {
-    if (!(cpuid(1, 0).ecx & (1u << 31)) || cpuid(0x40000000, 0).eax < 0x40000010)
+    if (!arch_under_hypervisor() || cpuid(0x40000000, 0).eax < 0x40000010)
         return 0;
     return (uint64_t)cpuid(0x40000010, 0).eax * 1000;
 }
