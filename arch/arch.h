@@ -153,6 +153,9 @@ struct arch_ap_start {
     uint64_t init_delay_ns;
 };
 bool arch_start_aps_early(void);
+// Where the APs' start-up code goes in low memory (the first start writes
+// it there): the loader's bytes in that range are the caller's to keep.
+void arch_ap_trampoline_range(uint64_t *phys, uint64_t *len);
 void arch_start_aps(const struct arch_ap_start *how);
 void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void));
 uint32_t arch_ncpu(void);               // cores online

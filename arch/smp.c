@@ -471,6 +471,13 @@ static void boot_core_online(void)
         apic_of[i] = UINT32_MAX;
 }
 
+void arch_ap_trampoline_range(uint64_t *phys, uint64_t *len)
+{
+    *phys = AP_TRAMPOLINE;
+    // cppcheck-suppress comparePointers ; the two labels bound one blob (boot/trampoline_blob.asm)
+    *len = (uint64_t)(ap_trampoline_end - ap_trampoline_start);
+}
+
 bool arch_start_aps_early(void)
 {
     if (!arch_under_hypervisor())

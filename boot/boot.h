@@ -31,6 +31,24 @@ void mb2_parse(struct boot_info *bi, uint64_t info_phys, boot_map_fn map, void *
 // loader is goro's own, but its structure is checked like any input.
 void uefi_take(struct boot_info *bi, const struct boot_info *from);
 
+// Loader bytes the kernel overwrote before the parse read them (the APs'
+// start-up page: kmain starts the APs before a multiboot 1 parse), kept
+// so that the parse reads what the loader left. boot_kept_map takes the
+// live mapping of phys..+len and returns it as it was: `live` itself when
+// the range misses the kept bytes, else a copy in k->scratch with them put
+// back (NULL, "cannot be read", once the scratch is spent). Pure, so the
+// host tests parse through it.
+#define BOOT_KEPT_MAX 512
+#define BOOT_KEPT_SCRATCH 16384
+struct boot_kept {
+    uint64_t phys;
+    uint32_t len;                       // <= BOOT_KEPT_MAX; 0: nothing kept
+    uint32_t used;                      // bytes of scratch handed out
+    uint8_t bytes[BOOT_KEPT_MAX];
+    uint8_t scratch[BOOT_KEPT_SCRATCH];
+};
+const void *boot_kept_map(struct boot_kept *k, const void *live, uint64_t phys, size_t len);
+
 // For the parsers (boot/bootinfo.c): one formatted line of bi->notes, and
 // the memory map's entries added under bootinfo.h's rule. An empty entry
 // is dropped quietly; one that wraps past 2^64 or finds the map full is

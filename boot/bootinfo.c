@@ -3,13 +3,35 @@
 // memory map's entry rule. Pure, compiled into the kernel, the host tests
 // and the fuzz harnesses.
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #ifdef GORO_HOST_TEST
 #include <stdio.h>
 #else
 #include "lib/printf.h"
 #endif
+#include <string.h>
 #include "boot/boot.h"
+
+const void *boot_kept_map(struct boot_kept *k, const void *live, uint64_t phys, size_t len)
+{
+    // Overlap, without phys + len (which may wrap): [phys, phys+len) meets
+    // [k->phys, k->phys+k->len).
+    bool meets = k->len && len && (phys >= k->phys ? phys - k->phys < k->len : k->phys - phys < len);
+    if (!live || !meets)
+        return live;
+    if (len > sizeof k->scratch - k->used)
+        return NULL;
+    uint8_t *out = k->scratch + k->used;
+    k->used += (uint32_t)len;
+    memcpy(out, live, len);
+    uint64_t from = phys > k->phys ? phys : k->phys;                      // first kept byte in range
+    uint64_t n = k->len - (from - k->phys);                               // kept bytes from there...
+    n = n < len - (from - phys) ? n : len - (from - phys);                // ...that the range holds
+    memcpy(out + (from - phys), k->bytes + (from - k->phys), (size_t)n);
+    return out;
+}
 
 void boot_note(struct boot_info *bi, const char *fmt, ...)
 {

@@ -2,7 +2,9 @@
 // The one structure every boot path fills before kmain: multiboot v1
 // (QEMU -kernel), multiboot2 (GRUB, BIOS or UEFI) and the GNU-EFI loader.
 // It is a copy: nothing in it points into memory the loader owned, so the
-// low pages can be reused (the AP trampoline) once it is filled.
+// low pages can be reused (the AP trampoline) once it is filled; a parse
+// that comes after the APs' start reads the bytes they overwrote from a
+// copy (boot_keep).
 #ifndef GORO_BOOTINFO_H
 #define GORO_BOOTINFO_H
 
@@ -53,6 +55,19 @@ struct boot_info {
 };
 
 extern struct boot_info boot_info;
+
+// The kernel's side of a parse that waits for the APs' start (boot/boot.c).
+// Under multiboot 1 the entry does not parse: kmain reads the command
+// line's words it needs first from the loader's own text
+// (boot_early_cmdline, valid until the APs' start-up page is written),
+// has boot_keep copy what lies where that page goes, starts the APs, then
+// calls boot_parse, which fills *bi as the entry would have (reading the
+// kept bytes where the loader's information lay under the page). Under
+// multiboot 2 and UEFI the entry parsed already: boot_keep and boot_parse
+// do nothing, boot_early_cmdline is bi->cmdline.
+const char *boot_early_cmdline(const struct boot_info *bi);
+void boot_keep(uint64_t phys, uint64_t len);
+void boot_parse(struct boot_info *bi);
 
 // Entered once per boot, on the BSP, with interrupts off.
 void kmain(struct boot_info *bi) __attribute__((noreturn));

@@ -137,8 +137,12 @@ void kmain(struct boot_info *bi)
     arch_boot_entry(bi->entry_tsc);                 // the timeline's zero
     arch_early_init();                              // this core's GS, GDT, TSS, IDT, local APIC: faults print from here
                                                     // (kprintf holds every line until console_release)
+    uint64_t tramp, tramp_len;
+    arch_ap_trampoline_range(&tramp, &tramp_len);
+    boot_keep(tramp, tramp_len);                    // the loader's bytes the APs' start-up page will cover
+    bool broadcast = aps_may_start_first(boot_early_cmdline(bi)) && arch_start_aps_early();   // under a hypervisor: every AP at once
+    boot_parse(bi);                                 // multiboot 1: the loader's information, parsed after the start
     cmdline_load(bi, line, sizeof line);            // the loader's text: parsed once the APs are started
-    bool broadcast = aps_may_start_first(line) && arch_start_aps_early();   // under a hypervisor: every AP at once
     cmdline_load_fw_cfg(line, sizeof line);
     bool aps_first = aps_may_start_first(line), simd = !cmdline_has_word(line, "simd=off");
     arch_simd_init(simd);                           // SSE/AVX usable by applications (the APs' after go)

@@ -116,6 +116,57 @@ static void mb1_cmdline_cases(void)
     }
 }
 
+// kmain starts the APs before a multiboot 1 parse: their start-up page
+// is written over whatever loader bytes lay there, and the parse reads
+// those from the copy boot_keep made (boot_kept_map).
+static struct boot_kept kept;
+
+static const void *map_kept(void *ctx, uint64_t phys, size_t len)
+{
+    return boot_kept_map(&kept, map(ctx, phys, len), phys, len);
+}
+
+static void mb1_parse_after_overwrite(void)
+{
+    static const struct { uint64_t at, len; } under[] = {
+        { MB1_CMDLINE_AT + 18, 8 },         // inside the command line's words
+        { 0x28, 0x1e0 },                    // the map's fields in the header, and the whole line
+        { MB1_MMAP_AT + 10, 30 },           // across two map entries
+        { 0, BOOT_KEPT_MAX },               // the header from its first byte
+    };
+    for (size_t i = 0; i < sizeof under / sizeof under[0]; i++) {
+        reset();
+        mb1_build(1 | 4 | 0x40, "build/goro.elf app=ktest seed=7", 3, 20);
+        memset(&kept, 0, sizeof kept);
+        kept.phys = under[i].at;
+        kept.len = (uint32_t)under[i].len;
+        memcpy(kept.bytes, mem + under[i].at, under[i].len);
+        memset(mem + under[i].at, 0xA5, under[i].len);     // the start-up code, written over them
+        mb1_parse(&bi, 0, map_kept, NULL);
+        CHECKF(!strcmp(bi.cmdline, "app=ktest seed=7"), "kept 0x%llx+%llu: cmdline \"%s\"",
+               (unsigned long long)under[i].at, (unsigned long long)under[i].len, bi.cmdline);
+        CHECKF(bi.mmap_count == 3 && entry_is(0, 0, 1 << 20, BOOT_MEM_USABLE) &&
+               entry_is(1, 1 << 20, 1 << 20, BOOT_MEM_USABLE) && entry_is(2, 2 << 20, 1 << 20, BOOT_MEM_USABLE),
+               "kept 0x%llx: %u entries", (unsigned long long)under[i].at, bi.mmap_count);
+        CHECKF(bi.notes[0] == 0, "notes: %s", bi.notes);
+        memset(&bi, 0, sizeof bi);                      // and without the copy, the overwrite shows
+        mb1_parse(&bi, 0, map, NULL);
+        CHECK(strcmp(bi.cmdline, "app=ktest seed=7") || bi.mmap_count != 3 || bi.notes[0]);
+    }
+    // A range the kept bytes miss is the live mapping itself; a spent
+    // scratch is a range that cannot be read.
+    uint8_t live[4] = { 0 };
+    kept.phys = 0x1000;
+    kept.len = 16;
+    CHECK(boot_kept_map(&kept, live, 0x1010, 4) == live && boot_kept_map(&kept, live, 0xffc, 4) == live);
+    CHECK(boot_kept_map(&kept, NULL, 0x1000, 4) == NULL);
+    kept.used = BOOT_KEPT_SCRATCH - 3;
+    CHECK(boot_kept_map(&kept, live, 0x1000, 4) == NULL);
+    kept.used = 0;
+    const uint8_t *got = boot_kept_map(&kept, live, 0xffe, 4);     // straddles the start
+    CHECK(got && got[0] == 0 && got[1] == 0 && got[2] == kept.bytes[0] && got[3] == kept.bytes[1]);
+}
+
 // The walk used to add size + 4 in 32 bits: 0xfffffffc made it stand still.
 static void mb1_entry_size_wraps(void)
 {
@@ -359,6 +410,7 @@ int main(void)
 {
     RUN(mb1_qemu);
     RUN(mb1_meminfo_only);
+    RUN(mb1_parse_after_overwrite);
     RUN(mb1_cmdline_cases);
     RUN(mb1_entry_size_wraps);
     RUN(mb1_entry_too_short);
