@@ -105,6 +105,12 @@ struct ap_params {                  // boot/trampoline.asm's parameter block
 
 extern const uint8_t ap_trampoline_start[], ap_trampoline_end[];
 
+static size_t trampoline_len(void)
+{
+    // cppcheck-suppress comparePointers ; the two labels bound one blob (boot/trampoline_blob.asm)
+    return (size_t)(ap_trampoline_end - ap_trampoline_start);
+}
+
 enum slot_state { SLOT_WAITING, SLOT_ARRIVED, SLOT_ONLINE, SLOT_LATE };
 
 static uint32_t ncpu = 1;
@@ -343,9 +349,7 @@ static void report_skipped(void)
 // direct map does not exist yet), and an early stack per ticket.
 static void trampoline_prepare(uint32_t n)
 {
-    memcpy((void *)(uintptr_t)AP_TRAMPOLINE, ap_trampoline_start,
-           // cppcheck-suppress comparePointers ; the two labels bound one blob (boot/trampoline_blob.asm)
-           (size_t)(ap_trampoline_end - ap_trampoline_start));
+    memcpy((void *)(uintptr_t)AP_TRAMPOLINE, ap_trampoline_start, trampoline_len());
     struct ap_params *p = (struct ap_params *)(uintptr_t)AP_TRAMPOLINE;
     for (uint32_t i = 1; i < n; i++)
         early_stack_top[i - 1] = (uint64_t)&early_stacks[i - 1][AP_EARLY_STACK];
@@ -474,8 +478,7 @@ static void boot_core_online(void)
 void arch_ap_trampoline_range(uint64_t *phys, uint64_t *len)
 {
     *phys = AP_TRAMPOLINE;
-    // cppcheck-suppress comparePointers ; the two labels bound one blob (boot/trampoline_blob.asm)
-    *len = (uint64_t)(ap_trampoline_end - ap_trampoline_start);
+    *len = trampoline_len();
 }
 
 bool arch_start_aps_early(void)

@@ -2,6 +2,7 @@
 // The kernel's side of the boot parsers (boot/boot.h): the C entries that
 // boot/entry.asm calls in 64-bit mode on the boot stack, and how they reach
 // the loader's memory.
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "boot/boot.h"
@@ -28,7 +29,8 @@ static const void *boot_map_identity(void *ctx, uint64_t phys, size_t len)
 
 // A multiboot 1 parse waits for the APs' start (boot_parse): under TCG its
 // 55 translated blocks were a third of the boot before the first STARTUP.
-static uint32_t mb1_info;                   // its information; 0: parsed already (or not multiboot 1)
+static bool mb1_pending;                    // boot_parse has mb1_info to parse
+static uint32_t mb1_info;
 static struct boot_kept kept;               // the loader's bytes under the APs' start-up page
 
 static const void *boot_map_kept(void *ctx, uint64_t phys, size_t len)
@@ -36,28 +38,27 @@ static const void *boot_map_kept(void *ctx, uint64_t phys, size_t len)
     return boot_kept_map(&kept, boot_map_identity(ctx, phys, len), phys, len);
 }
 
-// The multiboot 1 command line as the loader left it, read in place for
-// the words kmain needs before the parse; "" when there is none, or no NUL
-// within BOOT_CMDLINE_MAX bytes below the identity map's limit (the parse
-// then says what is wrong with it). Few blocks on purpose: it runs before
-// the first STARTUP.
+// Before the parse: the multiboot 1 command line's first BOOT_CMDLINE_MAX
+// - 1 bytes as the loader left them (the path first: kmain only looks for
+// words), copied so that they outlive the APs' start-up page; "" when
+// there is none. Few blocks on purpose: it runs before the first STARTUP.
 const char *boot_early_cmdline(const struct boot_info *bi)
 {
-    if (!mb1_info)
+    static char line[BOOT_CMDLINE_MAX];
+    if (!mb1_pending)
         return bi->cmdline;
-    const uint32_t *mi = (const uint32_t *)(uintptr_t)mb1_info;   // flags at 0, cmdline at 16
-    if (mb1_info > BOOT_MAP_LIMIT - 20 || !(mi[0] & 4) || mi[4] > BOOT_MAP_LIMIT - BOOT_CMDLINE_MAX)
-        return "";
-    const char *s = (const char *)(uintptr_t)mi[4];
-    for (size_t n = 0; n < BOOT_CMDLINE_MAX; n++)
-        if (!s[n])
-            return s;
-    return "";
+    const uint32_t *mi = boot_map_identity(NULL, mb1_info, 20);     // flags at 0, cmdline at 16
+    size_t n = 0;
+    if (mi && (mi[0] & 4))
+        for (uint64_t p = mi[4]; n < sizeof line - 1 && p < BOOT_MAP_LIMIT && *(const char *)(uintptr_t)p; p++)
+            line[n++] = *(const char *)(uintptr_t)p;
+    line[n] = 0;
+    return line;
 }
 
 void boot_keep(uint64_t phys, uint64_t len)
 {
-    if (!mb1_info || kept.len)
+    if (!mb1_pending || kept.len)
         return;                             // parsed already, or kept once (the first start writes the page)
     ASSERT(len <= BOOT_KEPT_MAX && phys + len <= BOOT_MAP_LIMIT);
     memcpy(kept.bytes, (const void *)(uintptr_t)phys, (size_t)len);
@@ -67,10 +68,10 @@ void boot_keep(uint64_t phys, uint64_t len)
 
 void boot_parse(struct boot_info *bi)
 {
-    if (!mb1_info)
+    if (!mb1_pending)
         return;
     mb1_parse(bi, mb1_info, boot_map_kept, NULL);
-    mb1_info = 0;
+    mb1_pending = false;
 }
 
 // From long_entry, with the loader's magic and information address.
@@ -78,11 +79,9 @@ void boot_multiboot(uint32_t magic, uint32_t info)
 {
     struct boot_info *bi = &boot_info;
     bi->entry_tsc = boot_entry_tsc;
-    if (magic == MB1_BOOT_MAGIC && info) {
-        bi->loader = "multiboot1";
+    if (magic == MB1_BOOT_MAGIC) {
         mb1_info = info;                    // parsed by boot_parse, after the APs' start
-    } else if (magic == MB1_BOOT_MAGIC) {
-        mb1_parse(bi, info, boot_map_identity, NULL);
+        mb1_pending = true;
     } else if (magic == MB2_BOOT_MAGIC) {
         mb2_parse(bi, info, boot_map_identity, NULL);
     } else {

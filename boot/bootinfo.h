@@ -58,9 +58,8 @@ extern struct boot_info boot_info;
 
 // The kernel's side of a parse that waits for the APs' start (boot/boot.c).
 // Under multiboot 1 the entry does not parse: kmain reads the command
-// line's words it needs first from the loader's own text
-// (boot_early_cmdline, valid until the APs' start-up page is written),
-// has boot_keep copy what lies where that page goes, starts the APs, then
+// line's words it needs first from a copy of the loader's own text
+// (boot_early_cmdline), has boot_keep copy what lies where that page goes, starts the APs, then
 // calls boot_parse, which fills *bi as the entry would have (reading the
 // kept bytes where the loader's information lay under the page). Under
 // multiboot 2 and UEFI the entry parsed already: boot_keep and boot_parse

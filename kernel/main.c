@@ -108,7 +108,7 @@ static uint64_t boot_seed(void)
 //    the clock is calibrated. The loader's line decides whether the APs
 //    are started at once under a hypervisor (arch_start_aps_early), before
 //    fw_cfg's words are read and, under multiboot 1, before the loader's
-//    information is parsed (the words are read from the loader's own
+//    information is parsed (the words are read from a copy of the loader's
 //    text then: boot_early_cmdline); a word there that would have kept them back
 //    finds them started: inject= still acts (a silenced AP halts at go, a
 //    corrupted MADT leaves the boot core alone), init_delay= is named and
