@@ -48,10 +48,16 @@ const char *boot_early_cmdline(const struct boot_info *bi)
     if (!mb1_pending)
         return bi->cmdline;
     const uint32_t *mi = boot_map_identity(NULL, mb1_info, 20);     // flags at 0, cmdline at 16
-    size_t n = 0;
-    if (mi && (mi[0] & 4))
-        for (uint64_t p = mi[4]; n < sizeof line - 1 && p < BOOT_MAP_LIMIT && *(const char *)(uintptr_t)p; p++)
-            line[n++] = *(const char *)(uintptr_t)p;
+    size_t n = 0, max = 0;
+    const char *s = NULL;
+    if (mi && (mi[0] & 4)) {
+        max = BOOT_MAP_LIMIT - mi[4] < sizeof line - 1 ? (size_t)(BOOT_MAP_LIMIT - mi[4]) : sizeof line - 1;
+        s = boot_map_identity(NULL, mi[4], max);
+    }
+    while (s && n < max && s[n]) {
+        line[n] = s[n];
+        n++;
+    }
     line[n] = 0;
     return line;
 }
