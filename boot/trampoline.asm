@@ -4,8 +4,18 @@
 ; (a page below 1 MiB, the SIPI vector's page) by arch/smp.c, which fills the
 ; parameter block first. Every AP started by the same SIPI runs this at once:
 ; the only shared write is the ticket, taken with lock xadd, which picks the
-; AP's stack (and, when every AP was started at once, its slot). Real mode -> protected mode -> long mode, then ap_entry(ticket)
-; on that stack, with the BSP's page tables.
+; AP's stack (and, when every AP was started at once, its slot). Then
+; ap_entry(ticket) on that stack, with the BSP's page tables.
+;
+; Real mode goes straight to long mode: CR4.PAE, CR3 and EFER.LME are set
+; while still in real mode (all three are legal there), then one MOV CR0
+; sets PE and PG together, which the SDM allows (vol. 3A, 9.9.1: "in the
+; same instruction, the PG flag ... can be set"); with LME set that
+; activates IA-32e mode, and the far jump lands in the 64-bit segment. Under
+; TCG every change of CR0.PE/PG/WP or of CR4's paging bits flushes the
+; vCPU's TLB and its 64 KiB jump cache, and each AP pays that serially on
+; one host CPU (docs/boot.md, "Where an AP's time goes under TCG"); the
+; protected-mode stop in between cost one flush and five blocks more.
 ;
 ; The parameter block's layout is struct ap_params in arch/smp.c.
 
@@ -29,29 +39,19 @@ gdt:
     dq 0
     dq 0x00AF9A000000FFFF   ; 0x08: 64-bit code
     dq 0x00CF92000000FFFF   ; 0x10: data
-    dq 0x00CF9A000000FFFF   ; 0x18: 32-bit code
 gdt_end:
 gdtr:
     dw gdt_end - gdt - 1
     dd gdt
 
+; Real mode, CS base AP_TRAMPOLINE: only relative jumps until the far one;
+; DS is 0, so the data references use the absolute addresses org gives.
 real_start:
     cli
     cld
     xor ax, ax
     mov ds, ax
     lgdt [gdtr]
-    mov eax, cr0
-    or eax, 1
-    mov cr0, eax
-    jmp dword 0x18:prot_mode
-
-bits 32
-prot_mode:
-    mov ax, 0x10
-    mov ds, ax
-    mov es, ax
-    mov ss, ax
     mov eax, [p_cr4]
     mov cr4, eax
     mov eax, [p_cr3]
@@ -61,9 +61,9 @@ prot_mode:
     or eax, [p_efer]
     wrmsr
     mov eax, cr0
-    or eax, (1 << 31) | (1 << 16)   ; PG, WP
+    or eax, (1 << 31) | (1 << 16) | 1   ; PG, WP, PE in one write
     mov cr0, eax
-    jmp 0x08:long_mode
+    jmp dword 0x08:long_mode
 
 bits 64
 long_mode:
