@@ -225,6 +225,12 @@ long_entry:
     hlt
     jmp .hang
 
+; Not in .text.boot: the multiboot path's code before the APs' STARTUP
+; (this file's, then boot/text_order.txt's, the APs' check-in among them)
+; fits the image's first page only without it; under TCG a page's first
+; block costs a walk of every vCPU's TLB (docs/boot.md).
+section .text.boot_efi
+
 ; The GNU-EFI loader's entry (boot/efi/loader.c): 64-bit mode on the
 ; firmware's identity-mapped page tables and the loader's stack, interrupts
 ; off, rdi = the loader's struct boot_info, which lies outside the image.

@@ -133,9 +133,16 @@ static void start_aps(uint64_t init_delay_ns)
     arch_start_aps(&aps);                           // every AP started: they check in meanwhile
 }
 
+static void boot_after_startup(struct boot_info *bi, bool broadcast) __attribute__((noinline, noreturn));
+
+// The boot core up to the APs' start. Its own function, apart from the rest
+// of the boot (boot_after_startup), so that what runs before the STARTUP
+// stays small enough for the image's first page (boot/text_order.txt):
+// under TCG with many vCPUs a page's first block costs a walk of every
+// vCPU's TLB, a few hundred microseconds at 64 vCPUs, and before the
+// STARTUP nothing else runs meanwhile (docs/boot.md).
 void kmain(struct boot_info *bi)
 {
-    static char line[CMDLINE_MAX];
     arch_boot_entry(bi->entry_tsc);                 // the timeline's zero
     arch_early_init();                              // this core's GS, GDT, TSS, IDT, local APIC: faults print from here
                                                     // (kprintf holds every line until console_release)
@@ -143,6 +150,12 @@ void kmain(struct boot_info *bi)
     arch_ap_trampoline_range(&tramp, &tramp_len);
     boot_keep(tramp, tramp_len);                    // the loader's bytes the APs' start-up page will cover
     bool broadcast = aps_may_start_first(boot_early_cmdline(bi)) && arch_start_aps_early();   // under a hypervisor: every AP at once
+    boot_after_startup(bi, broadcast);
+}
+
+static void boot_after_startup(struct boot_info *bi, bool broadcast)
+{
+    static char line[CMDLINE_MAX];
     boot_parse(bi);                                 // multiboot 1: the loader's information, parsed after the start
     cmdline_load(bi, line, sizeof line);            // the loader's text: parsed once the APs are started
     cmdline_load_fw_cfg(line, sizeof line);

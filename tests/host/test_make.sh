@@ -8,7 +8,10 @@
 #     files" from a stale extapp dependency file);
 #   - DEBUG=1 in the same BUILD recompiles (the flags are part of the build);
 #   - make run and make test check for packages and never install them
-#     unless asked (make deps, GORO_INSTALL_DEPS=1).
+#     unless asked (make deps, GORO_INSTALL_DEPS=1);
+#   - the link keeps boot/text_order.txt's promise: the boot core's code
+#     before the APs' STARTUP and the APs' check-in path lie on the image's
+#     first page (under TCG a page's first block walks every vCPU's TLB).
 # Usage: test_make.sh TREE BUILD. Builds in a scratch copy of BUILD's
 # objects, so only the links run. Prints PASS/FAIL lines.
 set -u
@@ -153,6 +156,23 @@ if [ "$(id -u)" = 0 ]; then
 	fi
 else
 	echo "SKIP deps_install_runs_apt_get: not root"
+fi
+
+# ---- the boot's first page ----------------------------------------------------
+
+# BUILD's image (the scratch links above may hold a test app). Everything the
+# order list puts before boot_after_startup runs before the STARTUP or on an
+# AP's way to its check-in; a function that outgrows the page costs a walk
+# of every vCPU's TLB before the APs start (docs/boot.md).
+sym_addr() { awk -v n="$1" '$3 == n { print $1; exit }' "$build/goro.sym"; }
+img=$(sym_addr _image_start)
+after=$(sym_addr boot_after_startup)
+if [ -z "$img" ] || [ -z "$after" ]; then
+	fail boot_first_page "no _image_start or boot_after_startup in $build/goro.sym"
+elif [ $((0x$after - 0x$img)) -le 4096 ]; then
+	pass boot_first_page
+else
+	fail boot_first_page "the code before the STARTUP and the APs' check-in end $((0x$after - 0x$img)) bytes into the image, past its first page: shrink it, or move what no longer runs there out of boot/text_order.txt's head"
 fi
 
 exit $failed
