@@ -135,12 +135,14 @@ static void start_aps(uint64_t init_delay_ns)
 
 static void boot_after_startup(struct boot_info *bi, bool broadcast) __attribute__((noinline, noreturn));
 
-// The boot core up to the APs' start. Its own function, apart from the rest
-// of the boot (boot_after_startup), so that what runs before the STARTUP
-// stays small enough for the image's first page (boot/text_order.txt):
-// under TCG with many vCPUs a page's first block costs a walk of every
-// vCPU's TLB, a few hundred microseconds at 64 vCPUs, and before the
-// STARTUP nothing else runs meanwhile (docs/boot.md).
+// The boot core up to the APs' start under a hypervisor (elsewhere, and
+// with init_delay= or inject=, boot_after_startup starts them later). Its
+// own function, apart from the rest of the boot, so that what runs before
+// the STARTUP stays small enough for the image's first page
+// (boot/text_order.txt): under TCG with many vCPUs a page's first block
+// costs a walk of every vCPU's TLB, a few hundred microseconds at 64
+// vCPUs, and before the STARTUP nothing else runs meanwhile
+// (docs/boot.md).
 void kmain(struct boot_info *bi)
 {
     arch_boot_entry(bi->entry_tsc);                 // the timeline's zero
