@@ -14,8 +14,8 @@
 ; activates IA-32e mode, and the far jump lands in the 64-bit segment. Under
 ; TCG every change of CR0.PE/PG/WP or of CR4's paging bits flushes the
 ; vCPU's TLB and its 64 KiB jump cache, and each AP pays that serially on
-; one host CPU (docs/boot.md, "Where an AP's time goes under TCG"); the
-; protected-mode stop in between cost one flush and five blocks more.
+; one host CPU (docs/boot.md, "QEMU's side of an AP, measured"); the
+; protected-mode stop in between cost one flush and six blocks more.
 ;
 ; The parameter block's layout is struct ap_params in arch/smp.c.
 

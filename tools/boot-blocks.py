@@ -15,7 +15,8 @@ function holding it (`nm`), and prints:
   landmarks, the APs' among them);
 - the functions with the most blocks, with --top N;
 - with --order FILE, every C function run from kernel entry to the main
-  goroutine, in the order of its first translation, one per line: the
+  goroutine, in the order of its first translation, one per line, the
+  APs' check-in path (AP_CHECK_IN) moved up to the STARTUP: the
   linker places them first, in that order (boot/text_order.txt, the
   Makefile's $(BUILD)/text_order.ld), so the boot's code lies on as few
   pages as it can (docs/boot.md, "Where the time goes").
@@ -51,19 +52,19 @@ BLOCK_RE = re.compile(r"^IN:[^\n]*\n0x([0-9a-f]+):", re.M)
 # (arch/smp.c's ap_entry up to wait_for_go) that the boot core does not run
 # before its STARTUP. --order puts them right after the boot core's last
 # function before the STARTUP, on a page it has run already: with 64 vCPUs
-# the first block on a fresh page costs about 0.4 ms of TLB walks, which on
+# the first block on a fresh page costs 0.25-0.6 ms of TLB walks, which on
 # the AP side every AP waits behind (docs/boot.md).
 AP_CHECK_IN = ("ap_entry", "smp_nudge_boot_core", "arch_idle_halt")
 CLONE_RE = re.compile(r"\.(constprop|isra|part|cold)(\.\d+)?$")   # GCC's clones keep the section of their origin's name
 ORDER_HEADER = """\
 # The C functions the boot runs, from kernel entry to the main goroutine,
 # in the order QEMU first translated them (8 vCPUs, app=hello), with the
-# APs' check-in path (ap_entry, smp_nudge_boot_core, arch_idle_halt) moved
-# up to right after the boot core's last function before the STARTUP. The
-# linker places them first, in this order (linker.ld, the Makefile's
-# text_order.ld), so that the boot's code lies on few pages: under TCG every
-# page that gets its first translated block costs a walk of every vCPU's
-# TLB (docs/boot.md).
+# APs' check-in path (tools/boot-blocks.py's AP_CHECK_IN) moved up to right
+# after the boot core's last function before the STARTUP. The linker places
+# them first, in this order (linker.ld, the Makefile's text_order.ld), so
+# that the boot's code lies on few pages: under TCG every page that gets
+# its first translated block costs a walk of every vCPU's TLB
+# (docs/boot.md).
 # A name missing here, or one no longer in the code, only moves code.
 # Regenerate with: python3 tools/boot-blocks.py --order boot/text_order.txt build/goro.elf
 """
@@ -145,6 +146,7 @@ def write_order(path, names):
     with open(path, "w") as f:
         f.write(ORDER_HEADER + "".join(n + "\n" for n in order))
     print(f"{len(order)} functions in first-run order to {path}")
+
 
 if __name__ == "__main__":
     main()
