@@ -469,7 +469,8 @@ static struct {
 } cs;
 
 // Says it runs, waits on cs.c, and once signalled sends its index (arg)
-// to cs.awake: TestCondSignal and TestCondSignalGenerations.
+// to cs.awake: TestCondSignal and TestCondSignalGenerations. It still
+// holds cs.m then, so it says on cs.exited_c when it has let go.
 static void cond_waiter(void *arg)
 {
     int64_t i = (int64_t)(intptr_t)arg;
@@ -479,6 +480,19 @@ static void cond_waiter(void *arg)
     cond_wait(&cs.c, &cs.m);
     chan_send(cs.awake, &i);
     mutex_unlock(&cs.m);
+    chan_send(cs.exited_c, &t);
+}
+
+// The end of a test on cs: its n waiters gone, so that the next test's
+// MUTEX_INIT does not meet one still unlocking cs.m (Go's tests each have
+// their own mutex; these share cs). Then the channels are freed.
+static void cs_join(int n)
+{
+    for (int k = 0; k < n; k++)
+        chan_recv(cs.exited_c, 0);
+    chan_free(cs.running);
+    chan_free(cs.awake);
+    chan_free(cs.exited_c);
 }
 
 KTEST(go_TestCondSignal)
@@ -488,6 +502,7 @@ KTEST(go_TestCondSignal)
     int n = 2;
     cs.running = chan_make(sizeof(bool), (size_t)n);
     cs.awake = chan_make(sizeof(int64_t), (size_t)n);
+    cs.exited_c = chan_make(sizeof(bool), (size_t)n);
     for (int i = 0; i < n; i++)
         go(cond_waiter, 0);
     for (int i = 0; i < n; i++)
@@ -504,8 +519,7 @@ KTEST(go_TestCondSignal)
         n--;
     }
     cond_signal(&cs.c);
-    chan_free(cs.running);
-    chan_free(cs.awake);
+    cs_join(2);
 }
 
 // ---- TestCondSignalGenerations ---------------------------------------------
@@ -519,6 +533,7 @@ KTEST(go_TestCondSignalGenerations)
     const int n = 100;
     cs.running = chan_make(sizeof(bool), (size_t)n);
     cs.awake = chan_make(sizeof(int64_t), (size_t)n);
+    cs.exited_c = chan_make(sizeof(bool), (size_t)n);
     for (int64_t i = 0; i < n; i++) {
         go(cond_waiter, (void *)(intptr_t)i);
         if (i > 0) {
@@ -533,8 +548,7 @@ KTEST(go_TestCondSignalGenerations)
         mutex_unlock(&cs.m);
     }
     chan_recv(cs.awake, 0);         // the last one (Go leaves it; we free the channels)
-    chan_free(cs.running);
-    chan_free(cs.awake);
+    cs_join(n);
 }
 
 // ---- TestCondBroadcast -----------------------------------------------------
