@@ -89,7 +89,8 @@ void xsave_init(bool simd);
 void tlb_init(void);           // arch/tlb.c: the shoot-down IPI's handler
 
 // Local APIC (arch/lapic.c)
-void lapic_init(void);
+void lapic_init(void);         // the boot core
+void lapic_enable(void);       // every core; all an AP needs after its INIT
 uint32_t lapic_id(void);
 bool lapic_x2apic(void);
 void lapic_eoi(void);

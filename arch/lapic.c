@@ -4,6 +4,7 @@
 // calls; only lapic_read/lapic_write know which mode is on.
 #include "arch/arch_private.h"
 #include "arch/x86.h"
+#include "lib/panic.h"
 
 #define APIC_BASE_EN   (1ull << 11)
 #define APIC_BASE_EXTD (1ull << 10)
@@ -62,26 +63,41 @@ static void pic_disable(void)
     outb(0x21, 0xFF); outb(0xA1, 0xFF);
 }
 
-// Per core. The BSP decides the mode; APs follow it.
-void lapic_init(void)
+// Every core: the APIC on, in the boot core's mode, and software-enabled
+// (the go nudge and the scheduler's wake-ups are fixed IPIs). An AP calls
+// nothing else here on its way to checking in: it runs only after the boot
+// core's INIT and STARTUP, and INIT leaves the local APIC as at power-up
+// but for its ID (SDM vol. 3A, "Local APIC State After an INIT Reset"):
+// TPR 0, every LVT masked (the timer's is set when the timer is armed;
+// LINT1 stays masked, the external NMI being the boot core's, as Linux
+// has it), ISR empty. Under TCG every local APIC access takes QEMU's
+// global lock, which the APs queue for one after another: one access
+// here where lapic_init makes eight (docs/boot.md). Not inlined: the boot
+// core runs it first, and under TCG the APs then run its translation.
+__attribute__((noinline)) void lapic_enable(void)
 {
-    uint64_t base = rdmsr(MSR_APIC_BASE);
-    if (cpu_index() == 0) {
-        x2apic = cpuid(1, 0).ecx & (1u << 21);
-        mmio = (volatile uint32_t *)(base & 0xFFFFF000ull);
-        pic_disable();
-    }
-    base |= APIC_BASE_EN;
+    uint64_t base = rdmsr(MSR_APIC_BASE) | APIC_BASE_EN;
     if (x2apic)
         base |= APIC_BASE_EXTD;
     wrmsr(MSR_APIC_BASE, base);
+    lapic_write(REG_SVR, 0x100 | VEC_SPURIOUS);
+}
 
+// The boot core, which decides the mode the APs follow. The firmware may
+// have left anything in its registers: every one the kernel relies on is
+// written.
+void lapic_init(void)
+{
+    ASSERT(cpu_index() == 0);
+    x2apic = cpuid(1, 0).ecx & (1u << 21);
+    mmio = (volatile uint32_t *)(rdmsr(MSR_APIC_BASE) & 0xFFFFF000ull);
+    pic_disable();
+    lapic_enable();
     lapic_write(REG_TPR, 0);
     lapic_write(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
     lapic_write(REG_LVT_LINT0, LVT_MASKED);
-    lapic_write(REG_LVT_LINT1, 0x400);          // NMI
+    lapic_write(REG_LVT_LINT1, 0x400);          // NMI: the external NMI pin is the boot core's
     lapic_write(REG_LVT_ERROR, LVT_MASKED);
-    lapic_write(REG_SVR, 0x100 | VEC_SPURIOUS); // enable
     lapic_eoi();
     this_cpu()->apic_id = lapic_id();
 }

@@ -269,7 +269,8 @@ static void ap_entry(uint64_t ticket)
             smp_ap_halt();  // not a core we asked for, or silent by inject=: reported later
     }
     cpu_init_descriptors(slot);
-    lapic_init();
+    lapic_enable();
+    this_cpu()->apic_id = apic;     // the ID CPUID gives is the one INIT leaves in the register
     cpus[slot].online_tsc = rdtsc();
     if (!slot_move(slot, SLOT_WAITING, SLOT_ARRIVED))
         smp_ap_halt();      // too late: reported already

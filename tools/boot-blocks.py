@@ -54,7 +54,7 @@ BLOCK_RE = re.compile(r"^IN:[^\n]*\n0x([0-9a-f]+):", re.M)
 # function before the STARTUP, on a page it has run already: with 64 vCPUs
 # the first block on a fresh page costs 0.25-0.6 ms of TLB walks, which on
 # the AP side every AP waits behind (docs/boot.md).
-AP_CHECK_IN = ("ap_entry", "smp_nudge_boot_core", "arch_idle_halt")
+AP_CHECK_IN = ("ap_entry", "lapic_enable", "smp_nudge_boot_core", "arch_idle_halt")
 CLONE_RE = re.compile(r"\.(constprop|isra|part|cold)(\.\d+)?$")   # GCC's clones keep the section of their origin's name
 ORDER_HEADER = """\
 # The C functions the boot runs, from kernel entry to the main goroutine,

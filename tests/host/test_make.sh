@@ -175,4 +175,23 @@ else
 	fail boot_first_page "the code before the STARTUP and the APs' check-in end $((0x$after - 0x$img)) bytes into the image, past its first page: shrink it, or move what no longer runs there out of boot/text_order.txt's head"
 fi
 
+# The APs' check-in path (tools/boot-blocks.py's AP_CHECK_IN) must be in the
+# order list's head: a function left out lands elsewhere in .text, and the
+# first AP to reach it walks every vCPU's TLB while the others wait.
+far=""
+names=$(sed -n 's/^AP_CHECK_IN = (\(.*\))$/\1/p' "$tree/tools/boot-blocks.py" | tr -d '"' | tr ',' ' ')
+for f in $names; do
+	a=$(sym_addr "$f")
+	if [ -z "$a" ] || [ -z "$after" ] || [ $((0x$a)) -ge $((0x$after)) ]; then
+		far="$far $f"
+	fi
+done
+if [ -z "$names" ]; then
+	fail ap_check_in_first_page "no AP_CHECK_IN in tools/boot-blocks.py"
+elif [ -z "$far" ]; then
+	pass ap_check_in_first_page
+else
+	fail ap_check_in_first_page "not before boot_after_startup in $build/goro.sym:$far (add them to boot/text_order.txt after the boot core's last function before the STARTUP)"
+fi
+
 exit $failed
