@@ -8,9 +8,9 @@
 ; 32-bit protected mode with paging off, the magic in eax and the boot
 ; information's physical address in ebx.
 ;
-; _start checks for long mode, clears .bss, identity-maps the first 4 GiB
-; with 2 MiB pages (the top GiB, where the APIC and other MMIO live, uncached),
-; enters 64-bit mode and calls boot_multiboot(magic, info). The C code builds
+; _start checks for long mode, loads the image's page tables (the first
+; 4 GiB identity-mapped with 2 MiB pages, the top GiB, where the APIC and
+; other MMIO live, uncached), enters 64-bit mode and calls boot_multiboot(magic, info). The C code builds
 ; the real direct map later; these tables only have to get it there.
 
 MB1_MAGIC       equ 0x1BADB002
@@ -70,12 +70,35 @@ boot_entry_tsc: dq 0
 boot_info_phys: dq 0
 boot_magic:     dd 0
 
-section .bss.pagetables nobits alloc write
-align 4096
+; The boot page tables, written by the assembler rather than by _start:
+; PML4[0] -> PDPT; PDPT[0..3] -> four page directories of 2 MiB pages that
+; identity-map the first 4 GiB, the top GiB (the 3-4 GiB hole, where the
+; APIC and other MMIO live) uncached (PWT|PCD). Both entries load them as
+; they are. Built at run time they were a 2048-pass loop and 8 translated
+; blocks more before the APs' start (docs/boot.md); in the image they are
+; 24 KiB more for the loader to copy.
+section .data.pagetables progbits alloc write align=4096
 global boot_pml4
-boot_pml4:  resb 4096
-boot_pdpt:  resb 4096
-boot_pd:    resb 4096 * 4
+boot_pml4:
+    dq boot_pdpt + 0x3                  ; present, writable
+    times 511 dq 0
+boot_pdpt:
+%assign i 0
+%rep 4
+    dq boot_pd + i * 4096 + 0x3
+%assign i i + 1
+%endrep
+    times 508 dq 0
+boot_pd:
+%assign i 0
+%rep 4 * 512
+%if i < 3 * 512
+    dq (i << 21) | 0x83                 ; present, writable, 2 MiB
+%else
+    dq (i << 21) | 0x83 | 0x18          ; and PWT|PCD: the 3-4 GiB hole is MMIO
+%endif
+%assign i i + 1
+%endrep
 
 section .bss
 align 16
@@ -125,36 +148,6 @@ _start:
     ; 0.35 M instructions, a fifth of the boot before the APs under TCG.
 
     mov esp, boot_stack_top
-
-    ; PML4[0] -> PDPT; PDPT[0..3] -> four page directories of 2 MiB pages
-    mov eax, boot_pdpt
-    or eax, 0x3
-    mov [boot_pml4], eax
-    mov edi, boot_pdpt
-    mov eax, boot_pd
-    or eax, 0x3
-    mov ecx, 4
-.pdpt:
-    mov [edi], eax
-    add eax, 4096
-    add edi, 8
-    loop .pdpt
-
-    mov edi, boot_pd
-    xor ebx, ebx                    ; entry index 0..2047
-.pd:
-    mov eax, ebx
-    shl eax, 21
-    or eax, 0x83                    ; present, writable, 2 MiB
-    cmp ebx, 3 * 512
-    jb .pd_cached
-    or eax, 0x18                    ; PWT|PCD: the 3-4 GiB hole is MMIO
-.pd_cached:
-    mov [edi + ebx * 8], eax
-    mov dword [edi + ebx * 8 + 4], 0
-    inc ebx
-    cmp ebx, 2048
-    jb .pd
 
     mov eax, cr4
     or eax, 1 << 5                  ; PAE
@@ -261,34 +254,7 @@ boot_efi64:
     ; .bss: zeroed by boot/efi/loader.c, which loads every segment's
     ; memsz (see _start)
 
-    ; The twin of _start's tables (if changing one, change both): PML4[0]
-    ; -> PDPT -> four PDs of 2 MiB pages, the 3-4 GiB hole uncached.
-    mov rax, boot_pdpt
-    or rax, 0x3
-    mov [boot_pml4], rax
-    mov rdi, boot_pdpt
-    mov rax, boot_pd
-    or rax, 0x3
-    mov ecx, 4
-.pdpt:
-    mov [rdi], rax
-    add rax, 4096
-    add rdi, 8
-    loop .pdpt
-    mov rdi, boot_pd
-    xor ebx, ebx
-.pd:
-    mov rax, rbx
-    shl rax, 21
-    or rax, 0x83                    ; present, writable, 2 MiB
-    cmp ebx, 3 * 512
-    jb .pd_cached
-    or rax, 0x18                    ; PWT|PCD
-.pd_cached:
-    mov [rdi + rbx * 8], rax
-    inc ebx
-    cmp ebx, 2048
-    jb .pd
+    ; The boot page tables are the image's (boot_pml4, above).
 
     ; NXE as on the 32-bit path, so later tables may use NX
     mov eax, 0x80000001
