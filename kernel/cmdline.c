@@ -123,16 +123,21 @@ static bool parse_u64_or_hex(const char *s, uint64_t *out)
     return true;
 }
 
+// Runs before the first STARTUP (kmain), where under TCG every basic block
+// run costs its translation: the comparison runs only where a word's first
+// letter matches, so a line without such a word runs a few blocks, not 11.
 bool cmdline_has_word(const char *line, const char *prefix)
 {
+    bool start = true;                          // w begins a word
     for (const char *w = line; *w; w++) {
-        if (is_sep(*w) || (w > line && !is_sep(w[-1])))
-            continue;
-        size_t i = 0;
-        while (prefix[i] && w[i] == prefix[i])
-            i++;
-        if (!prefix[i])
-            return true;
+        if (start && *w == prefix[0]) {
+            size_t i = 1;
+            while (prefix[i] && w[i] == prefix[i])
+                i++;
+            if (!prefix[i])
+                return true;
+        }
+        start = is_sep(*w);
     }
     return false;
 }

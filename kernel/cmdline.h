@@ -87,7 +87,7 @@ int cmdline_parse(const char *line, struct kparams *p, cmdline_warn_fn warn, voi
 // Whether a word of line (words are separated by blanks) starts with
 // prefix, before any parse: for the keys the boot acts on before it parses
 // the line (kernel/main.c). A word inside an application's arguments counts
-// too, so a caller takes a hit as the cautious answer.
+// too, so a caller takes a hit as the cautious answer. prefix is not empty.
 bool cmdline_has_word(const char *line, const char *prefix);
 
 // Parses a duration "250us", "10ms", "1s", or a bare number of default_unit_ns.

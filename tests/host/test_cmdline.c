@@ -248,6 +248,10 @@ static void test_has_word(void)
     CHECK(!cmdline_has_word("app=hello simd=on", "simd=off"));
     CHECK(!cmdline_has_word("", "inject="));
     CHECK(!cmdline_has_word("inject", "inject="));
+    CHECK(cmdline_has_word("  inject=x", "inject="));                 // leading blanks
+    CHECK(cmdline_has_word("iinject= inject=", "inject="));          // the first letter again, then a word that is
+    CHECK(!cmdline_has_word("iinject=", "inject="));
+    CHECK(!cmdline_has_word("app=x\rinjec", "inject="));             // the line ends inside the prefix
 }
 
 static void test_seed(void)
