@@ -38,7 +38,6 @@ align 16
 gdt:
     dq 0
     dq 0x00AF9A000000FFFF   ; 0x08: 64-bit code
-    dq 0x00CF92000000FFFF   ; 0x10: data
 gdt_end:
 gdtr:
     dw gdt_end - gdt - 1
@@ -65,15 +64,13 @@ real_start:
     mov cr0, eax
     jmp dword 0x08:long_mode
 
+; DS, ES, SS, FS and GS keep what INIT and real_start left them: selector
+; 0, base 0. 64-bit mode ignores the bases of DS, ES and SS and checks no
+; limits, FS's and GS's bases are 0, and ap_entry's cpu_init_descriptors
+; loads the kernel's selectors before anything needs them; under TCG each
+; load here ended a translated block (4 on the first AP's way to online).
 bits 64
 long_mode:
-    mov ax, 0x10
-    mov ds, ax
-    mov es, ax
-    mov ss, ax
-    xor eax, eax
-    mov fs, ax
-    mov gs, ax
     mov eax, 1
     lock xadd [p_ticket], eax
     cmp eax, [p_tickets]
