@@ -38,6 +38,7 @@ align 16
 gdt:
     dq 0
     dq 0x00AF9A000000FFFF   ; 0x08: 64-bit code
+    dq 0x00CF92000000FFFF   ; 0x10: data, B set as in the kernel's GDT
 gdt_end:
 gdtr:
     dw gdt_end - gdt - 1
@@ -64,13 +65,17 @@ real_start:
     mov cr0, eax
     jmp dword 0x08:long_mode
 
-; DS, ES, SS, FS and GS keep what INIT and real_start left them: selector
-; 0, base 0. 64-bit mode ignores the bases of DS, ES and SS and checks no
-; limits, FS's and GS's bases are 0, and ap_entry's cpu_init_descriptors
-; loads the kernel's selectors before anything needs them; under TCG each
-; load here ended a translated block (4 on the first AP's way to online).
+; Only SS is loaded: DS, ES, FS and GS keep what INIT and real_start left
+; them, selector 0 and base 0 (64-bit mode ignores the bases of DS and ES,
+; those of FS and GS are 0), until ap_entry's cpu_init_descriptors loads
+; the kernel's. Under TCG each load ended a translated block, and a block
+; is keyed on SS's B bit (QEMU's HF_SS32) but on none of the others: with
+; the kernel's SS already, the AP runs the boot core's translations of
+; cpu_init_descriptors instead of making its own (4 blocks).
 bits 64
 long_mode:
+    mov ax, 0x10
+    mov ss, ax
     mov eax, 1
     lock xadd [p_ticket], eax
     cmp eax, [p_tickets]
