@@ -382,9 +382,11 @@ check-layers:
 check-atomics:
 	@$(PYTHON) tools/check-atomics.py
 
-# The Python tools' shared helpers, by their examples (doctest).
+# The Python tools' shared helpers, and the parsers of the tools that need
+# root to run (boot-qemu-probe.py), by their examples (doctest).
 check-tools:
 	@$(PYTHON) -m doctest tools/varint.py && echo "check-tools: tools/varint.py's examples hold"
+	@$(PYTHON) -m doctest tools/boot-qemu-probe.py && echo "check-tools: tools/boot-qemu-probe.py's examples hold"
 
 # make lint: clang-tidy (.clang-tidy names the checks, and why some are off)
 # and cppcheck's warning and portability checks over the kernel's C; any
