@@ -113,11 +113,14 @@ static uint64_t boot_seed(void)
 //    finds them started: inject= still acts (a silenced AP halts at go, a
 //    corrupted MADT leaves the boot core alone), init_delay= is named and
 //    has nothing left to delay (a hypervisor needs no wait).
-//  - simd=off: SIMD is decided first thing, before the APs start and the
-//    parse. Under TCG a translated block is keyed on CR0 and CR4, so every
-//    block run before the switch is translated again after it: switched
-//    after the APs' start, the ACPI parser, fw_cfg and the rest were 80
-//    blocks twice; switched before, 17 more blocks come before STARTUP.
+//  - simd=off: SIMD is switched on (or left off) as soon as the line's
+//    text is loaded (the loader's and fw_cfg's words), before the ACPI
+//    parser and the parse, and under a hypervisor after the APs' start.
+//    Under TCG a translated block is keyed on CR0 and CR4, so code run on
+//    both sides of the switch is translated twice: switched after ACPI and
+//    the rest, that was 80 blocks; switched before the STARTUP, it put 17
+//    more blocks before it, and the APs, whose CR4 until go is the
+//    trampoline's, could not run the boot core's translations.
 static bool aps_may_start_first(const char *line)
 {
     return !cmdline_has_word(line, "init_delay=") && !cmdline_has_word(line, "inject=");
