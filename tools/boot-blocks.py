@@ -49,11 +49,13 @@ LANDMARKS = ("kmain,acpi_init,arch_start_aps,trampoline,ap_entry,console_init,cm
 TRAMPOLINE = (0x8000, 0x9000)       # arch/smp.c's AP_TRAMPOLINE page
 BLOCK_RE = re.compile(r"^IN:[^\n]*\n0x([0-9a-f]+):", re.M)
 # The functions an AP runs from the trampoline to its check-in and halt
-# (arch/smp.c's ap_entry up to wait_for_go) that the boot core does not run
-# before its STARTUP. --order puts them right after the boot core's last
-# function before the STARTUP, on a page it has run already: with 64 vCPUs
-# the first block on a fresh page costs 0.25-0.6 ms of TLB walks, which on
-# the AP side every AP waits behind (docs/boot.md).
+# (arch/smp.c's ap_entry up to wait_for_go) that must lie on the image's
+# first page. --order puts those the boot core does not run before its
+# STARTUP right after its last function there, on a page it has run
+# already (lapic_enable, which it runs, stays where it first ran): with 64
+# vCPUs the first block on a fresh page costs 0.25-0.6 ms of TLB walks,
+# which on the AP side every AP waits behind (docs/boot.md).
+# tests/host/test_make.sh checks that every one lies there.
 AP_CHECK_IN = ("ap_entry", "lapic_enable", "smp_nudge_boot_core", "arch_idle_halt")
 CLONE_RE = re.compile(r"\.(constprop|isra|part|cold)(\.\d+)?$")   # GCC's clones keep the section of their origin's name
 ORDER_HEADER = """\

@@ -76,6 +76,11 @@ def site(args):
     return f"{os.path.basename(m.group(1))}:{m.group(2)}" if m else "?"
 
 
+def count_key(probe, args):
+    """What an event counts as: a lock by its call site, else its probe."""
+    return "lock " + site(args) if probe == "lock" else probe
+
+
 def analyze(events, smp, gap_s=0.002):
     """Per-AP counts over each AP's window, the APs being the threads of the
     last smp - 1 STARTUPs (the firmware started them once before). QEMU
@@ -112,19 +117,15 @@ def analyze(events, smp, gap_s=0.002):
         k0 = max((i for i in range(k_sipi) if evs[i][3] == "init"), default=k_sipi)
         if k0 > 0 and evs[k0 - 1][3] == "lock":
             k0 -= 1                 # the lock QEMU took to handle the INIT
-        halt = [i for i in range(k_sipi + 1, len(evs)) if evs[i][3] == "lock" and
-                site(evs[i][4]).startswith("tcg-accel-ops-mttcg.c")]
-        if halt:
-            k1 = halt[0]            # halted: the vCPU loop takes the lock again
-        else:
+        k1 = next((i for i in range(k_sipi + 1, len(evs)) if evs[i][3] == "lock" and
+                   site(evs[i][4]).startswith("tcg-accel-ops-mttcg.c")), None)   # halted: the loop re-locks
+        if k1 is None:
             k1 = k_sipi
             while k1 + 1 < len(evs) and evs[k1 + 1][0] - evs[k1][0] <= gap_s:
                 k1 += 1
-        c = collections.Counter("lock " + site(e[4]) if e[3] == "lock" else e[3] for e in evs[k0:k1 + 1])
-        last = evs[k1][0]
-        per_ap[tid] = c
+        per_ap[tid] = collections.Counter(count_key(e[3], e[4]) for e in evs[k0:k1 + 1])
         start = evs[k0][0] if start is None else min(start, evs[k0][0])
-        end = max(end, last)
+        end = max(end, evs[k1][0])
     return per_ap, mine[0][2], start, end
 
 
@@ -134,7 +135,7 @@ def boot_core_counts(events, start, end):
     c = collections.Counter()
     for t, comm, _, probe, args in events:
         if comm == "CPU 0/TCG" and start <= t <= end and probe != "sipi":
-            c["lock " + site(args) if probe == "lock" else probe] += 1
+            c[count_key(probe, args)] += 1
     return c
 
 
