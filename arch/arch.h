@@ -110,6 +110,11 @@ static inline uint32_t cpu_index(void)
 //    init_delay_ns: the wait between INIT and STARTUP, or
 //    ARCH_INIT_DELAY_AUTO (none where the CPU does not need it); a wait
 //    needs the TSC's rate, so with one it comes after arch_clock_end;
+//  arch_wait_checked_in: after arch_start_aps_early's broadcast and the
+//    plan, the boot core halts until every AP of the plan has checked in
+//    (or a bound): under TCG its own work meanwhile, on a host CPU and
+//    QEMU's global lock the APs need, slowed their start (docs/boot.md);
+//    nothing done without the broadcast;
 //  arch_simd_init: SSE/AVX on this core and, later, every AP, unless simd
 //    is false (integer-only runs, e.g. under this machine's PVM KVM);
 //  arch_clock_begin .. arch_clock_end: the TSC's and the timer's rates;
@@ -157,6 +162,7 @@ bool arch_start_aps_early(void);
 // it there): the loader's bytes in that range are the caller's to keep.
 void arch_ap_trampoline_range(uint64_t *phys, uint64_t *len);
 void arch_start_aps(const struct arch_ap_start *how);
+void arch_wait_checked_in(void);
 void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void));
 uint32_t arch_ncpu(void);               // cores online
 struct cpu *arch_cpu(uint32_t index);

@@ -170,6 +170,7 @@ static void boot_after_startup(struct boot_info *bi, bool broadcast)
         arch_boot_mark("acpi");
         acpi_init(bi);                              // the MADT known (or the boot core only), nothing printed
         start_aps(ARCH_INIT_DELAY_AUTO);            // the plan (INIT and STARTUP if not sent above)
+        arch_wait_checked_in();                     // broadcast: halted until the last check-in
     }
     arch_boot_mark("console");
     console_init();                                 // serial: the held lines have somewhere to go

@@ -298,6 +298,27 @@ def late_aps_check(lines):
     return problems
 
 
+def check_in_wait_check(lines):
+    """Under a hypervisor the boot core halts until every AP has checked in
+    (arch_wait_checked_in): when it says all were in, none came online
+    after its halt ended. Its bound coming first (a slow host) is allowed:
+    then the line says so and there is nothing to check."""
+    text = "\n".join(lines)
+    m = re.search(r"^smp: the boot core halted for the check-ins from (\d+) to (\d+) us: (all in|its bound came first)$",
+                  text, re.M)
+    if not m:
+        return ["no 'smp: the boot core halted for the check-ins' line"]
+    if m.group(3) != "all in":
+        return []
+    end = int(m.group(2))
+    late = [(c, t) for c, t in re.findall(r"^boot: cpu (\d+) \(apic id \d+\) online at (\d+) us", text, re.M)
+            if int(t) > end]
+    if not re.search(r"^boot: cpu \d+ ", text, re.M):
+        return ["no 'boot: cpu N ... online at' lines (boot_timeline=1)"]
+    return [f"cpu {c} online at {t} us, after the boot core's wait for every check-in ended at {end} us"
+            for c, t in late]
+
+
 # inject=ap-silent's diagnosis, however the word reached the kernel.
 AP_SILENT_SEQ = [r"^inject: ap-silent: the core with APIC id 1 will not answer INIT-SIPI-SIPI$",
                  r"^smp: core with APIC id 1 did not come up; continuing without it$",
@@ -380,7 +401,7 @@ CONFIGS = [
     # Boot: every core online at 16 and 32 vCPUs (the APs start all at
     # once), a forced wait after INIT, and APs made late on purpose.
     Config("boot-smp32", "32 vCPUs: every core online, the boot timeline printed",
-           cores=32, cmdline="app=hello boot_timeline=1", timeout=120,
+           cores=32, cmdline="app=hello boot_timeline=1", timeout=120, log_check=check_in_wait_check,
            expect=[r"^hello from goro: 32 cores", r"^boot: us from entry: .*\bonline=\d+ .*\bmain=\d+$",
                    r"^boot: cpu 31 \(apic id 31\) online at \d+ us, ready at \d+ us$"]),
     Config("boot-smp16", "16 vCPUs: every core online", cores=16, cmdline="app=hello", timeout=90,
