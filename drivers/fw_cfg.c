@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: MIT
 // fw_cfg through the legacy ports: write a 16-bit key to the selector, then
-// read the item's bytes one at a time from the data port; each read advances
-// an offset that a selector write resets. Multi-byte fields in the file
-// directory are big-endian (docs/specs/fw_cfg.rst in QEMU's tree).
+// read the item's bytes from the current offset, which each read advances
+// and a selector write resets. Multi-byte fields in the file directory are
+// big-endian (docs/specs/fw_cfg.rst in QEMU's tree).
+//
+// The bytes come through the DMA interface where the device has it (QEMU
+// 2.9 and later: FW_CFG_ID's bit 1): one request names a buffer and a
+// length, and QEMU fills it within the write that starts it. Else one
+// byte per read of the data port. Under TCG every port access takes QEMU's
+// global lock, and the directory walk that finds a file is 64 bytes per
+// file (about 25 files): byte by byte that was over a thousand lock round
+// trips while the APs, started just before, needed the lock to come up;
+// by DMA it is two per file.
 #include <stdint.h>
 #include "drivers/fw_cfg.h"
 #include "lib/string.h"
@@ -11,8 +20,15 @@
 #define FW_CFG_PORT_SEL  0x510
 #define FW_CFG_PORT_DATA 0x511
 
+#define FW_CFG_PORT_DMA  0x514     // 64-bit big-endian address: high half here, low half (the trigger) at +4
+
 #define FW_CFG_SIGNATURE 0x0000
+#define FW_CFG_ID        0x0001     // features, little-endian: bit 1 the DMA interface
 #define FW_CFG_FILE_DIR  0x0019
+
+#define FW_CFG_FEATURE_DMA (1u << 1)
+#define DMA_CTL_ERROR 0x01u
+#define DMA_CTL_READ  0x02u
 
 #define FW_CFG_NAME_MAX 56
 
@@ -30,35 +46,84 @@ static void select_key(uint16_t key)
     outw(FW_CFG_PORT_SEL, key);
 }
 
-static void read_bytes(void *dst, size_t n)
-{
-    uint8_t *d = dst;
-    for (size_t i = 0; i < n; i++)
-        d[i] = inb(FW_CFG_PORT_DATA);
-}
-
+static uint64_t be64(uint64_t v) { return __builtin_bswap64(v); }
 static uint32_t be32(uint32_t v) { return __builtin_bswap32(v); }
 static uint16_t be16(uint16_t v) { return __builtin_bswap16(v); }
 
+// A DMA request and its bounce buffer, both in the image (whose addresses
+// are physical ones: the kernel runs identity-mapped where it was loaded),
+// so that a caller's buffer anywhere will do. Boot core only (fw_cfg.h).
+struct fw_cfg_dma {
+    uint32_t control;       // big-endian, DMA_CTL_*; the device clears it when done
+    uint32_t length;        // big-endian
+    uint64_t address;       // big-endian, physical
+} __attribute__((packed));
+static struct fw_cfg_dma dma_req __attribute__((aligned(16)));
+static uint8_t dma_buf[512] __attribute__((aligned(16)));
+static bool use_dma;
+
+static bool dma_read(uint8_t *d, size_t n)
+{
+    while (n) {
+        size_t k = n < sizeof dma_buf ? n : sizeof dma_buf;
+        dma_req = (struct fw_cfg_dma){ be32(DMA_CTL_READ), be32((uint32_t)k), be64((uint64_t)(uintptr_t)dma_buf) };
+        uint64_t req = (uint64_t)(uintptr_t)&dma_req;
+        __asm__ volatile("" ::: "memory");     // the request is in memory before the trigger
+        outl(FW_CFG_PORT_DMA, be32((uint32_t)(req >> 32)));
+        outl(FW_CFG_PORT_DMA + 4, be32((uint32_t)req));
+        uint32_t ctl;
+        while ((ctl = be32(*(volatile uint32_t *)&dma_req.control)) & ~DMA_CTL_ERROR)
+            ;       // QEMU finishes within the write: no pause here (under TCG a pause takes the global lock)
+        if (ctl & DMA_CTL_ERROR)
+            return false;
+        memcpy(d, dma_buf, k);
+        d += k;
+        n -= k;
+    }
+    return true;
+}
+
+// n bytes from the selected item's current offset; false: the device
+// reported a DMA error (the offset is then unknown).
+static bool read_bytes(void *dst, size_t n)
+{
+    uint8_t *d = dst;
+    if (use_dma)
+        return dma_read(d, n);
+    for (size_t i = 0; i < n; i++)
+        d[i] = inb(FW_CFG_PORT_DATA);
+    return true;
+}
+
 // On hardware without fw_cfg, 0x511 reads as 0xFF (floating bus), so the
 // signature check keeps the directory walk from running on garbage.
+// Also picks the interface: DMA where the features say so.
 static bool fw_cfg_present(void)
 {
     char sig[4];
+    uint32_t features;
+    use_dma = false;
     select_key(FW_CFG_SIGNATURE);
     read_bytes(sig, sizeof sig);
-    return memcmp(sig, "QEMU", 4) == 0;
+    if (memcmp(sig, "QEMU", 4) != 0)
+        return false;
+    select_key(FW_CFG_ID);
+    read_bytes(&features, sizeof features);
+    use_dma = features & FW_CFG_FEATURE_DMA;
+    return true;
 }
 
 static bool find_file(const char *name, uint16_t *select, uint32_t *size)
 {
     uint32_t count;
     select_key(FW_CFG_FILE_DIR);
-    read_bytes(&count, sizeof count);
+    if (!read_bytes(&count, sizeof count))
+        return false;
     count = be32(count);
     for (uint32_t i = 0; i < count; i++) {
         struct fw_cfg_file f;
-        read_bytes(&f, sizeof f);
+        if (!read_bytes(&f, sizeof f))
+            return false;
         f.name[FW_CFG_NAME_MAX - 1] = 0;
         if (strcmp(f.name, name) == 0) {
             *select = be16(f.select);
@@ -79,7 +144,8 @@ bool fw_cfg_read_file(const char *name, void *buf, size_t cap, size_t *len)
         return false;
     size_t n = size < cap ? size : cap;
     select_key(select);
-    read_bytes(buf, n);
+    if (!read_bytes(buf, n))
+        return false;
     *len = n;
     return true;
 }

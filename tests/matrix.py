@@ -59,6 +59,8 @@ class Config:
     reject: List[str] = field(default_factory=list)
     # Every core must report itself online (cpu N: apic id X online).
     check_cores: bool = True
+    # More QEMU arguments, after the machine's own.
+    qemu_extra: List[str] = field(default_factory=list)
     # The log must carry ktest's result lines and its closing count.
     ktest: bool = False
     # Seconds the serial log may stay silent before QEMU is killed (and 4
@@ -696,6 +698,12 @@ CONFIGS = [
                        r"^smp: 1 of 1 cores online",
                        r"^TEST FAIL boot_acpi_tables_parse_cleanly: 1 ACPI warning\(s\)"],
            reject=[r"did not come up"]),
+    # fw_cfg's byte-per-read interface, where the device has no DMA (QEMU
+    # before 2.9): the command line still arrives (drivers/fw_cfg.c).
+    Config("fwcfg-no-dma", "fw_cfg without its DMA interface: the command line read a byte at a time",
+           cores=2, boot="iso", cmdline="app=hello", timeout=120,
+           qemu_extra=["-global", "fw_cfg_io.dma_enabled=off"],
+           expect=[r"^cmdline: .*\bapp=hello$", r"^hello from goro: 2 cores"]),
     Config("init-delay-fwcfg", "init_delay= through fw_cfg finds the APs started: named, every core up",
            cores=4, boot="iso", cmdline="init_delay=10ms app=hello", timeout=60,
            expect=[r"^cmdline: init_delay= has nothing to delay: the APs were started under a hypervisor"]),

@@ -106,6 +106,7 @@ def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=Non
                  f"logfile={qemu.option_string(com1_log or log)}"]
     for name, text in cfg.fw_cfg:
         extra += ["-fw_cfg", f"name={name},string={qemu.option_string(text)}"]
+    extra += cfg.qemu_extra
     # A screenshot run has no exit device: the kernel halts after its last
     # line and the screen stays as it left it.
     argv = qemu.argv(cfg.smp or cfg.cores, cfg.mem, accel=cfg.accel, machine=cfg.machine,
