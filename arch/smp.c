@@ -614,7 +614,7 @@ void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void))
             "to last core ready %lu us; TSCs within %lu cycles of the boot core's\n", up, n,
             lapic_x2apic() ? "x2apic" : "xapic", init_wait, us_since_entry(online), us_since_entry(ready), worst);
     if (check_in_wait_start)
-        kprintf("smp: the boot core halted for the check-ins from %lu to %lu us: %s\n",
+        kprintf("smp: the boot core waited for the check-ins from %lu to %lu us: %s\n",
                 us_since_entry(check_in_wait_start), us_since_entry(check_in_wait_end),
                 check_in_wait_all ? "all in" : "its bound came first");
     __atomic_store_n(&ncpu, up, __ATOMIC_RELEASE);         // release: cpus[], cpu_of[], to arch_ncpu's acquire

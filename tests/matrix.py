@@ -306,10 +306,10 @@ def check_in_wait_check(lines):
     after its halt ended. Its bound coming first (a slow host) is allowed:
     then the line says so and there is nothing to check."""
     text = "\n".join(lines)
-    m = re.search(r"^smp: the boot core halted for the check-ins from (\d+) to (\d+) us: (all in|its bound came first)$",
+    m = re.search(r"^smp: the boot core waited for the check-ins from (\d+) to (\d+) us: (all in|its bound came first)$",
                   text, re.M)
     if not m:
-        return ["no 'smp: the boot core halted for the check-ins' line"]
+        return ["no 'smp: the boot core waited for the check-ins' line"]
     if m.group(3) != "all in":
         return []
     end = int(m.group(2))
