@@ -29,6 +29,7 @@
 #define FW_CFG_FEATURE_DMA (1u << 1)
 #define DMA_CTL_ERROR 0x01u
 #define DMA_CTL_READ  0x02u
+#define DMA_MAX_LOOKS 10000000u     // looks at the control word before giving up: milliseconds at least
 
 #define FW_CFG_NAME_MAX 56
 
@@ -71,10 +72,14 @@ static bool dma_read(uint8_t *d, size_t n)
         __asm__ volatile("" ::: "memory");     // the request is in memory before the trigger
         outl(FW_CFG_PORT_DMA, be32((uint32_t)(req >> 32)));
         outl(FW_CFG_PORT_DMA + 4, be32((uint32_t)req));
-        uint32_t ctl;
-        while ((ctl = be32(*(volatile uint32_t *)&dma_req.control)) & ~DMA_CTL_ERROR)
-            ;       // QEMU finishes within the write: no pause here (under TCG a pause takes the global lock)
-        if (ctl & DMA_CTL_ERROR)
+        // QEMU finishes within the write, so the first look normally
+        // sees it done; no pause between looks (under TCG a pause takes
+        // the global lock). A device that never finishes counts as an error.
+        uint32_t ctl = 0;
+        for (uint32_t look = 0; look < DMA_MAX_LOOKS; look++)
+            if (!((ctl = be32(*(volatile uint32_t *)&dma_req.control)) & ~DMA_CTL_ERROR))
+                break;
+        if (ctl)
             return false;
         memcpy(d, dma_buf, k);
         d += k;
