@@ -109,4 +109,11 @@ void lapic_timer_mask(void);
 #define ICR_LEVEL       0x08000u
 #define ICR_ALL_BUT_SELF 0xC0000u
 
+// Ends the halt of a core waiting in the start-up (VEC_SMP_NUDGE), by its
+// APIC id: the cores' numbers (arch_send_ipi) do not exist yet.
+static inline void smp_nudge(uint32_t apic_id)
+{
+    lapic_send(apic_id, ICR_FIXED | ICR_ASSERT | VEC_SMP_NUDGE);
+}
+
 #endif

@@ -180,7 +180,7 @@ static uint8_t slot_get(uint32_t slot)
 void smp_nudge_boot_core(void)
 {
     if (__atomic_load_n(&bsp_halted, __ATOMIC_SEQ_CST))    // seq_cst: Dekker with wait_online's store
-        lapic_send(cpus[0].apic_id, ICR_FIXED | ICR_ASSERT | VEC_SMP_NUDGE);
+        smp_nudge(cpus[0].apic_id);
 }
 
 // An AP just checked in. The last of the plan nudges the boot core if it
@@ -192,7 +192,7 @@ static void count_check_in(void)
     uint32_t in = __atomic_add_fetch(&checked_in, 1, __ATOMIC_SEQ_CST);    // seq_cst: Dekker with bsp_waits_last
     if (in + 1 >= __atomic_load_n(&planned, __ATOMIC_RELAXED) &&           // relaxed: see above
         __atomic_load_n(&bsp_waits_last, __ATOMIC_SEQ_CST))                // seq_cst: Dekker with checked_in
-        lapic_send(cpus[0].apic_id, ICR_FIXED | ICR_ASSERT | VEC_SMP_NUDGE);
+        smp_nudge(cpus[0].apic_id);
 }
 
 static void nudged(uint8_t vector)

@@ -70,7 +70,7 @@ uint32_t tsc_sync_serve(uint32_t nslots)
         p->bsp_tsc = rdtsc_ordered();                                   // after the question was seen
         __atomic_store_n(&p->answered, q, __ATOMIC_SEQ_CST);            // pairs with wait_answer()
         if (__atomic_load_n(&p->sleeping, __ATOMIC_SEQ_CST))           // Dekker with wait_answer()
-            lapic_send(p->apic_id, ICR_FIXED | ICR_ASSERT | VEC_SMP_NUDGE);
+            smp_nudge(p->apic_id);
         served++;
     }
     return served;
@@ -163,7 +163,7 @@ static void wait_turn(struct tsc_probe *p, uint32_t slot)
 void tsc_sync_pass_turn(uint32_t slot)
 {
     if (slot + 1 < MAX_CPUS && __atomic_load_n(&probes[slot + 1].sleeping, __ATOMIC_SEQ_CST))   // seq_cst: Dekker with wait_turn()
-        lapic_send(probes[slot + 1].apic_id, ICR_FIXED | ICR_ASSERT | VEC_SMP_NUDGE);
+        smp_nudge(probes[slot + 1].apic_id);
 }
 
 // AP, before it goes online (its release publishes the results).
@@ -189,7 +189,7 @@ void tsc_sync_release(uint32_t slot)
 {
     struct tsc_probe *p = &probes[slot];
     if (__atomic_load_n(&p->sleeping, __ATOMIC_SEQ_CST))   // seq_cst: Dekker with wait_answer()
-        lapic_send(p->apic_id, ICR_FIXED | ICR_ASSERT | VEC_SMP_NUDGE);
+        smp_nudge(p->apic_id);
 }
 
 // Boot core, once the core at slot is online as cpu index. Returns the
