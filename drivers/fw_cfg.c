@@ -102,20 +102,25 @@ static bool read_bytes(void *dst, size_t n)
 
 // On hardware without fw_cfg, 0x511 reads as 0xFF (floating bus), so the
 // signature check keeps the directory walk from running on garbage.
-// Also picks the interface: DMA where the features say so.
+// Also picks the interface: DMA where the features say so. The device
+// does not come or go, so it is probed once, at the first file read.
 static bool fw_cfg_present(void)
 {
-    char sig[4];
-    uint32_t features;
-    use_dma = false;
-    select_key(FW_CFG_SIGNATURE);
-    read_bytes(sig, sizeof sig);
-    if (memcmp(sig, "QEMU", 4) != 0)
-        return false;
-    select_key(FW_CFG_ID);
-    read_bytes(&features, sizeof features);
-    use_dma = features & FW_CFG_FEATURE_DMA;
-    return true;
+    static enum { UNPROBED, ABSENT, PRESENT } state;
+    if (state == UNPROBED) {
+        char sig[4];
+        uint32_t features;
+        use_dma = false;                    // until the features say otherwise
+        select_key(FW_CFG_SIGNATURE);
+        read_bytes(sig, sizeof sig);
+        state = memcmp(sig, "QEMU", 4) == 0 ? PRESENT : ABSENT;
+        if (state == PRESENT) {
+            select_key(FW_CFG_ID);
+            read_bytes(&features, sizeof features);
+            use_dma = features & FW_CFG_FEATURE_DMA;
+        }
+    }
+    return state == PRESENT;
 }
 
 static bool find_file(const char *name, uint16_t *select, uint32_t *size)
