@@ -280,6 +280,10 @@ uint64_t arch_tsc_to_nanotime(uint64_t tsc);
 // look. force (tests) measures now and applies the result even if its
 // bound is no better. True when the rate was changed.
 bool arch_clock_refine(uint64_t now, bool force);
+// ktest: at core 0's next refinement the rate is set off by ppb (|ppb| <
+// 10%) and its bound kept, as if it had gone wrong long ago; refinement
+// must find it out (arch/tsc.c, "Corrections").
+void arch_clock_skew_for_test(int64_t ppb);
 struct arch_clock_info {
     uint64_t hz;
     const char *source;         // "HPET", "ACPI PM timer", "PIT", "CPUID 0x15", ...
@@ -287,6 +291,7 @@ struct arch_clock_info {
     uint64_t bound_ppb;         // its error bound, parts per billion
     uint32_t refinements;       // rates applied since boot
     uint32_t steps;             // readings that disagreed with the rate (a step): measured again
+    uint32_t corrections;       // rates replaced: two stretches in a row disagreed with it, agreed with each other
     bool refinable;
     uint64_t boot_hz, boot_bound_ppb, boot_window_ns;   // the boot estimate
 };

@@ -28,11 +28,20 @@
 // rate. A TSC and a reference that are both sound agree there within the
 // two bounds plus WANDER_PPB (real crystals drift a few ppm apart; under
 // TCG the TSC is the host's TSC and the reference the host's
-// CLOCK_MONOTONIC, which the host's clock discipline slews by about 10 ppm,
-// and this host was seen to step the guest TSC by 2-50 us against them
-// while many vCPUs ran). A stretch beyond that is a step, not a rate: the
-// measurement starts again from there and the current rate stays. The boot
-// window checks its two halves against each other the same way.
+// CLOCK_MONOTONIC, which the host's clock discipline slews by about 10 ppm).
+// A stretch beyond that is a step, not a rate: the measurement starts again
+// from there and the current rate stays. The boot window checks its two
+// halves against each other the same way.
+//
+// Corrections. A rate can also go wrong and stay wrong: a TSC that is not
+// invariant changes rate with the core's frequency, and under TCG with
+// more than one vCPU QEMU's TSC gains on its clocks while vCPUs read it at
+// once (docs/boot.md, "The TSC under TCG": 0.1-0.7% in ktest's busy
+// phases). Then every stretch disagrees with the rate, not one, and a rate
+// judged only by its agreement was never replaced. So two stretches in a
+// row that disagree with the rate but agree with each other are the
+// measurement, and the rate is what is off: their rate takes over with
+// their bound, however loose, and refinement goes on from there.
 //
 // Time. nanotime is piecewise linear in the TSC: a segment is
 // ns(t) = base_ns + (t - base_tsc) * ns_per_cycle, and a refinement starts
@@ -51,6 +60,7 @@
 // it change, reads again.
 #include "arch/arch_private.h"
 #include "arch/x86.h"
+#include "lib/panic.h"
 #include "lib/printf.h"
 
 #define WINDOW_MIN_NS 1000000ull        // the boot window: at least 1 ms,
@@ -85,7 +95,12 @@ static struct refsample last;           // its latest reading
 static uint64_t anchor_ticks;           // reference ticks from anchor to last, wraps included
 static uint64_t window_cycles;          // the current estimate's window
 static uint64_t bound_ppb;              // and its error bound
-static uint32_t refinements, steps;
+static uint32_t refinements, steps, corrections;
+// The stretch before the anchor, when it disagreed with the rate (it ends
+// where the anchor starts): the first of a possible two in a row.
+static struct refsample disagreed_from;
+static uint64_t disagreed_ticks;        // 0: the stretch before agreed, or there was none
+static int64_t skew_request;            // ppb: ktest's, applied at core 0's next refinement
 static uint64_t next_refine;            // TSC; refine when a look comes after it
 static const char *source;
 static uint64_t boot_hz, boot_bound_ppb, boot_window_cycles;
@@ -413,21 +428,44 @@ static bool refine_locked(bool force)
     struct refsample s;
     if (!refclock_sample(&ref, 3, SAMPLE_MAX_HALF, &s) || s.tsc - last.tsc < arch_ns_to_cycles(REFINE_MIN_GAP_NS))
         return false;
+    if (skew_request) {     // the rate set off by skew_request, as if it had gone wrong long ago
+        uint64_t hz = arch_tsc_hz(), d = mul_div(hz, (uint64_t)(skew_request < 0 ? -skew_request : skew_request), PPB);
+        conv_set(skew_request < 0 ? hz - d : hz + d);
+        skew_request = 0;
+        anchor = last = s;
+        anchor_ticks = disagreed_ticks = 0;
+        return true;
+    }
     uint64_t sub = ticks_since_last(&s);
     if (!sub)
         return false;
-    if (!rates_agree(mul_div(s.tsc - last.tsc, ref.hz, sub), bound_of(&last, &s, sub), arch_tsc_hz(), bound_ppb)) {
-        anchor = last = s;      // a step: measure again from here
-        anchor_ticks = 0;
-        steps++;
-        __atomic_store_n(&next_refine, s.tsc + arch_ns_to_cycles(REFINE_FIRST_NS), __ATOMIC_RELAXED);  // relaxed: a hint
-        return false;
+    uint64_t sub_hz = mul_div(s.tsc - last.tsc, ref.hz, sub), sub_bound = bound_of(&last, &s, sub);
+    bool correct = false;
+    if (!rates_agree(sub_hz, sub_bound, arch_tsc_hz(), bound_ppb)) {
+        // anchor == last here when the stretch before disagreed too: the
+        // anchor was moved to its end.
+        correct = disagreed_ticks && !anchor_ticks &&
+                  rates_agree(sub_hz, sub_bound, mul_div(last.tsc - disagreed_from.tsc, ref.hz, disagreed_ticks),
+                              bound_of(&disagreed_from, &last, disagreed_ticks));
+        if (!correct) {
+            disagreed_from = last;  // a step, or the first sign that the rate is off
+            disagreed_ticks = sub;
+            anchor = last = s;      // measure again from here
+            anchor_ticks = 0;
+            steps++;
+            __atomic_store_n(&next_refine, s.tsc + arch_ns_to_cycles(REFINE_FIRST_NS), __ATOMIC_RELAXED);  // relaxed: a hint
+            return false;
+        }
+        anchor = disagreed_from;    // the two stretches are one measurement
+        anchor_ticks = disagreed_ticks;
+        corrections++;
     }
+    disagreed_ticks = 0;
     last = s;
     anchor_ticks += sub;
     uint64_t bound = bound_of(&anchor, &s, anchor_ticks);
     __atomic_store_n(&next_refine, anchor.tsc + 10 * (s.tsc - anchor.tsc), __ATOMIC_RELAXED);  // relaxed: a hint
-    if (!force && bound >= bound_ppb)
+    if (!force && !correct && bound >= bound_ppb)
         return false;
     window_cycles = s.tsc - anchor.tsc;
     bound_ppb = bound;
@@ -453,12 +491,22 @@ bool arch_clock_refine(uint64_t now, bool force)
     return changed;
 }
 
+void arch_clock_skew_for_test(int64_t ppb)
+{
+    ASSERT(ppb > -(int64_t)PPB / 10 && ppb < (int64_t)PPB / 10);
+    spin_lock(&refine_lock);
+    skew_request = ppb;
+    __atomic_store_n(&next_refine, 0, __ATOMIC_RELAXED);   // relaxed: a hint; core 0 takes the lock
+    spin_unlock(&refine_lock);
+}
+
 void arch_clock_info(struct arch_clock_info *ci)
 {
     spin_lock(&refine_lock);
     *ci = (struct arch_clock_info){
         .hz = arch_tsc_hz(), .source = source, .window_ns = arch_cycles_to_ns(window_cycles),
-        .bound_ppb = bound_ppb, .refinements = refinements, .steps = steps, .refinable = refinable,
+        .bound_ppb = bound_ppb, .refinements = refinements, .steps = steps, .corrections = corrections,
+        .refinable = refinable,
         .boot_hz = boot_hz, .boot_bound_ppb = boot_bound_ppb, .boot_window_ns = arch_cycles_to_ns(boot_window_cycles),
     };
     spin_unlock(&refine_lock);

@@ -25,6 +25,8 @@
 
 static double fabs_(double v) { return v < 0 ? -v : v; }
 
+static uint64_t mul_div_ppb_(uint64_t v, int64_t ppb) { return (uint64_t)((double)v * (double)ppb / PPB); }
+
 static void sort_doubles(double *v, int n)
 {
     for (int i = 1; i < n; i++)
@@ -58,22 +60,22 @@ KTEST(clock_tsc_rate_matches_pm_timer)
     double now_off = ((double)ci.hz - measured) * PPB / measured;
     double spread = (rate[STRETCHES - 1] - rate[0]) * PPB / measured;
     printf("ktest: tsc %.0f Hz by the PM timer (median of %d x %llu ms, each within %.0f ppb, spread %.0f ppb); "
-           "boot estimate %lu Hz (%s, %lu us, bound %lu ppb) off by %.0f ppb; now %lu Hz (%u refinements, %u steps, "
+           "boot estimate %lu Hz (%s, %lu us, bound %lu ppb) off by %.0f ppb; now %lu Hz (%u refinements, %u steps, %u corrections, "
            "bound %lu ppb) off by %.0f ppb\n",
            measured, STRETCHES, STRETCH_NS / 1000000, worst_bound, spread, ci.boot_hz, ci.source,
-           ci.boot_window_ns / 1000, ci.boot_bound_ppb, boot_off, ci.hz, ci.refinements, ci.steps, ci.bound_ppb,
+           ci.boot_window_ns / 1000, ci.boot_bound_ppb, boot_off, ci.hz, ci.refinements, ci.steps, ci.corrections, ci.bound_ppb,
            now_off);
     if (ci.source[0] == 'C')
         KT_SKIP("rate from CPUID: no error bound to hold it to");
     if (fabs_(boot_off) > (double)ci.boot_bound_ppb + worst_bound + WANDER_PPB)
         KT_FAIL("boot estimate off by %ld ppb, beyond its bound %lu + the stretch's %ld + wander %ld",
                 (long)boot_off, ci.boot_bound_ppb, (long)worst_bound, (long)WANDER_PPB);
-    // The refined rate is held to its bound only on bare metal, for now:
-    // in full ktest runs at 4 and 8 vCPUs on the loaded 2-core host it was
-    // off by more than its bound + the stretch's + 50 ppm, while alone it
-    // holds within 1 ppm. The cause is not established; the likeliest is a
-    // TCG TSC step (docs/boot.md, Steps) that the step check let into a
-    // refinement. An open defect (docs/boot.md, Measurements); still printed.
+    // The refined rate is held to its bound on bare metal only. Under TCG
+    // with more than one vCPU the TSC has no one rate to hold it to: QEMU's
+    // TSC gains on its clocks while vCPUs read it at once (docs/boot.md,
+    // "The TSC under TCG"), 0.1-0.7% in ktest's busy phases, and a rate
+    // refined over one of them is off in the quiet stretches measured here
+    // until a correction replaces it. Still printed.
     if (fabs_(now_off) > (double)ci.bound_ppb + worst_bound + WANDER_PPB && ktest_tail_bounds_asserted())
         KT_FAIL("current rate off by %ld ppb, beyond its bound %lu + the stretch's %ld + wander %ld",
                 (long)now_off, ci.bound_ppb, (long)worst_bound, (long)WANDER_PPB);
@@ -155,4 +157,40 @@ KTEST(clock_refinement_keeps_nanotime_continuous)
     KT_ASSERT(kt_wait_count(&readers_done, n, 60000));
     KT_ASSERT_EQ(kt_load(&backsteps), 0);
     KT_ASSERT(applied > 0);
+}
+
+// A rate gone wrong and kept with a tight bound (a TSC that is not
+// invariant after a frequency change; under TCG, QEMU's TSC gaining while
+// vCPUs read it at once): every later stretch disagrees with it. Refinement
+// must take two such stretches that agree with each other as the new rate
+// (arch/tsc.c, "Corrections"), not call each one a step for good.
+#define SKEW_PPB 20000000ll             // 2%: far beyond any bound, any wander, TCG's gain
+
+KTEST(clock_refinement_replaces_a_rate_gone_wrong)
+{
+    struct arch_clock_info ci;
+    arch_clock_info(&ci);
+    if (!ci.refinable)
+        KT_SKIP("rate not refinable here (from CPUID, or the PIT)");
+    uint64_t good = ci.hz;
+    uint32_t corrections = ci.corrections, steps = ci.steps;
+    arch_clock_skew_for_test(SKEW_PPB);
+    for (int i = 0; i < 500 && arch_tsc_hz() == good; i++) {
+        sleep_ns(1000000);
+        arch_clock_refine(arch_cycles(), true);
+    }
+    uint64_t skewed = arch_tsc_hz();
+    KT_ASSERT(skewed > good);
+    for (int i = 0; i < 4; i++) {
+        refine_now();
+        arch_clock_info(&ci);
+        if (ci.corrections != corrections)
+            break;
+    }
+    printf("ktest: rate %lu Hz set 2%% off to %lu; now %lu Hz (bound %lu ppb) after %u steps, %u corrections\n", good,
+           skewed, ci.hz, ci.bound_ppb, ci.steps - steps, ci.corrections - corrections);
+    if (ci.corrections == corrections)
+        KT_FAIL("the rate set 2%% off was never replaced: %u stretches since called it a step", ci.steps - steps);
+    uint64_t off = ci.hz > good ? ci.hz - good : good - ci.hz;
+    KT_ASSERT(off < mul_div_ppb_(good, SKEW_PPB / 4));
 }
