@@ -442,9 +442,9 @@ static bool refine_locked(bool force)
     uint64_t sub_hz = mul_div(s.tsc - last.tsc, ref.hz, sub), sub_bound = bound_of(&last, &s, sub);
     bool correct = false;
     if (!rates_agree(sub_hz, sub_bound, arch_tsc_hz(), bound_ppb)) {
-        // anchor == last here when the stretch before disagreed too: the
-        // anchor was moved to its end.
-        correct = disagreed_ticks && !anchor_ticks &&
+        // The stretch before disagreed too when disagreed_ticks is set:
+        // the anchor was moved to its end (anchor == last, no ticks yet).
+        correct = disagreed_ticks &&
                   rates_agree(sub_hz, sub_bound, mul_div(last.tsc - disagreed_from.tsc, ref.hz, disagreed_ticks),
                               bound_of(&disagreed_from, &last, disagreed_ticks));
         if (!correct) {
