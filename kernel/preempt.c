@@ -153,10 +153,12 @@ static uint64_t idle_watch_deadline(uint64_t now)
 
 // An M about to halt without a P: watch that deadline unless another idle
 // core already watches one at least as early. The watcher knows itself
-// (m->watching), so interrupts that re-arm it keep the watch; a watch left
-// by a core that since took a P is released in core_leave_idle. Invariant:
-// sched.timer_watch, when not 0 and still to come, is the deadline its
-// watcher's core is armed for; others rely on it and arm nothing.
+// (m->watching), so its own re-arms after each wake keep the watch; a
+// watch left by a core that since took a P is released in core_leave_idle.
+// Invariant: sched.timer_watch, when not 0 and still to come, is the
+// deadline its watcher's core is armed for, or will be before that core
+// halts again (woken, it passes here first); others rely on it and arm
+// nothing.
 void core_arm_idle(struct m *mp)
 {
     uint64_t now = arch_cycles();
@@ -270,10 +272,17 @@ static void timer_irq(uint8_t vector)
     preempt_check(mp, now, false);
     if (mp->id == 0)
         sysmon_tick(now);
+    // An M without a P takes interrupts only inside stopm's idle_wait,
+    // whose loop looks at the timers and arms again before it waits
+    // again: nothing is armed here. Arming here would mostly re-arm the
+    // watched deadline that just fired, already past (no timer has run
+    // yet): its interrupt would come back on the first instruction after
+    // the iret, before the loop could take a P for it, every time. That
+    // livelocked an idle core under -icount (the APIC timer's one tick is
+    // one instruction) and would on hardware, where one tick is shorter
+    // than the way out of this handler.
     if (mp->p)
         core_rearm(mp, now);
-    else
-        core_arm_idle(mp);
 }
 
 // sysmon's backstop: this core's own timer did not act on an overrun.

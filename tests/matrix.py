@@ -416,6 +416,14 @@ CONFIGS = [
            timeout=180, log_check=late_aps_check),
     ktest("smp2-kernel", "ktest, -kernel, 2 vCPUs", cores=2),
     ktest("smp1-kernel", "ktest, -kernel, 1 vCPU", cores=1),
+    # Under -icount an APIC timer tick is one instruction and the clock
+    # jumps to the next deadline while every vCPU idles (sleep=off): a
+    # deadline re-armed in the past fires before the code it interrupted
+    # can act on it, a livelock that real TCG's slow timer hides.
+    ktest("icount-smp1", "ktest, 1 vCPU, -icount shift=0,sleep=off (guest time counts instructions)",
+          cores=1, qemu_extra=["-icount", "shift=0,sleep=off"]),
+    ktest("icount-smp2", "ktest, 2 vCPUs, -icount shift=0,sleep=off (one thread runs both, in turn)",
+          cores=2, qemu_extra=["-icount", "shift=0,sleep=off"]),
     # The scheduler race regressions in the debug build (make DEBUG=1), whose
     # delay points widen each race's window (tests/kernel/test_sched_races.c).
     ktest("race-debug-smp2", "race regressions, debug build (delay points), 2 vCPUs",

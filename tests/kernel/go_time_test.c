@@ -428,7 +428,8 @@ KTEST(go_TestReset)
 // conversions' fixed-point error (about 1e-9) stays well inside the range.
 static uint64_t wrapping_ns(void)
 {
-    uint64_t lo = arch_cycles_to_ns(UINT64_MAX) - (1ull << 35), hi = lo + (1ull << 36);
+    uint64_t lo = arch_cycles_to_ns(UINT64_MAX) - (1ull << 35);
+    uint64_t hi = lo > UINT64_MAX - (1ull << 36) ? UINT64_MAX : lo + (1ull << 36);   // at 1 cycle/ns (-icount) the top is 2^64 - 1
     uint64_t floor = arch_ns_to_cycles(lo);
     while (hi - lo > 1) {           // invariant: conv(lo) >= floor
         uint64_t mid = lo + (hi - lo) / 2;
