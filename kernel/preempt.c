@@ -200,10 +200,16 @@ void core_arm_idle(struct m *mp)
 // mp just got a P (on its way out of stopm). If it watched the idle Ps'
 // timers, it releases the watch. Then, whether or not it was the watcher:
 // when a timer is pending and nobody watches, an idle M is woken to take
-// the watch (it re-arms on its way back to halt). The IPI goes out under
-// sched.lock, to an M on the idle list at that moment; if startm takes that
-// M right after, the M passes through here on its way out and wakes the
-// next one, so the watch is never dropped on the floor.
+// the watch (it re-arms on its way back to halt). The M is the idle list's
+// head under sched.lock; the IPI goes out after the lock is let go. If
+// startm takes that M in between, the M passes through here on its way
+// out and wakes the next one, so the watch is never dropped on the floor,
+// and the IPI finds it running (or back at its halt, where it only makes
+// it look again). Not under the lock: the woken M's first step is to take
+// sched.lock (take_p_for_timers), and under TCG an APIC access waits for
+// QEMU's global lock, which a vCPU spinning with PAUSE takes and lets go
+// at every PAUSE: the sender held sched.lock for 1.5-4.5 ms while the M it
+// had woken spun for it (2 vCPUs, app=bench_time sleep_lateness, p99 3 ms).
 void core_leave_idle(struct m *mp)
 {
     uint64_t w = mp->watching;
@@ -217,10 +223,10 @@ void core_leave_idle(struct m *mp)
         return;
     spin_lock(&sched.lock);
     struct m *other = sched.midle;
+    spin_unlock(&sched.lock);
     DEBUG_DELAY(core_leave_idle);
     if (other && other != mp)
         arch_send_ipi(other->id, VEC_WAKE);
-    spin_unlock(&sched.lock);
 }
 
 // The quantum and timer checks for a core running a G. Interrupts off.
