@@ -294,6 +294,9 @@ struct arch_clock_info {
     uint32_t corrections;       // rates replaced: two stretches in a row disagreed with it, agreed with each other
     bool refinable;
     uint64_t boot_hz, boot_bound_ppb, boot_window_ns;   // the boot estimate
+    // nanotime's current and previous segments: ns(t) = base_ns + (t -
+    // base_tsc) * mult / 2^32 (arch/tsc.c), for a test's failure report
+    uint64_t cur_base_tsc, cur_base_ns, cur_mult, prev_base_tsc, prev_base_ns, prev_mult;
 };
 void arch_clock_info(struct arch_clock_info *ci);
 // One reading of the ACPI PM timer bracketed by TSC reads (tests check the

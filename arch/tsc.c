@@ -181,7 +181,12 @@ static void conv_set(uint64_t hz)
 {
     uint32_t seq = conv.seq;            // only writers change it, one at a time
     __atomic_store_n(&conv.seq, seq + 1, __ATOMIC_RELAXED);             // odd: readers retry
-    __atomic_thread_fence(__ATOMIC_RELEASE);                            // seq odd before any field changes
+    // seq odd visible to every core before the TSC is read (and before any
+    // field changes): a release fence would let the store wait in the store
+    // buffer while rdtsc runs (LFENCE does not drain it), and a reader that
+    // then read the TSC past `now` and seq still even would convert it with
+    // the old segment, a little off the new one's value there.
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     uint64_t now = rdtsc_ordered();                                     // after seq is odd
     struct segment next = { now, segment_ns(&conv.cur, now), (PPB << 32) / hz };
     if (!conv.hz)
@@ -508,6 +513,9 @@ void arch_clock_info(struct arch_clock_info *ci)
         .bound_ppb = bound_ppb, .refinements = refinements, .steps = steps, .corrections = corrections,
         .refinable = refinable,
         .boot_hz = boot_hz, .boot_bound_ppb = boot_bound_ppb, .boot_window_ns = arch_cycles_to_ns(boot_window_cycles),
+        // the writer holds refine_lock too: no seqlock read needed
+        .cur_base_tsc = conv.cur.base_tsc, .cur_base_ns = conv.cur.base_ns, .cur_mult = conv.cur.mult,
+        .prev_base_tsc = conv.prev.base_tsc, .prev_base_ns = conv.prev.base_ns, .prev_mult = conv.prev.mult,
     };
     spin_unlock(&refine_lock);
 }

@@ -133,14 +133,24 @@ KTEST(clock_refinement_keeps_nanotime_continuous)
     // the old segment still covers it.
     int applied = 0;
     for (int i = 0; i < 5; i++) {
+        struct arch_clock_info ci0 = ci;
+        uint32_t cpu = cpu_index();
         uint64_t t = arch_cycles(), before = arch_tsc_to_nanotime(t);
         uint32_t r0 = ci.refinements;
         bool done = refine_now();
         arch_clock_info(&ci);
         applied += done;
-        if (done && ci.refinements == r0 + 1 && arch_tsc_to_nanotime(t) != before)
-            KT_FAIL("refinement %d moved nanotime at a TSC read before it: %lu -> %lu ns", i, before,
-                    arch_tsc_to_nanotime(t));
+        uint64_t after = arch_tsc_to_nanotime(t);
+        if (done && ci.refinements == r0 + 1 && after != before) {
+            printf("ktest: TSC %lu read on cpu %u; segments (base TSC, base ns, mult) before: cur %lu %lu %lu, "
+                   "prev %lu %lu %lu; after: cur %lu %lu %lu, prev %lu %lu %lu; refinements %u -> %u, "
+                   "steps %u -> %u, corrections %u -> %u\n", t, cpu,
+                   ci0.cur_base_tsc, ci0.cur_base_ns, ci0.cur_mult, ci0.prev_base_tsc, ci0.prev_base_ns,
+                   ci0.prev_mult, ci.cur_base_tsc, ci.cur_base_ns, ci.cur_mult, ci.prev_base_tsc,
+                   ci.prev_base_ns, ci.prev_mult, ci0.refinements, ci.refinements, ci0.steps, ci.steps,
+                   ci0.corrections, ci.corrections);
+            KT_FAIL("refinement %d moved nanotime at a TSC read before it: %lu -> %lu ns", i, before, after);
+        }
     }
     // Readers on every core while refinements change the rate: never back.
     kt_store(&readers_done, 0);
