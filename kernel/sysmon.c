@@ -32,7 +32,7 @@ void sysmon_wake(void)
         return;
     __atomic_store_n(&next_look, arch_cycles() + arch_ns_to_cycles(20000), __ATOMIC_RELAXED);   // racing sysmon_tick only moves a deadline
     if (cpu_index() != 0) {
-        arch_send_ipi(0, VEC_TIMER);        // core 0 re-arms in its handler
+        arch_send_ipi(0, VEC_TIMER);        // core 0 re-arms in its handler, or idle, in stopm before it halts again
         return;
     }
     uint64_t f = irq_save();                // core 0 itself: its timer may be armed later or not at all
