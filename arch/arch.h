@@ -378,11 +378,16 @@ void arch_reboot(void) __attribute__((noreturn));
 bool arch_x2apic(void);
 // Asks core cpu, by NMI (so even with interrupts off), where it is. The
 // NMI only records it: it may land inside the console's own lock or line,
-// so it never prints. arch_report_flush prints a recorded report ("core N:
-// <why>; it is at <rip symbol>" and a short backtrace) and returns true;
-// the asker calls it later, from an ordinary context.
-void arch_report_cpu(uint32_t cpu, const char *why);
+// so it never prints. False: a report on that core is already under way,
+// and this one is dropped. arch_report_flush prints a recorded report
+// ("core N: <why>; it is at <rip symbol>" and a short backtrace) and
+// returns true; the asker calls it later, from an ordinary context, and
+// so does sysmon for every core (debug builds), whoever asked: a report
+// is printed once, by whichever flush finds it first.
+// arch_reports_printed counts the reports on cpu printed so far.
+bool arch_report_cpu(uint32_t cpu, const char *why);
 bool arch_report_flush(uint32_t cpu);
+uint64_t arch_reports_printed(uint32_t cpu);
 
 // The CPU's brand string, and how it runs: "tcg", "kvm", "hypervisor" or
 // "native" (arch/cpuinfo.c).

@@ -179,9 +179,10 @@ static __attribute__((noreturn)) void fatal_exception(struct trapframe *tf)
 // Per core: a report that arch_report_cpu asked for, recorded by its NMI
 // and printed by arch_report_flush. state moves FREE -> CLAIMED -> ASKED
 // (the asker, who writes why between the two) -> RECORDED (the NMI) ->
-// FREE (the flush); each step publishes the fields it wrote (release) to
-// the next one's acquire.
-enum { REPORT_FREE, REPORT_CLAIMED, REPORT_ASKED, REPORT_RECORDED };
+// PRINTING (the one flush that wins the CAS; sysmon's and the asker's may
+// race) -> FREE; each step publishes the fields it wrote (release) to the
+// next one's acquire.
+enum { REPORT_FREE, REPORT_CLAIMED, REPORT_ASKED, REPORT_RECORDED, REPORT_PRINTING };
 #define REPORT_FRAMES 8
 static struct {
     uint32_t state;                 // atomic
@@ -191,24 +192,30 @@ static struct {
     uint32_t in_service;            // a vector the core has not acknowledged, or 0
     int nframes;
     uint64_t ret[REPORT_FRAMES];
+    uint64_t printed;               // reports printed: atomic, written by the flush in PRINTING
 } reports[MAX_CPUS];
 
-void arch_report_cpu(uint32_t cpu, const char *why)
+bool arch_report_cpu(uint32_t cpu, const char *why)
 {
     uint32_t free = REPORT_FREE;
     // acquire: pairs with the flush's release (the last report is out);
     // relaxed on failure: a report is under way, and this one is dropped
     if (!__atomic_compare_exchange_n(&reports[cpu].state, &free, REPORT_CLAIMED, false,
                                      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-        return;     // one report at a time per core
+        return false;   // one report at a time per core
     reports[cpu].why = why;
     __atomic_store_n(&reports[cpu].state, REPORT_ASKED, __ATOMIC_RELEASE);  // publishes why: pairs with the NMI's acquire
     lapic_send(cpu_of[cpu]->apic_id, ICR_NMI | ICR_ASSERT);
+    return true;
 }
 
 bool arch_report_flush(uint32_t cpu)
 {
-    if (__atomic_load_n(&reports[cpu].state, __ATOMIC_ACQUIRE) != REPORT_RECORDED)    // pairs with the NMI's release
+    uint32_t recorded = REPORT_RECORDED;
+    // acquire: pairs with the NMI's release; relaxed on failure: nothing
+    // recorded, or another flush prints it
+    if (!__atomic_compare_exchange_n(&reports[cpu].state, &recorded, REPORT_PRINTING, false, __ATOMIC_ACQUIRE,
+                                     __ATOMIC_RELAXED))
         return false;
     uint64_t off;
     const char *sym = arch_symbolize(reports[cpu].rip, &off);
@@ -221,8 +228,14 @@ bool arch_report_flush(uint32_t cpu)
         sym = arch_symbolize(reports[cpu].ret[i] - 1, &off);
         kprintf("  #%d %016lx %s+0x%lx\n", i + 1, reports[cpu].ret[i], sym ? sym : "?", off + 1);
     }
+    __atomic_store_n(&reports[cpu].printed, reports[cpu].printed + 1, __ATOMIC_RELEASE);  // pairs with arch_reports_printed
     __atomic_store_n(&reports[cpu].state, REPORT_FREE, __ATOMIC_RELEASE);   // pairs with arch_report_cpu's acquire
     return true;
+}
+
+uint64_t arch_reports_printed(uint32_t cpu)
+{
+    return __atomic_load_n(&reports[cpu].printed, __ATOMIC_ACQUIRE);     // pairs with the flush's release
 }
 
 // An NMI from outside (QEMU's monitor `nmi`, which the test runner sends

@@ -424,6 +424,8 @@ CONFIGS = [
           cores=1, qemu_extra=["-icount", "shift=0,sleep=off"]),
     ktest("icount-smp2", "ktest, 2 vCPUs, -icount shift=0,sleep=off (one thread runs both, in turn)",
           cores=2, qemu_extra=["-icount", "shift=0,sleep=off"]),
+    ktest("icount-debug-smp2", "ktest, debug build, 2 vCPUs, -icount shift=0,sleep=off",
+          build="debug", cores=2, qemu_extra=["-icount", "shift=0,sleep=off"]),
     # The scheduler race regressions in the debug build (make DEBUG=1), whose
     # delay points widen each race's window (tests/kernel/test_sched_races.c).
     ktest("race-debug-smp2", "race regressions, debug build (delay points), 2 vCPUs",
