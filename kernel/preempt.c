@@ -285,8 +285,8 @@ static void timer_irq(uint8_t vector)
     // yet): its interrupt would come back on the first instruction after
     // the iret, before the loop could take a P for it, every time. That
     // livelocked an idle core under -icount (the APIC timer's one tick is
-    // one instruction) and would on hardware, where one tick is shorter
-    // than the way out of this handler.
+    // one instruction) and, by the same arithmetic, would on hardware,
+    // where one tick is shorter than the way out of this handler.
     if (mp->p)
         core_rearm(mp, now);
 }
