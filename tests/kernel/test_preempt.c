@@ -440,14 +440,14 @@ KTEST(debug_irqs_off_report_while_holding_the_console)
     // then asked again.
     preempt_disable();
     uint32_t me = (uint32_t)core_id();
-    uint64_t before = arch_reports_printed(me);
-    report_asked = false;
-    for (int tries = 0; tries < 10 && !report_asked; tries++) {
+    uint64_t before;
+    int tries = 0;
+    do {
         before = arch_reports_printed(me);
         console_lock_held_for(report_self, 2000000);     // the NMI lands in here
         for (uint64_t until = nanotime() + KT_STALL_NS; arch_reports_printed(me) == before && nanotime() < until;)
             arch_report_flush(me);
-    }
+    } while (!report_asked && ++tries < 10);
     preempt_enable();
     KT_ASSERT(report_asked);
     KT_ASSERT(arch_reports_printed(me) != before);
