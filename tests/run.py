@@ -586,6 +586,13 @@ def main():
         return 130
     if args.verbose:
         print(f"# wall time {time.monotonic() - t0:.1f}s")
+    if counts["failures"]:
+        # Again at the end, where a truncated CI log still shows them: a
+        # boot's FAIL line comes before its tests' lines, and its reason
+        # ("app returned 1") does not name the test that failed.
+        print(f"# FAIL lines again ({len(counts['failures'])}):")
+        for line in counts["failures"]:
+            print("#   " + line)
     summary = f"{counts['PASS']} passed, {counts['FAIL']} failed"
     if counts["SKIP"]:
         summary += f", {counts['SKIP']} skipped"
@@ -622,10 +629,10 @@ def parse_args():
 
 def run_all(configs, hosts, fuzzes, args):
     """Runs everything selected, printing results as they come; returns
-    the counts by status, or None when interrupted."""
+    the counts by status and the FAIL lines, or None when interrupted."""
     os.makedirs(args.logs, exist_ok=True)
     runner = qemu.Group()
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "failures": []}
     out_lock = threading.Lock()
 
     def print_results(future):
@@ -633,6 +640,8 @@ def run_all(configs, hosts, fuzzes, args):
         with out_lock:
             for r in results:
                 counts[r.status] += 1
+                if r.status == "FAIL":
+                    counts["failures"].append(r.line())
                 print(r.line())
             for n in notes:
                 print(n)
