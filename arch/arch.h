@@ -282,7 +282,8 @@ uint64_t arch_tsc_to_nanotime(uint64_t tsc);
 bool arch_clock_refine(uint64_t now, bool force);
 // ktest: at core 0's next refinement the rate is set off by ppb (|ppb| <
 // 10%) and its bound kept, as if it had gone wrong long ago; refinement
-// must find it out (arch/tsc.c, "Corrections").
+// must find it out (arch/tsc.c, "Corrections"). arch_clock_info's skews
+// counts the ones applied; ppb 0 withdraws one not applied yet.
 void arch_clock_skew_for_test(int64_t ppb);
 struct arch_clock_info {
     uint64_t hz;
@@ -292,6 +293,7 @@ struct arch_clock_info {
     uint32_t refinements;       // rates applied since boot
     uint32_t steps;             // readings that disagreed with the rate (a step): measured again
     uint32_t corrections;       // rates replaced: two stretches in a row disagreed with it, agreed with each other
+    uint32_t skews;             // arch_clock_skew_for_test's requests applied (not refinements)
     bool refinable;
     uint64_t boot_hz, boot_bound_ppb, boot_window_ns;   // the boot estimate
     // nanotime's current and previous segments: ns(t) = base_ns + (t -

@@ -49,7 +49,9 @@
 // segment gives there: no jump, never back. arch_nanotime() reads the TSC
 // inside the read of the segment, so it always uses the segment that was
 // current at that TSC; arch_tsc_to_nanotime(t), for a TSC read earlier,
-// uses the previous segment when t is older than the current one. Durations
+// uses the previous segment when t is older than the current one (older
+// than both, it extrapolates the previous one back: off by the two rates'
+// difference over the gap, ppm of it, and a rounding). Durations
 // (arch_cycles_to_ns) use the current factor alone. Factors are 32.32 fixed
 // point: a multiply and a shift, no 128-bit division on any hot path (it
 // would need libgcc).
@@ -95,7 +97,7 @@ static struct refsample last;           // its latest reading
 static uint64_t anchor_ticks;           // reference ticks from anchor to last, wraps included
 static uint64_t window_cycles;          // the current estimate's window
 static uint64_t bound_ppb;              // and its error bound
-static uint32_t refinements, steps, corrections;
+static uint32_t refinements, steps, corrections, skews;
 // The stretch before the anchor, when it disagreed with the rate (it ends
 // where the anchor starts): the first of a possible two in a row.
 static struct refsample disagreed_from;
@@ -437,6 +439,7 @@ static bool refine_locked(bool force)
         uint64_t hz = arch_tsc_hz(), d = mul_div(hz, (uint64_t)(skew_request < 0 ? -skew_request : skew_request), PPB);
         conv_set(skew_request < 0 ? hz - d : hz + d);
         skew_request = 0;
+        skews++;
         anchor = last = s;
         anchor_ticks = disagreed_ticks = 0;
         return true;
@@ -511,7 +514,7 @@ void arch_clock_info(struct arch_clock_info *ci)
     *ci = (struct arch_clock_info){
         .hz = arch_tsc_hz(), .source = source, .window_ns = arch_cycles_to_ns(window_cycles),
         .bound_ppb = bound_ppb, .refinements = refinements, .steps = steps, .corrections = corrections,
-        .refinable = refinable,
+        .skews = skews, .refinable = refinable,
         .boot_hz = boot_hz, .boot_bound_ppb = boot_bound_ppb, .boot_window_ns = arch_cycles_to_ns(boot_window_cycles),
         // the writer holds refine_lock too: no seqlock read needed
         .cur_base_tsc = conv.cur.base_tsc, .cur_base_ns = conv.cur.base_ns, .cur_mult = conv.cur.mult,
