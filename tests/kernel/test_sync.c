@@ -67,8 +67,12 @@ KTEST(sync_mutex_mutual_exclusion_counter)
 //
 // What holds however long the host stops a vCPU: every waiter gets the
 // mutex STARVE_ROUNDS times while the hog never stops trying, and an
-// unlock in starvation mode is always followed by a waiter's turn, never
-// the hog's. On one P starvation mode surely comes: a waiter readied by
+// unlock in starvation mode with a waiter parked is always followed by a
+// waiter's turn, never the hog's. (With none parked yet, the unlock only
+// raises the count: the waiter that set STARVING may still be on its way
+// into semacquire, its vCPU stopped by the host, and the hog's next lock,
+// queueing because of STARVING, takes the count first. Go's semaphore has
+// the same window; seen with a 400 us delay after that CAS, at 4 vCPUs.) On one P starvation mode surely comes: a waiter readied by
 // the hog's unlock runs only when the hog yields, which it does holding
 // the mutex, so the waiter loses until it has waited 1 ms. On several Ps
 // a waiter stolen by another core may win in normal mode (measured: 1
@@ -89,14 +93,16 @@ static void starve_hog(void *arg)
     bool handed_off = false;
     while (!__atomic_load_n(&starve_stop, __ATOMIC_ACQUIRE)) {
         mutex_lock(&starve_mu);
-        // After an unlock in starvation mode a waiter owned the mutex
-        // before this lock returned.
+        // After an unlock in starvation mode to a parked waiter, a waiter
+        // owned the mutex before this lock returned.
         if (handed_off && starve_waiter_turns == turns_at_handoff)
             kt_add(&starve_barged, 1);
         yield_for(200000);
         // Read while held: STARVING is set only by a waiter while the
-        // mutex is held, and cleared only by the waiter it is handed to.
-        handed_off = mutex_starving(&starve_mu);
+        // mutex is held, and cleared only by the waiter it is handed to;
+        // a parked waiter stays parked until this unlock's semrelease
+        // takes it off the queue and gives it the count.
+        handed_off = mutex_starving(&starve_mu) && sema_waiters(&starve_mu.sema) > 0;
         turns_at_handoff = starve_waiter_turns;
         mutex_unlock(&starve_mu);
         if (handed_off)
