@@ -228,7 +228,8 @@ GORO_APP(park_million, "park N (default 1000000) goroutines, report bytes each, 
 // ---- the scavenger returns the pages dead goroutines grew ----------------------
 
 #define GROWERS 300
-static uint64_t growers_done, grow_bad;
+static uint64_t growers_grown, growers_done, grow_bad;
+static chan_t *grow_hold;               // closed to let the held growers die; 0: none held
 
 static void grower(void *arg)
 {
@@ -240,6 +241,9 @@ static void grower(void *arg)
         expect += (uint8_t)d + (uint8_t)(d >> 8);
     if (v != expect)
         kt_add(&grow_bad, 1);
+    kt_add(&growers_grown, 1);
+    if (grow_hold)
+        chan_recv(grow_hold, 0);
     kt_add(&growers_done, 1);
 }
 
@@ -250,23 +254,31 @@ KTEST(stack_scavenger_returns_grown_pages)
     uint64_t total0 = stack_scavenged_pages();
     // The scavenger takes dead Gs from the global free list only; each P
     // keeps up to GFREE_LOCAL_MAX of its own, so more die than the Ps keep
-    // (with 8 Ps, 300 could all stay local: "freed 0 pages" on smp8).
+    // (with 8 Ps, 300 could all stay local: "freed 0 pages" on smp8). All
+    // are alive at once before any dies. Let die as they finished, the
+    // grown Gs went round: a P's full list spilled half to the global
+    // one, the spawner's empty list refilled from it, and a spawn took
+    // one again. Once the last refill left none of them on the global
+    // list, nothing but Gs trimmed long ago was there to scavenge (a
+    // fresh-clone CI run, smp2: "freed 0 pages" after the 60 s wait).
     int growers = GROWERS + gomaxprocs(0) * GFREE_LOCAL_MAX;
-    growers_done = grow_bad = 0;
+    growers_grown = growers_done = grow_bad = 0;
+    grow_hold = chan_make(0, 0);
     for (int i = 0; i < growers; i++)
         go(grower, (void *)(uintptr_t)120);        // about 60 KiB each
+    KT_ASSERT(kt_wait_count(&growers_grown, (uint64_t)growers, KT_STALL_MS));
+    chan_close(grow_hold);
     KT_ASSERT(kt_wait_count(&growers_done, (uint64_t)growers, KT_STALL_MS));
-    // the dead Gs past what the Ps keep are on the global free list
-    // The background scavenger (an idle core, about once a second) may get
-    // there first: what counts is that the pages came back.
+    // At least GROWERS dead Gs past what the Ps keep are on the global free
+    // list (a few may still be on their way out); the background scavenger
+    // may have trimmed some already: what counts is that pages came back.
     uint64_t free0 = page_free_count();
-    uint64_t freed = stack_scavenge((uint32_t)growers);
-    uint64_t end = nanotime() + KT_STALL_NS;
-    while (stack_scavenged_pages() == total0 && nanotime() < end)
-        sleep_ns(1000000);
-    freed = stack_scavenged_pages() - total0;
+    stack_scavenge_all();
+    uint64_t freed = stack_scavenged_pages() - total0;
     printf("ktest: scavenger freed %lu pages (%lu KiB), free pages %lu -> %lu\n", freed, freed * 4,
            free0, page_free_count());
+    chan_free(grow_hold);
+    grow_hold = 0;
     KT_ASSERT(freed > 0);
     // the same Gs, reused, grow their stacks again from nothing
     growers_done = 0;
