@@ -72,12 +72,12 @@ KTEST(sync_mutex_mutual_exclusion_counter)
 // raises the count: the waiter that set STARVING may still be on its way
 // into semacquire, its vCPU stopped by the host, and the hog's next lock,
 // queueing because of STARVING, takes the count first. Go's semaphore has
-// the same window; seen with a 400 us delay after that CAS, at 4 vCPUs.) On one P starvation mode surely comes: a waiter readied by
-// the hog's unlock runs only when the hog yields, which it does holding
-// the mutex, so the waiter loses until it has waited 1 ms. On several Ps
-// a waiter stolen by another core may win in normal mode (measured: 1
-// hand-off in 18 turns on 4 vCPUs). How long the longest wait was is a
-// tail.
+// the same window; seen with a 400 us delay after that CAS, at 4 vCPUs.)
+// On one P starvation mode surely comes: a waiter readied by the hog's
+// unlock runs only when the hog yields, which it does holding the mutex,
+// so the waiter loses until it has waited 1 ms. On several Ps a waiter
+// stolen by another core may win in normal mode (measured: 1 hand-off in
+// 18 turns on 4 vCPUs). How long the longest wait was is a tail.
 #define STARVE_WAITERS 3u
 #define STARVE_ROUNDS 6u
 static mutex_t starve_mu;
