@@ -189,8 +189,8 @@ KTEST(clock_refinement_replaces_a_rate_gone_wrong)
     arch_clock_skew_for_test(SKEW_PPB);
     // Waits for the skew itself, not for the rate to change: sysmon may
     // refine the rate on its own first, and a skew still pending when this
-    // test ends would land in the next one (clock_refinement_keeps_nanotime_
-    // continuous once saw nanotime move by it).
+    // test ends lands in the next one (the continuity test above saw
+    // nanotime move by tens of us).
     for (int i = 0; i < 500 && ci.skews == skews; i++) {
         sleep_ns(1000000);
         arch_clock_refine(arch_cycles(), true);

@@ -255,19 +255,20 @@ KTEST(stack_scavenger_returns_grown_pages)
     // The scavenger takes dead Gs from the global free list only; each P
     // keeps up to GFREE_LOCAL_MAX of its own, so more die than the Ps keep
     // (with 8 Ps, 300 could all stay local: "freed 0 pages" on smp8). All
-    // are alive at once before any dies. Let die as they finished, the
-    // grown Gs went round: a P's full list spilled half to the global
-    // one, the spawner's empty list refilled from it, and a spawn took
-    // one again. Once the last refill left none of them on the global
-    // list, nothing but Gs trimmed long ago was there to scavenge (a
-    // fresh-clone CI run, smp2: "freed 0 pages" after the 60 s wait).
+    // are alive at once before any dies. When each died as it finished,
+    // the grown Gs went round: a P's full list spilled half to the global
+    // one, the spawner's empty list refilled from it, and a spawn took one
+    // again. Once the last refill left none of them on the global list,
+    // nothing but Gs trimmed long ago was there to scavenge (a fresh-clone
+    // CI run, smp2: "freed 0 pages" after a 60 s wait).
     int growers = GROWERS + gomaxprocs(0) * GFREE_LOCAL_MAX;
     growers_grown = growers_done = grow_bad = 0;
     grow_hold = chan_make(0, 0);
     for (int i = 0; i < growers; i++)
         go(grower, (void *)(uintptr_t)120);        // about 60 KiB each
-    KT_ASSERT(kt_wait_count(&growers_grown, (uint64_t)growers, KT_STALL_MS));
-    chan_close(grow_hold);
+    bool grown = kt_wait_count(&growers_grown, (uint64_t)growers, KT_STALL_MS);
+    chan_close(grow_hold);              // even after a stall: no grower is left held
+    KT_ASSERT(grown);
     KT_ASSERT(kt_wait_count(&growers_done, (uint64_t)growers, KT_STALL_MS));
     // At least GROWERS dead Gs past what the Ps keep are on the global free
     // list (a few may still be on their way out); the background scavenger

@@ -53,8 +53,8 @@ static bool watch_orphaned_now(void)
 // word and only stopm's loop arms it again (kernel/preempt.c), so the 5
 // looks over 5 ms this test had failed a sound kernel when the host held
 // that vCPU for longer (a 20 ms hold put after a VEC_TIMER on the idle
-// core failed 3 of 4 runs). 2 s is far beyond any hold seen, and far short of the 10 s
-// the broken state lasts.
+// core failed 3 of 4 runs). 2 s is far beyond any hold seen, and far
+// short of the 10 s the broken state lasts.
 static bool watch_orphaned(void)
 {
     for (int k = 0; k < 2000; k++) {
