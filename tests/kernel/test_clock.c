@@ -25,6 +25,9 @@
 
 static double fabs_(double v) { return v < 0 ? -v : v; }
 
+// How far hz is from ref, in parts per billion of ref.
+static double off_ppb(double hz, double ref) { return (hz - ref) * PPB / ref; }
+
 static void sort_doubles(double *v, int n)
 {
     for (int i = 1; i < n; i++)
@@ -54,8 +57,8 @@ KTEST(clock_tsc_rate_matches_pm_timer)
     double measured = (rate[STRETCHES / 2 - 1] + rate[STRETCHES / 2]) / 2;
     struct arch_clock_info ci;
     arch_clock_info(&ci);
-    double boot_off = ((double)ci.boot_hz - measured) * PPB / measured;
-    double now_off = ((double)ci.hz - measured) * PPB / measured;
+    double boot_off = off_ppb((double)ci.boot_hz, measured);
+    double now_off = off_ppb((double)ci.hz, measured);
     double spread = (rate[STRETCHES - 1] - rate[0]) * PPB / measured;
     printf("ktest: tsc %.0f Hz by the PM timer (median of %d x %llu ms, each within %.0f ppb, spread %.0f ppb); "
            "boot estimate %lu Hz (%s, %lu us, bound %lu ppb) off by %.0f ppb; now %lu Hz (%u refinements, %u steps, %u corrections, "
@@ -204,11 +207,11 @@ KTEST(clock_refinement_replaces_a_rate_gone_wrong)
     }
     uint64_t skewed = ci.hz;
     uint32_t corrections = ci.corrections;
-    double off = ((double)skewed - (double)good) * PPB / (double)good;
     // Still 2% off (any refinement of its own in between moved it by ppm):
     // the replacement is to come. Otherwise it came already, while this
     // test's vCPU waited past sysmon's next two looks.
-    if (fabs_(off - (double)SKEW_PPB) < SKEW_PPB / 4) {
+    bool still_skewed = fabs_(off_ppb((double)skewed, (double)good) - (double)SKEW_PPB) < SKEW_PPB / 4;
+    if (still_skewed) {
         for (int i = 0; i < 4 && ci.corrections == corrections; i++) {
             refine_now();
             arch_clock_info(&ci);
@@ -216,7 +219,7 @@ KTEST(clock_refinement_replaces_a_rate_gone_wrong)
     }
     printf("ktest: rate %lu Hz, set 2%% off, was %lu when seen; now %lu Hz (bound %lu ppb) after %u steps, "
            "%u corrections\n", good, skewed, ci.hz, ci.bound_ppb, ci.steps - steps, ci.corrections - corrections_before);
-    if (fabs_(off - (double)SKEW_PPB) < SKEW_PPB / 4 && ci.corrections == corrections)
+    if (still_skewed && ci.corrections == corrections)
         KT_FAIL("the rate set 2%% off was never replaced: %u stretches since called it a step", ci.steps - steps);
-    KT_ASSERT(fabs_(((double)ci.hz - (double)good) * PPB / (double)good) < SKEW_PPB / 4);
+    KT_ASSERT(fabs_(off_ppb((double)ci.hz, (double)good)) < SKEW_PPB / 4);
 }
