@@ -386,6 +386,7 @@ check-atomics:
 # root to run (boot-qemu-probe.py), by their examples (doctest).
 check-tools:
 	@$(PYTHON) -m doctest tools/varint.py && echo "check-tools: tools/varint.py's examples hold"
+	@$(PYTHON) -m doctest tools/qemu.py && echo "check-tools: tools/qemu.py's examples hold"
 	@$(PYTHON) -m doctest tools/boot-qemu-probe.py && echo "check-tools: tools/boot-qemu-probe.py's examples hold"
 
 # make lint: clang-tidy (.clang-tidy names the checks, and why some are off)

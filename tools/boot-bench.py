@@ -25,7 +25,10 @@ to the main goroutine, and of QEMU start to init for Linux, with the
 host's 1-minute load average before each configuration (the host is
 shared: wall-clock time under TCG moves with its load; --quiet-wait waits
 for a quiet moment before each boot). QEMU is started the way every tool
-starts it (tools/qemu.py). Nothing outside the repository is read but
+starts it (tools/qemu.py): without transparent huge pages, whose first
+touch on a host that hands free memory back to its own hypervisor stalls
+a vCPU thread for milliseconds at random (qemu.thp(); --qemu-thp keeps
+them, to measure what they cost). Nothing outside the repository is read but
 QEMU, the Debian kernel and busybox that tools/deps-bench.sh installs, and
 /proc for the host's load.
 
@@ -332,15 +335,21 @@ def main():
                     help="goro under -icount shift=0,sleep=off: the guest's clock counts its instructions "
                          "(1 ns each) and skips its halts, so the timeline is the host's load taken out; "
                          "meaningful with 1 vCPU (more run round-robin on one thread); implies --no-linux")
+    ap.add_argument("--qemu-thp", action="store_true",
+                    help="leave QEMU its transparent huge pages (GORO_QEMU_THP=1; the report says which)")
     ap.add_argument("--from-json", default="", metavar="PATH", help="print the report of an earlier run's JSON")
     opts = ap.parse_args()
     if opts.from_json:
         d = json.load(open(opts.from_json))
         report({int(k): v for k, v in d["goro"].items()}, {int(k): v for k, v in d["linux"].items()}, d["label"])
-        print(f"\n{d['qemu']}; {d['host_cpus']} host CPUs; {d['date']}")
+        print(f"\n{d['qemu']} (transparent huge pages {d.get('qemu_thp', 'on')}); {d['host_cpus']} host CPUs; "
+              f"{d['date']}")
         return 0
 
     elf = qemu.image(opts)
+    if opts.qemu_thp:
+        os.environ["GORO_QEMU_THP"] = "1"
+    thp = qemu.thp()
     if opts.icount:
         opts.linux = False
     outdir = os.path.join(opts.build, "bench")
@@ -370,14 +379,15 @@ def main():
             linux[cpus] = {"load": lload, "runs": lruns, "summary": summarize(lruns)}
             log(f"linux {cpus} vCPUs (load {lload:.2f}): QEMU->init {fmt(linux[cpus]['summary'].get('host_init_ms'))} ms")
     qemu_version = f"QEMU {qemu.version()}"
-    out = {"label": opts.label, "elf": elf, "qemu": qemu_version, "host_cpus": os.cpu_count(),
+    out = {"label": opts.label, "elf": elf, "qemu": qemu_version, "qemu_thp": thp, "host_cpus": os.cpu_count(),
            "date": time.strftime("%Y-%m-%dT%H:%M:%S"), "goro": results, "linux": linux,
            "published": [{"name": n, "figure": f, "source": s} for n, f, s in PUBLISHED]}
     path = opts.out or os.path.join(outdir, "boot.json")
     with open(path, "w") as f:
         json.dump(out, f, indent=1)
     report(results, linux, opts.label)
-    print(f"\n{qemu_version}; {os.cpu_count()} host CPUs; results in {path}, logs in {logdir}")
+    print(f"\n{qemu_version} (transparent huge pages {thp}); {os.cpu_count()} host CPUs; results in {path}, "
+          f"logs in {logdir}")
     ok = all(r["status"] == 33 for v in results.values() for r in v["runs"])
     return 0 if ok else 1
 

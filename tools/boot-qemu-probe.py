@@ -198,6 +198,7 @@ def main():
     if "sipi" not in added:
         perf_probe(["-d", f"{GROUP}:*"])
         sys.exit("boot-qemu-probe: QEMU's do_cpu_sipi cannot be probed: the APs' windows start there")
+    qemu.thp()              # as every other tool starts QEMU (perf passes the flag on)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(opts.boots):

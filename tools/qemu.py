@@ -12,13 +12,15 @@ targets through the command below:
 
 boots ELF under TCG with the serial port on this terminal, prints QEMU's
 exit status and what it means, and exits 0 only when the application
-returned 0.
+returned 0. Every QEMU started through this module runs without
+transparent huge pages (thp(), below; GORO_QEMU_THP=1 keeps them).
 
 Python 3 standard library only.
 """
 
 import argparse
 import contextlib
+import ctypes
 import os
 import re
 import shlex
@@ -194,6 +196,54 @@ def host_line(accel, cores):
             f"date={time.strftime('%Y-%m-%dT%H:%M:%S')}")
 
 
+# ---- the host's memory ---------------------------------------------------------
+#
+# QEMU asks for transparent huge pages (MADV_HUGEPAGE) on guest RAM and on
+# its translation buffer, so the first write to each 2 MiB of either is a
+# fault that zeroes 2 MiB. Where the host is itself a virtual machine that
+# hands its free memory back to its hypervisor (virtio-balloon free page
+# reporting, in 2 MiB blocks: Firecracker, and this project's machine),
+# such a fault on a block handed back costs the outer host 512 faults of
+# its own: 4-6 ms, where a block still backed takes 60-100 us and a 4 KiB
+# page 2 us. Under TCG each vCPU thread translates into a region of the
+# buffer of its own, so an AP's first translation stalls it that long,
+# at random, in the middle of the boot (docs/boot.md, "A huge page per
+# vCPU thread"). So every QEMU started here runs without them: the flag is
+# set on this process (PR_SET_THP_DISABLE is inherited across fork and
+# kept across exec), before its first QEMU. GORO_QEMU_THP=1 leaves QEMU's
+# choice alone, to measure what it costs.
+
+PR_SET_THP_DISABLE = 41
+_thp = None                 # None: not decided yet; else "off" or "on"
+
+
+def thp():
+    """Transparent huge pages for the QEMU processes this one starts: turns
+    them off unless GORO_QEMU_THP=1 (once), and says which, "off" or "on".
+
+    >>> import subprocess
+    >>> state = thp()
+    >>> want = "on" if os.environ.get("GORO_QEMU_THP") == "1" else "off"
+    >>> state == want
+    True
+    >>> line = [l for l in open("/proc/self/status") if l.startswith("THP_enabled:")]
+    >>> child = subprocess.run(["grep", "^THP_enabled:", "/proc/self/status"], capture_output=True, text=True)
+    >>> not line or child.stdout.split()[1] == ("1" if state == "on" else "0")
+    True
+    """
+    global _thp
+    if _thp is None:
+        _thp = "on"
+        if os.environ.get("GORO_QEMU_THP") != "1":
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0:
+                _thp = "off"
+            else:
+                print(f"qemu.py: PR_SET_THP_DISABLE failed ({os.strerror(ctypes.get_errno())}): "
+                      f"QEMU keeps transparent huge pages", file=sys.stderr)
+    return _thp
+
+
 # ---- launching and killing -----------------------------------------------------
 
 class Stopped(Exception):
@@ -277,6 +327,7 @@ class Group:
         with self.lock:
             if self.stopping:
                 raise Stopped()
+            thp()
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
                                  start_new_session=True)
             self.procs.add(p)
@@ -389,6 +440,7 @@ def main():
     # take, and this process only reports what became of it. (A handler,
     # not SIG_IGN, which QEMU would inherit.)
     signal.signal(signal.SIGINT, lambda signum, frame: None)
+    thp()
     status = subprocess.call(cmd)
     print(f"qemu {describe_status(status)}")
     return 0 if status == EXIT_OK else 1
