@@ -388,6 +388,7 @@ check-tools:
 	@$(PYTHON) -m doctest tools/varint.py && echo "check-tools: tools/varint.py's examples hold"
 	@$(PYTHON) -m doctest tools/qemu.py && echo "check-tools: tools/qemu.py's examples hold"
 	@$(PYTHON) -m doctest tools/boot-qemu-probe.py && echo "check-tools: tools/boot-qemu-probe.py's examples hold"
+	@$(PYTHON) -m doctest tools/boot-blocks.py && echo "check-tools: tools/boot-blocks.py's examples hold"
 
 # make lint: clang-tidy (.clang-tidy names the checks, and why some are off)
 # and cppcheck's warning and portability checks over the kernel's C; any

@@ -7,12 +7,16 @@
 ; trap_dispatch returns the frame to resume: the same one, or another
 ; goroutine's when the interrupt switches goroutines. The kernel always runs
 ; at ring 0 and GS base is per core, never swapped, so there is no swapgs.
+;
+; isr_common and each stub have a section of their own, named after them,
+; so that boot/text_order.txt can place the boot core's wake from its halt
+; for the APs' check-ins (one stub, isr_common, trap_dispatch) beside the
+; rest of its boot: under TCG a page's first block walks every vCPU's TLB.
 
 extern trap_dispatch
 global isr_stubs, isr_return
 
-section .text
-align 16
+section .text.isr_common progbits alloc exec nowrite align=16
 isr_common:
     push rax
     push rbx
@@ -53,7 +57,7 @@ isr_return:                         ; rsp = a struct trapframe: restore it and r
     iretq
 
 %macro STUB 1
-align 16
+section .text.isr_stub_%1 progbits alloc exec nowrite align=16
 isr_stub_%1:
 %if %1 = 8 || %1 = 10 || %1 = 11 || %1 = 12 || %1 = 13 || %1 = 14 || %1 = 17 || %1 = 21 || %1 = 29 || %1 = 30
     push qword %1

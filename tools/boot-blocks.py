@@ -19,14 +19,21 @@ function holding it (`nm`), and prints:
   APs' check-in path (AP_CHECK_IN) moved up to the STARTUP: the
   linker places them first, in that order (boot/text_order.txt, the
   Makefile's $(BUILD)/text_order.ld), so the boot's code lies on as few
-  pages as it can (docs/boot.md, "Where the time goes").
+  pages as it can (docs/boot.md, "Where the time goes");
+- with --check, whether the image is laid out by a current list: every
+  function the boot runs before `console_init` (the boot core's way to
+  its halt for the APs' check-ins, and the APs' check-in) must lie before
+  `console_init` in the image. A function new on that way and missing
+  from the list lands past everything the list places, on a page of its
+  own that every vCPU's TLB is walked for while the APs come up. Exit 1,
+  naming them, if one does not.
 
 Blocks below 1 MiB are named `trampoline` (the APs' start-up page) or
 `low` (firmware). The APs share the boot core's translations (one cache for
 all vCPUs), so an AP's count is only the code the boot core had not run;
 their blocks interleave with the boot core's in the log.
 
-    tools/boot-blocks.py [--smp N] [--append CMDLINE] [--at F,G,...] [--top N] [--order FILE] ELF
+    tools/boot-blocks.py [--smp N] [--append CMDLINE] [--at F,G,...] [--top N] [--order FILE] [--check] ELF
 
 Python 3 standard library, binutils' nm and QEMU.
 """
@@ -57,6 +64,21 @@ BLOCK_RE = re.compile(r"^IN:[^\n]*\n0x([0-9a-f]+):", re.M)
 # which on the AP side every AP waits behind (docs/boot.md).
 # tests/host/test_make.sh checks that every one lies there.
 AP_CHECK_IN = ("ap_entry", "lapic_enable", "smp_nudge_boot_core", "arch_idle_halt")
+# The boot core's wake from its halt for the check-ins (arch/smp.c's
+# arch_wait_checked_in: the last AP's nudge, or its timer's look), which
+# --order moves up to right before CHECK_END whether or not the boot it
+# logged had the boot core halt there: at 8 vCPUs the APs are mostly in
+# before it gets there, at 64 it halts, and the first interrupt's path
+# would otherwise cost a walk of every TLB per page while the APs come up.
+BOOT_WAKE = ("isr_stub_240", "isr_stub_244", "isr_common", "trap_dispatch", "nudged", "lapic_eoi",
+             "trap_switch_hook")
+PSEUDO = ("trampoline", "low", "?")     # namer's names for what is not the image's code
+# Where the check-in path goes in the list: right before the boot core's
+# first function after its STARTUP (kmain hands over to it).
+AFTER_STARTUP = "boot_after_startup"
+# The first function the boot runs after its wait for the check-ins; --check
+# wants all that runs before it placed before it.
+CHECK_END = "console_init"
 CLONE_RE = re.compile(r"\.(constprop|isra|part|cold)(\.\d+)?$")   # GCC's clones keep the section of their origin's name
 ORDER_HEADER = """\
 # The C functions the boot runs, from kernel entry to the main goroutine,
@@ -103,6 +125,8 @@ def main():
     ap.add_argument("--top", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--order", metavar="FILE", help="write the boot's C functions in first-run order to FILE")
+    ap.add_argument("--check", action="store_true",
+                    help=f"exit 1 if a function run before {CHECK_END} lies after it in the image")
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="goro-blocks-") as d:
         log = os.path.join(d, "in_asm.log")
@@ -112,7 +136,8 @@ def main():
             print(f"boot-blocks: QEMU exit {status}: {qemu.describe_status(status)}", file=sys.stderr)
         with open(log, errors="replace") as f:
             blocks = [int(m.group(1), 16) for m in BLOCK_RE.finditer(f.read())]
-    name = namer(symbols(opts.elf))
+    syms = symbols(opts.elf)
+    name = namer(syms)
     names = [name(a) for a in blocks]
     start = next((i for i, n in enumerate(names) if n in ("_start", "boot_efi64")), None)
     if start is None:
@@ -128,23 +153,63 @@ def main():
         print(f"  {c:5} blocks in {n}")
     if opts.order:
         write_order(opts.order, names)
+    if opts.check:
+        far = misplaced(names, syms)
+        if far is None:
+            sys.exit(f"boot-blocks: no block of {CHECK_END} in the log: the boot did not get that far")
+        if far:
+            print(f"boot-blocks: run before {CHECK_END} but linked after it: {' '.join(far)} "
+                  f"(regenerate boot/text_order.txt: python3 tools/boot-blocks.py --order boot/text_order.txt ELF)")
+            sys.exit(1)
+        print(f"boot-blocks: every function run before {CHECK_END} is linked before it")
+
+
+def misplaced(names, syms):
+    """The functions first run before CHECK_END that lie past it in the
+    image, in first-run order; None if CHECK_END never ran.
+
+    >>> syms = [(0x100000, "_start"), (0x100100, "kmain"), (0x101000, "console_init"), (0x10e000, "late")]
+    >>> misplaced(["_start", "trampoline", "kmain", "late", "kmain", "console_init", "late"], syms)
+    ['late']
+    >>> misplaced(["_start", "kmain", "console_init"], syms + [(0x10f000, "trampoline")])
+    []
+    >>> misplaced(["_start", "kmain"], syms) is None
+    True
+    """
+    if CHECK_END not in names:
+        return None
+    addr = {n: a for a, n in syms}
+    end = addr[CHECK_END]
+    far = []
+    for n in names[:names.index(CHECK_END)]:
+        if n not in PSEUDO and n in addr and addr[n] > end and n not in far:
+            far.append(n)
+    return far
 
 
 def write_order(path, names):
     """The C functions among names, up to the main goroutine, first run first;
-    the APs' check-in path moved up to where the boot core starts the APs."""
+    the APs' check-in path moved up to where the boot core starts the APs:
+    before AFTER_STARTUP's first block or the first AP's, whichever came
+    first. Both mark the same place (the boot core runs nothing new between
+    its STARTUP and AFTER_STARTUP), but at 64 vCPUs the first AP comes
+    after AFTER_STARTUP's first block, at 8 usually before."""
     end = names.index("main_goroutine") if "main_goroutine" in names else len(names)
     order = []
-    startup = None          # functions first run before the APs' first block
+    startup = None          # functions first run before the STARTUP
     for n in names[:end]:
-        if n == "trampoline" and startup is None:
+        if n in ("trampoline", AFTER_STARTUP) and startup is None:
             startup = len(order)
         n = CLONE_RE.sub("", n)
-        if "." not in n and n not in ("trampoline", "low", "?") and n not in order:
+        if "." not in n and n not in PSEUDO and n not in order:
             order.append(n)     # a name with a dot left is an assembly label (_start.pdpt)
     if startup is not None:
         late = [n for n in AP_CHECK_IN if n in order[startup:]]
         order = order[:startup] + late + [n for n in order[startup:] if n not in late]
+    if CHECK_END in order:
+        rest = [n for n in order if n not in BOOT_WAKE]
+        at = rest.index(CHECK_END)
+        order = rest[:at] + list(BOOT_WAKE) + rest[at:]
     with open(path, "w") as f:
         f.write(ORDER_HEADER + "".join(n + "\n" for n in order))
     print(f"{len(order)} functions in first-run order to {path}")
