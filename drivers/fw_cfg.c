@@ -123,23 +123,39 @@ static bool fw_cfg_present(void)
     return state == PRESENT;
 }
 
+// The directory's entries, read a batch per DMA request (8 of 64 bytes,
+// the bounce buffer's size): QEMU lists about 25 files, opt/ among the
+// last, and each request is two port writes, each a round trip through
+// QEMU's global lock, while the APs started just before queue for it to
+// come up. Byte by byte the batch would only read past the match.
+#define DIR_BATCH (sizeof dma_buf / sizeof(struct fw_cfg_file))
+
 static bool find_file(const char *name, uint16_t *select, uint32_t *size)
 {
+    struct fw_cfg_file batch[DIR_BATCH];
     uint32_t count;
     select_key(FW_CFG_FILE_DIR);
     if (!read_bytes(&count, sizeof count))
         return false;
     count = be32(count);
-    for (uint32_t i = 0; i < count; i++) {
-        struct fw_cfg_file f;
-        if (!read_bytes(&f, sizeof f))
+    for (uint32_t i = 0; i < count;) {
+        uint32_t k = count - i;
+        if (!use_dma)
+            k = 1;
+        else if (k > DIR_BATCH)
+            k = DIR_BATCH;
+        if (!read_bytes(batch, k * sizeof batch[0]))
             return false;
-        f.name[FW_CFG_NAME_MAX - 1] = 0;
-        if (strcmp(f.name, name) == 0) {
-            *select = be16(f.select);
-            *size = be32(f.size);
-            return true;
+        for (uint32_t j = 0; j < k; j++) {
+            struct fw_cfg_file *f = &batch[j];
+            f->name[FW_CFG_NAME_MAX - 1] = 0;
+            if (strcmp(f->name, name) == 0) {
+                *select = be16(f->select);
+                *size = be32(f->size);
+                return true;
+            }
         }
+        i += k;
     }
     return false;
 }
