@@ -115,6 +115,13 @@ static inline uint32_t cpu_index(void)
 //    (or a bound): under TCG its own work meanwhile, on a host CPU and
 //    QEMU's global lock the APs need, slowed their start (docs/boot.md);
 //    nothing done without the broadcast;
+//  arch_boot_yield_to_aps: after arch_start_aps_early's broadcast, the boot
+//    core halts for a moment. Under TCG each hand-off of QEMU's global
+//    lock from the boot core wakes an AP's thread onto the boot core's host
+//    CPU, where it waited for the boot core's whole time slice (1-1.5 ms)
+//    while the other host CPU sat idle; called after the boot core's last
+//    use of that lock before its wait (fw_cfg). Nothing done without the
+//    broadcast;
 //  arch_simd_init: SSE/AVX on this core and, later, every AP, unless simd
 //    is false (integer-only runs, e.g. under this machine's PVM KVM);
 //  arch_clock_begin .. arch_clock_end: the TSC's and the timer's rates;
@@ -163,6 +170,7 @@ bool arch_start_aps_early(void);
 void arch_ap_trampoline_range(uint64_t *phys, uint64_t *len);
 void arch_start_aps(const struct arch_ap_start *how);
 void arch_wait_checked_in(void);
+void arch_boot_yield_to_aps(void);
 void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void));
 uint32_t arch_ncpu(void);               // cores online
 struct cpu *arch_cpu(uint32_t index);

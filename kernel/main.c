@@ -164,6 +164,7 @@ static void boot_after_startup(struct boot_info *bi, bool broadcast)
     boot_parse(bi);                                 // multiboot 1: the loader's information, parsed after the start
     cmdline_load(bi, line, sizeof line);            // the loader's text: parsed once the APs are started
     cmdline_load_fw_cfg(line, sizeof line);
+    arch_boot_yield_to_aps();                       // broadcast: its host CPU to the APs its port accesses woke
     bool aps_first = aps_may_start_first(line), simd = !cmdline_has_word(line, "simd=off");
     arch_simd_init(simd);                           // SSE/AVX usable by applications (the APs' after go)
     if (aps_first) {                                // first: under TCG every block run before delays them
