@@ -118,10 +118,10 @@ static inline uint32_t cpu_index(void)
 //  arch_boot_yield_to_aps: after arch_start_aps_early's broadcast, the boot
 //    core halts for a moment. Under TCG each hand-off of QEMU's global
 //    lock from the boot core wakes an AP's thread onto the boot core's host
-//    CPU, where it waited for the boot core's whole time slice (1-1.5 ms)
-//    while the other host CPU sat idle; called after the boot core's last
-//    use of that lock before its wait (fw_cfg). Nothing done without the
-//    broadcast;
+//    CPU, where it waited, runnable, for the boot core's run to its next
+//    halt (1.2-1.4 ms measured) while the other host CPU sat idle; called
+//    after the boot core's last use of that lock before its wait (fw_cfg).
+//    Nothing done without the broadcast;
 //  arch_simd_init: SSE/AVX on this core and, later, every AP, unless simd
 //    is false (integer-only runs, e.g. under this machine's PVM KVM);
 //  arch_clock_begin .. arch_clock_end: the TSC's and the timer's rates;
