@@ -11,6 +11,11 @@ bool ktest_tail_bounds_asserted(void)
     return !arch_under_hypervisor();
 }
 
+uint64_t ktest_tsc_skew_ns(void)
+{
+    return ktest_tail_bounds_asserted() ? 0 : 200000;
+}
+
 // The running test's outcome. Tests run one at a time from the main
 // goroutine; a test's helper goroutines report through KT_* too, so the
 // fields are written atomically and the first failure wins.

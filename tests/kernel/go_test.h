@@ -31,11 +31,6 @@
 // which the kernel knows from CPUID's hypervisor bit (kernel/ktest.h's rule).
 static inline bool go_lateness_asserted(void) { return ktest_tail_bounds_asserted(); }
 
-// "Never early" compares TSC readings that may come from different cores:
-// under a hypervisor a vCPU moving between host cores can see the
-// host's cross-core skew (test_preempt.c's tsc_skew_ns says how much).
-static inline uint64_t go_tsc_skew_ns(void) { return ktest_tail_bounds_asserted() ? 0 : 200000; }
-
 // Receives from c into elem unless ns pass first (Go's select with a
 // time.After case, without leaving a timer behind). True if received
 // (*ok: the receive's ok, false when closed).

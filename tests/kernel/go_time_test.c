@@ -29,7 +29,7 @@ KTEST(go_TestSleep)
     uint64_t duration = nanotime() - start;
     chan_recv(c, 0);
     chan_free(c);
-    if (duration + go_tsc_skew_ns() < delay)
+    if (duration + ktest_tsc_skew_ns() < delay)
         KT_FAIL("sleep_ns(%lu ms) slept for only %lu ns", delay / GO_MS, duration);
 }
 
@@ -118,9 +118,9 @@ KTEST(go_TestAfter)
     KT_ASSERT(chan_recv(c, &end));
     chan_free(c);
     uint64_t duration = nanotime() - start;
-    if (duration + go_tsc_skew_ns() < delay)
+    if (duration + ktest_tsc_skew_ns() < delay)
         KT_FAIL("time_after(%lu ms) slept for only %lu ns", delay / GO_MS, duration);
-    if (end + go_tsc_skew_ns() < start + delay)
+    if (end + ktest_tsc_skew_ns() < start + delay)
         KT_FAIL("time_after(%lu ms) expect >= %lu, got %lu", delay / GO_MS, start + delay, end);
 }
 
@@ -139,7 +139,7 @@ KTEST(go_TestAfterTick)
         chan_free(c);
     }
     uint64_t d = nanotime() - t0, target = delta * (uint64_t)count;
-    if (d + go_tsc_skew_ns() < target * 9 / 10)
+    if (d + ktest_tsc_skew_ns() < target * 9 / 10)
         KT_FAIL("%d ticks of %lu ms too fast: took %lu us, expected %lu us", count, delta / GO_MS,
                 d / 1000, target / 1000);
 }
@@ -251,7 +251,7 @@ static const char *after_queuing(uint64_t delta, char *msg, size_t cap)
         }
     for (int i = 0; i < NSLOTS; i++) {
         uint64_t dt = res[i].t - t0, target = (uint64_t)res[i].slot * delta;
-        bool early = dt + go_tsc_skew_ns() + delta / 2 < target;
+        bool early = dt + ktest_tsc_skew_ns() + delta / 2 < target;
         if (early || (lateness && dt > target + delta * 10)) {
             snprintf(msg, cap, "time_after(%lu ms) arrived at %lu us, expected [%lu,%lu] ms", target / GO_MS,
                      dt / 1000, (target - delta / 2) / GO_MS, (target + delta * 10) / GO_MS);
@@ -385,7 +385,7 @@ static const char *try_reset(uint64_t d, char *msg, size_t cap)
         if (!go_recv_within(c, &fired, GO_STALL_NS, 0))
             err = "reset timer did not fire";
     }
-    if (!err && fired + go_tsc_skew_ns() < reset_at + 3 * d) {
+    if (!err && fired + ktest_tsc_skew_ns() < reset_at + 3 * d) {
         snprintf(msg, cap, "timer fired early: %lu us after the reset to %lu ms",
                  (fired - reset_at) / 1000, 3 * d / GO_MS);
         err = msg;
@@ -640,7 +640,7 @@ static const char *ticker_try(int count, uint64_t delta, char *msg, size_t cap, 
     uint64_t dt = nanotime() - t0;
     uint64_t target = 3 * delta * (uint64_t)(count / 2), slop = target * 3 / 10;
     *slow = false;
-    if (dt + go_tsc_skew_ns() < target - slop || (go_lateness_asserted() && dt > target + slop)) {
+    if (dt + ktest_tsc_skew_ns() < target - slop || (go_lateness_asserted() && dt > target + slop)) {
         snprintf(msg, cap, "%d %lu ms ticks then %d %lu ms ticks took %lu ms, expected [%lu,%lu]",
                  count / 2, delta / GO_MS, count / 2, 2 * delta / GO_MS, dt / GO_MS,
                  (target - slop) / GO_MS, (target + slop) / GO_MS);

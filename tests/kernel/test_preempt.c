@@ -10,14 +10,6 @@
 
 static uint64_t kparams_quantum_us(void) { return kparams.quantum_ns / 1000; }
 
-// "Never early" compares TSC readings that may come from different cores.
-// On hardware the TSCs agree. Under KVM a vCPU moving between host cores
-// can see the host's cross-core skew, which goro cannot measure from
-// inside; QEMU 7.2's TCG gives every vCPU one clock that never goes back
-// (17 M cross-core reads here saw no skew). Such checks allow 200 us
-// under any hypervisor.
-static uint64_t tsc_skew_ns(void) { return arch_under_hypervisor() ? 200000 : 0; }
-
 // ---- CPU hogs on every P and a 1 ms sleeper --------------------------------
 
 static uint64_t hog_stop, hogs_done;
@@ -43,7 +35,7 @@ static void sleeper(void *arg)
         sleep_ns(1000000);
         uint64_t d = nanotime() - t0;
         late_ns[i] = d >= 1000000 ? d - 1000000 : 0;
-        if (d + tsc_skew_ns() < 1000000)
+        if (d + ktest_tsc_skew_ns() < 1000000)
             late_ns[i] = ~0ull;         // early (woken on another core: its TSC's skew allowed): flagged below
     }
     kt_store(&sleeper_done, 1);
@@ -247,7 +239,7 @@ KTEST(preempt_disabled_region_defers)
     KT_ASSERT(!ran_inside);
     KT_ASSERT_EQ(b.total.preemptions, a.total.preemptions);
     KT_ASSERT(c.total.preemptions > b.total.preemptions);
-    KT_ASSERT(ran + tsc_skew_ns() >= t_enable);     // not inside the region
+    KT_ASSERT(ran + ktest_tsc_skew_ns() >= t_enable);     // not inside the region
 }
 
 // ---- a G stuck in a blocking call hands its P over --------------------------
@@ -346,7 +338,7 @@ KTEST(timers_fire_in_order_never_early)
     gomaxprocs(orig);
     KT_ASSERT_EQ(kt_load(&nfired), NTIMERS - 1);
     for (int i = 0; i < NTIMERS - 1; i++) {
-        if (fired_at[i] + arch_ns_to_cycles(tsc_skew_ns()) < fired_when[i])
+        if (fired_at[i] + arch_ns_to_cycles(ktest_tsc_skew_ns()) < fired_when[i])
             KT_FAIL("timer %d fired %lu cycles early", i, fired_when[i] - fired_at[i]);
         if (i && fired_when[i] < fired_when[i - 1])
             KT_FAIL("timer %d (when %lu) fired after a later one (%lu)", i, fired_when[i], fired_when[i - 1]);
@@ -366,7 +358,7 @@ KTEST(timers_wake_an_all_idle_machine)
         uint64_t t0 = nanotime();
         sleep_ns(2000000);
         uint64_t d = nanotime() - t0;
-        if (d + tsc_skew_ns() < 2000000)
+        if (d + ktest_tsc_skew_ns() < 2000000)
             KT_FAIL("sleep %d returned after %lu us, before its 2 ms", i, d / 1000);
         longest = d > longest ? d : longest;
     }
@@ -375,8 +367,8 @@ KTEST(timers_wake_an_all_idle_machine)
     uint64_t t0 = nanotime();
     chan_t *c = time_after(3000000);
     KT_ASSERT(chan_recv(c, &fired));
-    KT_ASSERT(fired + tsc_skew_ns() >= t0 + 3000000);
-    KT_ASSERT(nanotime() + tsc_skew_ns() >= t0 + 3000000);
+    KT_ASSERT(fired + ktest_tsc_skew_ns() >= t0 + 3000000);
+    KT_ASSERT(nanotime() + ktest_tsc_skew_ns() >= t0 + 3000000);
     chan_free(c);
     // Tick i is due i periods after ticker_new read the clock, so start is
     // read before it: read after, a vCPU stalled in between makes a tick on
@@ -385,7 +377,7 @@ KTEST(timers_wake_an_all_idle_machine)
     ticker_t *tk = ticker_new(1000000);
     for (uint64_t i = 1; i <= 5; i++) {
         KT_ASSERT(chan_recv(ticker_chan(tk), &t));
-        if (t + tsc_skew_ns() < start + i * 1000000)
+        if (t + ktest_tsc_skew_ns() < start + i * 1000000)
             KT_FAIL("tick %lu at %lu us, before %lu us", i, (t - start) / 1000, i * 1000);
     }
     ticker_stop(tk);
