@@ -3,7 +3,8 @@
 //
 // stop_the_world takes every P: idle ones straight from the idle list, Ps
 // whose G is in a blocking call by a CAS of their status (the call's
-// exitsyscall then finds no P and queues the G), and running ones when
+// exitsyscall then finds no P and queues the G), one sysmon has just
+// taken from such a G when handoffp gets the lock (sysmon.c), and running ones when
 // their M next enters the scheduler (find_runnable sees sched.stw_pending
 // and calls stw_stopm). So that a G that never calls the scheduler cannot
 // hold the world up, every running P's core is sent a preemption IPI

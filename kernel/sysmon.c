@@ -43,10 +43,21 @@ void sysmon_wake(void)
 // A P just taken from a G in a blocking call (status P_IDLE, not yet on
 // the idle list): to an idle core when there is work, else to the idle
 // list. With no core free its queue goes global, for whoever runs next.
+// A stop-the-world that came between retake's CAS and this lock found the
+// P neither on the idle list nor in a call, and waits for it: the P is
+// stopped here, as Go's handoffp does. Put on the idle list instead, it
+// stopped only if some M took it from there, and none may: a CI run's
+// ktest (go-smp8-seed3) hung in gomaxprocs's stop that way.
 static void handoffp(struct p *pp)
 {
     spin_lock(&sched.lock);
     pp->m = 0;
+    if (sched.stw_pending) {        // sched.lock orders it with stop_the_world's count
+        pp->status = P_STOPPED;
+        __atomic_fetch_sub(&sched.stopwait, 1, __ATOMIC_RELEASE);  // pairs with stop_the_world's acquire
+        spin_unlock(&sched.lock);
+        return;
+    }
     bool work = !runq_empty(&pp->runq) || sched.runq_size;
     struct m *nmp = work ? mget() : 0;
     if (!nmp) {
