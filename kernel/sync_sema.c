@@ -114,8 +114,12 @@ void semrelease(sema_t *s, bool handoff)
     }
     irq_restore(fl);
     // Starvation mode: let the waiter that owns the count run now, on our
-    // time slice, instead of after our next lock attempt.
-    if (handed)
+    // time slice, instead of after our next lock attempt. Only a G that may
+    // switch yields (Go's m.locks == 0): inside preempt_disable or a
+    // blocking call the preempt count is held, and with interrupts off the
+    // caller may hold a lock; there the waiter, in runnext, runs when the
+    // P next schedules.
+    if (handed && preempt_count() == 0 && irqs_enabled())
         gosched();
 }
 

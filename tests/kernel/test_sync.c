@@ -7,6 +7,7 @@
 #include "kernel/goro.h"
 #include "lib/string.h"
 #include "kernel/chan.h"
+#include "kernel/sched.h"
 
 // Busy for about ns, yielding (a stand-in for sleeping, until timers come).
 static void yield_for(uint64_t ns)
@@ -175,6 +176,109 @@ KTEST(sync_mutex_starvation_bounds_longest_wait)
     KT_ASSERT_EQ(kt_load(&starve_barged), 0);
     // 1 ms to turn starving, one 200 us hold, and slack for TCG.
     KT_TAIL_BOUND("mutex wait beside a hog, longest", kt_load(&starve_max_wait_ns), 250000000ull);
+}
+
+// ---- an unlock in starvation mode by a G that may not switch ---------------
+//
+// Unlock in starvation mode hands the mutex to the oldest waiter and yields
+// to it. It yielded whatever the caller's state: inside preempt_disable or
+// a blocking call (both public) the switch ran with the preempt count held
+// and the kernel panicked (assertion preempt_count() == 0 in mcall); with
+// interrupts off it switched away from a G that may hold a lock. Go yields
+// there only when m.locks == 0. Here, on one P, the holder keeps the mutex
+// until a waiter has turned it to starvation mode and parked, then unlocks
+// it in each of those states: the mutex must belong to the waiter at once
+// (the hand-off happened) while the unlocker is still where it was (on one
+// P the waiter could have run only if the unlocker had switched).
+
+static mutex_t pin_mu;
+static uint64_t pin_turns, pin_done;
+
+static void pin_waiter(void *arg)
+{
+    (void)arg;
+    mutex_lock(&pin_mu);
+    kt_add(&pin_turns, 1);
+    mutex_unlock(&pin_mu);
+    kt_add(&pin_done, 1);
+}
+
+// With pin_mu held: holds it, letting waiters run between holds, until a
+// waiter has waited over 1 ms, set STARVING and parked. Each sleep lets
+// the waiter run and find the mutex held; each unlock in normal mode wakes
+// it, and the relock right after usually beats it. When it does not (a
+// preemption between the two, as under a 50 us time slice), the waiter
+// takes the mutex in normal mode and is done: another one starts.
+// *spawned counts the waiters started.
+static bool hold_until_starving(uint64_t *spawned)
+{
+    uint64_t end = nanotime() + KT_STALL_NS;        // a stall limit: the host may hold a vCPU long
+    while (!(mutex_starving(&pin_mu) && sema_waiters(&pin_mu.sema) > 0)) {
+        if (nanotime() > end)
+            return false;
+        if (kt_load(&pin_done) == *spawned) {
+            go(pin_waiter, 0);
+            (*spawned)++;
+        }
+        sleep_ns(1500000);
+        if (mutex_starving(&pin_mu))
+            continue;                   // parked, or on its way to park: look again
+        mutex_unlock(&pin_mu);
+        mutex_lock(&pin_mu);
+    }
+    return true;
+}
+
+enum pin_how { PIN_PREEMPT_DISABLE, PIN_SYSCALL, PIN_IRQS_OFF };
+static const char *const pin_names[] = { "preempt_disable", "entersyscall", "interrupts off" };
+
+KTEST(sync_starving_unlock_while_pinned_hands_off_without_switching)
+{
+    int orig = gomaxprocs(1);
+    for (int how = PIN_PREEMPT_DISABLE; how <= PIN_IRQS_OFF; how++) {
+        memset(&pin_mu, 0, sizeof pin_mu);
+        pin_turns = pin_done = 0;
+        uint64_t spawned = 0;
+        mutex_lock(&pin_mu);
+        if (!hold_until_starving(&spawned)) {
+            mutex_unlock(&pin_mu);
+            kt_wait_count(&pin_done, spawned, KT_STALL_MS);
+            gomaxprocs(orig);
+            KT_FAIL("%s: no waiter turned the mutex to starvation mode", pin_names[how]);
+        }
+        uint64_t turns_before = kt_load(&pin_turns);
+        int core = core_id();
+        uint64_t f = 0;
+        if (how == PIN_PREEMPT_DISABLE)
+            preempt_disable();
+        else if (how == PIN_SYSCALL)
+            entersyscall();
+        else
+            f = irq_save();
+        mutex_unlock(&pin_mu);
+        bool handed = !mutex_trylock(&pin_mu);      // the waiter owns it now
+        uint64_t turns = kt_load(&pin_turns) - turns_before;
+        bool irqs_still_off = !irqs_enabled();
+        bool same_core = core_id() == core;
+        if (how == PIN_PREEMPT_DISABLE)
+            preempt_enable();
+        else if (how == PIN_SYSCALL)
+            exitsyscall();
+        else
+            irq_restore(f);
+        bool done = kt_wait_count(&pin_done, spawned, KT_STALL_MS);
+        if (!handed || !done || !same_core || (how == PIN_IRQS_OFF && !irqs_still_off) ||
+            (how != PIN_SYSCALL && turns != 0)) {
+            gomaxprocs(orig);
+            // In a blocking call the waiter goes to an idle core (or the
+            // global queue), and may run there at once.
+            KT_FAIL("%s: handed %d, waiters done %d, same core %d, interrupts still off %d, "
+                    "waiter turns while pinned %lu", pin_names[how], handed, done, same_core,
+                    irqs_still_off, turns);
+        }
+    }
+    gomaxprocs(orig);
+    KT_ASSERT_EQ(pin_mu.state, 0);
 }
 
 // ---- RWMutex --------------------------------------------------------------
