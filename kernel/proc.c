@@ -19,9 +19,9 @@
 //     the tail and takes at the head, thieves take half with one CAS.
 //   - the global run queue (sched.lock): overflow from full rings, Gs of
 //     Ps removed by gomaxprocs, preempted Gs. Every 61st time slice on a P
-//     looks there first (P.globcheck counts slices down; a runnext hand-off
-//     continues its slice, as in Go), so it cannot starve behind busy
-//     local queues.
+//     looks there first (P.globcheck counts slices down and stays due below
+//     0 until the look; a runnext hand-off continues its slice, as in Go),
+//     so it cannot starve behind busy local queues.
 //
 // Finding work (find_runnable), in order: runnext, the local ring, the
 // global queue, then stealing: up to STEAL_ROUNDS (4) rounds over all Ps in
@@ -452,7 +452,7 @@ static bool give_up_p(struct m *mp, struct g **found)
 
 // Blocks until there is a G to run; returns it with mp holding a P.
 // *inherit: the G came from runnext and continues the time slice.
-static struct g *find_runnable(struct m *mp, bool *inherit, bool global_first)
+static struct g *find_runnable(struct m *mp, bool *inherit)
 {
     struct g *gp;
 top:
@@ -463,13 +463,17 @@ top:
         goto top;
     }
     timers_run(pp, arch_cycles());
+    // The look is decided for the P held now: stopm may have handed this
+    // M another one since the last pass.
+    bool global_first = pp->globcheck <= 0;
+    if (global_first)
+        pp->globcheck = GLOBAL_CHECK_PERIOD;
     // Every 61st time slice the Gs readied by interrupts and the global
     // queue come before the local queue, so a P whose Gs keep yielding to
     // each other cannot starve them.
     if (global_first && (gp = irqready_take(pp)))
         return gp;
     if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {   // a hint: the lock decides
-        global_first = false;
         spin_lock(&sched.lock);
         gp = globrunq_get(pp, 1);
         spin_unlock(&sched.lock);
@@ -516,12 +520,10 @@ top:
 }
 
 // g0 only: everything that is not a G in the local queue on a quiet P.
-void schedule_slow(struct m *mp, bool global_first)
+void schedule_slow(struct m *mp)
 {
     bool inherit;
-    if (global_first)
-        mp->p->globcheck = GLOBAL_CHECK_PERIOD;
-    struct g *gp = find_runnable(mp, &inherit, global_first);
+    struct g *gp = find_runnable(mp, &inherit);
     if (mp->spinning)
         resetspinning(mp);
     execute(mp, gp, inherit);
@@ -534,7 +536,7 @@ void schedule(void)
     struct m *mp = getm();
     ASSERT(mp->curg == 0 && preempt_count() == 0);
     if (mp->spinning)
-        schedule_slow(mp, false);
+        schedule_slow(mp);
     schedule_m(mp);
 }
 

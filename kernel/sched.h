@@ -121,7 +121,8 @@ struct m {
 struct p {
     // owner M only (the M holding the P)
     uint32_t schedtick;             // incremented per time slice
-    uint32_t globcheck;             // time slices until the global queue is looked at first
+    int32_t globcheck;              // time slices until the global queue is looked at first: due
+                                    // at <= 0, reset when looked (it may pass 0: see schedule_m)
     struct g *gfree;                // dead Gs for reuse
     uint32_t ngfree;
     uint64_t goidcache, goidcacheend;   // batch of G ids
@@ -247,7 +248,7 @@ static inline struct m *dropg(struct g *gp)
 
 // proc.c: the scheduler loop and wake-ups
 void schedule(void) __attribute__((noreturn));
-void schedule_slow(struct m *mp, bool global_first) __attribute__((noreturn));
+void schedule_slow(struct m *mp) __attribute__((noreturn));
 
 // g0 only: runs gp on mp. inherit: gp continues the current time slice.
 static inline __attribute__((noreturn, always_inline)) void execute(struct m *mp, struct g *gp, bool inherit)
@@ -258,7 +259,7 @@ static inline __attribute__((noreturn, always_inline)) void execute(struct m *mp
     __atomic_store_n(&gp->status, G_RUNNING, __ATOMIC_RELAXED);      // read by dumps and assertions only
     if (!inherit) {
         pp->schedtick++;            // a new time slice (a runnext hand-off continues this one)
-        pp->globcheck--;
+        pp->globcheck--;            // may pass 0: due until looked (schedule_m)
     }
     pp->stats.runs++;
     trace_g(TR_GO_START, gp);
@@ -270,13 +271,18 @@ static inline __attribute__((noreturn, always_inline)) void execute(struct m *mp
 // the global queue goes first) is inlined into each mcall target; the rest
 // is schedule_slow. The global look counts time slices, not schedules, as
 // Go's schedtick % 61: a pair of Gs handing the P to each other through
-// runnext continue one slice and do not bring the next look closer. mp must not be spinning: an M stops spinning before it
-// runs a G (schedule_slow), so an M coming from a G never is; schedule()
-// sends the others to schedule_slow.
+// runnext continue one slice and do not bring the next look closer. The
+// count is due at or below 0, not at 0 only: a P can start slices on paths
+// that do not look first (a spinning M's, an M that changes P inside
+// find_runnable), and each takes it one further below 0. Compared with 0
+// and unsigned, it wrapped to 4294967295 there and the P stopped looking
+// (race_global_look_survives_slices_past_due). mp must not be spinning: an
+// M stops spinning before it runs a G (schedule_slow), so an M coming from
+// a G never is; schedule() sends the others to schedule_slow.
 static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m *mp)
 {
     struct p *pp = mp->p;
-    bool global_first = pp->globcheck == 0;
+    bool global_first = pp->globcheck <= 0;
     // A due timer of this P sends the M the slow way, which runs it first
     // (Go's schedule calls checkTimers every time): a timer a G starts is
     // not interrupt-driven for its first TIMER_GRACE_NS (core_rearm_new_timer).
@@ -288,7 +294,7 @@ static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m 
         if (gp)
             execute(mp, gp, inherit);
     }
-    schedule_slow(mp, global_first);
+    schedule_slow(mp);
 }
 void mcall(void (*fn)(struct g *));
 void wakep(void);

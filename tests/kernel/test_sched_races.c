@@ -215,6 +215,66 @@ KTEST(race_gosched_yields_to_the_global_queue)
     KT_ASSERT(yields <= 1 + preempted);
 }
 
+// ---- the global queue's look survives slices started past it -----------
+//
+// P.globcheck counts time slices down to the look at the global queue
+// first, and was reset only when schedule_m found it at 0. A P at 0 could
+// start a slice without passing there: an idle P taken by a spinning M,
+// whose schedule() goes straight to schedule_slow (a P retaken from a
+// blocking call at 0 and put on the idle list is one). The count went
+// below 0, wrapped to 4294967295 (about 1 in 61 retakes), and the P stopped
+// looking at the global queue first: a pair of Gs handing it to each
+// other starved a G on the global queue for 3 s. Here every idle P is left
+// at 0, and Gs are spawned for spinning Ms to steal onto those Ps; no P's
+// count may end above the period.
+
+#define GLOB_SPAWN 32
+static uint64_t glob_ran;
+
+static void glob_spinner(void *arg)
+{
+    (void)arg;
+    spin_ns(100000);                // long enough for a spinning M to steal it
+    kt_add(&glob_ran, 1);
+}
+
+KTEST(race_global_look_survives_slices_past_due)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs an idle P for a spinning M to take");
+    int orig = gomaxprocs(num_cpu());
+    uint32_t zeroed = 0;
+    int32_t worst = 0;
+    for (int round = 0; round < 5; round++) {
+        spin_lock(&sched.lock);     // the idle list owns its Ps
+        for (struct p *pp = sched.pidle; pp; pp = pp->link, zeroed++)
+            pp->globcheck = 0;
+        spin_unlock(&sched.lock);
+        kt_store(&glob_ran, 0);
+        for (int i = 0; i < GLOB_SPAWN; i++)
+            go(glob_spinner, 0);
+        if (!kt_wait_count(&glob_ran, GLOB_SPAWN, KT_STALL_MS)) {
+            gomaxprocs(orig);
+            KT_FAIL("only %lu of %d goroutines ran", kt_load(&glob_ran), GLOB_SPAWN);
+        }
+        for (uint32_t i = 0; i < (uint32_t)gomaxprocs(0); i++) {
+            // another P's count, read racily: a value that passed the
+            // period is not a transient (only a look brings it back)
+            if (SNAPSHOT(allp[i]->globcheck) > GLOBAL_CHECK_PERIOD) {
+                uint32_t bad = (uint32_t)SNAPSHOT(allp[i]->globcheck);
+                gomaxprocs(orig);
+                KT_FAIL("P%u's global-queue countdown is %u, above its period %d", i, bad,
+                        GLOBAL_CHECK_PERIOD);
+            }
+            if ((int32_t)SNAPSHOT(allp[i]->globcheck) < worst)
+                worst = (int32_t)SNAPSHOT(allp[i]->globcheck);
+        }
+    }
+    gomaxprocs(orig);
+    printf("ktest: %u idle Ps set to a due look, lowest countdown seen %d\n", zeroed, worst);
+    KT_ASSERT(zeroed > 0);
+}
+
 // ---- stop-the-world preempts a lone G on another P ----------------------
 //
 // gomaxprocs() from one P hung forever while another P ran a call-free
