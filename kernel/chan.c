@@ -360,7 +360,7 @@ void chan_close(chan_t *c)
     while (list) {
         sg = list;
         list = sg->next;            // read before gready: sg dies with its G's frame
-        gready(sg->g, false);
+        gready(sg->g, true);        // runnext, as Go's goready: the last one readied runs next
     }
     irq_restore(fl);
 }

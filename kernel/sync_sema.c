@@ -222,7 +222,7 @@ void cond_broadcast(cond_t *c)
     while (list) {
         struct sudog *sg = list;
         list = sg->next;            // read before gready: sg dies with its G's frame
-        gready(sg->g, false);
+        gready(sg->g, true);        // runnext, as Go's goready: the last one readied runs next
     }
     irq_restore(fl);
 }

@@ -251,6 +251,146 @@ KTEST(sched_bursts_after_idle_wake_halted_cores)
     KT_ASSERT(after.total.wake_ipis > before.total.wake_ipis);
 }
 
+// ---- a close and a broadcast ready their waiters into runnext -------------
+//
+// Go's closechan and notifyListNotifyAll ready each waiter with goready,
+// which puts it in runnext: the waiters run before Gs queued earlier, as
+// every other wake-up does. goro's chan_close and cond_broadcast queued
+// them at the ring's tail, behind those Gs. Here, on one P, waiters park
+// on a channel (a cond), a G is queued behind them, and the closer (the
+// broadcaster) parks: the first G to run must be a waiter.
+
+#define WAKE_WAITERS 4
+static chan_t *wake_c;
+static cond_t wake_cond;
+static mutex_t wake_mu;
+static bool wake_go;                // wake_mu held
+static struct g *wake_g[WAKE_WAITERS];
+static uint64_t wake_order, wake_first, wake_done;
+
+static struct g *this_g(void)
+{
+    struct m *mp = acquirem();
+    struct g *gp = mp->curg;
+    releasem(mp);
+    return gp;
+}
+
+// Who ran first: 1 a waiter, 2 the G queued behind them.
+static void wake_mark(uint64_t who)
+{
+    if (kt_load(&wake_order) == 0)
+        __atomic_compare_exchange_n(&wake_first, &(uint64_t){ 0 }, who, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED);    // relaxed on failure: another was first
+    kt_add(&wake_order, 1);
+}
+
+static void wake_chan_waiter(void *arg)
+{
+    __atomic_store_n(&wake_g[(uintptr_t)arg], this_g(), __ATOMIC_RELEASE);
+    chan_recv(wake_c, 0);
+    wake_mark(1);
+    kt_add(&wake_done, 1);
+}
+
+static void wake_cond_waiter(void *arg)
+{
+    mutex_lock(&wake_mu);
+    __atomic_store_n(&wake_g[(uintptr_t)arg], this_g(), __ATOMIC_RELEASE);
+    while (!wake_go)
+        cond_wait(&wake_cond, &wake_mu);
+    wake_mark(1);
+    mutex_unlock(&wake_mu);
+    kt_add(&wake_done, 1);
+}
+
+static void wake_queued(void *arg)
+{
+    (void)arg;
+    wake_mark(2);
+    kt_add(&wake_done, 1);
+}
+
+// Yields until every waiter has parked; false at the stall limit.
+static bool wake_all_parked(void)
+{
+    uint64_t end = nanotime() + KT_STALL_NS;
+    for (int i = 0; i < WAKE_WAITERS; i++)
+        while (!__atomic_load_n(&wake_g[i], __ATOMIC_ACQUIRE) ||
+               __atomic_load_n(&wake_g[i]->status, __ATOMIC_ACQUIRE) != G_WAITING)
+            if (nanotime() > end)
+                return false;
+            else
+                gosched();
+    return true;
+}
+
+// One round: waiters of kind cond (else channel), then the wake-up.
+static uint64_t wake_round(bool cond)
+{
+    wake_c = chan_make(0, 0);
+    memset(&wake_cond, 0, sizeof wake_cond);
+    memset(&wake_mu, 0, sizeof wake_mu);
+    wake_go = false;
+    memset(wake_g, 0, sizeof wake_g);
+    wake_order = wake_first = wake_done = 0;
+    for (uintptr_t i = 0; i < WAKE_WAITERS; i++)
+        go(cond ? wake_cond_waiter : wake_chan_waiter, (void *)i);
+    bool parked = wake_all_parked();
+    go(wake_queued, 0);
+    if (cond) {
+        mutex_lock(&wake_mu);
+        wake_go = true;
+        mutex_unlock(&wake_mu);
+        cond_broadcast(&wake_cond);
+    } else {
+        chan_close(wake_c);
+    }
+    kt_wait_count(&wake_done, WAKE_WAITERS + 1, KT_STALL_MS);
+    chan_free(wake_c);
+    return parked ? kt_load(&wake_first) : 0;
+}
+
+static uint64_t preemptions(void)
+{
+    static struct sched_stats st;
+    sched_stats(&st);
+    return st.total.preemptions;
+}
+
+// A round in which any preemption came (the host held the vCPU past the
+// raised quantum, a stray due timer) may have let the queued G run first
+// for that reason: it is run again, up to 3 times, then skipped.
+static uint64_t wake_round_unpreempted(bool cond, bool *preempted)
+{
+    uint64_t first = 0;
+    *preempted = true;
+    for (int round = 0; round < 3 && *preempted; round++) {
+        uint64_t before = preemptions();
+        first = wake_round(cond);
+        *preempted = preemptions() != before;
+    }
+    return first;
+}
+
+KTEST(sched_close_and_broadcast_ready_waiters_into_runnext)
+{
+    int orig = gomaxprocs(1);
+    uint64_t q = sched_set_quantum_ns(1000000000);
+    bool p1, p2;
+    uint64_t by_close = wake_round_unpreempted(false, &p1);
+    uint64_t by_broadcast = wake_round_unpreempted(true, &p2);
+    sched_set_quantum_ns(q);
+    gomaxprocs(orig);
+    if (p1 || p2)
+        KT_SKIP("a preemption came in each of 3 rounds: the host held the vCPU, or a timer came due");
+    KT_ASSERT(by_close != 0 && by_broadcast != 0);          // every waiter parked
+    if (by_close != 1)
+        KT_FAIL("after chan_close the G queued behind the waiters ran first");
+    if (by_broadcast != 1)
+        KT_FAIL("after cond_broadcast the G queued behind the waiters ran first");
+}
+
 // ---- identities and counts ---------------------------------------------------
 
 static uint64_t child_id, child_parent_seen;
