@@ -24,6 +24,11 @@
 
 #define INIT_DELAY_AUTO UINT64_MAX
 
+// The time slice's range: quantum=, the shell's quantum and
+// sched_set_quantum_ns all keep to it.
+#define QUANTUM_MIN_NS 20000ull
+#define QUANTUM_MAX_NS 1000000000ull
+
 enum steal_policy { STEAL_NUMA, STEAL_FLAT };
 enum idle_policy { IDLE_HLT, IDLE_MWAIT, IDLE_POLL };
 

@@ -105,7 +105,9 @@ uint64_t sched_seed(void);
 // The time slice now (quantum= on the command line; the shell may change it).
 uint64_t sched_quantum_ns(void);
 // Sets the time slice, in force from each core's next timer interrupt;
-// returns the previous one. The shell's quantum command calls it.
+// returns the previous one. Values outside 20 us..1 s (the command line's
+// quantum= range) clamp to it; 0 only queries. The shell's quantum
+// command calls it.
 uint64_t sched_set_quantum_ns(uint64_t ns);
 // The steal order (steal= on the command line): true tries the victims on
 // the thief's own NUMA node first (numa), false every P alike (flat).

@@ -417,10 +417,16 @@ void preempt_enable(void)
     releasem(0);
 }
 
-// The time slice, in force from each core's next timer interrupt.
+// The time slice, in force from each core's next timer interrupt. 0 only
+// queries (as gomaxprocs(0)); other values clamp to the command line's
+// range: a slice of 0 would preempt at every interrupt, and one past a
+// second would let a hog hold a P for that long.
 uint64_t sched_set_quantum_ns(uint64_t ns)
 {
-    uint64_t old = arch_cycles_to_ns(quantum_cycles);
+    uint64_t old = arch_cycles_to_ns(__atomic_load_n(&quantum_cycles, __ATOMIC_RELAXED));  // relaxed: a value, as stored below
+    if (ns == 0)
+        return old;
+    ns = ns < QUANTUM_MIN_NS ? QUANTUM_MIN_NS : ns > QUANTUM_MAX_NS ? QUANTUM_MAX_NS : ns;
     __atomic_store_n(&quantum_cycles, arch_ns_to_cycles(ns), __ATOMIC_RELAXED);   // each core reads it at its next check
     uint64_t f = irq_save();
     struct m *mp = getm();

@@ -11,8 +11,6 @@
 #include "lib/string.h"
 
 
-#define QUANTUM_MIN_NS 20000ull             // as the command line's quantum=
-#define QUANTUM_MAX_NS 1000000000ull
 
 static const char *pstatus_name(uint32_t s)
 {

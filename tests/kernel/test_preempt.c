@@ -242,6 +242,34 @@ KTEST(preempt_disabled_region_defers)
     KT_ASSERT(ran + ktest_tsc_skew_ns() >= t_enable);     // not inside the region
 }
 
+// ---- the time slice keeps to its range -----------------------------------
+//
+// sched_set_quantum_ns(0) was accepted from apps (the shell and the command
+// line keep to 20 us..1 s): a slice of 0 preempts at every interrupt. 0
+// now only queries, as gomaxprocs(0) does, and other values clamp.
+
+static bool near_ns(uint64_t a, uint64_t b)
+{
+    return a + 1000 >= b && a <= b + 1000;     // the TSC conversion rounds
+}
+
+KTEST(preempt_quantum_setting_clamps_and_zero_queries)
+{
+    uint64_t orig = sched_quantum_ns();
+    uint64_t got = sched_set_quantum_ns(0);
+    uint64_t after_zero = sched_quantum_ns();
+    sched_set_quantum_ns(1);
+    uint64_t after_one = sched_quantum_ns();
+    sched_set_quantum_ns(10000000000ull);
+    uint64_t after_ten_s = sched_quantum_ns();
+    sched_set_quantum_ns(orig);
+    KT_ASSERT(near_ns(got, orig));
+    KT_ASSERT(near_ns(after_zero, orig));
+    KT_ASSERT(near_ns(after_one, 20000));
+    KT_ASSERT(near_ns(after_ten_s, 1000000000));
+    KT_ASSERT(near_ns(sched_quantum_ns(), orig));
+}
+
 // ---- a G stuck in a blocking call hands its P over --------------------------
 
 static uint64_t queued_done, queued_core_mask, blocker_out;
