@@ -39,9 +39,13 @@ KERNEL_C := kernel/main.c kernel/boot_timeline.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/console_in.c kernel/lineedit.c kernel/trace.c kernel/profile.c kernel/metrics.c \
-            kernel/shell.c kernel/shell_run.c kernel/shell_sched.c kernel/shell_machine.c \
-            kernel/shell_metrics.c kernel/shell_script.c kernel/acpidump.c kernel/inject.c
+            kernel/irqwait.c kernel/trace.c kernel/profile.c kernel/metrics.c kernel/inject.c
+
+# The shell and the console input it reads (docs/console.md): kernel code,
+# in a folder of its own above the scheduler.
+SHELL_C := shell/shell.c shell/shell_run.c shell/shell_sched.c shell/shell_machine.c \
+           shell/shell_metrics.c shell/shell_script.c shell/console_in.c shell/lineedit.c \
+           shell/acpidump.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
@@ -119,7 +123,7 @@ endif
 # ---- objects --------------------------------------------------------------
 
 obj = $(patsubst %,$(BUILD)/obj/%.o,$(basename $(1)))
-KOBJS := $(call obj,$(LIB_C) $(BOOT_C) $(ARCH_C) $(DRIVERS_C) $(KERNEL_C))
+KOBJS := $(call obj,$(LIB_C) $(BOOT_C) $(ARCH_C) $(DRIVERS_C) $(KERNEL_C) $(SHELL_C))
 VOBJS := $(call obj,$(KERNEL_VEC_C))
 AOBJS := $(call obj,$(APPS_C) $(KTEST_C))
 XOBJS := $(patsubst /%.c,$(BUILD)/obj/extapp/%.o,$(EXTRA_APP_C))
@@ -289,7 +293,7 @@ HOST_SRCS_runq := kernel/runq.c
 HOST_SRCS_steal_order := kernel/steal_order.c
 HOST_SRCS_page := kernel/pagepool.c
 HOST_SRCS_keydecode := drivers/keydecode.c
-HOST_SRCS_lineedit := kernel/lineedit.c drivers/keydecode.c
+HOST_SRCS_lineedit := shell/lineedit.c drivers/keydecode.c
 HOST_SRCS_boot := boot/multiboot.c boot/bootinfo.c boot/uefi.c
 HOST_SRCS_efi_loader := boot/efi/loader_parse.c
 HOST_SAN_runq := thread
@@ -323,7 +327,7 @@ FUZZ_SRCS_multiboot2 := boot/multiboot.c boot/bootinfo.c
 FUZZ_SRCS_uefi_mmap := boot/efi/loader_parse.c boot/uefi.c boot/bootinfo.c
 FUZZ_SRCS_efi_elf := boot/efi/loader_parse.c
 FUZZ_SRCS_efi_cmdline := boot/efi/loader_parse.c
-FUZZ_SRCS_keys := drivers/keydecode.c kernel/lineedit.c
+FUZZ_SRCS_keys := drivers/keydecode.c shell/lineedit.c
 # The parsers are compiled with libFuzzer's coverage and comparison tracing;
 # the harnesses themselves without it: their checks are not what the fuzzer
 # should explore, and tracing every comparison of an O(n^2) check had them
@@ -331,7 +335,7 @@ FUZZ_SRCS_keys := drivers/keydecode.c kernel/lineedit.c
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DGORO_HOST_TEST -iquote . \
     -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h kernel/cmdline.h \
-    drivers/keydecode.h kernel/lineedit.h)
+    drivers/keydecode.h shell/lineedit.h)
 FUZZ_BINS := $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/fuzz_%)
 
 # Built only where clang has its libFuzzer runtime (make deps installs both).
@@ -395,7 +399,7 @@ check-tools:
 # and cppcheck's warning and portability checks over the kernel's C; any
 # finding fails. A finding suppressed at its line says why there.
 LINT_C := $(LIB_C) $(KERNEL_VEC_C) $(BOOT_C) $(ARCH_C) $(filter-out drivers/font8x16.c,$(DRIVERS_C)) \
-          $(KERNEL_C)
+          $(KERNEL_C) $(SHELL_C)
 CLANG_TIDY ?= clang-tidy
 CPPCHECK ?= cppcheck
 # Linted as the debug build, which compiles a superset of the code (the
@@ -538,7 +542,7 @@ $(BUILD)/goro-efi.img: $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/g
 	$(Q)mv $@.tmp $@
 
 # The USB image is for real machines: without APP= it boots the shell
-# (kernel/shell.c), so that one stick runs every app. Its goro.cmdline and
+# (shell/shell.c), so that one stick runs every app. Its goro.cmdline and
 # its GRUB menu carry this line; QEMU's fw_cfg command line still comes
 # after it (the last app= wins).
 USB_CMDLINE := $(or $(strip $(CMDLINE)),app=shell)

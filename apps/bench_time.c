@@ -23,7 +23,7 @@
 //                        the quantum has something to slice: one hog alone
 //                        on its P is never preempted)
 //
-// app=bench_all [quick=1] (kernel/shell_run.c) runs app=bench, bench_chan,
+// app=bench_all [quick=1] (shell/shell_run.c) runs app=bench, bench_chan,
 // bench_mem and bench_time in one boot, for a real machine's serial capture.
 //
 // Latencies: BENCH lines with min/p50/p90/p99/max in us (nearest rank, as

@@ -39,7 +39,7 @@ enum lock_rank {
     LOCK_RANK_PAGE,         // a node's page pools
     LOCK_RANK_IOAPIC,       // the IOAPICs' redirection entries
     LOCK_RANK_CONSOLE_IN,   // COM1's and the keyboard's receive rings, the console's
-                            // foreground (kernel/console_in.c); each taken alone
+                            // foreground (shell/console_in.c); each taken alone
     LOCK_RANK_CLOCK,        // the TSC's calibration and refinement (arch/tsc.c); taken
                             // from sysmon's tick and by tests, reads the reference clock
     LOCK_RANK_CONSOLE_STASH,// goroutines' unfinished kprintf lines (kernel/console.c):

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // 16550 UART on COM1, 115200 8N1, polled transmit; receive by interrupt
-// (kernel/console_in.c) or by polling serial_getc.
+// (shell/console_in.c) or by polling serial_getc.
 #include "drivers/serial.h"
 #include "arch/x86.h"
 

@@ -308,7 +308,7 @@ static enum verdict set_seed(struct kparams *p, const char *val)
     return V_OK;
 }
 
-// The shell's boot script (kernel/shell_script.c splits it): any text; the
+// The shell's boot script (shell/shell_script.c splits it): any text; the
 // value stays in p->buf, where the words live.
 static enum verdict set_script(struct kparams *p, const char *val)
 {

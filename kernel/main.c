@@ -21,7 +21,7 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "kernel/sched.h"
-#include "kernel/shell.h"
+#include "shell/shell.h"
 
 struct kparams kparams;
 extern char _image_start[], _image_end[];

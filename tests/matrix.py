@@ -215,7 +215,7 @@ GO_MISUSE = [go_misuse(n, e) for n, e in (
     ("TickerReset", "non-positive interval for ticker_reset"))]
 
 
-# ---- the shell (app=shell, kernel/shell*.c) ------------------------------------
+# ---- the shell (app=shell, shell/shell*.c) ------------------------------------
 
 PROMPT = r"^goro> "
 

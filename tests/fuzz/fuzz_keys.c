@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Fuzzes what a person types into the console: drivers/keydecode.c (a
 // serial terminal's bytes, VT100 escape sequences; a PC keyboard's set-1
-// scancodes) and kernel/lineedit.c, which the decoded keys drive.
+// scancodes) and shell/lineedit.c, which the decoded keys drive.
 //
 // The input's bytes go both through vt_decode and through ps2_decode; the
 // keys of each drive a line editor with a history, and after every key the
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "drivers/keydecode.h"
-#include "kernel/lineedit.h"
+#include "shell/lineedit.h"
 #include "tests/fuzz/fuzz.h"
 
 #define COLS 1024                   // wider than any line (LINEEDIT_MAX)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Host tests for drivers/acpi.c on tables dumped from QEMU's firmware
-// (tests/data/acpi/*.txt, the `ACPIDUMP` lines kernel/acpidump.c prints) and
+// (tests/data/acpi/*.txt, the `ACPIDUMP` lines shell/acpidump.c prints) and
 // on corrupted copies of them made here.
 //
 // The map callback hands out a fresh heap copy of exactly the bytes asked

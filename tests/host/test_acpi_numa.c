@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Host tests for drivers/acpi_numa.c: SRAT and SLIT from QEMU's firmware
-// (tests/data/acpi/*numa*.txt, dumped by kernel/acpidump.c; the QEMU options
+// (tests/data/acpi/*numa*.txt, dumped by shell/acpidump.c; the QEMU options
 // of each are in tests/data/acpi/README-numa.md) and corrupted copies.
 //
 // As in test_acpi.c, the map callback hands out a heap copy of exactly the

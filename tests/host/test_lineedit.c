@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Host tests of kernel/lineedit.c. A model terminal that knows only
+// Host tests of shell/lineedit.c. A model terminal that knows only
 // printable characters, "\b" and "\n" (what the editor may send) replays
 // its output; after every key the terminal must show exactly the line, the
 // cursor where the editor says it is, and nothing stale to the right.
@@ -9,7 +9,7 @@
 #include <string.h>
 #include "check.h"
 #include "drivers/keydecode.h"
-#include "kernel/lineedit.h"
+#include "shell/lineedit.h"
 
 #define COLS 1024
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The console's line editor (kernel/lineedit.h). Pure: no kernel calls.
+// The console's line editor (shell/lineedit.h). Pure: no kernel calls.
 //
 // Invariant after every key: the terminal shows buf[0..len) from the
 // column where editing began, the cursor sits pos columns from there, and
 // nothing the editor drew lies beyond column len (what a shorter line left
 // behind is overwritten with spaces).
-#include "kernel/lineedit.h"
+#include "shell/lineedit.h"
 #include "drivers/keydecode.h"
 
 static void flush(struct lineedit *e)

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// The shell's loop and its command table (kernel/shell.h). The boot
+// The shell's loop and its command table (shell/shell.h). The boot
 // script's commands run first, each shown after the prompt as if typed;
-// then the console's lines, edited with history (kernel/lineedit.h).
-#include "kernel/shell.h"
+// then the console's lines, edited with history (shell/lineedit.h).
+#include "shell/shell.h"
 #include "kernel/app.h"
 #include "kernel/cmdline.h"
-#include "kernel/console.h"
-#include "kernel/lineedit.h"
+#include "shell/console_in.h"
+#include "shell/lineedit.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The shell's machine commands: numa, mem, cpus, reboot (halt is in
 // shell.c, beside the loop that may also end the machine).
-#include "kernel/shell.h"
+#include "shell/shell.h"
 #include "kernel/cmdline.h"
 #include "kernel/malloc.h"
 #include "kernel/numa.h"

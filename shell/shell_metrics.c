@@ -4,7 +4,7 @@
 // (/sched/latencies:seconds, ...) and the metrics=1 report at stop are
 // still to be built, and will replace this file's body: the command table
 // (shell.c) only knows shell_cmd_metrics.
-#include "kernel/shell.h"
+#include "shell/shell.h"
 #include "kernel/malloc.h"
 #include "kernel/metrics.h"
 #include "lib/printf.h"

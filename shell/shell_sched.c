@@ -3,7 +3,7 @@
 // trace, profile. They read the scheduler's structures without stopping
 // it: every line is a snapshot, and numbers read from different Ps may be
 // a few events apart (as Go's schedtrace).
-#include "kernel/shell.h"
+#include "shell/shell.h"
 #include "kernel/cmdline.h"
 #include "kernel/sched.h"
 #include "kernel/trace.h"

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: MIT
 // The shell (app=shell): a console for real machines. One goroutine reads
 // commands from the boot script (shell_script.c) and then from the console
-// (COM1 and the PS/2 keyboard, kernel/console_in.c), and runs them:
+// (COM1 and the PS/2 keyboard, shell/console_in.c), and runs them:
 //   shell.c          the loop, the command table, help
 //   shell_run.c      run and bench: apps as goroutines, exit() caught,
 //                    what they leave behind
 //   shell_sched.c    ps, sched, gomaxprocs, quantum, steal, trace, profile
 //   shell_machine.c  numa, mem, cpus, halt, reboot
 //   shell_metrics.c  metrics
-// The shell lives in kernel/, not apps/: its commands read the scheduler's
+//   shell_script.c   the boot script
+//   console_in.c     keys from COM1 and the keyboard, lineedit.c their lines
+//   acpidump.c       app=acpidump, the firmware's tables as text
+// The shell is kernel code, not an app: its commands read the scheduler's
 // and the allocators' own structures, which goro.h does not and should not
-// offer applications (docs/design.md, "The shell").
+// offer applications (docs/design.md, "The shell"). It sits above kernel/:
+// kernel/ reaches it only from the boot table (shell_script_load).
 #ifndef GORO_SHELL_H
 #define GORO_SHELL_H
 

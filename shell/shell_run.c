@@ -29,10 +29,10 @@
 // the shell the deadlock detector stays quiet, because the console's
 // reader goroutines wait in irq_wait, which counts as outside work: a
 // deadlocked app is a run that never ends, and Ctrl-C gives the prompt back.
-#include "kernel/shell.h"
+#include "shell/shell.h"
 #include "kernel/app.h"
 #include "kernel/cmdline.h"
-#include "kernel/console.h"
+#include "shell/console_in.h"
 #include "kernel/malloc.h"
 #include "kernel/page.h"
 #include "kernel/sched.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Line editing for the console (kernel/console_in.c): keys in
+// Line editing for the console (shell/console_in.c): keys in
 // (drivers/keydecode.h), the line and what the terminal must be sent to
 // show it out. Pure: tests/host/test_lineedit.c drives it.
 //

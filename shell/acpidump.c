@@ -12,7 +12,7 @@
 // XSDT, everything they list, and the FADT's FACS and DSDT.
 //
 // A diagnostic of the kernel's own view of the firmware (it reads
-// drivers/acpi.h), so it is registered from kernel/, like the shell:
+// drivers/acpi.h), so it is kernel code beside the shell, not an app:
 // app=acpidump, or `run acpidump` at the shell's prompt.
 #include "kernel/goro.h"
 #include "drivers/acpi.h"

@@ -28,8 +28,9 @@
 #include "drivers/ps2kbd.h"
 #include "drivers/serial.h"
 #include "kernel/console.h"
+#include "shell/console_in.h"
 #include "kernel/irqwait.h"
-#include "kernel/lineedit.h"
+#include "shell/lineedit.h"
 #include "lib/printf.h"
 
 #define COM1_IRQ 4

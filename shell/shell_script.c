@@ -4,7 +4,7 @@
 // starting with '#' is a comment up to its newline. A whole experiment can
 // so be one boot: `-fw_cfg name=opt/goro/script,file=experiment.txt`, or
 // script="gomaxprocs 1; run bench quick=1; halt" in goro.cmdline.
-#include "kernel/shell.h"
+#include "shell/shell.h"
 #include "drivers/fw_cfg.h"
 #include "kernel/cmdline.h"
 #include "lib/printf.h"
