@@ -85,7 +85,7 @@ endif
 # ---- flags ----------------------------------------------------------------
 
 # Every include names its path from the top ("kernel/sched.h"), so each
-# cross-layer include shows at its line; tools/check-layers.py holds the rules.
+# cross-layer include shows at its line; tools/check/check_layers.py holds the rules.
 INCLUDES := -I.
 COMMON_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding \
     -fno-stack-protector -fno-pic -fno-pie -mno-red-zone -mcmodel=small \
@@ -175,9 +175,9 @@ $(BUILD)/obj/%.o: %.asm $(BUILD)/cflags.stamp
 
 # Two links: the first gives the addresses, from which the backtrace symbol
 # table (.ksyms, loaded last, so no code moves) is generated for the second.
-$(BUILD)/empty_ksyms.o: tools/mksyms.py
+$(BUILD)/empty_ksyms.o: tools/build/mksyms.py
 	@mkdir -p $(dir $@)
-	$(Q)$(PYTHON) tools/mksyms.py < /dev/null > $(BUILD)/empty_ksyms.asm
+	$(Q)$(PYTHON) tools/build/mksyms.py < /dev/null > $(BUILD)/empty_ksyms.asm
 	$(Q)$(NASM) $(NASMFLAGS) $(BUILD)/empty_ksyms.asm -o $@
 
 # The boot's functions first, in the order they first run (boot/text_order.txt;
@@ -189,8 +189,8 @@ $(BUILD)/text_order.ld: boot/text_order.txt
 $(BUILD)/goro.pass1.elf: $(OBJS) $(BUILD)/empty_ksyms.o linker.ld $(BUILD)/text_order.ld $(BUILD)/objs.list
 	$(Q)$(LD) $(LDFLAGS) -o $@ $(OBJS) $(BUILD)/empty_ksyms.o
 
-$(BUILD)/ksyms.o: $(BUILD)/goro.pass1.elf tools/mksyms.py
-	$(Q)nm -n $< | $(PYTHON) tools/mksyms.py > $(BUILD)/ksyms.asm
+$(BUILD)/ksyms.o: $(BUILD)/goro.pass1.elf tools/build/mksyms.py
+	$(Q)nm -n $< | $(PYTHON) tools/build/mksyms.py > $(BUILD)/ksyms.asm
 	$(Q)$(NASM) $(NASMFLAGS) $(BUILD)/ksyms.asm -o $@
 
 $(BUILD)/goro.elf: $(OBJS) $(BUILD)/ksyms.o linker.ld $(BUILD)/text_order.ld $(BUILD)/objs.list
@@ -209,7 +209,7 @@ $(BUILD)/goro.iso: $(BUILD)/goro.elf boot/grub.cfg
 
 # ---- running --------------------------------------------------------------
 
-# tools/qemu.py builds the QEMU command line (TCG, the serial port on this
+# tools/run/qemu.py builds the QEMU command line (TCG, the serial port on this
 # terminal, isa-debug-exit) and succeeds only when the app returned 0.
 APP ?=
 ARGS ?=
@@ -219,7 +219,7 @@ NUMA ?= 1
 CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
 # The shell takes Ctrl-C itself (the running app's prompt back): QEMU then
 # quits with Ctrl-A x.
-RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/qemu.py --smp $(SMP) --mem $(MEM) --numa $(NUMA) \
+RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/run/qemu.py --smp $(SMP) --mem $(MEM) --numa $(NUMA) \
     $(if $(filter shell,$(APP)),--ctrl-c-to-guest)
 
 # make deps installs the Debian packages goro needs (apt-get, as root).
@@ -240,32 +240,34 @@ debug: deps-check $(BUILD)/goro.elf
 	@$(RUN_QEMU) --gdb $(BUILD)/goro.elf "$(CMDLINE)"
 
 # profile: boots APP with the sampling profiler on (profile=$(PROFILE_HZ);
-#   ARGS="profile=N" overrides), then tools/profile2pprof.py writes
+#   ARGS="profile=N" overrides), then tools/trace/profile2pprof.py writes
 #   $(BUILD)/profile/cpu.pb.gz (go tool pprof), cpu.folded (flame graphs) and,
-#   with matplotlib, cpu.png (tools/flamegraph.py).
+#   with matplotlib, cpu.png (tools/trace/flamegraph.py).
 #   docs/observability.md says how to read them.
 # trace: boots APP with the event trace on (trace=1), then writes
 #   $(BUILD)/trace/trace.out (Go's execution trace: go tool trace) and
-#   trace.json (Perfetto, ui.perfetto.dev), by tools/trace2go.py and
-#   tools/trace2json.py.
+#   trace.json (Perfetto, ui.perfetto.dev), by tools/trace/trace2go.py and
+#   tools/trace/trace2json.py.
 .PHONY: trace
 trace: deps $(BUILD)/goro.elf
 	@mkdir -p $(BUILD)/trace
 	@$(RUN_QEMU) $(BUILD)/goro.elf "trace=1 $(CMDLINE)" > $(BUILD)/trace/serial.log; \
 	    st=$$?; grep -v '^TRACE [0-9]' $(BUILD)/trace/serial.log; exit $$st
-	$(PYTHON) tools/trace2go.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.out --elf $(BUILD)/goro.elf
-	$(PYTHON) tools/trace2json.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.json
+	$(PYTHON) tools/trace/trace2go.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.out \
+	    --elf $(BUILD)/goro.elf
+	$(PYTHON) tools/trace/trace2json.py $(BUILD)/trace/serial.log -o $(BUILD)/trace/trace.json
 	@echo "trace: go tool trace $(BUILD)/trace/trace.out; $(BUILD)/trace/trace.json in ui.perfetto.dev"
 
 # trace-screenshot: make trace, then PNGs of go tool trace's pages,
 #   rendered by headless chromium: $(BUILD)/trace/shot-goroutines.png (the
 #   goroutines by start function), shot-goroutine.png (the largest group,
 #   each goroutine's execution and wait times), shot-trace.png (the
-#   timeline). tools/tracepic.py; chromium is optional and installed only
-#   on request (tools/tracepic.py --install, as root).
+#   timeline). tools/trace/tracepic.py; chromium is optional and installed only
+#   on request (tools/trace/tracepic.py --install, as root).
 .PHONY: trace-screenshot
 trace-screenshot: trace
-	$(PYTHON) tools/tracepic.py $(BUILD)/trace/trace.out -o $(BUILD)/trace/shot --trace-height 200
+	$(PYTHON) tools/trace/tracepic.py $(BUILD)/trace/trace.out -o $(BUILD)/trace/shot \
+	    --trace-height 200
 
 PROFILE_HZ ?= 1000
 .PHONY: profile
@@ -273,10 +275,11 @@ profile: deps-check $(BUILD)/goro.elf
 	@mkdir -p $(BUILD)/profile
 	@$(RUN_QEMU) $(BUILD)/goro.elf "profile=$(PROFILE_HZ) $(CMDLINE)" > $(BUILD)/profile/serial.log; \
 	    st=$$?; grep -v '^PROFILE [0-9]' $(BUILD)/profile/serial.log; exit $$st
-	$(PYTHON) tools/profile2pprof.py $(BUILD)/profile/serial.log --elf $(BUILD)/goro.elf \
+	$(PYTHON) tools/trace/profile2pprof.py $(BUILD)/profile/serial.log --elf $(BUILD)/goro.elf \
 	    -o $(BUILD)/profile/cpu.pb.gz --folded $(BUILD)/profile/cpu.folded
 	@if $(BENCH_PYTHON) -c 'import matplotlib' 2>/dev/null; then \
-	    $(BENCH_PYTHON) tools/flamegraph.py $(BUILD)/profile/cpu.folded -o $(BUILD)/profile/cpu.png \
+	    $(BENCH_PYTHON) tools/trace/flamegraph.py $(BUILD)/profile/cpu.folded \
+	        -o $(BUILD)/profile/cpu.png \
 	        --title "goro: $(CMDLINE), $(SMP) vCPUs"; \
 	else echo "profile: no matplotlib, no cpu.png (apt-get install python3-matplotlib)"; fi
 	@echo "profile: $(BUILD)/profile/cpu.pb.gz: go tool pprof -top $(BUILD)/goro.elf $(BUILD)/profile/cpu.pb.gz"
@@ -381,19 +384,20 @@ $(BUILD)/fuzz/cov/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
 
 # The include rules between layers (lib < arch, drivers < kernel < apps).
 check-layers:
-	@$(PYTHON) tools/check-layers.py
+	@$(PYTHON) tools/check/check_layers.py
 
 # Every __atomic call below apps/ says its ordering and what it pairs with.
 check-atomics:
-	@$(PYTHON) tools/check-atomics.py
+	@$(PYTHON) tools/check/check_atomics.py
 
 # The Python tools' shared helpers, and the parsers of the tools that need
-# root to run (boot-qemu-probe.py), by their examples (doctest).
+# root to run (boot_qemu_probe.py), by their examples (doctest).
+DOCTESTS := tools/trace/varint.py tools/run/qemu.py tools/bench/boot_qemu_probe.py \
+            tools/bench/boot_blocks.py
 check-tools:
-	@$(PYTHON) -m doctest tools/varint.py && echo "check-tools: tools/varint.py's examples hold"
-	@$(PYTHON) -m doctest tools/qemu.py && echo "check-tools: tools/qemu.py's examples hold"
-	@$(PYTHON) -m doctest tools/boot-qemu-probe.py && echo "check-tools: tools/boot-qemu-probe.py's examples hold"
-	@$(PYTHON) -m doctest tools/boot-blocks.py && echo "check-tools: tools/boot-blocks.py's examples hold"
+	@for f in $(DOCTESTS); do \
+	    $(PYTHON) -m doctest $$f || exit 1; echo "check-tools: $$f's examples hold"; \
+	done
 
 # make lint: clang-tidy (.clang-tidy names the checks, and why some are off)
 # and cppcheck's warning and portability checks over the kernel's C; any
@@ -440,7 +444,7 @@ host: $(BUILD)/host/test_make
 MINUTES ?= 10
 SOAK_ARGS ?=
 soak: deps-check $(BUILD)/goro.elf
-	nice -n 19 $(PYTHON) tools/soak.py --build $(BUILD) --minutes $(MINUTES) $(SOAK_ARGS)
+	nice -n 19 $(PYTHON) tools/run/soak.py --build $(BUILD) --minutes $(MINUTES) $(SOAK_ARGS)
 
 # RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
 RUN_ARGS ?=
@@ -450,7 +454,7 @@ test: deps-check all efi usb host fuzz-build check-layers check-atomics check-to
 # The suite while the host runs one CPU-bound process per core beside it:
 # no test may fail because the host is slow (docs/testing.md).
 test-stress: deps-check all efi usb host fuzz-build check-layers check-atomics check-tools debug-build
-	$(PYTHON) tools/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
+	$(PYTHON) tools/run/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # ---- insncount: the project's QEMU TCG instruction-count plugin -------------
 #
@@ -460,9 +464,10 @@ test-stress: deps-check all efi usb host fuzz-build check-layers check-atomics c
 INSNCOUNT := $(BUILD)/insncount/libinsncount.so
 .PHONY: insncount insncount-test
 insncount: $(INSNCOUNT)
-$(INSNCOUNT): tools/insncount/insncount.c tools/insncount/qemu-plugin-api.h tools/build-insncount.sh
+$(INSNCOUNT): tools/insncount/insncount.c tools/insncount/qemu-plugin-api.h \
+              tools/build/build_insncount.sh
 	$(call say,PLUGIN,$@)
-	$(Q)BUILD=$(BUILD) HOSTCC=$(HOSTCC) sh tools/build-insncount.sh > /dev/null
+	$(Q)BUILD=$(BUILD) HOSTCC=$(HOSTCC) sh tools/build/build_insncount.sh > /dev/null
 
 $(BUILD)/insncount/guest.elf: tests/insncount/guest.S
 	@mkdir -p $(dir $@)
@@ -499,7 +504,7 @@ clean:
 #   set, goro.cmdline. Boot it with OVMF: -drive format=raw,file=goro-efi.img.
 # usb: build/goro-usb.img, to dd onto a stick: grub-mkrescue's hybrid ISO
 #   (BIOS -> GRUB -> multiboot2) whose EFI system partition is replaced by
-#   one with the GNU-EFI loader (tools/mkusb.sh says how).
+#   one with the GNU-EFI loader (tools/build/mkusb.sh says how).
 
 EFI_INC := /usr/include/efi
 EFI_LIB := /usr/lib
@@ -536,9 +541,11 @@ $(BUILD)/efi/goro.cmdline: FORCE
 	$(Q)printf '%s\n' '$(EFI_CMDLINE)' > $@.tmp
 	$(Q)cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 
-$(BUILD)/goro-efi.img: $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline tools/mkesp.sh
+$(BUILD)/goro-efi.img: $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline \
+                       tools/build/mkesp.sh
 	$(call say,ESP,$@)
-	$(Q)sh tools/mkesp.sh $@.tmp $(EFI_IMG_MB) $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf $(BUILD)/efi/goro.cmdline
+	$(Q)sh tools/build/mkesp.sh $@.tmp $(EFI_IMG_MB) $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf \
+	    $(BUILD)/efi/goro.cmdline
 	$(Q)mv $@.tmp $@
 
 # The USB image is for real machines: without APP= it boots the shell
@@ -552,9 +559,9 @@ $(BUILD)/usb-cmdline/goro.cmdline: FORCE
 	$(Q)cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 
 $(BUILD)/goro-usb.img: $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf \
-                       $(BUILD)/usb-cmdline/goro.cmdline tools/mkusb.sh tools/mkesp.sh
+                       $(BUILD)/usb-cmdline/goro.cmdline tools/build/mkusb.sh tools/build/mkesp.sh
 	$(call say,USB,$@)
-	$(Q)sh tools/mkusb.sh $@ $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf \
+	$(Q)sh tools/build/mkusb.sh $@ $(BUILD)/goro.iso $(BUILD)/efi/BOOTX64.EFI $(BUILD)/goro.elf \
 	    $(BUILD)/usb-cmdline/goro.cmdline $(BUILD)/usb
 
 .PHONY: FORCE
@@ -565,14 +572,14 @@ FORCE:
 # bench: Go 1.19's runtime, sync and time benchmarks, goro's ports
 #   (app=gobench) beside Go's own test binaries run unmodified in a Linux
 #   guest under the same TCG and natively, on 1 and 2 vCPUs, with insn/op
-#   from the insncount plugin (tools/gobench.py); then goro's own suites
+#   from the insncount plugin (tools/bench/gobench.py); then goro's own suites
 #   (app=bench, bench_chan, bench_mem, bench_time) beside the Go and
 #   pthread peers of tests/peers; then goro's scheduling latency
 #   (app=schedlat, metrics=1) beside Go's /sched/latencies:seconds on the
-#   same workloads (tools/schedlat.py). One report on stdout, the Go-format files
+#   same workloads (tools/bench/schedlat.py). One report on stdout, the Go-format files
 #   $(BUILD)/bench/gobench-*.txt, $(BUILD)/bench/results.json, plots in
 #   $(BUILD)/bench/plots/ (docs/performance.md). BENCH_QUICK=1: a fifth of
-#   the iterations and 3 counts. BENCH_ARGS passes options (tools/bench.py
+#   the iterations and 3 counts. BENCH_ARGS passes options (tools/bench/bench.py
 #   --help; --section schedlat runs one section); --from-serial LOG reads a
 #   real machine's capture.
 # Debian's python3-matplotlib belongs to Debian's python3, which need not be
@@ -582,20 +589,22 @@ BENCH_ARGS ?=
 
 bench: deps-check $(BUILD)/goro.elf $(INSNCOUNT) bench-boot
 	@sh tools/deps-bench.sh $(DEPS_MODE)
-	$(BENCH_PYTHON) tools/bench.py --build $(BUILD) $(BENCH_ARGS)
+	$(BENCH_PYTHON) tools/bench/bench.py --build $(BUILD) $(BENCH_ARGS)
 
 # bench-readme: README's Performance results from the full make bench runs
-#   kept in BUILD/bench/runs/ (the newest, and the spread of all; tools/bench_readme.py).
+#   kept in BUILD/bench/runs/ (the newest, and the spread of all;
+#   tools/bench/bench_readme.py).
 .PHONY: bench-readme
 bench-readme:
-	$(PYTHON) tools/bench_readme.py --runs '$(BUILD)/bench/runs/results-*.json' --readme README.md
+	$(PYTHON) tools/bench/bench_readme.py --runs '$(BUILD)/bench/runs/results-*.json' \
+	    --readme README.md
 
 # bench-boot: the boot timeline at 1, 2, 8, 32 and 64 vCPUs under TCG (median
 #   of 5 boots each), beside a Debian Linux guest booted by the same QEMU to
 #   its /init, and the published figures of OSv and Unikraft
-#   (tools/boot-bench.py; docs/boot.md). BOOT_BENCH_ARGS passes options.
+#   (tools/bench/boot_bench.py; docs/boot.md). BOOT_BENCH_ARGS passes options.
 BOOT_BENCH_ARGS ?=
 .PHONY: bench-boot
 bench-boot: deps-check $(BUILD)/goro.elf
 	@sh tools/deps-bench.sh $(DEPS_MODE)
-	$(PYTHON) tools/boot-bench.py --build $(BUILD) $(BOOT_BENCH_ARGS)
+	$(PYTHON) tools/bench/boot_bench.py --build $(BUILD) $(BOOT_BENCH_ARGS)

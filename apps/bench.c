@@ -7,7 +7,7 @@
 // run reps repetitions of exactly that n and report the median with min,
 // p10, p90 and max. Each measured repetition is bracketed by insncount's
 // marker NOPs, so a run under the TCG plugin gives instructions per op
-// (tools/insncount_report.py pairs markers with the mark_n= keys).
+// (tools/bench/insncount_report.py pairs markers with the mark_n= keys).
 // Numbers are measured, never asserted.
 #include "kernel/goro.h"
 #include "bench_util.h"

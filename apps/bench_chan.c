@@ -5,7 +5,7 @@
 // output format plus spread=min..max (ns per op). Each measured repetition
 // is bracketed by insncount's marker NOPs around exactly n operations
 // (mark_pairs=, mark_n=, and BENCH_ITERS name=n), so a run under the TCG
-// plugin gives instructions per op (tools/insncount_report.py).
+// plugin gives instructions per op (tools/bench/insncount_report.py).
 // Numbers are measured, never asserted.
 #include "kernel/goro.h"
 #include "bench_util.h"

@@ -28,9 +28,9 @@
 //
 // Latencies: BENCH lines with min/p50/p90/p99/max in us (nearest rank, as
 // the Go peer), then a CDF line with quantiles in us for plotting
-// (tools/bench.py). Benchmarks whose instruction count does not depend on
+// (tools/bench/bench.py). Benchmarks whose instruction count does not depend on
 // how long something spins are bracketed by insncount's marker NOPs
-// (mark_pairs=, mark_n=; tools/insncount_report.py). Numbers are measured,
+// (mark_pairs=, mark_n=; tools/bench/insncount_report.py). Numbers are measured,
 // never asserted.
 #include "kernel/goro.h"
 #include "bench_util.h"
@@ -75,7 +75,7 @@ struct kv {
 
 // Sorts ns[0..n) and prints the latency keys of one BENCH line (after
 // head, then the nkv extra keys, then the tail words) and a CDF line
-// (quantiles in us) for tools/bench.py's plots.
+// (quantiles in us) for tools/bench/bench.py's plots.
 static void latency_report(const char *name, const char *head, int64_t *ns, int n,
                            const struct kv *extra, int nkv, const char *tail)
 {

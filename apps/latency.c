@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // app=latency: latency under load, the figures the field's µs-scale
-// schedulers report. tools/latency-go/main.go is the Go peer: the same
+// schedulers report. tools/bench/latency_go/main.go is the Go peer: the same
 // three workloads, parameters, random arrivals and output lines, so
-// tools/latbench.py reads both alike.
+// tools/bench/latbench.py reads both alike.
 //
 //   wl=timers  golang/go#38860's question: timers among CPU-bound
 //              goroutines. gomaxprocs spinners that never block, and

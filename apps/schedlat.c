@@ -2,8 +2,8 @@
 // app=schedlat [filter=SUBSTR] [reps=N] (needs metrics=1): goro's scheduling
 // latency (runnable to running, /sched/latencies:seconds) on three
 // workloads, read with metrics_read() before and after each. The Go side,
-// tools/schedlat/main.go, runs the same workloads with the same parameters
-// and reads Go's own runtime/metrics; tools/bench.py sets them side by side.
+// tools/bench/schedlat_go/main.go, runs the same workloads with the same parameters
+// and reads Go's own runtime/metrics; tools/bench/bench.py sets them side by side.
 //
 //   pool      the worker-pool demo's shape, POOLS times: ITEMS jobs in a
 //             buffered channel, num_cpu() workers ranging over it, a WaitGroup
@@ -15,12 +15,12 @@
 // count is the latency samples of the window, schedules the goroutine
 // starts; goro takes one sample per start, so they must be equal (checked
 // here and by tests/matrix.py). Quantiles interpolate linearly inside the
-// histogram bucket that holds them, the rule tools/schedlat/main.go uses.
+// histogram bucket that holds them, the rule tools/bench/schedlat_go/main.go uses.
 #include "kernel/goro.h"
 #include "bench_util.h"
 #include "lib/string.h"
 
-// The parameters of both sides: keep tools/schedlat/main.go's in step.
+// The parameters of both sides: keep tools/bench/schedlat_go/main.go's in step.
 #define ITEMS 1000
 #define POOLS 20            // pools per rep: each starts only num_cpu() + 1 goroutines
 #define ROUNDS 5000

@@ -5,7 +5,7 @@
 // parts of the boundary have headers of their own, included at the end:
 // spinlocks (arch/spinlock.h), boot-patched branches (arch/static_branch.h)
 // and the trap path's calls into kernel/ (arch/trap_hooks.h).
-// tools/check-layers.py enforces the rule.
+// tools/check/check_layers.py enforces the rule.
 #ifndef GORO_ARCH_H
 #define GORO_ARCH_H
 

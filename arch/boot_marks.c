@@ -9,7 +9,7 @@
 // Markers for the host go to QEMU's debug console, port 0x402
 // (`-device isa-debugcon,iobase=0x402,chardev=...`): a chardev the host
 // reads with its own clock, so it can time QEMU's start to kernel entry
-// and to main (tools/boot-bench.py). Port 0x80 (POST codes) would be safe
+// and to main (tools/bench/boot_bench.py). Port 0x80 (POST codes) would be safe
 // on any PC, but QEMU can neither log nor trace it; 0x402 is where SeaBIOS
 // and OVMF write their debug logs, so the host sees the firmware's
 // progress on the same clock. The markers are written only under a

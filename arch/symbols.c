@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Symbol lookup and frame-pointer backtraces. The table is generated from
-// the first link's symbols (tools/mksyms.py) and linked into .ksyms.
+// the first link's symbols (tools/build/mksyms.py) and linked into .ksyms.
 #include "arch/arch.h"
 #include "arch/arch_private.h"
 #include "lib/printf.h"

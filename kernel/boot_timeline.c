@@ -13,7 +13,7 @@
 //
 //   boot: cpu 3 (apic id 3) online at 1211 us, ready at 2950 us
 //
-// tools/boot-bench.py reads both.
+// tools/bench/boot_bench.py reads both.
 #include "kernel/boot_timeline.h"
 #include "arch/arch.h"
 #include "boot/bootinfo.h"

@@ -485,7 +485,7 @@ uint64_t irq_raised(uint8_t vector);
 // profile_start begins one at hz (100..10000) at any time, from a
 // goroutine (the hooks are patched in live when the boot did not ask for
 // them, and out again at profile_stop). profile_stop ends the run and
-// prints its samples as PROFILE lines (tools/profile2pprof.py reads them).
+// prints its samples as PROFILE lines (tools/trace/profile2pprof.py reads them).
 // False: a run is on, or no memory for the buffers.
 bool profile_start(int hz);
 void profile_stop(void);

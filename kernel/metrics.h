@@ -19,7 +19,7 @@ void metrics_init(uint32_t ncpu);
 // From trace_record, on the recording core with interrupts off. gp is the
 // G the event is about when the hook knew it (NULL otherwise).
 void metrics_event(enum trace_ev ev, struct g *gp, uint64_t g, uint64_t arg, uint64_t now);
-// Prints every metric as METRIC lines (tools/metrics.py reads them), once,
+// Prints every metric as METRIC lines (tools/trace/metrics.py reads them), once,
 // as the machine stops.
 void metrics_print(void);
 // The same now, from a goroutine (the shell's `metrics`); false when the

@@ -39,7 +39,7 @@ static const char *const kind_name[S_NKINDS] = { "go", "g0", "irq", "idle" };
 // RSP, then the PCs. The word at RSP is the return address when the
 // interrupted function keeps no frame (GCC gives none to leaves that need
 // no stack) or had not built it yet: the host tool, which can read the
-// function's code, decides (tools/profile2pprof.py).
+// function's code, decides (tools/trace/profile2pprof.py).
 struct profile_core {
     // the owning core, interrupts off
     uint64_t *buf;

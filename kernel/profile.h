@@ -5,7 +5,7 @@
 // was running (a goroutine, g0, an interrupt or the idle wait) and the
 // goroutine's id, into the core's own buffer. The samples are printed as
 // PROFILE lines when profiling stops (profile_stop, or the machine's exit);
-// tools/profile2pprof.py turns them into a pprof profile and folded stacks.
+// tools/trace/profile2pprof.py turns them into a pprof profile and folded stacks.
 // Off, the hooks are NOPs (static branches, as the event trace's).
 #ifndef GORO_PROFILE_H
 #define GORO_PROFILE_H

@@ -55,7 +55,7 @@ static uint32_t trace_ncpu;
 static uint64_t trace_t0;
 
 // How each event prints: its name and the names of its two fields (NULL:
-// not printed). tools/trace2json.py reads these lines.
+// not printed). tools/trace/trace2json.py reads these lines.
 static const struct {
     const char *name, *g, *arg;
 } ev_fmt[TR_NEVENTS] = {
@@ -298,7 +298,7 @@ static void print_rec(uint32_t core, const struct trace_rec *rec)
         snprintf(g, sizeof g, " %s=%lu", ev_fmt[rec->ev].g, rec->g);
     if (rec->ev == TR_GO_PARK)      // the wait reason: a string literal, no spaces lost
         snprintf(arg, sizeof arg, " reason=\"%s\"", rec->arg ? (const char *)rec->arg : "");
-    else if (rec->ev == TR_GO_CREATE)   // tools/trace2go.py names the function from goro.elf
+    else if (rec->ev == TR_GO_CREATE)   // tools/trace/trace2go.py names the function from goro.elf
         snprintf(arg, sizeof arg, " parent=%lu fn=%lu", rec->arg, fn_of(rec->fn_lo));
     else if (ev_fmt[rec->ev].arg)
         snprintf(arg, sizeof arg, " %s=%lu", ev_fmt[rec->ev].arg, rec->arg);

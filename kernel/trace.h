@@ -2,7 +2,7 @@
 // The event trace (trace=1): what each core's scheduler did, kept in a
 // per-core ring of the latest TRACE_RING events and printed when the
 // machine stops (exit, panic, deadlock) as TRACE lines, which
-// tools/trace2json.py turns into a Chrome/Perfetto timeline. Off, each
+// tools/trace/trace2json.py turns into a Chrome/Perfetto timeline. Off, each
 // hook is one 5-byte NOP.
 #ifndef GORO_TRACE_H
 #define GORO_TRACE_H

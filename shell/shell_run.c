@@ -456,7 +456,7 @@ int shell_cmd_bench(int argc, char **argv)
 
 // app=bench_all [quick=1]: the benchmark apps in one boot without the
 // shell, their mains called in turn, for a real machine whose serial
-// capture tools/bench.py --from-serial reads (each prints its own CONFIG
+// capture tools/bench/bench.py --from-serial reads (each prints its own CONFIG
 // line). quick=1 as the shell's bench takes it.
 static int bench_all_main(int argc, char **argv)
 {

@@ -260,7 +260,7 @@ int shell_cmd_profile(int argc, char **argv)
         return 0;
     }
     if (strcmp(what, "stop") == 0) {
-        profile_stop();     // prints the PROFILE lines (tools/profile2pprof.py reads them)
+        profile_stop();     // prints the PROFILE lines (tools/trace/profile2pprof.py reads them)
         return 0;
     }
     kprintf("usage: profile start HZ|stop\n");

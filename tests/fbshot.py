@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Watched QEMU runs and the framebuffer screenshot check, for tests/run.py.
 
-A watched run has a QEMU monitor on a unix socket (tools/qemu.py). When the
+A watched run has a QEMU monitor on a unix socket (tools/run/qemu.py). When the
 serial log matches the configuration's stop_at regex, the runner may take a
 `screendump` of the display, then `quit`s QEMU (exit status 0). That is how
 a test looks at a machine that does not exit by itself: a boot that went
@@ -22,8 +22,8 @@ import re
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-import qemu  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tools.run import qemu  # noqa: E402
 
 FONT_W, FONT_H = 8, 16
 CURSOR_ROWS = 2                        # drivers/fb.c's FB_CURSOR_ROWS

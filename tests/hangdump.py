@@ -12,8 +12,8 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-import qemu  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tools.run import qemu  # noqa: E402
 
 CPU_RE = re.compile(r"^CPU#(\d+)", re.M)
 REG_RE = re.compile(r"\b(RIP|RBP|RSP)=([0-9a-f]{16})")

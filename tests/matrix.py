@@ -15,14 +15,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Tuple
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-import trace2json  # noqa: E402  (tools/ is not a package)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import gobench_format  # noqa: E402  (tests/, beside this file)
-import profile2pprof  # noqa: E402
-import trace2go  # noqa: E402
-import metrics  # noqa: E402
-import latbench  # noqa: E402
-import schedlat  # noqa: E402
+from tools.bench import latbench, schedlat  # noqa: E402
+from tools.trace import metrics, profile2pprof, trace2go, trace2json  # noqa: E402
 
 
 @dataclass
@@ -97,7 +93,7 @@ class Config:
 
 
 def profile_check(lines, tag):
-    """tools/profile2pprof.py's check of a profiled app=cpuburn boot, on the
+    """tools/trace/profile2pprof.py's check of a profiled app=cpuburn boot, on the
     image of the build being tested (run.py sets GORO_BUILD)."""
     build = os.environ.get("GORO_BUILD", "build")
     return profile2pprof.check_cpuburn(lines, os.path.join(build, "goro.elf"),
@@ -105,7 +101,7 @@ def profile_check(lines, tag):
 
 
 def go_trace_check(lines, tag):
-    """tools/trace2go.py's check: go tool trace -pprof=sched parses the
+    """tools/trace/trace2go.py's check: go tool trace -pprof=sched parses the
     converted trace and counts what goro's trace holds."""
     build = os.environ.get("GORO_BUILD", "build")
     return trace2go.check(lines, os.path.join(build, "test-logs", "trace-" + tag),
@@ -267,7 +263,7 @@ def shell_runs_check(lines):
 
 
 def each_trace(lines):
-    """tools/trace2json.py's check on every TRACE block of the log."""
+    """tools/trace/trace2json.py's check on every TRACE block of the log."""
     problems, block = [], None
     for l in lines:
         if l.startswith("TRACE begin"):
@@ -499,7 +495,7 @@ CONFIGS = [
     Config("gobench-smp2", "app=gobench benchtime=10x: Go's benchmark format, every benchmark ran",
            cores=2, cmdline="app=gobench benchtime=10x", timeout=300,
            expect=[r"^ok  \ttime\t"], log_check=gobench_format.checker(2)),
-    # Latency under load (app=latency, tools/latbench.py): each workload runs
+    # Latency under load (app=latency, tools/bench/latbench.py): each workload runs
     # briefly; its lines parse, every open-loop request completed, the
     # percentiles are ordered. No time is checked.
     Config("latency-smp2", "app=latency, all three workloads briefly: lines parse, counts sane, no request lost",

@@ -36,12 +36,12 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(HERE, "..", "tools")]
+sys.path[:0] = [HERE, os.path.dirname(HERE)]
 from matrix import CONFIGS  # noqa: E402
 from fbshot import check_screenshot, run_watched  # noqa: E402
 from console_typer import ConsoleTyper  # noqa: E402
 import hangdump  # noqa: E402
-import qemu  # noqa: E402
+from tools.run import qemu  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "fuzz"))
 import fuzzrun  # noqa: E402
 

@@ -40,8 +40,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import qemu  # noqa: E402  (process groups that die with the runner)
+sys.path.insert(0, ROOT)
+from tools.run import qemu  # noqa: E402  (process groups that die with the runner)
 REPLAY_RUNS = 20000
 INPUT_TIMEOUT_S = 10
 STAT_RE = re.compile(r"^stat::(\w+):\s+(\d+)", re.M)
@@ -83,7 +83,7 @@ def argv_for(build, name, workdir, extra):
 
 
 def run_one(build, name, extra, workdir, log, timeout, group, wrap=()):
-    """Runs one harness in group (a tools/qemu.py Group, which kills it when
+    """Runs one harness in group (a tools/run/qemu.py Group, which kills it when
     the caller stops), under the command wrap (nice, setarch); returns
     (status, reason) with status PASS, FAIL or SKIP."""
     if not os.access(binary(build, name), os.X_OK):

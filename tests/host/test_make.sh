@@ -14,7 +14,7 @@
 #     first page (under TCG a page's first block walks every vCPU's TLB),
 #     and everything the boot runs before console_init (the boot core's way
 #     to its halt for the check-ins) lies before console_init: the list is
-#     not stale (tools/boot-blocks.py --check, one boot under QEMU).
+#     not stale (tools/bench/boot_blocks.py --check, one boot under QEMU).
 # Usage: test_make.sh TREE BUILD. Builds in a scratch copy of BUILD's
 # objects, so only the links run. Prints PASS/FAIL lines.
 set -u
@@ -178,11 +178,11 @@ else
 	fail boot_first_page "the code before the STARTUP and the APs' check-in end $((0x$after - 0x$img)) bytes into the image, past its first page: shrink it, or move what no longer runs there out of boot/text_order.txt's head"
 fi
 
-# The APs' check-in path (tools/boot-blocks.py's AP_CHECK_IN) must be in the
+# The APs' check-in path (tools/bench/boot_blocks.py's AP_CHECK_IN) must be in the
 # order list's head: a function left out lands elsewhere in .text, and the
 # first AP to reach it walks every vCPU's TLB while the others wait.
 far=""
-names=$(sed -n 's/^AP_CHECK_IN = (\(.*\))$/\1/p' "$tree/tools/boot-blocks.py" | tr -d '"' | tr ',' ' ')
+names=$(sed -n 's/^AP_CHECK_IN = (\(.*\))$/\1/p' "$tree/tools/bench/boot_blocks.py" | tr -d '"' | tr ',' ' ')
 for f in $names; do
 	a=$(sym_addr "$f")
 	if [ -z "$a" ] || [ -z "$after" ] || [ $((0x$a)) -ge $((0x$after)) ]; then
@@ -190,7 +190,7 @@ for f in $names; do
 	fi
 done
 if [ -z "$names" ]; then
-	fail ap_check_in_first_page "no AP_CHECK_IN in tools/boot-blocks.py"
+	fail ap_check_in_first_page "no AP_CHECK_IN in tools/bench/boot_blocks.py"
 elif [ -z "$far" ]; then
 	pass ap_check_in_first_page
 else
@@ -202,7 +202,7 @@ fi
 # and missing from the list is linked past everything the list places, and
 # at 64 vCPUs its page's first block walks every vCPU's TLB (0.25-0.6 ms)
 # while the APs come up. One boot at 8 vCPUs, its translations logged.
-if out=$(python3 "$tree/tools/boot-blocks.py" --check "$build/goro.elf" 2>&1); then
+if out=$(python3 "$tree/tools/bench/boot_blocks.py" --check "$build/goro.elf" 2>&1); then
 	pass boot_wait_path_ordered
 else
 	fail boot_wait_path_ordered "$(printf '%s\n' "$out" | tail -1)"

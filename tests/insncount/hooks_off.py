@@ -18,8 +18,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "tools"))
-import bench  # noqa: E402
+sys.path.insert(0, ROOT)
+from tools.bench import bench  # noqa: E402
 
 BENCHES = [("bench", "quick=1 filter=yield_switch", "yield_switch"),
            ("bench_chan", "quick=1 filter=pingpong_1p", "pingpong_1p")]

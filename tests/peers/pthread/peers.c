@@ -5,7 +5,7 @@
 // names and output format (tests/peers/README.md). Each measured
 // repetition is bracketed by insncount's marker NOPs, so that under QEMU
 // TCG with the plugin loaded the instructions per operation can be taken
-// from the same run (tools/insncount_report.py).
+// from the same run (tools/bench/insncount_report.py).
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>

@@ -1,0 +1,2 @@
+# SPDX-License-Identifier: MIT
+"""The benchmarks (make bench, make bench-boot) and their reports."""

@@ -1,0 +1,450 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""How every host tool starts QEMU: the command line, the exit-status rule,
+a launch in a session of its own and the kill of that whole session, and
+the human monitor (screenshots, a hung guest's hang dump).
+
+Used by tests/run.py (with tests/fbshot.py and tests/hangdump.py),
+tools/bench/bench.py, tools/bench/peer_guest.py, and the Makefile's run and debug
+targets through the command below:
+
+    tools/run/qemu.py [--smp N] [--mem SIZE] [--numa N] [--gdb] ELF [CMDLINE]
+
+boots ELF under TCG with the serial port on this terminal, prints QEMU's
+exit status and what it means, and exits 0 only when the application
+returned 0. Every QEMU started through this module runs without
+transparent huge pages (thp(), below; GORO_QEMU_THP=1 keeps them).
+
+Python 3 standard library only.
+"""
+
+import argparse
+import contextlib
+import ctypes
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+QEMU = os.environ.get("QEMU", "qemu-system-x86_64")
+
+# goro's result leaves QEMU through the isa-debug-exit device: a write of v
+# makes QEMU exit with (v << 1) | 1. The kernel writes 16 for a main that
+# returned 0, v for 1..15, and 127 for a fatal error.
+EXIT_DEVICE = ["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
+EXIT_OK = 33
+EXIT_FATAL = 255
+
+
+def describe_status(status):
+    """QEMU's exit status (None: killed after a timeout) in words."""
+    if status is None:
+        return "timeout"
+    if status == 0:
+        return "exit 0 (triple fault or ACPI power-off)"
+    if status == 1:
+        return "exit 1 (QEMU failed)"
+    if status == EXIT_OK:
+        return "exit 33 (app returned 0)"
+    if status == EXIT_FATAL:
+        return "exit 255 (kernel fatal error)"
+    if 3 <= status <= 31 and status & 1:
+        return f"exit {status} (app returned {status >> 1})"
+    if status < 0:
+        return f"killed by signal {-status}"
+    return f"exit {status}"
+
+
+# ---- the command line ----------------------------------------------------------
+
+def argv(smp, mem, accel="tcg", machine=None, serial="stdio", exit_device=True, extra=()):
+    """The options every boot shares: the machine, its vCPUs (a count or a
+    -smp topology), memory, the accelerator, no display, no reboot (a
+    triple fault ends the run) and the serial port (a -serial value).
+    Append the image to boot: kernel_boot, disk_boot or cdrom_boot."""
+    cmd = [QEMU]
+    if machine:
+        cmd += ["-machine", machine]
+    cmd += ["-smp", str(smp), "-m", mem, "-no-reboot", "-display", "none",
+            "-serial", serial] + accel_argv(accel)
+    if exit_device:
+        cmd += EXIT_DEVICE
+    return cmd + list(extra)
+
+
+def image_argparser(doc):
+    """The command line of a tool that boots the image: doc (its module
+    docstring) as description and epilog, and --build and --elf, the ELF
+    that image(opts) names."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0], epilog=doc,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.environ.get("BUILD", "build"),
+                    help="build directory (default $BUILD or build)")
+    ap.add_argument("--elf", default="", help="goro image (default BUILD/goro.elf)")
+    return ap
+
+
+def image(opts):
+    return opts.elf or os.path.join(opts.build, "goro.elf")
+
+
+def accel_argv(accel):
+    if accel == "kvm":
+        # This host's KVM refuses IA32_ARCH_CAPABILITIES (MSR 0x10a), and
+        # QEMU 7.2 then aborts at start-up with -cpu host alone.
+        return ["-accel", "kvm", "-cpu", "host,-arch-capabilities"]
+    if accel == "tcg":
+        # -cpu max: xAPIC, the APIC one-shot timer, XSAVE and AVX2.
+        return ["-accel", "tcg", "-cpu", "max"]
+    raise ValueError(f"unknown accelerator {accel!r}")
+
+
+def option_string(s):
+    """s inside a QEMU option value: a comma ends a value, ",," is a literal one."""
+    return s.replace(",", ",,")
+
+
+def mem_mib(mem):
+    """A QEMU memory size ("512M", "1G", "2048") in MiB."""
+    m = re.fullmatch(r"(\d+)([MG]?)", mem.upper())
+    if not m:
+        raise ValueError(f"memory size {mem!r}: a number of MiB, or with M or G")
+    return int(m.group(1)) * (1024 if m.group(2) == "G" else 1)
+
+
+def numa_even_argv(nodes, cpus, mem):
+    """-numa options for `nodes` nodes sharing cpus vCPUs and mem evenly (the
+    first nodes take what does not divide), 20 between any two nodes: the
+    NUMA shapes of make run NUMA=N and tools/run/soak.py."""
+    if nodes <= 1:
+        return []
+    if nodes > cpus:
+        raise ValueError(f"{nodes} NUMA nodes need at least as many vCPUs ({cpus})")
+    argv, cpu, left = [], 0, mem_mib(mem)
+    for i in range(nodes):
+        n = cpus // nodes + (1 if i < cpus % nodes else 0)
+        size = left // (nodes - i)
+        left -= size
+        argv += ["-object", f"memory-backend-ram,id=mem{i},size={size}M",
+                 "-numa", f"node,nodeid={i},cpus={cpu}-{cpu + n - 1},memdev=mem{i}"]
+        cpu += n
+    for a in range(nodes):
+        for b in range(a + 1, nodes):
+            argv += ["-numa", f"dist,src={a},dst={b},val=20"]
+    return argv
+
+
+def fw_cfg_cmdline(cmdline):
+    # The kernel appends opt/goro/cmdline to its loader's command line, so
+    # this reaches every boot path. None for an empty line: QEMU refuses an
+    # empty string=, and the image's own line (goro.cmdline, GRUB's) stands.
+    if not cmdline:
+        return []
+    return ["-fw_cfg", f"name=opt/goro/cmdline,string={option_string(cmdline)}"]
+
+
+def kernel_boot(elf, cmdline):
+    """QEMU's multiboot v1 loader: the fast path."""
+    return ["-kernel", elf, "-append", cmdline]
+
+
+def disk_boot(image, cmdline):
+    """A raw disk image (goro-efi.img, goro-usb.img) as the first drive."""
+    return ["-drive", f"format=raw,file={image}"] + fw_cfg_cmdline(cmdline)
+
+
+def cdrom_boot(iso, cmdline):
+    return ["-cdrom", iso, "-boot", "d"] + fw_cfg_cmdline(cmdline)
+
+
+def plugin_argv(plugin, log):
+    """A TCG plugin (insncount) whose output goes to log."""
+    return ["-plugin", plugin, "-d", "plugin", "-D", log]
+
+
+def monitor_argv(path):
+    """The human monitor on a unix socket (see Monitor)."""
+    return ["-monitor", f"unix:{path},server,nowait"]
+
+
+def version():
+    try:
+        out = subprocess.run([QEMU, "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return "?"
+    m = re.search(r"version (\S+)", out)
+    return m.group(1) if m else "?"
+
+
+def loadavg():
+    """The host's 1, 5 and 15-minute load averages, as text."""
+    try:
+        return open("/proc/loadavg").read().split()[:3]
+    except OSError:
+        return ["?"] * 3
+
+
+def host_line(accel, cores):
+    """The HOST result line: what the numbers of one run were measured on."""
+    return (f"HOST accel={accel} cores={cores} host_cpus={os.cpu_count()} "
+            f"loadavg={'/'.join(loadavg())} qemu={version()} "
+            f"date={time.strftime('%Y-%m-%dT%H:%M:%S')}")
+
+
+# ---- the host's memory ---------------------------------------------------------
+#
+# QEMU asks for transparent huge pages (MADV_HUGEPAGE) on guest RAM and on
+# its translation buffer, so the first write to each 2 MiB of either is a
+# fault that zeroes 2 MiB. Where the host is itself a virtual machine that
+# hands its free memory back to its hypervisor (virtio-balloon free page
+# reporting, in 2 MiB blocks: Firecracker, and this project's machine),
+# such a fault on a block handed back takes 4-6 ms, the outer host backing
+# the block again, where a block still backed takes 60-100 us and a 4 KiB
+# page 2 us. Under TCG each vCPU thread translates into a region of the
+# buffer of its own, so an AP's first translation stalls it that long,
+# at random, in the middle of the boot (docs/boot.md, "A huge page per
+# vCPU thread"). So every QEMU started here runs without them: the flag is
+# set on this process (PR_SET_THP_DISABLE is inherited across fork and
+# kept across exec), before its first QEMU. GORO_QEMU_THP=1 leaves QEMU's
+# choice alone, to measure what it costs.
+
+PR_SET_THP_DISABLE = 41
+_thp = None                 # None: not decided yet; else "off" or "on"
+
+
+def thp():
+    """Transparent huge pages for the QEMU processes this one starts: turns
+    them off unless GORO_QEMU_THP=1 (once), and says which, "off" or "on".
+
+    >>> import subprocess
+    >>> state = thp()
+    >>> want = "on" if os.environ.get("GORO_QEMU_THP") == "1" else "off"
+    >>> state == want
+    True
+    >>> line = [l for l in open("/proc/self/status") if l.startswith("THP_enabled:")]
+    >>> child = subprocess.run(["grep", "^THP_enabled:", "/proc/self/status"], capture_output=True, text=True)
+    >>> not line or state == "on" or child.stdout.split()[1] == "0"   # "on" keeps what this process has
+    True
+    """
+    global _thp
+    if _thp is None:
+        _thp = "on"
+        if os.environ.get("GORO_QEMU_THP") != "1":
+            libc = ctypes.CDLL(None, use_errno=True)
+            if libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0:
+                _thp = "off"
+            else:
+                print(f"qemu.py: PR_SET_THP_DISABLE failed ({os.strerror(ctypes.get_errno())}): "
+                      f"QEMU keeps transparent huge pages", file=sys.stderr)
+    return _thp
+
+
+# ---- launching and killing -----------------------------------------------------
+
+class Stopped(Exception):
+    """The group was stopped: nothing new starts."""
+
+
+def kill_group(p):
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+# A guest's serial log as its sign of life: a run watched through it times
+# out once the log has been silent for its timeout, or after HARD_LIMIT
+# times that in all (a guest that prints forever). A slow host makes a
+# guest slower, not silent, so only a hang ends a run that way.
+HARD_LIMIT = 4
+
+
+class Silence:
+    """expired() once the file at path has not grown for timeout seconds,
+    or HARD_LIMIT * timeout seconds after t0."""
+
+    def __init__(self, path, timeout, t0=None):
+        self.path, self.timeout = path, timeout
+        self.t0 = time.monotonic() if t0 is None else t0
+        self.size, self.spoke = -1, self.t0
+
+    def expired(self):
+        now = time.monotonic()
+        try:
+            n = os.path.getsize(self.path)
+        except OSError:
+            n = 0
+        if n != self.size:
+            self.size, self.spoke = n, now
+        return now - self.spoke > self.timeout or now - self.t0 > HARD_LIMIT * self.timeout
+
+
+def wait(p, timeout, on_timeout=None, log=None):
+    """Waits for p at most timeout seconds (with log: until log has been
+    silent that long, see Silence); returns (exit status, or None after a
+    timeout, stdout bytes, stderr bytes). on_timeout() runs before a
+    timed-out process group is killed (the hang dump). With log, stdout
+    and stderr are read only at the end: they must stay small."""
+    try:
+        if log is not None:
+            silence = Silence(log, timeout)
+            while True:
+                try:
+                    p.wait(timeout=0.25)
+                    break
+                except subprocess.TimeoutExpired:
+                    if silence.expired():
+                        raise
+        out, err = p.communicate(timeout=None if log is not None else timeout)
+        return p.returncode, out or b"", err or b""
+    except subprocess.TimeoutExpired:
+        if on_timeout:
+            on_timeout()
+        kill_group(p)
+        out, err = p.communicate()
+        return None, out or b"", err or b""
+
+
+class Group:
+    """Processes started in sessions of their own, so that a kill reaches
+    every thread and child QEMU has; stop() kills all of them (a cancelled
+    CI job, ^C)."""
+
+    def __init__(self):
+        self.procs = set()
+        self.lock = threading.Lock()
+        self.stopping = False
+
+    @contextlib.contextmanager
+    def started(self, cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE):
+        """Starts cmd; the process is killed on leaving the block if it
+        still runs. Raises Stopped once stop() was called."""
+        with self.lock:
+            if self.stopping:
+                raise Stopped()
+            thp()
+            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                                 start_new_session=True)
+            self.procs.add(p)
+        try:
+            yield p
+        finally:
+            if p.poll() is None:
+                kill_group(p)
+                p.wait()
+            with self.lock:
+                self.procs.discard(p)
+
+    def run(self, cmd, timeout, on_timeout=None, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            log=None):
+        """Returns (exit status or None on timeout, stdout text, stderr
+        text, seconds). With log, timeout is how long it may stay silent."""
+        t0 = time.monotonic()
+        try:
+            with self.started(cmd, stdout, stderr) as p:
+                status, out, err = wait(p, timeout, on_timeout, log)
+        except Stopped:
+            return None, "", "runner stopped", 0.0
+        return (status, out.decode(errors="replace"), err.decode(errors="replace"),
+                time.monotonic() - t0)
+
+    def stop(self):
+        with self.lock:
+            self.stopping = True
+            for p in list(self.procs):
+                kill_group(p)
+
+
+def run(cmd, timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT):
+    """One process with a hard timeout: (status or None, stdout, stderr, seconds)."""
+    return Group().run(cmd, timeout, stdout=stdout, stderr=stderr)
+
+
+# ---- the monitor ------------------------------------------------------------------
+
+PROMPT = b"(qemu)"
+ESC_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class Monitor:
+    """QEMU's human monitor on a unix socket (monitor_argv): one command at
+    a time, each answered when QEMU prompts again."""
+
+    def __init__(self, path, timeout=10.0):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.read(PROMPT, timeout)          # the banner and first prompt
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.sock.close()
+
+    def read(self, until, timeout=10.0):
+        """Reads until `until` (or EOF when None) or the timeout."""
+        self.sock.settimeout(timeout)
+        buf = b""
+        try:
+            while until is None or until not in buf:
+                chunk = self.sock.recv(4096)
+                if not chunk:
+                    break
+                buf += chunk
+        except socket.timeout:
+            pass
+        return buf
+
+    def command(self, cmd):
+        """The answer's text, without the terminal escapes QEMU adds."""
+        self.sock.sendall(cmd.encode() + b"\n")
+        return ESC_RE.sub("", self.read(PROMPT).decode(errors="replace"))
+
+    def quit(self):
+        """Ends QEMU (exit status 0); returns once it has closed the socket."""
+        self.sock.sendall(b"quit\n")
+        self.read(None)
+
+
+# ---- make run, make debug ----------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--smp", default="2", help="vCPUs (default 2)")
+    ap.add_argument("--mem", default="512M", help="memory (default 512M)")
+    ap.add_argument("--numa", type=int, default=1,
+                    help="NUMA nodes sharing the vCPUs and memory evenly (default 1)")
+    ap.add_argument("--gdb", action="store_true", help="wait for gdb on :1234 (-s -S)")
+    ap.add_argument("--ctrl-c-to-guest", action="store_true",
+                    help="Ctrl-C is a key for the guest (the shell's), not a signal; Ctrl-A x quits")
+    ap.add_argument("elf")
+    ap.add_argument("cmdline", nargs="?", default="")
+    args = ap.parse_args()
+    serial, extra = "stdio", []
+    if args.ctrl_c_to_guest:
+        serial, extra = "chardev:com1", ["-chardev", "stdio,id=com1,signal=off"]
+    extra += numa_even_argv(args.numa, int(args.smp), args.mem)
+    cmd = argv(args.smp, args.mem, serial=serial, extra=extra) + (["-s", "-S"] if args.gdb else []) + \
+        kernel_boot(args.elf, args.cmdline)
+    if args.gdb:
+        print(f"gdb {args.elf} -ex 'target remote :1234'", file=sys.stderr)
+    print(" ".join(shlex.quote(a) for a in cmd), file=sys.stderr, flush=True)
+    # QEMU shares this terminal (the serial port is stdio): ^C is its to
+    # take, and this process only reports what became of it. (A handler,
+    # not SIG_IGN, which QEMU would inherit.)
+    signal.signal(signal.SIGINT, lambda signum, frame: None)
+    thp()
+    status = subprocess.call(cmd)
+    print(f"qemu {describe_status(status)}")
+    return 0 if status == EXIT_OK else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
