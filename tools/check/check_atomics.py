@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Every __atomic builtin in kernel/, arch/, lib/ and drivers/ says its
-memory ordering and what it pairs with (HACKING.md), in a comment on its
-own line or on the line just above (make check-atomics, part of make
-test). A call that spans lines carries it on the line that names the
+"""Every __atomic builtin in kernel/, arch/, lib/, drivers/, shell/ and
+net/ says its memory ordering and what it pairs with (HACKING.md), in a
+comment on its own line or on the line just above (make check-atomics,
+part of make test). A call that spans lines carries it on the line that names the
 builtin, so a reader of that line sees why the ordering is enough. This
 check sees only that a comment is there; what it says is the reviewer's.
 
@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 from tools.check import check_layers  # noqa: E402  (tracked_sources and report)
 
-DIRS = ["kernel", "arch", "lib", "drivers"]
+DIRS = ["kernel", "arch", "lib", "drivers", "shell", "net"]
 BUILTIN_RE = re.compile(r"\b__atomic_\w+\s*\(")
 
 
