@@ -85,13 +85,17 @@ endif
 # ---- flags ----------------------------------------------------------------
 
 # Every include names its path from the top ("kernel/sched.h"), so each
-# cross-layer include shows at its line; tools/check/check_layers.py holds the rules.
-INCLUDES := -I.
+# cross-layer include shows at its line; tools/check/check_layers.py holds the
+# rules. The public header is "goro.h" (include/goro.h) everywhere.
+# Applications, in apps/ or from APP_SRC, see include/ alone: nothing else of
+# the tree is reachable from their includes. APP_KERNEL_HEADERS=1 lets an
+# APP_SRC application include the kernel's own headers too.
+INCLUDES := -I. -Iinclude
+APP_INCLUDES := -Iinclude
 COMMON_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -ffreestanding \
     -fno-stack-protector -fno-pic -fno-pie -mno-red-zone -mcmodel=small \
     -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-    -fno-asynchronous-unwind-tables -fcf-protection=none -MD -MP $(INCLUDES) \
-    -ffunction-sections
+    -fno-asynchronous-unwind-tables -fcf-protection=none -MD -MP -ffunction-sections
 # make DEBUG=1: debug checks (sysmon reports a core that keeps interrupts
 # off for over 1 ms, with where it is) and the delay points that widen race
 # windows (kernel/debugdelay.h). Use a BUILD dir of its own; make test builds
@@ -106,8 +110,11 @@ COMMON_CFLAGS += -DGORO_NO_STATIC_BRANCHES
 endif
 # Kernel code may run in interrupt context: general registers only, so an
 # interrupt that does not switch goroutines never touches vector state.
-KERNEL_CFLAGS := $(COMMON_CFLAGS) -mgeneral-regs-only
-APP_CFLAGS := $(COMMON_CFLAGS)
+KERNEL_CFLAGS := $(COMMON_CFLAGS) $(INCLUDES) -mgeneral-regs-only
+# Vector registers allowed: KERNEL_VEC_C and the in-kernel tests.
+VEC_CFLAGS := $(COMMON_CFLAGS) $(INCLUDES)
+APP_CFLAGS := $(COMMON_CFLAGS) $(APP_INCLUDES)
+EXTAPP_CFLAGS := $(APP_CFLAGS) $(if $(filter 1,$(APP_KERNEL_HEADERS)),$(INCLUDES))
 NASMFLAGS := -f elf64 -g -F dwarf
 LDFLAGS := -nostdlib -z noexecstack -z max-page-size=0x1000 --no-warn-rwx-segments -L $(BUILD) -T linker.ld
 
@@ -124,8 +131,8 @@ endif
 
 obj = $(patsubst %,$(BUILD)/obj/%.o,$(basename $(1)))
 KOBJS := $(call obj,$(LIB_C) $(BOOT_C) $(ARCH_C) $(DRIVERS_C) $(KERNEL_C) $(SHELL_C))
-VOBJS := $(call obj,$(KERNEL_VEC_C))
-AOBJS := $(call obj,$(APPS_C) $(KTEST_C))
+VOBJS := $(call obj,$(KERNEL_VEC_C) $(KTEST_C))
+AOBJS := $(call obj,$(APPS_C))
 XOBJS := $(patsubst /%.c,$(BUILD)/obj/extapp/%.o,$(EXTRA_APP_C))
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
 OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(XOBJS)
@@ -141,7 +148,9 @@ define stamp
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 endef
 $(BUILD)/cflags.stamp: FORCE
-	$(call stamp,$(KERNEL_CFLAGS) | $(APP_CFLAGS) | $(NASMFLAGS))
+	$(call stamp,$(KERNEL_CFLAGS) | $(VEC_CFLAGS) | $(APP_CFLAGS) | $(NASMFLAGS))
+$(BUILD)/extapp/cflags.stamp: FORCE
+	$(call stamp,$(EXTAPP_CFLAGS))
 $(BUILD)/objs.list: FORCE
 	$(call stamp,$(OBJS))
 
@@ -150,15 +159,20 @@ $(KOBJS): $(BUILD)/obj/%.o: %.c $(BUILD)/cflags.stamp
 	$(call say,CC,$<)
 	$(Q)$(CC) $(KERNEL_CFLAGS) -c $< -o $@
 
-$(VOBJS) $(AOBJS): $(BUILD)/obj/%.o: %.c $(BUILD)/cflags.stamp
+$(VOBJS): $(BUILD)/obj/%.o: %.c $(BUILD)/cflags.stamp
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(VEC_CFLAGS) -c $< -o $@
+
+$(AOBJS): $(BUILD)/obj/%.o: %.c $(BUILD)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(APP_CFLAGS) -c $< -o $@
 
-$(XOBJS): $(BUILD)/obj/extapp/%.o: /%.c $(BUILD)/cflags.stamp
+$(XOBJS): $(BUILD)/obj/extapp/%.o: /%.c $(BUILD)/extapp/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
-	$(Q)$(CC) $(APP_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(EXTAPP_CFLAGS) -c $< -o $@
 
 $(BUILD)/trampoline.bin: boot/trampoline.asm
 	@mkdir -p $(dir $@)
@@ -301,7 +315,7 @@ HOST_SRCS_boot := boot/multiboot.c boot/bootinfo.c boot/uefi.c
 HOST_SRCS_efi_loader := boot/efi/loader_parse.c
 HOST_SAN_runq := thread
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
-    -iquote . -iquote tests/host
+    -iquote . -iquote include -iquote tests/host
 
 host: $(HOST_TESTS:%=$(BUILD)/host/test_%)
 .SECONDEXPANSION:
@@ -335,7 +349,7 @@ FUZZ_SRCS_keys := drivers/keydecode.c shell/lineedit.c
 # the harnesses themselves without it: their checks are not what the fuzzer
 # should explore, and tracing every comparison of an O(n^2) check had them
 # spend most of their time there (twice the executions per second without).
-FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DGORO_HOST_TEST -iquote . \
+FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DGORO_HOST_TEST -iquote . -iquote include \
     -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h kernel/cmdline.h \
     drivers/keydecode.h shell/lineedit.h)
@@ -371,7 +385,7 @@ fuzz: fuzz-build
 
 # make fuzz-coverage: the parsers' lines and branches that the checked-in
 # corpus reaches (source-based coverage, llvm-cov), every harness together.
-FUZZ_COV_CFLAGS := -std=gnu11 -O1 -g -DGORO_HOST_TEST -iquote . -fsanitize=fuzzer \
+FUZZ_COV_CFLAGS := -std=gnu11 -O1 -g -DGORO_HOST_TEST -iquote . -iquote include -fsanitize=fuzzer \
     -fprofile-instr-generate -fcoverage-mapping
 .PHONY: fuzz-coverage
 fuzz-coverage: $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/cov/fuzz_%)

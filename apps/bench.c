@@ -9,9 +9,8 @@
 // marker NOPs, so a run under the TCG plugin gives instructions per op
 // (tools/bench/insncount_report.py pairs markers with the mark_n= keys).
 // Numbers are measured, never asserted.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "bench_util.h"
-#include "lib/string.h"
 
 #define MAX_REPS 101
 

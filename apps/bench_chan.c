@@ -7,9 +7,8 @@
 // (mark_pairs=, mark_n=, and BENCH_ITERS name=n), so a run under the TCG
 // plugin gives instructions per op (tools/bench/insncount_report.py).
 // Numbers are measured, never asserted.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "bench_util.h"
-#include "lib/string.h"
 
 #define MAX_REPS 101
 

@@ -12,9 +12,8 @@
 // Numbers are measured, never asserted. Under a hypervisor the guest's
 // nodes are one host process's memory, so remote latency equals local:
 // the output says so; the chase tells the truth on multi-socket hardware.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "bench_util.h"
-#include "lib/string.h"
 
 #define MAX_REPS 101
 

@@ -32,9 +32,8 @@
 // how long something spins are bracketed by insncount's marker NOPs
 // (mark_pairs=, mark_n=; tools/bench/insncount_report.py). Numbers are measured,
 // never asserted.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "bench_util.h"
-#include "lib/string.h"
 
 #define MAX_SAMPLES 2000
 

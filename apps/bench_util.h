@@ -6,8 +6,6 @@
 #define GORO_BENCH_UTIL_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "lib/string.h"
-#include "lib/sort.h"
 
 #define BENCH_MARK_BEGIN() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x01,0x00,0xed,0xfe" ::: "memory")
 #define BENCH_MARK_END() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x02,0x00,0xed,0xfe" ::: "memory")

@@ -6,7 +6,7 @@
 // amount of busy core time (about workers x ms; printed as busy_us, the
 // time each worker actually computed, summed). live=HZ profiles the burn
 // from code: profile_start(HZ) before, profile_stop() after.
-#include "kernel/goro.h"
+#include "goro.h"
 
 static uint64_t burn_end;
 static waitgroup_t burn_wg;

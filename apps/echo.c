@@ -2,7 +2,7 @@
 // app=echo: reads lines from the console and prints each back as
 // "echo: <line>"; the line "quit" ends it with 0. The reads sleep in
 // irq_wait on COM1's receive interrupt, so an idle echo costs no CPU.
-#include "kernel/goro.h"
+#include "goro.h"
 
 static bool is_quit(const char *s)
 {

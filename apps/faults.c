@@ -2,7 +2,7 @@
 // Deliberate faults: the exception dump must name them and the machine must
 // exit non-zero at once. The functions are kept out of line so that the
 // backtrace shows them by name.
-#include "kernel/goro.h"
+#include "goro.h"
 
 __attribute__((noinline)) static void touch_unmapped(volatile uint64_t *p)
 {

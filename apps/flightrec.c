@@ -4,7 +4,7 @@
 // 200 ms main prints the last N ms (default 50) of the event trace with
 // trace_dump_recent, then stops the pairs and returns (the whole trace is
 // printed again at exit). Boot with trace=1.
-#include "kernel/goro.h"
+#include "goro.h"
 
 static bool stop;
 static waitgroup_t wg;

@@ -20,7 +20,7 @@
 // each has its own N, sized for about 0.1 s under TCG. As in Go, every
 // benchmark first runs once with N=1 (unmeasured: no markers, no line),
 // which also sizes RunParallel's grain.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "bench_util.h"
 #include "gobench.h"
 

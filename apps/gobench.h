@@ -10,7 +10,7 @@
 #define GORO_GOBENCH_H
 #include <stdbool.h>
 #include <stdint.h>
-#include "kernel/goro.h"
+#include "goro.h"
 
 struct gb {
     uint64_t n;                 // b.N

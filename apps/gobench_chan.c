@@ -2,7 +2,7 @@
 // Go 1.19's src/runtime/chan_test.go channel benchmarks (the select ones
 // are in gobench_select.c), with its workloads. Go's collector frees the
 // channels a loop makes; here the loop frees them (chan_free).
-#include "kernel/goro.h"
+#include "goro.h"
 #include "gobench.h"
 
 // ---- MakeChan: make(chan T, 8) in a loop ----------------------------------

@@ -4,7 +4,7 @@
 // on. SpawnBatch/B is the spawn peer of tests/peers (B empty goroutines
 // started, then waited for) with the wait by yielding, at batch sizes on
 // both sides of the 256-slot run queue: an op is one spawn, run and exit.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "gobench.h"
 
 static uint64_t spawned_done;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Go 1.19's src/runtime/proc_test.go benchmarks, with its workloads.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "gobench.h"
 
 // ---- PingPongHog: a ping-pong pair beside a CPU hog on one P ---------------

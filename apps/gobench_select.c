@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Go 1.19's src/runtime/chan_test.go select benchmarks, with its workloads.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "gobench.h"
 
 // ---- SelectUncontended: each G bounces a token between its own two

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Go 1.19's src/sync/runtime_sema_test.go benchmarks: the runtime
 // semaphore under sync's feet (goro's sema_t), with their workloads.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "gobench.h"
 
 // ---- SemaUncontended: a semaphore of each G's own -------------------------

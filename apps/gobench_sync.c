@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Go 1.19's src/sync mutex, rwmutex, cond, once and waitgroup benchmarks,
 // with their workloads.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "gobench.h"
 
 // ---- MutexUncontended: a mutex of each G's own ----------------------------

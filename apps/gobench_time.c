@@ -5,7 +5,7 @@
 // timers before each benchmark and stops them after; here they are made
 // once, before the first, and kept for all (the heaps hold the same).
 // Go's collector frees the timers an op makes; here the op frees them.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "gobench.h"
 
 #define HOUR 3600000000000ull

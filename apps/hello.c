@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The smallest application: says hello from the main goroutine and exits 0.
-#include "kernel/goro.h"
+#include "goro.h"
 
 static int hello_main(int argc, char **argv)
 {

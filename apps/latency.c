@@ -29,7 +29,7 @@
 //   LATCONFIG impl=goro vcpus=V gomaxprocs=P quantum_ns=Q accel=A
 //   LAT impl=goro wl=W case=C n=N p50_ns= p99_ns= p999_ns= max_ns= [...]
 //   LATDONE impl=goro
-#include "kernel/goro.h"
+#include "goro.h"
 
 // ---- samples ---------------------------------------------------------------
 
@@ -75,7 +75,7 @@ static void sift_down(uint64_t *v, uint32_t i, uint32_t n)
     }
 }
 
-// Heapsort: lib/sort.h's insertion sort is for a few hundred values.
+// Heapsort: goro.h's sort_u64, an insertion sort, is for a few hundred values.
 static void sort_samples(uint64_t *v, uint32_t n)
 {
     for (uint32_t i = n / 2; i-- > 0;)

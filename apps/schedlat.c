@@ -16,9 +16,8 @@
 // starts; goro takes one sample per start, so they must be equal (checked
 // here and by tests/matrix.py). Quantiles interpolate linearly inside the
 // histogram bucket that holds them, the rule tools/bench/schedlat_go/main.go uses.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "bench_util.h"
-#include "lib/string.h"
 
 // The parameters of both sides: keep tools/bench/schedlat_go/main.go's in step.
 #define ITEMS 1000

@@ -5,7 +5,7 @@
 #define GORO_APP_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "kernel/goro.h"
+#include "goro.h"
 
 const struct goro_app *app_find(const char *name);
 // The registered apps in link order: index 0..app_count()-1.

@@ -17,7 +17,7 @@
 #include "kernel/boot_timeline.h"
 #include "arch/arch.h"
 #include "boot/bootinfo.h"
-#include "kernel/goro.h"
+#include "goro.h"
 #include "lib/printf.h"
 
 static uint64_t us_since_entry(uint64_t tsc)

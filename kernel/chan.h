@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "arch/arch.h"
-#include "kernel/goro.h"
+#include "goro.h"
 
 struct g;
 struct select_state;

@@ -8,7 +8,7 @@
 #define GORO_CONSOLE_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "kernel/goro.h"
+#include "goro.h"
 
 void console_init(void);
 // The boot's lines are held in memory from kernel entry until

@@ -8,7 +8,7 @@
 #define GORO_KTEST_H
 
 #include <stdbool.h>
-#include "kernel/goro.h"
+#include "goro.h"
 
 struct ktest {
     const char *name;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The machine-level calls of goro.h: cores, time, exit.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "arch/arch.h"
 #include "lib/printf.h"
 #include "kernel/trace.h"

@@ -36,7 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "kernel/goro.h"
+#include "goro.h"
 #include "arch/arch.h"
 #include "kernel/numa.h"
 #include "kernel/page.h"

@@ -14,7 +14,7 @@
 // and read by the core that starts it after taking it from the queue
 // (acquire).
 #include "kernel/metrics.h"
-#include "kernel/goro.h"
+#include "goro.h"
 #include "kernel/sched.h"
 #include "lib/printf.h"
 #include "lib/string.h"

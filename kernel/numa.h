@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "drivers/acpi_numa.h"
-#include "kernel/goro.h"
+#include "goro.h"
 
 #define NUMA_MAX_NODES ACPI_NUMA_MAX_NODES
 // The SRAT's ranges plus the usable RAM no range covers (given to node 0).

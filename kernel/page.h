@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "kernel/goro.h"
+#include "goro.h"
 
 // The public calls (PAGE_SIZE, page_alloc, page_alloc_node, page_free and
 // the page counts) are in goro.h.

@@ -5,7 +5,7 @@
 // registers, where doubles arrive, only when it may use them; so it runs
 // only on a G's or g0's stack, never in an interrupt handler.
 #include <stdarg.h>
-#include "kernel/goro.h"
+#include "goro.h"
 #include "lib/printf.h"
 
 int vprintf(const char *fmt, va_list ap)

@@ -2,7 +2,7 @@
 // Probes of the kernel's own paths, for benchmarks (goro.h): a raw timer's
 // lateness and an IPI's round trip, measured where an application cannot
 // reach (apps/bench_time.c's timer_latency and raw_ipi_roundtrip).
-#include "kernel/goro.h"
+#include "goro.h"
 #include "arch/arch.h"
 #include "kernel/timer.h"
 

@@ -22,7 +22,7 @@
 // the dump, reading the epoch with acquire and then n, never counts an
 // old run's records in a new run.
 #include "kernel/profile.h"
-#include "kernel/goro.h"
+#include "goro.h"
 #include "kernel/page.h"
 #include "kernel/sched.h"
 #include "lib/printf.h"

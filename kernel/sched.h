@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "arch/arch.h"
-#include "kernel/goro.h"
+#include "goro.h"
 #include "kernel/runq.h"
 #include "kernel/trace.h"
 

@@ -22,7 +22,7 @@
 // overflows means never.
 // time_after has no handle: its one-shot gtimer frees itself in fire,
 // the last use, and only the channel is the caller's.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "arch/arch.h"
 #include "kernel/timer.h"
 #include "lib/panic.h"

@@ -21,7 +21,7 @@
 // one start. A G's count restarts when it is created (records are reused).
 #include "kernel/trace.h"
 #include "arch/arch.h"
-#include "kernel/goro.h"
+#include "goro.h"
 #include "kernel/page.h"
 #include "lib/printf.h"
 #include "kernel/sched.h"

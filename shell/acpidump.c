@@ -14,7 +14,7 @@
 // A diagnostic of the kernel's own view of the firmware (it reads
 // drivers/acpi.h), so it is kernel code beside the shell, not an app:
 // app=acpidump, or `run acpidump` at the shell's prompt.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "drivers/acpi.h"
 #include "lib/printf.h"
 

@@ -21,7 +21,7 @@
 //   - the shell at its prompt: a closed channel, so a left-behind reader
 //     fails at once instead of taking the shell's keys.
 // Readers take `reader` for a whole line, so lines never mix.
-#include "kernel/goro.h"
+#include "goro.h"
 #include "arch/arch.h"
 #include "drivers/ioapic.h"
 #include "drivers/keydecode.h"

@@ -6,7 +6,7 @@
 #define GORO_CONSOLE_IN_H
 #include <stdbool.h>
 #include <stddef.h>
-#include "kernel/goro.h"
+#include "goro.h"
 
 struct lineedit_history;
 

@@ -20,7 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "kernel/goro.h"
+#include "goro.h"
 
 #define SHELL_MAX_WORDS 32
 

@@ -37,7 +37,6 @@
 #include "kernel/page.h"
 #include "kernel/sched.h"
 #include "lib/printf.h"
-#include "lib/sort.h"
 #include "lib/string.h"
 
 #define STRAGGLER_WAIT_NS 200000000ull     // for goroutines about to finish

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: MIT
 // app=demos: runs every demo_* application in turn; returns 0 only if each
 // of them did.
-#include "kernel/goro.h"
-#include "lib/string.h"
+#include "goro.h"
 
 extern const struct goro_app __apps_start[], __apps_end[];
 

@@ -2,7 +2,7 @@
 // The seeds' batching example: one goroutine per item against one goroutine
 // per core, each over a slice of the items, both waiting on a WaitGroup.
 // Checks: both compute the same sum of squares; prints both times.
-#include "kernel/goro.h"
+#include "goro.h"
 
 #define ITEMS 10000
 #define SPAWN_YIELD 500      // bounds the live goroutines (16 KiB stacks each) on one P

@@ -5,7 +5,7 @@
 // A second part cancels a pool of busy loops that poll done with a
 // default case. Checks: the consumer gets the first values in order, every
 // goroutine exits after the cancel.
-#include "kernel/goro.h"
+#include "goro.h"
 
 struct gen {
     chan_t *out, *done;

@@ -3,7 +3,7 @@
 // (coarse) against 256 buckets with a mutex each, chosen by the key's
 // first byte (fine). Goroutines on every core increment random keys.
 // Checks: every increment counted in both; prints both times.
-#include "kernel/goro.h"
+#include "goro.h"
 
 #define KEYS 1024               // key k's first byte is k % 256
 #define WORKERS 8

@@ -2,7 +2,7 @@
 // The seeds' channel-buffering example: a producer sends 0..N-1 and closes,
 // the consumer ranges over the channel; unbuffered against a 100-slot
 // buffer. Checks: values arrive in order, none lost; prints both times.
-#include "kernel/goro.h"
+#include "goro.h"
 
 #define N 20000
 

@@ -3,7 +3,7 @@
 // (here a function and its argument) from a buffered channel until it is
 // closed; closing waits for the workers through a WaitGroup.
 // Checks: every submitted task ran exactly once; the pool's goroutines exit.
-#include "kernel/goro.h"
+#include "goro.h"
 
 struct task {
     void (*fn)(void *);

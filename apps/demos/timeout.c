@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The seeds' timeout example: wait for a result, but no longer than a
 // deadline, with select over the result channel and time_after.
-#include "kernel/goro.h"
+#include "goro.h"
 
 struct job {
     uint64_t work_ns;

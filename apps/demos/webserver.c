@@ -5,7 +5,7 @@
 // reply, reported per class. With more cores, idle Ps steal the handlers
 // queued behind a heavy one, which keeps light requests fast.
 // Checks: every request answered once, heavy results correct.
-#include "kernel/goro.h"
+#include "goro.h"
 
 #define REQUESTS 1000
 #define ARRIVAL_NS 20000ull         // one request every 20 us
@@ -58,16 +58,6 @@ static void serve(void *arg)
     struct request *r;
     while (chan_recv(s->conns, &r))
         go(handler, r);
-}
-
-static void sort_u64(uint64_t *v, int n)
-{
-    for (int i = 1; i < n; i++)
-        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-            uint64_t t = v[j];
-            v[j] = v[j - 1];
-            v[j - 1] = t;
-        }
 }
 
 static void report(const char *cls, uint64_t *lat, int n)

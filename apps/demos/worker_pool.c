@@ -2,7 +2,7 @@
 // The seeds' worker pool: jobs go into a buffered channel sized for all of
 // them, num_cpu() workers range over it, a WaitGroup counts the items done.
 // Checks: every item processed exactly once, by some worker, sum of squares.
-#include "kernel/goro.h"
+#include "goro.h"
 
 #define ITEMS 1000
 

@@ -10,7 +10,7 @@
 #ifndef SOAK_H
 #define SOAK_H
 
-#include "kernel/goro.h"
+#include "goro.h"
 
 // ---- randomness: one stream per goroutine, split from the round's ------
 

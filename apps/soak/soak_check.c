@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // app=soak's invariants that span programs: the goroutine and message
 // ledgers, the idle-P watcher and the stall watchdog.
-#include "apps/soak/soak.h"
+#include "soak.h"
 
 // ---- goroutines: each started one completes exactly once ------------------
 

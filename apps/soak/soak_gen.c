@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // app=soak's program generator: which kinds a round runs (by weight), the
 // random durations, and the memory a round's programs share.
-#include "apps/soak/soak.h"
+#include "soak.h"
 
 static const struct soak_op_kind kinds[] = {
     { "spawn", prog_spawn, 10 },

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // app=soak: its arguments, the rounds, the report and the replay command.
-#include "apps/soak/soak.h"
+#include "soak.h"
 
 struct soak_args soak_args;
 uint64_t soak_nops;                     // operations completed (atomic, relaxed)

@@ -2,7 +2,7 @@
 // app=soak's channel programs: senders and receivers over buffered and
 // unbuffered channels, blocking and not, select (with a default), close.
 // Every message carries a sequence number and a checksum (soak_check.c).
-#include "apps/soak/soak.h"
+#include "soak.h"
 
 static const uint32_t caps[] = { 0, 0, 1, 2, 4, 16, 64 };
 

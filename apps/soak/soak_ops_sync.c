@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // app=soak's sync programs: mutex, rwmutex, waitgroup and cond, each with
 // the count it must end on, checked by the last goroutine out.
-#include "apps/soak/soak.h"
+#include "soak.h"
 
 struct syncprog {
     mutex_t mu;

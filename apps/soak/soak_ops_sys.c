@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // app=soak's scheduler programs: spawning trees with yields, blocking
 // calls (entersyscall), gomaxprocs changes, and irq_wait woken by IPIs.
-#include "apps/soak/soak.h"
+#include "soak.h"
 
 struct sysprog {
     rng_t r;

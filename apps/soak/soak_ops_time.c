@@ -2,7 +2,7 @@
 // app=soak's time programs: sleeps, timers, AfterFunc, tickers and
 // time_after, many stopped or reset early. Each fires once, never early,
 // and never after a stop that kept it from firing.
-#include "apps/soak/soak.h"
+#include "soak.h"
 
 struct timeprog {
     rng_t r;

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The Makefile's promises, tested on the host (make test runs this as
 # BUILD/host/test_make):
+#   - an APP_SRC app builds against "goro.h" alone and reaches no other
+#     header of the tree unless APP_KERNEL_HEADERS=1;
 #   - switching APP_SRC relinks, even when the new app's objects are older
 #     than the image, and two apps' same-named files never share an object;
 #   - an earlier APP_SRC leaves no rule behind ("gcc: fatal error: no input
@@ -39,7 +41,7 @@ mk() { make -C "$tree" BUILD="$scratch/b" "$@" > "$scratch/out" 2>&1; }
 # An app that registers itself under name $2, in file $1.
 app() {
 	mkdir -p "$(dirname "$1")"
-	printf '#include "kernel/goro.h"\nstatic int m(int c, char **v) { (void)c, (void)v; return 0; }\nGORO_APP(%s, "test_make", m);\n' "$2" > "$1"
+	printf '#include "goro.h"\nstatic int m(int c, char **v) { (void)c, (void)v; return 0; }\nGORO_APP(%s, "test_make", m);\n' "$2" > "$1"
 }
 
 has_app() { grep -q "goro_app_$1\b\|[^a-z_]$1\b" "$scratch/b/goro.sym"; }
@@ -60,6 +62,24 @@ if mk APP_SRC="$scratch/src/a/app.c" "$scratch/b/goro.elf" && has_app test_make_
 	pass app_src_builds_the_app
 else
 	fail app_src_builds_the_app "the image has no test_make_app_a"
+fi
+
+# The app above includes "goro.h" and nothing else: the documented contract.
+# The kernel's own headers are out of its reach unless asked for.
+mkdir -p "$scratch/src/internal"
+printf '#include "goro.h"\n#include "kernel/sched.h"\nstatic int m(int c, char **v) { (void)c, (void)v; return 0; }\nGORO_APP(test_make_app_i, "test_make", m);\n' \
+	> "$scratch/src/internal/app.c"
+if ! mk APP_SRC="$scratch/src/internal/app.c" "$scratch/b/goro.elf" &&
+	grep -q "kernel/sched.h: No such file" "$scratch/out"; then
+	pass app_src_reaches_only_goro_h
+else
+	fail app_src_reaches_only_goro_h "an APP_SRC app could include kernel/sched.h"
+fi
+if mk APP_SRC="$scratch/src/internal/app.c" APP_KERNEL_HEADERS=1 "$scratch/b/goro.elf" &&
+	has_app test_make_app_i; then
+	pass app_src_kernel_headers_when_asked
+else
+	fail app_src_kernel_headers_when_asked "APP_KERNEL_HEADERS=1 did not let it include kernel/sched.h"
 fi
 
 # b's source is older than everything built so far, and named like a's.

@@ -19,7 +19,7 @@
 #define GORO_GO_TEST_H
 
 #include "kernel/ktest.h"
-#include "kernel/goro.h"
+#include "goro.h"
 
 #define GO_MS UINT64_C(1000000)
 #define GO_SEC UINT64_C(1000000000)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // app=ktest [filter=SUBSTR]: runs the in-kernel tests (tests/kernel/test_*.c).
-#include "kernel/goro.h"
+#include "goro.h"
 #include "kernel/ktest.h"
 #include "lib/string.h"
 

@@ -5,7 +5,7 @@
 // a chi-square bound, default and nil cases, and the fatal errors as apps
 // of their own.
 #include "kernel/ktest.h"
-#include "kernel/goro.h"
+#include "goro.h"
 #include "lib/string.h"
 
 // ---- single-goroutine semantics ----------------------------------------------

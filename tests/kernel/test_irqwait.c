@@ -3,7 +3,6 @@
 // interrupt. IPIs on IRQ_VEC_TEST stand in for a device; the PIT's
 // channel 0 through the IOAPIC is a real one.
 #include "kernel/ktest.h"
-#include "lib/sort.h"
 #include "kernel/sched.h"
 #include "kernel/irqwait.h"
 #include "drivers/ioapic.h"

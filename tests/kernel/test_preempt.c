@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Preemption, timers and sysmon: no goroutine can hog a core.
 #include "kernel/ktest.h"
-#include "lib/sort.h"
 #include "kernel/sched.h"
 #include "kernel/timer.h"
 #include "lib/string.h"

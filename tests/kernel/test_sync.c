@@ -4,7 +4,7 @@
 // Cond signal and broadcast, the semaphore's FIFO order, and the fatal
 // errors as apps of their own.
 #include "kernel/ktest.h"
-#include "kernel/goro.h"
+#include "goro.h"
 #include "lib/string.h"
 #include "kernel/chan.h"
 #include "kernel/sched.h"

@@ -6,7 +6,7 @@
 // move to another P, which goes through the same heap_remove) keeps the
 // real deadline, not the stale key.
 #include "kernel/ktest.h"
-#include "kernel/goro.h"
+#include "goro.h"
 #include "kernel/sched.h"
 #include "kernel/timer.h"
 #include "arch/arch.h"

@@ -10,7 +10,7 @@
 // watches it; the timer is stopped; they are woken again with no timer
 // left; then a later timer is set and the test parks on it.
 #include "kernel/ktest.h"
-#include "kernel/goro.h"
+#include "goro.h"
 #include "kernel/sched.h"
 #include "kernel/timer.h"
 #include "arch/arch.h"

@@ -2,8 +2,8 @@
 // goro's public API: the one header an application includes.
 // Go's names, C spelling; docs/api.md is the overview, docs/design.md
 // describes how they are built.
-// The public headers are this one and the pure C library it includes:
-// lib/string.h (memcpy, strcmp, ...) and lib/sort.h (sort_u64).
+// It stands alone: applications are compiled with include/ as their only
+// path into the tree (make APP_SRC=), so they reach nothing else of it.
 #ifndef GORO_H
 #define GORO_H
 
@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "lib/string.h"
 
 // ---- applications ----------------------------------------------------------
 
@@ -29,6 +28,31 @@ struct goro_app {
         __attribute__((used, section(".goro_apps"), aligned(8))) = {              \
             #name_, help_, main_fn_                                               \
         }
+
+// ---- the C library (lib/string.c) ------------------------------------------
+
+void *memcpy(void *dst, const void *src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+size_t strnlen(const char *s, size_t max);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
+char *strchr(const char *s, int c);
+char *strstr(const char *s, const char *sub);
+
+// Sorts a small array of samples (a few hundred values at most) in place,
+// ascending.
+static inline void sort_u64(uint64_t *v, int n)
+{
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+            uint64_t t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+}
 
 // ---- output and exit -------------------------------------------------------
 
