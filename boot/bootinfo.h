@@ -8,6 +8,7 @@
 #ifndef GORO_BOOTINFO_H
 #define GORO_BOOTINFO_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define BOOT_MMAP_MAX 128
@@ -55,6 +56,25 @@ struct boot_info {
 };
 
 extern struct boot_info boot_info;
+
+// RAM the kernel may use: what the page allocator frees and the NUMA
+// ranges count.
+static inline bool boot_mmap_usable(const struct boot_mmap_entry *e)
+{
+    return e->type == BOOT_MEM_USABLE && e->len > 0;
+}
+
+// The end of the highest usable range (0 when there is none).
+static inline uint64_t boot_usable_end(const struct boot_info *bi)
+{
+    uint64_t end = 0;
+    for (uint32_t i = 0; i < bi->mmap_count; i++) {
+        const struct boot_mmap_entry *e = &bi->mmap[i];
+        if (boot_mmap_usable(e) && e->base + e->len > end)
+            end = e->base + e->len;
+    }
+    return end;
+}
 
 // The kernel's side of a parse that waits for the APs' start (boot/boot.c).
 // Under multiboot 1 the entry does not parse: kmain reads the command

@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "boot/boot.h"
+#include "lib/le.h"
 
 #define MB1_INFO_LEN 52                 // through mmap_addr
 #define MB1_FLAG_MEM (1u << 0)
@@ -42,16 +43,6 @@
 #define MB2_FB_RGB_LEN 38               // the direct-RGB field positions and sizes
 #define MB2_FB_TYPE_RGB 1
 #define RSDP_V1_LEN 20
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
 
 // The command line from s[0..len) (no NUL inside). Loaders put the image's
 // own path first (QEMU's multiboot v1 passes "build/goro.elf app=..."; GRUB
@@ -110,7 +101,7 @@ static void mb1_mmap(struct boot_info *bi, uint64_t phys, uint32_t len, boot_map
     }
     // Each entry is a size word, then size bytes: base, length, type.
     while (off < len) {
-        uint32_t size = len - off >= 4 ? rd32(m + off) : 0;
+        uint32_t size = len - off >= 4 ? le32(m + off) : 0;
         if (size < MB1_MMAP_MIN || size > len - off - 4) {
             boot_note(bi, "multiboot1: memory map entry at offset %u has size %u, outside "
                       "%u..%u; ignoring the rest of the map", off, size, MB1_MMAP_MIN,
@@ -120,7 +111,7 @@ static void mb1_mmap(struct boot_info *bi, uint64_t phys, uint32_t len, boot_map
         const uint8_t *e = map(ctx, phys + off, 4 + size);
         if (!e)
             break;                  // inside a map that was mapped: cannot happen
-        boot_mmap_add(bi, &drops, rd64(e + 4), rd64(e + 12), rd32(e + 20));
+        boot_mmap_add(bi, &drops, le64(e + 4), le64(e + 12), le32(e + 20));
         off += 4 + size;
     }
     boot_mmap_notes(bi, "multiboot1", &drops);
@@ -137,15 +128,15 @@ void mb1_parse(struct boot_info *bi, uint64_t info_phys, boot_map_fn map, void *
                   "line, no memory map", (unsigned long long)info_phys);
         return;
     }
-    flags = rd32(mi);
+    flags = le32(mi);
     if (flags & MB1_FLAG_CMDLINE)
-        mb1_cmdline(bi, rd32(mi + 16), map, ctx);
+        mb1_cmdline(bi, le32(mi + 16), map, ctx);
     if (flags & MB1_FLAG_MMAP) {
-        mb1_mmap(bi, rd32(mi + 48), rd32(mi + 44), map, ctx);
+        mb1_mmap(bi, le32(mi + 48), le32(mi + 44), map, ctx);
     } else if (flags & MB1_FLAG_MEM) {
         struct boot_mmap_drops drops = { 0 };       // two entries that cannot wrap
-        boot_mmap_add(bi, &drops, 0, (uint64_t)rd32(mi + 4) << 10, BOOT_MEM_USABLE);
-        boot_mmap_add(bi, &drops, 1u << 20, (uint64_t)rd32(mi + 8) << 10, BOOT_MEM_USABLE);
+        boot_mmap_add(bi, &drops, 0, (uint64_t)le32(mi + 4) << 10, BOOT_MEM_USABLE);
+        boot_mmap_add(bi, &drops, 1u << 20, (uint64_t)le32(mi + 8) << 10, BOOT_MEM_USABLE);
     }
 }
 
@@ -166,7 +157,7 @@ static uint32_t mb2_tag_min(uint32_t type)
 
 static void mb2_mmap(struct boot_info *bi, const uint8_t *t, uint32_t size, uint32_t off)
 {
-    uint32_t esize = rd32(t + 8);
+    uint32_t esize = le32(t + 8);
     struct boot_mmap_drops drops = { 0 };
     if (esize < MB2_MMAP_ENTRY_MIN) {
         boot_note(bi, "multiboot2: memory map tag at offset %u has %u-byte entries, fewer "
@@ -174,16 +165,16 @@ static void mb2_mmap(struct boot_info *bi, const uint8_t *t, uint32_t size, uint
         return;
     }
     for (uint32_t e = 16; e <= size && esize <= size - e; e += esize)
-        boot_mmap_add(bi, &drops, rd64(t + e), rd64(t + e + 8), rd32(t + e + 16));
+        boot_mmap_add(bi, &drops, le64(t + e), le64(t + e + 8), le32(t + e + 16));
     boot_mmap_notes(bi, "multiboot2", &drops);
 }
 
 static void mb2_fb(struct boot_info *bi, const uint8_t *t, uint32_t size, uint32_t off)
 {
-    bi->fb.addr = rd64(t + 8);
-    bi->fb.pitch = rd32(t + 16);
-    bi->fb.width = rd32(t + 20);
-    bi->fb.height = rd32(t + 24);
+    bi->fb.addr = le64(t + 8);
+    bi->fb.pitch = le32(t + 16);
+    bi->fb.width = le32(t + 20);
+    bi->fb.height = le32(t + 24);
     bi->fb.bpp = t[28];
     if (t[29] != MB2_FB_TYPE_RGB) {
         bi->fb.addr = 0;        // indexed or EGA text: not ours to draw on
@@ -243,7 +234,7 @@ void mb2_parse(struct boot_info *bi, uint64_t info_phys, boot_map_fn map, void *
                   "no memory map", (unsigned long long)info_phys);
         return;
     }
-    total = rd32(info);
+    total = le32(info);
     if (total < 8 || total > MB2_INFO_MAX) {
         boot_note(bi, "multiboot2: the information at 0x%llx claims %u bytes, outside 8..%u; "
                   "no command line, no memory map", (unsigned long long)info_phys, total,
@@ -260,8 +251,8 @@ void mb2_parse(struct boot_info *bi, uint64_t info_phys, boot_map_fn map, void *
     // 0) closes the list.
     for (off = 8; off + 8 <= total; off += (size + 7) & ~7u) {
         const uint8_t *t = info + off;
-        uint32_t type = rd32(t);
-        size = rd32(t + 4);
+        uint32_t type = le32(t);
+        size = le32(t + 4);
         if (type == MB2_TAG_END)
             break;
         if (size < 8 || size > total - off) {

@@ -24,6 +24,7 @@
 #include "lib/printf.h"
 #endif
 #include "drivers/acpi.h"
+#include "lib/le.h"
 
 #define ACPI_HDR_LEN 36
 #define ACPI_TABLE_MAX (1u << 20)       // no real table comes near; a bigger one is corrupt
@@ -67,21 +68,6 @@ struct acpi_root {
     uint32_t count;
     uint32_t entry_size;
 };
-
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | (p[1] << 8));
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
 
 static uint8_t sum_bytes(const uint8_t *p, size_t n)
 {
@@ -164,7 +150,7 @@ static const uint8_t *acpi_map_table(struct acpi_ctx *c, uint64_t phys, const ch
                    name, (unsigned long long)phys, got);
         return NULL;
     }
-    len = rd32(hdr + 4);
+    len = le32(hdr + 4);
     if (len < ACPI_HDR_LEN || len > ACPI_TABLE_MAX) {
         acpi_warnf(c, "ACPI %s: table at 0x%llx claims length %u, outside %u..%u; ignoring it",
                    name, (unsigned long long)phys, len, ACPI_HDR_LEN, ACPI_TABLE_MAX);
@@ -209,7 +195,7 @@ static bool acpi_check_rsdp(struct acpi_ctx *c, const uint8_t *r, size_t len, bo
     }
     if (r[15] < 2)
         return true;
-    xlen = len >= RSDP_V2_LEN ? rd32(r + 20) : 0;
+    xlen = len >= RSDP_V2_LEN ? le32(r + 20) : 0;
     if (len < RSDP_V2_LEN || xlen < RSDP_V2_LEN || xlen > len) {
         acpi_warnf(c, "ACPI RSDP: revision %u but length %u with %zu bytes given; using the RSDT only",
                    r[15], xlen, len);
@@ -254,19 +240,19 @@ static bool acpi_open_root(struct acpi_ctx *c, const void *rsdp, size_t rsdp_len
     if (!acpi_check_rsdp(c, r, rsdp_len, &xsdt_ok))
         return false;
     *revision = r[15];
-    xsdt_phys = xsdt_ok ? rd64(r + 24) : 0;
+    xsdt_phys = xsdt_ok ? le64(r + 24) : 0;
     if (xsdt_phys) {
         if (acpi_map_root(c, xsdt_phys, true, root))
             return true;
         acpi_warnf(c, "ACPI XSDT: unusable; falling back to the RSDT");
     }
-    return acpi_map_root(c, rd32(r + 16), false, root);
+    return acpi_map_root(c, le32(r + 16), false, root);
 }
 
 static uint64_t root_entry(const struct acpi_root *root, uint32_t i)
 {
     const uint8_t *p = root->tab + ACPI_HDR_LEN + (size_t)i * root->entry_size;
-    return root->entry_size == 8 ? rd64(p) : rd32(p);
+    return root->entry_size == 8 ? le64(p) : le32(p);
 }
 
 // The first table listed with signature sig that validates, or NULL;
@@ -375,7 +361,7 @@ static void madt_add_ioapic(struct madt_state *s, const uint8_t *e)
         return;
     }
     o->ioapics[o->ioapic_count++] = (struct acpi_ioapic){
-        .id = e[2], .addr = rd32(e + 4), .gsi_base = rd32(e + 8),
+        .id = e[2], .addr = le32(e + 4), .gsi_base = le32(e + 8),
     };
 }
 
@@ -388,7 +374,7 @@ static void madt_add_override(struct madt_state *s, const uint8_t *e)
         return;
     }
     o->overrides[o->override_count++] = (struct acpi_override){
-        .source_irq = e[3], .gsi = rd32(e + 4), .flags = rd16(e + 8),
+        .source_irq = e[3], .gsi = le32(e + 4), .flags = le16(e + 8),
     };
 }
 
@@ -397,10 +383,10 @@ static void madt_entry(struct madt_state *s, const uint8_t *e, uint32_t off)
 {
     switch (e[0]) {
     case MADT_LAPIC:
-        madt_add_cpu(s, off, e[3], e[2], rd32(e + 4), false);
+        madt_add_cpu(s, off, e[3], e[2], le32(e + 4), false);
         break;
     case MADT_X2APIC:
-        madt_add_cpu(s, off, rd32(e + 4), rd32(e + 12), rd32(e + 8), true);
+        madt_add_cpu(s, off, le32(e + 4), le32(e + 12), le32(e + 8), true);
         break;
     case MADT_IOAPIC:
         madt_add_ioapic(s, e);
@@ -409,7 +395,7 @@ static void madt_entry(struct madt_state *s, const uint8_t *e, uint32_t off)
         madt_add_override(s, e);
         break;
     case MADT_LAPIC_ADDR:
-        s->out->lapic_addr = rd64(e + 4);
+        s->out->lapic_addr = le64(e + 4);
         break;
     }
 }
@@ -456,8 +442,8 @@ static void acpi_parse_madt_table(struct acpi_ctx *c, const uint8_t *t, uint32_t
         return;
     }
     out->madt_found = true;
-    out->lapic_addr = rd32(t + 36);
-    out->pcat_compat = rd32(t + 40) & MADT_PCAT_COMPAT;
+    out->lapic_addr = le32(t + 36);
+    out->pcat_compat = le32(t + 40) & MADT_PCAT_COMPAT;
     for (off = MADT_HDR_LEN; off < len; off += t[off + 1]) {
         if (!acpi_entry_check("MADT", t, len, off, madt_entry_min, c->warn, c->warn_ctx))
             break;
@@ -475,11 +461,11 @@ static void acpi_parse_madt_table(struct acpi_ctx *c, const uint8_t *t, uint32_t
 static uint32_t fadt_port(const uint8_t *t, uint32_t len, uint32_t off, uint32_t xoff)
 {
     if (len >= xoff + GAS_LEN && t[xoff] == GAS_SYSTEM_IO) {
-        uint64_t a = rd64(t + xoff + 4);
+        uint64_t a = le64(t + xoff + 4);
         if (a != 0 && a <= 0xffff)
             return (uint32_t)a;
     }
-    return rd32(t + off);
+    return le32(t + off);
 }
 
 static void acpi_parse_fadt(struct acpi_ctx *c, const uint8_t *t, uint32_t len, struct acpi_info *out)
@@ -491,11 +477,11 @@ static void acpi_parse_fadt(struct acpi_ctx *c, const uint8_t *t, uint32_t len, 
     }
     out->fadt_found = true;
     out->fadt_revision = t[8];
-    out->sci_irq = rd16(t + FADT_SCI_INT);
+    out->sci_irq = le16(t + FADT_SCI_INT);
     out->pm1a_cnt_port = fadt_port(t, len, FADT_PM1A_CNT_BLK, FADT_X_PM1A_CNT_BLK);
     out->pm1b_cnt_port = fadt_port(t, len, FADT_PM1B_CNT_BLK, FADT_X_PM1B_CNT_BLK);
     out->pm_tmr_port = fadt_port(t, len, FADT_PM_TMR_BLK, FADT_X_PM_TMR_BLK);
-    out->pm_tmr_32bit = rd32(t + FADT_FLAGS) & FADT_TMR_VAL_EXT;
+    out->pm_tmr_32bit = le32(t + FADT_FLAGS) & FADT_TMR_VAL_EXT;
 }
 
 // ---- HPET -------------------------------------------------------------
@@ -511,7 +497,7 @@ static void acpi_parse_hpet(struct acpi_ctx *c, const uint8_t *t, uint32_t len, 
                    t[HPET_BASE_GAS]);
         return;
     }
-    out->hpet_addr = rd64(t + HPET_BASE_GAS + 4);
+    out->hpet_addr = le64(t + HPET_BASE_GAS + 4);
 }
 
 // ---- entry points -----------------------------------------------------
@@ -612,7 +598,7 @@ uint64_t acpi_scan_rsdp(acpi_map_fn map, void *map_ctx)
 
     if (p) {
         // The BDA holds the EBDA's real-mode segment; 0 means there is none.
-        uint64_t ebda = (uint64_t)rd16(p) << 4;
+        uint64_t ebda = (uint64_t)le16(p) << 4;
         const uint8_t *e = ebda ? map(map_ctx, ebda, EBDA_SCAN_LEN) : NULL;
         if (e && (off = rsdp_search(e, EBDA_SCAN_LEN)) >= 0)
             return ebda + (uint64_t)off;

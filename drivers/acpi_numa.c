@@ -25,6 +25,7 @@
 #include "lib/printf.h"
 #endif
 #include "drivers/acpi_numa.h"
+#include "lib/le.h"
 
 #define SRAT_HDR_LEN 48                 // SDT header, table revision field, reserved
 #define SLIT_HDR_LEN 44                 // SDT header, locality count
@@ -55,16 +56,6 @@ struct numa_ctx {
     // pass 2: the domains left out for want of nodes, each warned about once
     uint8_t domain_dropped[(ACPI_NUMA_MAX_DOMAIN + 1) / 8];
 };
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
 
 __attribute__((format(printf, 2, 3)))
 static void numa_warnf(struct numa_ctx *c, const char *fmt, ...)
@@ -111,8 +102,8 @@ static void srat_cpu(struct numa_ctx *c, uint32_t off, uint32_t apic_id, uint32_
 
 static void srat_mem(struct numa_ctx *c, uint32_t off, const uint8_t *e)
 {
-    uint32_t domain = rd32(e + 2), flags = rd32(e + 28);
-    uint64_t base = rd64(e + 8), len = rd64(e + 16);
+    uint32_t domain = le32(e + 2), flags = le32(e + 28);
+    uint64_t base = le64(e + 8), len = le64(e + 16);
 
     // Revision 1 of the table defined only the low byte of the domain.
     if (c->srat_rev < 2)
@@ -173,11 +164,11 @@ static void srat_walk(struct numa_ctx *c, const uint8_t *t, uint32_t len)
             uint32_t domain = e[2];
             if (c->srat_rev >= 2)
                 domain |= (uint32_t)e[9] << 8 | (uint32_t)e[10] << 16 | (uint32_t)e[11] << 24;
-            srat_cpu(c, off, e[3], domain, rd32(e + 4));
+            srat_cpu(c, off, e[3], domain, le32(e + 4));
             break;
         }
         case SRAT_X2APIC:
-            srat_cpu(c, off, rd32(e + 8), rd32(e + 4), rd32(e + 12));
+            srat_cpu(c, off, le32(e + 8), le32(e + 4), le32(e + 12));
             break;
         case SRAT_MEM:
             srat_mem(c, off, e);
@@ -283,7 +274,7 @@ static void distances_default(struct acpi_numa *o)
 static void slit_apply(struct numa_ctx *c, const uint8_t *t)
 {
     struct acpi_numa *o = c->out;
-    uint32_t len = rd32(t + 4);
+    uint32_t len = le32(t + 4);
     uint64_t n;
 
     if (len < SLIT_HDR_LEN) {
@@ -291,7 +282,7 @@ static void slit_apply(struct numa_ctx *c, const uint8_t *t)
                    "distances", len, SLIT_HDR_LEN);
         return;
     }
-    n = rd64(t + 36);
+    n = le64(t + 36);
     if (n > ACPI_NUMA_MAX_DOMAIN + 1 || SLIT_HDR_LEN + n * n > len) {
         numa_warnf(c, "ACPI SLIT: %llu localities do not fit its %u bytes; using default distances",
                    (unsigned long long)n, len);
@@ -376,7 +367,7 @@ void acpi_numa_parse(struct acpi_numa *out, const struct acpi_info *madt,
     srat = rsdp ? acpi_find_table(rsdp, rsdp_len, "SRAT", map, map_ctx, warn, warn_ctx) : NULL;
     if (!srat)
         return;
-    len = rd32(srat + 4);
+    len = le32(srat + 4);
     if (len < SRAT_HDR_LEN) {
         numa_warnf(&c, "ACPI SRAT: length %u is shorter than its %u-byte header; using one node",
                    len, SRAT_HDR_LEN);

@@ -47,18 +47,13 @@ static void numa_acpi_warn(void *ctx, const char *msg)
     kprintf("numa: %s\n", msg);
 }
 
-static bool usable(const struct boot_mmap_entry *e)
-{
-    return e->type == BOOT_MEM_USABLE && e->len > 0;
-}
-
 // Bytes of usable RAM inside [base, end).
 static uint64_t usable_in(const struct boot_info *bi, uint64_t base, uint64_t end)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < bi->mmap_count; i++) {
         const struct boot_mmap_entry *e = &bi->mmap[i];
-        if (!usable(e))
+        if (!boot_mmap_usable(e))
             continue;
         uint64_t lo = e->base > base ? e->base : base;
         uint64_t hi = e->base + e->len < end ? e->base + e->len : end;
@@ -66,15 +61,6 @@ static uint64_t usable_in(const struct boot_info *bi, uint64_t base, uint64_t en
             n += hi - lo;
     }
     return n;
-}
-
-static uint64_t usable_end(const struct boot_info *bi)
-{
-    uint64_t end = 0;
-    for (uint32_t i = 0; i < bi->mmap_count; i++)
-        if (usable(&bi->mmap[i]) && bi->mmap[i].base + bi->mmap[i].len > end)
-            end = bi->mmap[i].base + bi->mmap[i].len;
-    return end;
 }
 
 static void range_insert(uint64_t base, uint64_t end, uint32_t node, bool hotplug)
@@ -93,7 +79,7 @@ static void range_insert(uint64_t base, uint64_t end, uint32_t node, bool hotplu
 // node is still memory. At most range_count + 1 stretches.
 static void ranges_build(const struct boot_info *bi)
 {
-    uint64_t top = usable_end(bi), at = 0, orphan = 0;
+    uint64_t top = boot_usable_end(bi), at = 0, orphan = 0;
     uint32_t n = topo.range_count;
 
     nranges = 0;

@@ -56,22 +56,6 @@ static uint64_t round_up(uint64_t x, uint64_t align)
     return (x + align - 1) & ~(align - 1);
 }
 
-static bool usable(const struct boot_mmap_entry *e)
-{
-    return e->type == BOOT_MEM_USABLE && e->len > 0;
-}
-
-static uint64_t highest_usable_end(const struct boot_info *bi)
-{
-    uint64_t end = 0;
-    for (uint32_t i = 0; i < bi->mmap_count; i++) {
-        const struct boot_mmap_entry *e = &bi->mmap[i];
-        if (usable(e) && e->base + e->len > end)
-            end = e->base + e->len;
-    }
-    return end;
-}
-
 // The lowest page-aligned address at or above floor where bytes fit inside
 // one usable range, or 0. Lowest, not first in map order: the loader's
 // map need not be sorted, and low memory is mapped earliest.
@@ -80,7 +64,7 @@ static uint64_t find_bitmap_home(const struct boot_info *bi, uint64_t floor, uin
     uint64_t best = 0;
     for (uint32_t i = 0; i < bi->mmap_count; i++) {
         const struct boot_mmap_entry *e = &bi->mmap[i];
-        if (!usable(e))
+        if (!boot_mmap_usable(e))
             continue;
         uint64_t start = round_up(e->base > floor ? e->base : floor, PAGE_SIZE);
         uint64_t end = e->base + e->len;
@@ -99,7 +83,7 @@ static bool usable_hull(const struct boot_info *bi, uint64_t base, uint64_t end,
     *hi = 0;
     for (uint32_t i = 0; i < bi->mmap_count; i++) {
         const struct boot_mmap_entry *e = &bi->mmap[i];
-        if (!usable(e))
+        if (!boot_mmap_usable(e))
             continue;
         uint64_t a = round_up(e->base > base ? e->base : base, PAGE_SIZE);
         uint64_t b = (e->base + e->len < end ? e->base + e->len : end) & ~(PAGE_SIZE - 1);
@@ -116,7 +100,7 @@ static bool usable_hull(const struct boot_info *bi, uint64_t base, uint64_t end,
 static void add_boot_ranges(struct page_pool *pp, const struct boot_info *bi)
 {
     for (uint32_t i = 0; i < bi->mmap_count; i++)
-        if (usable(&bi->mmap[i]))
+        if (boot_mmap_usable(&bi->mmap[i]))
             page_pool_add_free(pp, bi->mmap[i].base, bi->mmap[i].len);
     for (uint32_t i = 0; i < bi->mmap_count; i++)
         if (bi->mmap[i].type != BOOT_MEM_USABLE)
@@ -151,7 +135,7 @@ static size_t pools_plan(const struct boot_info *bi)
 void page_init(const struct boot_info *bi, uint64_t image_start, uint64_t image_end)
 {
     ASSERT(image_start <= image_end);
-    max_phys = highest_usable_end(bi);
+    max_phys = boot_usable_end(bi);
     if (max_phys == 0)
         panic("page_init: the boot memory map has no usable RAM");
     size_t bytes = pools_plan(bi);

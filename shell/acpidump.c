@@ -17,6 +17,7 @@
 #include "goro.h"
 #include "drivers/acpi.h"
 #include "lib/printf.h"
+#include "lib/le.h"
 
 #define HDR_LEN 36
 #define TABLE_MAX (1u << 20)
@@ -30,16 +31,6 @@ static const uint8_t *phys_ptr(uint64_t phys, size_t len)
     if (phys < 0x1000 || phys >= (4ull << 30) || len > (4ull << 30) - phys)
         return 0;
     return (const uint8_t *)(uintptr_t)phys;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
 }
 
 static void dump_bytes(const char *sig, uint64_t phys, const uint8_t *p, size_t len)
@@ -79,7 +70,7 @@ static const uint8_t *dump_table(struct dumper *d, uint64_t phys, uint32_t *len_
     for (int i = 0; i < 4; i++)
         sig[i] = (h[i] > 0x20 && h[i] < 0x7f) ? (char)h[i] : '_';
     sig[4] = 0;
-    len = rd32(h + 4);
+    len = le32(h + 4);
     if (len < HDR_LEN || len > TABLE_MAX || !phys_ptr(phys, len)) {
         kprintf("acpidump: %s at 0x%llx has length %u; dumping its header only\n",
                sig, (unsigned long long)phys, len);
@@ -95,11 +86,11 @@ static const uint8_t *dump_table(struct dumper *d, uint64_t phys, uint32_t *len_
 static void dump_fadt_refs(struct dumper *d, const uint8_t *f, uint32_t len)
 {
     uint32_t l;
-    dump_table(d, rd32(f + 36), &l);
-    dump_table(d, rd32(f + 40), &l);
+    dump_table(d, le32(f + 36), &l);
+    dump_table(d, le32(f + 40), &l);
     if (len >= 148) {
-        dump_table(d, rd64(f + 132), &l);
-        dump_table(d, rd64(f + 140), &l);
+        dump_table(d, le64(f + 132), &l);
+        dump_table(d, le64(f + 140), &l);
     }
 }
 
@@ -110,7 +101,7 @@ static void dump_root(struct dumper *d, uint64_t phys, uint32_t esz)
     if (!t)
         return;
     for (uint32_t off = HDR_LEN; off + esz <= len; off += esz) {
-        uint64_t e = esz == 8 ? rd64(t + off) : rd32(t + off);
+        uint64_t e = esz == 8 ? le64(t + off) : le32(t + off);
         const uint8_t *sub = dump_table(d, e, &l);
         if (sub && l >= 116 && sub[0] == 'F' && sub[1] == 'A' && sub[2] == 'C' && sub[3] == 'P')
             dump_fadt_refs(d, sub, l);
@@ -130,9 +121,9 @@ static int acpidump_main(int argc, char **argv)
         return 1;
     }
     dump_bytes("RSDP", rphys, r, rlen);
-    dump_root(&d, rd32(r + 16), 4);
+    dump_root(&d, le32(r + 16), 4);
     if (rlen >= 36 && r[15] >= 2)
-        dump_root(&d, rd64(r + 24), 8);
+        dump_root(&d, le64(r + 24), 8);
     kprintf("ACPIDUMP END %d\n", d.nseen);
     return 0;
 }

@@ -124,33 +124,29 @@ static void deliver(int key)
         __atomic_fetch_add(&keys_dropped, 1, __ATOMIC_RELAXED);   // relaxed: a count
 }
 
-static void com1_reader(void *arg)
-{
-    (void)arg;
-    struct vt_decoder d = { 0 };
-    for (;;) {
-        int c = ring_get(&com1_ring);
-        if (c < 0) {
-            irq_wait(VEC_COM1);
-            continue;
-        }
-        int key = vt_decode(&d, (uint8_t)c);
-        if (key != KEY_NONE)
-            deliver(key);
-    }
-}
+// A device's reader goroutine: the ring its interrupt hook fills, the
+// vector that hook is on, and which decoder turns its bytes into keys.
+struct reader_args {
+    struct ring *ring;
+    uint8_t vector;
+    bool ps2;                       // PS/2 scancodes, else a terminal's bytes (VT100)
+};
 
-static void kbd_reader(void *arg)
+static struct reader_args com1_reader = { &com1_ring, VEC_COM1, false };
+static struct reader_args kbd_reader = { &kbd_ring, VEC_KBD, true };
+
+static void key_reader(void *arg)
 {
-    (void)arg;
-    struct ps2_decoder d = { 0 };
+    const struct reader_args *a = arg;
+    struct vt_decoder vt = { 0 };
+    struct ps2_decoder ps2 = { 0 };
     for (;;) {
-        int c = ring_get(&kbd_ring);
+        int c = ring_get(a->ring);
         if (c < 0) {
-            irq_wait(VEC_KBD);
+            irq_wait(a->vector);
             continue;
         }
-        int key = ps2_decode(&d, (uint8_t)c);
+        int key = a->ps2 ? ps2_decode(&ps2, (uint8_t)c) : vt_decode(&vt, (uint8_t)c);
         if (key != KEY_NONE)
             deliver(key);
     }
@@ -193,9 +189,9 @@ static void input_start(void *arg)
     have_com1 = com1_setup();
     have_kbd = kbd_setup();
     if (have_com1)
-        go(com1_reader, 0);
+        go(key_reader, &com1_reader);
     if (have_kbd)
-        go(kbd_reader, 0);
+        go(key_reader, &kbd_reader);
     kprintf("console: input from %s\n", have_com1 && have_kbd ? "COM1 and the PS/2 keyboard" :
                                          have_com1 ? "COM1" : have_kbd ? "the PS/2 keyboard" :
                                          "nowhere (no interrupt can be routed)");

@@ -581,7 +581,7 @@ CONFIGS = [
                        r"^goro> run hello$", r"^hello from goro", r"^run: hello returned 0 after ",
                        r"^run: left behind: 0 goroutines, ",
                        r"^goro> ps$", r"^\s+GOID\s+STATE\s+WAITING FOR\s+CREATOR\s+P\s+CORE",
-                       r"^\s+\d+\s+(waiting\s+irq wait|running|runnable)\s+1 .* com1_reader$",   # running: it may be taking the next typed line
+                       r"^\s+\d+\s+(waiting\s+irq wait|running|runnable)\s+1 .* key_reader$",   # running: it may be taking the next typed line
                        r"^\s+1\s+running\s+0\s+\d+\s+\d+ .* main_goroutine$",
                        r"^gomaxprocs 2 -> 1$",
                        r"^worker_pool: ok$", r"^run: demo_worker_pool returned 0 after ",

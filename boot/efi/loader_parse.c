@@ -10,21 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "boot/efi/loader_parse.h"
-
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-    return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32;
-}
+#include "lib/le.h"
 
 // ---- the kernel image ------------------------------------------------------
 
@@ -40,26 +26,26 @@ static uint64_t rd64(const uint8_t *p)
 
 static const uint8_t *phdr(const uint8_t *img, size_t i)
 {
-    return img + rd64(img + EH_PHOFF) + i * rd16(img + EH_PHENTSIZE);
+    return img + le64(img + EH_PHOFF) + i * le16(img + EH_PHENTSIZE);
 }
 
 static void seg_read(const uint8_t *ph, struct elf_seg *seg)
 {
-    seg->offset = rd64(ph + 8);
-    seg->paddr = rd64(ph + 24);
-    seg->filesz = rd64(ph + 32);
-    seg->memsz = rd64(ph + 40);
+    seg->offset = le64(ph + 8);
+    seg->paddr = le64(ph + 24);
+    seg->filesz = le64(ph + 32);
+    seg->memsz = le64(ph + 40);
 }
 
 size_t elf_image_phnum(const void *img)
 {
-    return rd16((const uint8_t *)img + EH_PHNUM);
+    return le16((const uint8_t *)img + EH_PHNUM);
 }
 
 bool elf_image_segment(const void *img, size_t i, struct elf_seg *seg)
 {
     const uint8_t *ph = phdr(img, i);
-    if (rd32(ph) != PT_LOAD)
+    if (le32(ph) != PT_LOAD)
         return false;
     seg_read(ph, seg);
     return seg->memsz != 0;
@@ -72,8 +58,8 @@ static uint64_t find_entry(const uint8_t *img, const struct elf_seg *seg)
     uint64_t n = seg->filesz < GORO_HDR_SCAN ? seg->filesz : GORO_HDR_SCAN;
     const uint8_t *p = img + seg->offset;
     for (uint64_t off = 0; off + 24 <= n; off += 8)
-        if (rd64(p + off) == GORO_HDR_MAGIC && rd64(p + off + 8) == GORO_HDR_VERSION)
-            return rd64(p + off + 16);
+        if (le64(p + off) == GORO_HDR_MAGIC && le64(p + off + 8) == GORO_HDR_VERSION)
+            return le64(p + off + 16);
     return 0;
 }
 
@@ -95,16 +81,16 @@ const char *elf_image_check(const void *image, size_t size, uint64_t *entry)
     *entry = 0;
     if (size < EHDR_LEN || img[0] != 0x7f || img[1] != 'E' || img[2] != 'L' || img[3] != 'F')
         return "\\goro.elf is not an ELF file";
-    if (img[4] != 2 || img[5] != 1 || rd16(img + EH_MACHINE) != EM_X86_64)
+    if (img[4] != 2 || img[5] != 1 || le16(img + EH_MACHINE) != EM_X86_64)
         return "\\goro.elf is not a little-endian ELF64 x86-64 image";
-    phoff = rd64(img + EH_PHOFF);
-    phentsize = rd16(img + EH_PHENTSIZE);
-    phnum = rd16(img + EH_PHNUM);
+    phoff = le64(img + EH_PHOFF);
+    phentsize = le16(img + EH_PHENTSIZE);
+    phnum = le16(img + EH_PHNUM);
     if (phentsize < PHDR_LEN || phoff > size || (uint64_t)phnum * phentsize > size - phoff)
         return "\\goro.elf has a truncated program header table";
     for (size_t i = 0; i < phnum; i++) {
         struct elf_seg seg;
-        if (rd32(phdr(img, i)) != PT_LOAD)
+        if (le32(phdr(img, i)) != PT_LOAD)
             continue;
         seg_read(phdr(img, i), &seg);
         if (seg.offset > size || seg.filesz > size - seg.offset || seg.filesz > seg.memsz)
@@ -137,7 +123,7 @@ size_t cmdline_from_options(char *out, size_t cap, const void *opts, size_t byte
     const uint8_t *s = opts;
     size_t n = bytes / 2, i = 0, w, len = 0;
 
-#define CH(k) rd16(s + 2 * (k))
+#define CH(k) le16(s + 2 * (k))
     out[0] = 0;
     while (n && CH(n - 1) == 0)
         n--;
@@ -246,8 +232,8 @@ void efi_mmap_convert(struct boot_info *bi, const uint8_t *map, size_t map_size,
         keep_len = UINT64_MAX - keep;
     for (size_t off = 0; desc_size <= map_size - off; off += desc_size) {
         const uint8_t *d = map + off;
-        uint64_t base = rd64(d + DESC_PHYS), pages = rd64(d + DESC_PAGES), end;
-        uint32_t type = mem_type(rd32(d + DESC_TYPE));
+        uint64_t base = le64(d + DESC_PHYS), pages = le64(d + DESC_PAGES), end;
+        uint32_t type = mem_type(le32(d + DESC_TYPE));
         if (pages > (UINT64_MAX - base) >> 12) {
             wrapped = true;
             continue;
