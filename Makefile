@@ -137,7 +137,7 @@ XOBJS := $(patsubst /%.c,$(BUILD)/obj/extapp/%.o,$(EXTRA_APP_C))
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
 OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(XOBJS)
 
-.PHONY: all iso run debug test host bench clean deps deps-check deps-bench check-layers check-atomics check-tools lint test-stress soak
+.PHONY: all iso run debug test host bench clean deps deps-bench check-layers check-atomics check-tools check-deps lint test-stress soak
 all: $(BUILD)/goro.elf $(BUILD)/goro.iso
 
 # Stamps rewritten only when their text changes: the objects' flags (make
@@ -236,21 +236,29 @@ CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
 RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/run/qemu.py --smp $(SMP) --mem $(MEM) --numa $(NUMA) \
     $(if $(filter shell,$(APP)),--ctrl-c-to-guest)
 
-# make deps installs the Debian packages goro needs (apt-get, as root).
-# run, debug, test and bench only check for them, and stop naming what is
-# missing and how to install it; GORO_INSTALL_DEPS=1 lets them install.
-DEPS_MODE := $(if $(filter 1,$(GORO_INSTALL_DEPS)),--install,--check)
+# What each target needs from Debian is listed once, in tools/deps.list.
+# run, test, soak, bench, fuzz, lint, trace and profile first check their
+# own list (deps-for-TARGET, tools/deps.sh): as root they install what is
+# missing (without recommended extras), saying what and why; otherwise,
+# or with GORO_NO_INSTALL=1, they print the exact command and stop. Then a
+# sub-make builds, so that nothing is compiled before the compiler is
+# there, whatever -j says. make deps and make deps-bench install test's
+# and bench's lists.
+DEPS_TARGETS := run test soak bench fuzz lint trace profile test-fresh
+.PHONY: $(DEPS_TARGETS:%=deps-for-%)
+$(DEPS_TARGETS:%=deps-for-%):
+	@sh tools/deps.sh --auto $(@:deps-for-%=%)
 deps:
-	@sh tools/deps.sh --install
-deps-check:
-	@sh tools/deps.sh $(DEPS_MODE)
+	@sh tools/deps.sh --install test
 deps-bench:
-	@sh tools/deps-bench.sh --install
+	@sh tools/deps.sh --install bench
 
-run: deps-check $(BUILD)/goro.elf
+run: deps-for-run
+	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
 	@$(RUN_QEMU) $(BUILD)/goro.elf "$(CMDLINE)"
 
-debug: deps-check $(BUILD)/goro.elf
+debug: deps-for-run
+	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
 	@$(RUN_QEMU) --gdb $(BUILD)/goro.elf "$(CMDLINE)"
 
 # profile: boots APP with the sampling profiler on (profile=$(PROFILE_HZ);
@@ -263,7 +271,8 @@ debug: deps-check $(BUILD)/goro.elf
 #   trace.json (Perfetto, ui.perfetto.dev), by tools/trace/trace2go.py and
 #   tools/trace/trace2json.py.
 .PHONY: trace
-trace: deps $(BUILD)/goro.elf
+trace: deps-for-trace
+	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
 	@mkdir -p $(BUILD)/trace
 	@$(RUN_QEMU) $(BUILD)/goro.elf "trace=1 $(CMDLINE)" > $(BUILD)/trace/serial.log; \
 	    st=$$?; grep -v '^TRACE [0-9]' $(BUILD)/trace/serial.log; exit $$st
@@ -285,7 +294,8 @@ trace-screenshot: trace
 
 PROFILE_HZ ?= 1000
 .PHONY: profile
-profile: deps-check $(BUILD)/goro.elf
+profile: deps-for-profile
+	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
 	@mkdir -p $(BUILD)/profile
 	@$(RUN_QEMU) $(BUILD)/goro.elf "profile=$(PROFILE_HZ) $(CMDLINE)" > $(BUILD)/profile/serial.log; \
 	    st=$$?; grep -v '^PROFILE [0-9]' $(BUILD)/profile/serial.log; exit $$st
@@ -332,7 +342,7 @@ $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) tests/host/check.h
 # tests/fuzz/corpus/NAME, new inputs kept in BUILD/fuzz/corpus/NAME);
 # `make test` replays each corpus with a short fixed run (tests/fuzz/fuzzrun.py).
 # Without clang the harnesses are not built and the runner reports SKIP.
-FUZZ_CC ?= clang-14
+FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
 FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline keys
@@ -380,7 +390,8 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o $$(call fuzz_objs,$$
 	$(call say,FUZZLD,$@)
 	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ -o $@
 
-fuzz: fuzz-build
+fuzz: deps-for-fuzz
+	@$(MAKE) --no-print-directory fuzz-build
 	$(PYTHON) tests/fuzz/fuzzrun.py --build $(BUILD) --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
 # make fuzz-coverage: the parsers' lines and branches that the checked-in
@@ -388,7 +399,8 @@ fuzz: fuzz-build
 FUZZ_COV_CFLAGS := -std=gnu11 -O1 -g -DGORO_HOST_TEST -iquote . -iquote include -fsanitize=fuzzer \
     -fprofile-instr-generate -fcoverage-mapping
 .PHONY: fuzz-coverage
-fuzz-coverage: $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/cov/fuzz_%)
+fuzz-coverage: deps-for-fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/cov/fuzz_%)
 	$(PYTHON) tests/fuzz/fuzzrun.py --build $(BUILD) --coverage
 
 $(BUILD)/fuzz/cov/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
@@ -413,6 +425,25 @@ check-tools:
 	    $(PYTHON) -m doctest $$f || exit 1; echo "check-tools: $$f's examples hold"; \
 	done
 
+# Every program the targets run is in tools/deps.list for that target
+# (tools/check/check_deps.py); make test runs it as the host test test_deps.
+.PHONY: check-deps
+check-deps:
+	@$(PYTHON) tools/check/check_deps.py
+$(BUILD)/host/test_deps: tools/check/check_deps.py tools/deps.list
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s %s --tests\n' '$(PYTHON)' '$(abspath tools/check/check_deps.py)' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_deps
+
+# The runner's own promise (tests/host/test_runner.py): a check that breaks
+# is one failure, and the closing line is always printed.
+$(BUILD)/host/test_runner: tests/host/test_runner.py
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s %s\n' '$(PYTHON)' '$(abspath tests/host/test_runner.py)' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_runner
+
 # make lint: clang-tidy (.clang-tidy names the checks, and why some are off)
 # and cppcheck's warning and portability checks over the kernel's C; any
 # finding fails. A finding suppressed at its line says why there.
@@ -426,7 +457,10 @@ LINT_CFLAGS := -std=gnu11 -ffreestanding -mno-red-zone -DGORO_DEBUG $(INCLUDES)
 CPPCHECK_FLAGS := --std=c11 --enable=warning,portability --inline-suppr --quiet --error-exitcode=1 \
     --platform=unix64 -D__x86_64__ -D__GNUC__ -DGORO_DEBUG $(INCLUDES)
 
-lint: $(LINT_C:%.c=$(BUILD)/lint/%.tidy) $(BUILD)/lint/cppcheck.stamp
+.PHONY: lint-files
+lint: deps-for-lint
+	@$(MAKE) --no-print-directory lint-files
+lint-files: $(LINT_C:%.c=$(BUILD)/lint/%.tidy) $(BUILD)/lint/cppcheck.stamp
 
 # A stamp per file. The file's object is a prerequisite so that a changed
 # header, which rebuilds the object (-MD), lints the file again.
@@ -457,17 +491,31 @@ host: $(BUILD)/host/test_make
 # --smp 1,2,4).
 MINUTES ?= 10
 SOAK_ARGS ?=
-soak: deps-check $(BUILD)/goro.elf
+soak: deps-for-soak
+	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
 	nice -n 19 $(PYTHON) tools/run/soak.py --build $(BUILD) --minutes $(MINUTES) $(SOAK_ARGS)
 
-# RUN_ARGS passes options to the runner (--filter, --seed, -v ...).
+# RUN_ARGS passes options to the runner (--filter, --seed, -v ...). What the
+# runner runs is built first: the images, the host tests (among them the
+# insncount plugin's, the hooks' cost and the deps list's, BUILD/host/test_*),
+# the fuzz harnesses, and the static checks.
 RUN_ARGS ?=
-test: deps-check all efi usb host fuzz-build check-layers check-atomics check-tools lint debug-build insncount-test hooks-off-test
+TEST_BUILD := all efi usb host fuzz-build check-layers check-atomics check-tools debug-build
+test: deps-for-test
+	@$(MAKE) --no-print-directory $(TEST_BUILD) lint-files
 	$(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
+
+# The README's two commands on fresh Debian 12 and 13 roots (debootstrap
+# minbase plus git and make), as root: how a new dependency is proven
+# (docs/testing.md, "A fresh machine"). FRESH_ROOTS=bookworm picks one.
+.PHONY: test-fresh
+test-fresh: deps-for-test-fresh
+	sh tools/run/test_fresh.sh $(BUILD) .
 
 # The suite while the host runs one CPU-bound process per core beside it:
 # no test may fail because the host is slow (docs/testing.md).
-test-stress: deps-check all efi usb host fuzz-build check-layers check-atomics check-tools debug-build
+test-stress: deps-for-test
+	@$(MAKE) --no-print-directory $(TEST_BUILD)
 	$(PYTHON) tools/run/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # ---- insncount: the project's QEMU TCG instruction-count plugin -------------
@@ -495,10 +543,25 @@ insncount-test: $(INSNCOUNT) $(BUILD)/insncount/guest.elf
 # more than their NOPs: insn/op of the yield and channel benchmarks against
 # a build with them compiled out (NOHOOKS=1, in $(BUILD)/nohooks), under
 # the insncount plugin with -icount (exact counts; no time is measured).
-.PHONY: hooks-off-test
-hooks-off-test: $(INSNCOUNT) $(BUILD)/goro.elf
-	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/nohooks NOHOOKS=1 $(BUILD)/nohooks/goro.elf
+.PHONY: hooks-off-test nohooks-build
+hooks-off-test: $(INSNCOUNT) $(BUILD)/goro.elf nohooks-build
 	$(Q)QEMU=$(QEMU) $(PYTHON) tests/insncount/hooks_off.py $(INSNCOUNT) $(BUILD)/goro.elf $(BUILD)/nohooks/goro.elf
+nohooks-build:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/nohooks NOHOOKS=1 $(BUILD)/nohooks/goro.elf
+
+# make test runs both as host tests (the runner's PASS/FAIL lines, a crash
+# one failure among the others): BUILD/host/test_insncount, test_hooks_off.
+$(BUILD)/host/test_insncount: $(INSNCOUNT) $(BUILD)/insncount/guest.elf tests/insncount/check.py
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec env QEMU=%s %s %s %s %s\n' '$(QEMU)' '$(PYTHON)' '$(abspath tests/insncount/check.py)' \
+	    '$(abspath $(INSNCOUNT))' '$(abspath $(BUILD)/insncount/guest.elf)' > $@
+	$(Q)chmod +x $@
+$(BUILD)/host/test_hooks_off: $(INSNCOUNT) $(BUILD)/goro.elf nohooks-build tests/insncount/hooks_off.py
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec env QEMU=%s %s %s %s %s %s\n' '$(QEMU)' '$(PYTHON)' '$(abspath tests/insncount/hooks_off.py)' \
+	    '$(abspath $(INSNCOUNT))' '$(abspath $(BUILD)/goro.elf)' '$(abspath $(BUILD)/nohooks/goro.elf)' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_insncount $(BUILD)/host/test_hooks_off
 
 .PHONY: debug-build
 debug-build:
@@ -601,8 +664,8 @@ FORCE:
 BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,$(PYTHON))
 BENCH_ARGS ?=
 
-bench: deps-check $(BUILD)/goro.elf $(INSNCOUNT) bench-boot
-	@sh tools/deps-bench.sh $(DEPS_MODE)
+bench: deps-for-bench
+	@$(MAKE) --no-print-directory $(BUILD)/goro.elf $(INSNCOUNT) bench-boot
 	$(BENCH_PYTHON) tools/bench/bench.py --build $(BUILD) $(BENCH_ARGS)
 
 # bench-readme: README's Performance results from the full make bench runs
@@ -619,6 +682,6 @@ bench-readme:
 #   (tools/bench/boot_bench.py; docs/boot.md). BOOT_BENCH_ARGS passes options.
 BOOT_BENCH_ARGS ?=
 .PHONY: bench-boot
-bench-boot: deps-check $(BUILD)/goro.elf
-	@sh tools/deps-bench.sh $(DEPS_MODE)
+bench-boot: deps-for-bench
+	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
 	$(PYTHON) tools/bench/boot_bench.py --build $(BUILD) $(BOOT_BENCH_ARGS)

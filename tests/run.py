@@ -13,8 +13,10 @@ BUILD/fuzz (tests/fuzz/fuzzrun.py), and reports one line per test:
     ...
     41 passed, 1 failed, 1 skipped
 
-The last line is the verdict; the exit status is 1 on any failure or
-timeout. Every QEMU run has a timeout, because a hung guest never makes
+The last line is the verdict, always printed; the exit status is 1 on any
+failure or timeout. A check that cannot run (a missing program, an
+exception in a log check, an unreadable log) is its configuration's
+failure with a one-line reason, never the runner's end. Every QEMU run has a timeout, because a hung guest never makes
 QEMU exit: its serial log silent for the configuration's timeout (or the
 run four times that long in all); the whole process group is killed then.
 
@@ -37,18 +39,24 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(HERE)]
-from matrix import CONFIGS  # noqa: E402
 from fbshot import check_screenshot, run_watched  # noqa: E402
 from console_typer import ConsoleTyper  # noqa: E402
 import hangdump  # noqa: E402
 from tools.run import qemu  # noqa: E402
 sys.path.insert(0, os.path.join(HERE, "fuzz"))
 import fuzzrun  # noqa: E402
+# The matrix imports the observability tools whose checks it runs: a tool
+# that cannot load is the matrix's failure, reported like any other.
+try:
+    from matrix import CONFIGS  # noqa: E402
+    MATRIX_PROBLEM = None
+except Exception as e:  # noqa: BLE001
+    CONFIGS, MATRIX_PROBLEM = [], e
 
 OVMF_DIR = "/usr/share/OVMF"
 OVMF_CODE = ("OVMF_CODE_4M.fd", "OVMF_CODE.fd")
 OVMF_VARS = ("OVMF_VARS_4M.fd", "OVMF_VARS.fd")
-HOST_TEST_TIMEOUT = 300
+HOST_TEST_TIMEOUT = 900         # a hang limit: hooks_off boots four times under -icount
 TAIL_LINES = 12
 
 # GRUB draws its menu with terminal escapes on the serial line; they would
@@ -225,12 +233,18 @@ class SerialFeeder:
 
 # ---- checking a log ----------------------------------------------------------
 
+class LogError(Exception):
+    """A log that exists but cannot be read."""
+
+
 def read_log(path):
     try:
         with open(path, "rb") as f:
             text = f.read().decode(errors="replace")
     except FileNotFoundError:
         return []
+    except OSError as e:
+        raise LogError(f"cannot read {os.path.relpath(path)}: {e.strerror or e}") from e
     return [ANSI_RE.sub("", l).rstrip("\r") for l in text.split("\n")]
 
 
@@ -557,6 +571,49 @@ def describe_host_status(status):
     return f"exit {status}"
 
 
+# ---- a check that cannot run ----------------------------------------------------
+
+DEPS_LIST = os.path.join(HERE, "..", "tools", "deps.list")
+
+
+def package_of(program):
+    """The Debian package tools/deps.list names for a program, or None."""
+    try:
+        with open(DEPS_LIST) as f:
+            for line in f:
+                w = line.split()
+                if len(w) >= 3 and not w[0].startswith("#") and w[0] != "-" and \
+                        program in [c.split(">=")[0] for c in w[2].split(",")]:
+                    return w[0].split("@")[0]
+    except OSError:
+        pass
+    return None
+
+
+def why_it_broke(e):
+    """One line for an exception a check raised: what failed, and where."""
+    if isinstance(e, LogError):
+        return str(e)
+    if isinstance(e, FileNotFoundError) and e.filename and "/" not in str(e.filename):
+        pkg = package_of(e.filename)
+        return (f"cannot run {e.filename}: not installed" +
+                (f" (Debian's {pkg}; make test installs it as root)" if pkg else
+                 " (and tools/deps.list does not name it: add it there)"))
+    tb = e.__traceback__
+    while tb and tb.tb_next:
+        tb = tb.tb_next
+    where = f" at {os.path.relpath(tb.tb_frame.f_code.co_filename)}:{tb.tb_lineno}" if tb else ""
+    return f"the check raised {type(e).__name__}: {e}{where}"
+
+
+def guarded(name, fn, *args):
+    """fn(*args)'s (results, notes); an exception becomes name's FAIL."""
+    try:
+        return fn(*args)
+    except Exception as e:      # noqa: BLE001  any exception: one test's failure, not the run's
+        return [Result("FAIL", name, why_it_broke(e))], []
+
+
 # ---- main ------------------------------------------------------------------
 
 def selected(name, filters):
@@ -576,12 +633,17 @@ def main():
     configs = [c for c in CONFIGS if selected(c.name, filters)]
     hosts = host_tests(args.build) if selected("host", filters) else []
     fuzzes = [n for n in fuzzrun.harnesses() if selected(f"fuzz/{n}", filters)]
-    if not configs and not hosts and not fuzzes:
+    if not configs and not hosts and not fuzzes and not MATRIX_PROBLEM:
         print("run.py: nothing selected", file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    counts = run_all(configs, hosts, fuzzes, args)
-    if counts is None:
+    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "failures": []}
+    if MATRIX_PROBLEM:
+        line = Result("FAIL", "matrix/load", why_it_broke(MATRIX_PROBLEM)).line()
+        print(line)
+        counts["FAIL"] += 1
+        counts["failures"].append(line)
+    if run_all(configs, hosts, fuzzes, args, counts) is None:
         print("interrupted", file=sys.stderr)
         return 130
     if args.verbose:
@@ -627,16 +689,19 @@ def parse_args():
     return args
 
 
-def run_all(configs, hosts, fuzzes, args):
-    """Runs everything selected, printing results as they come; returns
-    the counts by status and the FAIL lines, or None when interrupted."""
+def run_all(configs, hosts, fuzzes, args, counts):
+    """Runs everything selected, printing results as they come and adding
+    them to counts (by status, and the FAIL lines); returns counts, or None
+    when interrupted."""
     os.makedirs(args.logs, exist_ok=True)
     runner = qemu.Group()
-    counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "failures": []}
     out_lock = threading.Lock()
 
-    def print_results(future):
-        results, notes = future.result()
+    def print_results(future, name):
+        try:
+            results, notes = future.result()
+        except Exception as e:      # noqa: BLE001  guarded() let one through: still one failure
+            results, notes = [Result("FAIL", name, why_it_broke(e))], []
         with out_lock:
             for r in results:
                 counts[r.status] += 1
@@ -656,12 +721,15 @@ def run_all(configs, hosts, fuzzes, args):
 
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs))
     try:
-        futures = [pool.submit(run_config, c, args, runner) for c in configs]
+        futures = {pool.submit(guarded, f"{c.name}/boot", run_config, c, args, runner): f"{c.name}/boot"
+                   for c in configs}
         # Host tests are CPU-bound too; they queue behind the QEMU runs.
-        futures += [pool.submit(run_host_test, h, args, runner) for h in hosts]
-        futures += [pool.submit(run_fuzz, n, args, runner) for n in fuzzes]
+        futures.update({pool.submit(guarded, f"host/{os.path.basename(h)}/exit", run_host_test, h, args, runner):
+                        f"host/{os.path.basename(h)}/exit" for h in hosts})
+        futures.update({pool.submit(guarded, f"fuzz/{n}", run_fuzz, n, args, runner): f"fuzz/{n}"
+                        for n in fuzzes})
         for f in concurrent.futures.as_completed(futures):
-            print_results(f)
+            print_results(f, futures[f])
     except KeyboardInterrupt:
         runner.stop()
         pool.shutdown(wait=True, cancel_futures=True)

@@ -5,7 +5,7 @@ fuzz-build) and reports one line per harness in the test runner's format:
 
     PASS fuzz/acpi: 20000 runs (5120/s), corpus 12 + 3 new
     FAIL fuzz/cmdline: crash, input saved as build/fuzz/artifacts/cmdline-crash-... (log: ...)
-    SKIP fuzz/efi_elf: not built (clang-14 missing: make deps)
+    SKIP fuzz/efi_elf: not built (clang missing: make deps)
 
 Three uses:
   - make test (tests/run.py calls replay()): each harness runs its corpus,
@@ -87,7 +87,7 @@ def run_one(build, name, extra, workdir, log, timeout, group, wrap=()):
     the caller stops), under the command wrap (nice, setarch); returns
     (status, reason) with status PASS, FAIL or SKIP."""
     if not os.access(binary(build, name), os.X_OK):
-        return "SKIP", "not built (clang-14 with libFuzzer missing: make deps)"
+        return "SKIP", "not built (clang with libFuzzer missing: make deps)"
     argv = list(wrap) + argv_for(build, name, workdir, extra)
     t0 = time.monotonic()
     with open(log, "w") as f:
@@ -187,7 +187,7 @@ def main():
     ap.add_argument("--replay", action="store_true", help="make test's short run instead")
     ap.add_argument("--coverage", action="store_true",
                     help="report the parsers' coverage by the checked-in corpus (make fuzz-coverage)")
-    ap.add_argument("--llvm-suffix", default="-14", help="of llvm-cov and llvm-profdata (default -14)")
+    ap.add_argument("--llvm-suffix", default="", help="of llvm-cov and llvm-profdata, e.g. -14 (default: none, Debian's default LLVM)")
     ap.add_argument("--merge", action="store_true",
                     help="minimize BUILD/fuzz/corpus/NAME plus the seeds into BUILD/fuzz/merged/NAME")
     ap.add_argument("--install", action="store_true",

@@ -9,8 +9,9 @@
 #   - an earlier APP_SRC leaves no rule behind ("gcc: fatal error: no input
 #     files" from a stale extapp dependency file);
 #   - DEBUG=1 in the same BUILD recompiles (the flags are part of the build);
-#   - make run and make test check for packages and never install them
-#     unless asked (make deps, GORO_INSTALL_DEPS=1);
+#   - make run and make test install the packages they lack (as root,
+#     without recommends, QEMU from bookworm-backports on Debian 12), or
+#     print the command and fail (GORO_NO_INSTALL=1); QEMU 7.2 still runs;
 #   - the link keeps boot/text_order.txt's promise: the boot core's code
 #     before the APs' STARTUP and the APs' check-in path lie on the image's
 #     first page (under TCG a page's first block walks every vCPU's TLB),
@@ -23,7 +24,7 @@ set -u
 tree=$1
 build=$2
 # Not a sub-make of the make that runs the suite: its jobserver is not ours.
-unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES APP_SRC DEBUG BUILD GORO_INSTALL_DEPS
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES APP_SRC DEBUG BUILD GORO_NO_INSTALL APT_ETC
 scratch=$(mktemp -d /tmp/goro-test-make.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT
 failed=0
@@ -131,54 +132,77 @@ else
 	fail debug_flag_change_recompiles "make DEBUG=1 -n in a normal BUILD would not recompile kernel/proc.c"
 fi
 
-# ---- packages: checked, installed only when asked ------------------------------
+# ---- packages: make run and make test install what they need ------------------
 
-# A PATH with every command deps.sh and make need, but no qemu, and an
-# apt-get that only leaves a mark.
+# A PATH with every command this machine has but QEMU, an apt-get that only
+# leaves a mark, and a copy of apt's sources without bookworm-backports.
 bin="$scratch/bin"
 mkdir -p "$bin"
-for c in sh make id dirname cat printf mkdir rm cmp mv nasm grub-mkrescue xorriso mformat; do
-	p=$(command -v "$c") && ln -s "$p" "$bin/$c"
+for d in /usr/local/bin /usr/bin /bin /usr/sbin /sbin; do
+	for p in "$d"/*; do
+		c=${p##*/}
+		[ -e "$bin/$c" ] || ln -s "$p" "$bin/$c"
+	done
 done
-printf '#!/bin/sh\necho "$0 $*" >> %s/apt-called\n' "$scratch" > "$bin/apt-get"
+rm -f "$bin/qemu-system-x86_64" "$bin/apt-get"
+printf '#!/bin/sh\necho "apt-get $*" >> %s/apt-called\n' "$scratch" > "$bin/apt-get"
 chmod +x "$bin/apt-get"
+mkdir -p "$scratch/apt/sources.list.d"
+uri=$(sh "$tree/tools/apt_sources.sh" uri "$(. /etc/os-release && echo "$VERSION_CODENAME")" 2>/dev/null ||
+	echo http://archive.invalid/debian)
+printf 'deb %s bookworm main\n' "$uri" > "$scratch/apt/sources.list"
+codename=$(. /etc/os-release && echo "$VERSION_CODENAME")
 
 rm -f "$scratch/apt-called"
-if PATH="$bin" mk deps-check; then
-	fail deps_missing_fails_naming_package "deps-check passed without qemu"
-elif ! grep -q "qemu-system-x86" "$scratch/out" || ! grep -q "make deps" "$scratch/out" ||
-	! grep -q "GORO_INSTALL_DEPS=1" "$scratch/out"; then
-	fail deps_missing_fails_naming_package "the message does not name the package and both ways to install it"
+if PATH="$bin" GORO_NO_INSTALL=1 APT_ETC="$scratch/apt" mk deps-for-run; then
+	fail deps_missing_fails_with_the_command "deps-for-run passed without qemu"
+elif ! grep -q "qemu-system-x86: boots goro" "$scratch/out" ||
+	! grep -q "apt-get install -y --no-install-recommends.* qemu-system-x86" "$scratch/out"; then
+	fail deps_missing_fails_with_the_command "the message does not say what is missing, why, and the command"
 elif [ -e "$scratch/apt-called" ]; then
-	fail deps_missing_fails_naming_package "make deps-check ran apt-get"
+	fail deps_missing_fails_with_the_command "GORO_NO_INSTALL=1 still ran apt-get"
 else
-	pass deps_missing_fails_naming_package
+	pass deps_missing_fails_with_the_command
 fi
 
-if make -C "$tree" -n run test > "$scratch/out" 2>&1 && grep -q "deps.sh --check" "$scratch/out" &&
-	! grep -q "deps.sh --install" "$scratch/out"; then
-	pass run_and_test_only_check_deps
-else
-	fail run_and_test_only_check_deps "make run or make test would install packages"
-fi
-if make -C "$tree" -n GORO_INSTALL_DEPS=1 test > "$scratch/out" 2>&1 && grep -q "deps.sh --install" "$scratch/out" &&
-	make -C "$tree" -n deps > "$scratch/out" 2>&1 && grep -q "deps.sh --install" "$scratch/out" &&
-	grep -q "deps.sh --install" "$tree/.ci/run"; then
-	pass deps_installed_when_asked
-else
-	fail deps_installed_when_asked "make deps, GORO_INSTALL_DEPS=1 or .ci/run would not install"
-fi
-
+# As root, make run installs QEMU itself, without recommends; on Debian 12
+# from bookworm-backports, added to apt's sources from their own address.
 if [ "$(id -u)" = 0 ]; then
 	rm -f "$scratch/apt-called"
-	PATH="$bin" sh "$tree/tools/deps.sh" --install > "$scratch/out" 2>&1
-	if grep -q "install -y.*qemu-system-x86" "$scratch/apt-called" 2>/dev/null; then
-		pass deps_install_runs_apt_get
+	PATH="$bin" APT_ETC="$scratch/apt" mk deps-for-run
+	if ! grep -q "^apt-get install -y --no-install-recommends.* qemu-system-x86" "$scratch/apt-called" 2>/dev/null; then
+		fail deps_installed_by_make_run "make run as root did not ask apt-get for qemu-system-x86 without recommends"
+	elif ! grep -q "installing what it needs.*" "$scratch/out" || ! grep -q "qemu-system-x86: boots goro" "$scratch/out"; then
+		fail deps_installed_by_make_run "no line saying what is installed and why"
+	elif [ "$codename" = bookworm ] && { ! grep -q -- "-t bookworm-backports.* qemu-system-x86" "$scratch/apt-called" ||
+		! grep -qx "deb $uri bookworm-backports main" "$scratch/apt/sources.list.d/goro-bookworm-backports.list"; }; then
+		fail deps_installed_by_make_run "on Debian 12, QEMU not from bookworm-backports at $uri"
 	else
-		fail deps_install_runs_apt_get "deps.sh --install as root did not ask apt-get for qemu-system-x86"
+		pass deps_installed_by_make_run
 	fi
 else
-	echo "SKIP deps_install_runs_apt_get: not root"
+	echo "SKIP deps_installed_by_make_run: not root"
+fi
+
+# QEMU 7.2 (Debian 12's own) with GORO_NO_INSTALL=1: make run boots with
+# it; make test wants the project's QEMU and says so.
+printf '#!/bin/sh\necho "QEMU emulator version 7.2.15 (Debian 1:7.2+dfsg-7+deb12u13)"\n' > "$bin/qemu-system-x86_64"
+chmod +x "$bin/qemu-system-x86_64"
+if ! PATH="$bin" GORO_NO_INSTALL=1 mk deps-for-run; then
+	fail deps_qemu72_runs "deps-for-run refused QEMU 7.2"
+elif PATH="$bin" GORO_NO_INSTALL=1 mk deps-for-test || ! grep -q "7.2.15 is older than 10.0" "$scratch/out"; then
+	fail deps_qemu72_runs "deps-for-test took QEMU 7.2, or did not say why not"
+else
+	pass deps_qemu72_runs
+fi
+rm -f "$bin/qemu-system-x86_64"
+
+if make -C "$tree" -n run test soak > "$scratch/out" 2>&1 && [ "$(grep -c "deps.sh --auto" "$scratch/out")" = 3 ] &&
+	make -C "$tree" -n deps deps-bench > "$scratch/out" 2>&1 && [ "$(grep -c "deps.sh --install" "$scratch/out")" = 2 ] &&
+	grep -q "^make test" "$tree/.ci/run"; then
+	pass deps_step_first_in_each_target
+else
+	fail deps_step_first_in_each_target "make run, test and soak do not start with tools/deps.sh --auto"
 fi
 
 # ---- the boot's first page ----------------------------------------------------

@@ -623,7 +623,7 @@ def plots(goro_runs, peers, plotdir, goro_label, grows=()):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        log("matplotlib missing (tools/deps-bench.sh installs python3-matplotlib): no plots")
+        log("matplotlib missing (make deps-bench installs python3-matplotlib): no plots")
         return []
     os.makedirs(plotdir, exist_ok=True)
     made = []

@@ -29,7 +29,7 @@ starts it (tools/run/qemu.py): without transparent huge pages, whose first
 touch on a host that hands free memory back to its own hypervisor stalls
 a vCPU thread for milliseconds at random (qemu.thp(); --qemu-thp keeps
 them, to measure what they cost). Nothing outside the repository is read but
-QEMU, the Debian kernel and busybox that tools/deps-bench.sh installs, and
+QEMU, the Debian kernel and busybox that make deps-bench installs, and
 /proc for the host's load.
 
 Examples:

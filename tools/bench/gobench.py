@@ -332,7 +332,7 @@ def build_go(opts):
     env = go_env(opts.build)
     gobin = subprocess.run(["sh", "-c", "command -v go"], capture_output=True, text=True).stdout.strip()
     if not gobin:
-        sys.exit("gobench: no go on PATH: run tools/deps-bench.sh (golang-go)")
+        sys.exit("gobench: no go on PATH: run make deps-bench (golang-go)")
     stamp = os.path.getmtime(os.path.realpath(gobin))
     for pkg in PACKAGES:
         out = os.path.join(bindir, f"{pkg}.test")

@@ -117,7 +117,7 @@ def build_go(opts):
     env = gobench.go_env(opts.build)
     gobin = subprocess.run(["sh", "-c", "command -v go"], capture_output=True, text=True).stdout.strip()
     if not gobin:
-        sys.exit("latbench: no go on PATH: run tools/deps-bench.sh (golang-go)")
+        sys.exit("latbench: no go on PATH: run make deps-bench (golang-go)")
     stamp = os.path.getmtime(os.path.realpath(gobin))
     src = os.path.join(ROOT, "tools", "bench", "latency_go")
     out = os.path.abspath(os.path.join(opts.outdir, "latency", "latency-go"))

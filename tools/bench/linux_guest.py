@@ -48,5 +48,5 @@ class Cpio:
 def find_kernel():
     kernels = sorted(glob.glob("/boot/vmlinuz-*"))
     if not kernels:
-        sys.exit("linux_guest: no /boot/vmlinuz-*: run tools/deps-bench.sh (linux-image-amd64)")
+        sys.exit("linux_guest: no /boot/vmlinuz-*: run make deps-bench (linux-image-amd64)")
     return kernels[-1]

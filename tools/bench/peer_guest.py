@@ -80,7 +80,7 @@ def busybox_cpio(extra_dirs=()):
     the caller adds /init (tools/bench/boot_bench.py uses it too)."""
     busybox = "/bin/busybox"
     if not os.path.exists(busybox):
-        sys.exit("peer-guest: /bin/busybox missing: run tools/deps-bench.sh")
+        sys.exit("peer-guest: /bin/busybox missing: run make deps-bench")
     c = Cpio()
     for d in ("bin", "dev", "proc", "sys", "tmp") + tuple(extra_dirs):
         c.dir(d)

@@ -1,0 +1,440 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""make check-deps: every program a make target runs is in tools/deps.list
+for that target, so that a missing package fails here and not on a user's
+first run.
+
+For each target of tools/deps.list (run, test, soak, bench, ...) it asks
+make what the target would run (`make -n -B TARGET` in a scratch build: the
+Makefile's own commands, sub-makes included), then reads every in-tree
+script those commands name, and the scripts and modules those import or
+run, for the programs they start:
+
+  - the Makefile's commands and shell scripts: the first word of each
+    command (after ;, &&, ||, |, "then", "exec", "env", "nice", ...);
+  - Python: subprocess.run/Popen/call/check_call/check_output whose first
+    argument is a list starting with a string ("go", "tool", ...), and
+    every import that is neither the standard library nor in the tree.
+
+A program must be one of the commands (or py:MODULE) that tools/deps.list
+checks for a line naming the target, or be in the tree. A call through a
+variable (subprocess.run(cmd)) is not seen: name the program in a literal
+list where it is called.
+
+    tools/check/check_deps.py [--target T ...]   one line per problem; exit 1 on any
+    tools/check/check_deps.py --tests            PASS/FAIL lines (the runner's host test)
+
+Python 3 standard library only.
+"""
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+LIST = os.path.join(ROOT, "tools", "deps.list")
+
+# Shell words that are not programs: keywords, builtins, and the wrappers
+# whose next word is the program (those are programs too, and listed).
+SHELL_WORDS = {
+    "if", "then", "else", "elif", "fi", "for", "in", "do", "done", "while", "until", "case",
+    "esac", "{", "}", "!", "[", "[[", "]]", "test", "echo", "printf", "exit", "return", "cd",
+    "set", "unset", "export", "true", "false", ":", ".", "source", "read", "shift", "local",
+    "trap", "wait", "eval", "command", "break", "continue", "umask", "type", "hash", "exec",
+    "ulimit", "alias", "getopts", "pwd",
+}
+# Programs that run another program: the word after their options is one too.
+WRAPPERS = {"nice", "timeout", "setarch", "env", "exec", "stdbuf", "nohup", "sudo"}
+SEPARATORS = {";", "&&", "||", "|", "&", "(", ")", "$(", "`", ";;", "\n"}
+SUBPROCESS_RE = re.compile(
+    r"subprocess\.(?:run|Popen|call|check_call|check_output)\(\s*\[((?:\s*(?:f?\"[^\"]*\"|f?'[^']*')\s*,?)+)")
+LITERAL_RE = re.compile(r"(f?)(\"[^\"]*\"|'[^']*')")
+IMPORT_RE = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\s+\(?([\w\s,]+))", re.M)
+
+
+def read_list(path=LIST):
+    """[(package, targets, checks)] from tools/deps.list.
+
+    >>> rows = read_list()
+    >>> any(p == "golang-go" and "test" in t and "go" in c for p, t, c in rows)
+    True
+    """
+    rows = []
+    with open(path) as f:
+        for line in f:
+            words = line.split()
+            if not words or words[0].startswith("#") or len(words) < 3:
+                continue
+            rows.append((words[0], set(words[1].split(",")), words[2].split(",")))
+    return rows
+
+
+def provided(rows, target):
+    """The commands and py:modules the list gives target."""
+    have = set()
+    for _, targets, checks in rows:
+        if target in targets:
+            for c in checks:
+                if not c.startswith("/"):
+                    have.add(c.split(">=")[0])
+    return have
+
+
+def list_targets(rows):
+    return sorted({t for _, targets, _ in rows for t in targets})
+
+
+# ---- what a line of shell runs --------------------------------------------------
+
+def shell_programs(text):
+    """(word, line offset) of each program a piece of shell starts.
+
+    >>> [w for w, _ in shell_programs("set -e; x=1 nice -n 19 go build && cc -o a b | sort")]
+    ['nice', 'go', 'cc', 'sort']
+    >>> [w for w, _ in shell_programs("if [ -f x ]; then exec env A=1 python3 t.py; fi")]
+    ['env', 'python3']
+    >>> [w for w, _ in shell_programs("f() { mformat -i x ::; }\\nf")]
+    ['mformat']
+    """
+    out = []
+    defined = set(re.findall(r"^\s*([A-Za-z_][\w-]*)\s*\(\)", text, re.M))
+    for lineno, line in enumerate(simplify_shell(text).split("\n")):
+        line = line.strip()
+        if not line or line.startswith("#") or re.match(r"make(\[\d+\])?: ", line):
+            continue
+        # a case pattern ("--auto | --check)", "*)") is not a command
+        line = re.sub(r"^[^()$]*\)", ";", line)
+        line = re.sub(r"\bcase\b.*?\bin\b[^()]*\)", ";", line)
+        line = re.sub(r";;\s*[^()]*\)", ";", line)
+        line = re.sub(r"^[A-Za-z_][\w-]*\s*\(\)", "", line)     # a function's header
+        try:
+            lex = shlex.shlex(line, posix=True, punctuation_chars=";&|()`<>")
+            lex.whitespace_split = True
+            lex.commenters = "#"
+            words = list(lex)
+        except ValueError:
+            continue            # an unfinished quote
+        start = True
+        after_wrapper = None
+        skip = False
+        for w in words:
+            if skip:
+                skip = False
+                continue
+            if set(w) <= set("<>&") and set(w) & set("<>"):
+                skip = True         # a redirection: the next word is its file or descriptor
+                continue
+            if w == ")":
+                start = False       # the end of a $( ): the outer command goes on
+                continue
+            if w in SEPARATORS or set(w) <= set(";&|(`"):
+                start, after_wrapper = True, None
+                continue
+            if start and w in ("then", "else", "do", "{", "!", "elif", "if", "while", "until"):
+                continue
+            if after_wrapper:
+                # options and their values (nice -n 19, timeout 60, setarch x86_64 -R)
+                if w.startswith("-") or re.fullmatch(r"[\d.]+[smhd]?", w) or "=" in w or \
+                        (after_wrapper == "setarch" and re.fullmatch(r"x86_64|i[3-6]86|linux\d*", w)):
+                    continue
+                if w.startswith("-n") or w in ("-n",):
+                    continue
+                after_wrapper = None
+                start = True
+            if not start:
+                continue
+            start = False
+            if re.fullmatch(r"[A-Za-z_]\w*=.*", w):
+                start = True        # an assignment before the command
+                continue
+            if w in SHELL_WORDS or w in defined or w.startswith("$") or "`" in w or w == "Q":
+                if w == "exec":
+                    start = True
+                continue
+            out.append((w, lineno))
+            if w in WRAPPERS:
+                after_wrapper = w
+    return out
+
+
+def simplify_shell(text):
+    r"""The shell text with what is never a command taken out, line numbers
+    kept: comments, quoted strings (awk and sed programs, messages), all but
+    the command substitutions inside them, so that "$(cmd ...)" shows as
+    $(cmd ...). Continued lines join.
+
+    >>> simplify_shell("# x\nawk '{ print }' f # y\necho \"a | b\"; d=\"$(dirname \"$0\")/..\"")
+    '\nawk Q f \necho Q; d=Q$(dirname Q)Q'
+    """
+    text = re.sub(r"\\\n", "  ", text)
+    out, stack, i = [], [], 0       # stack: '"' in a string, '(' in a $( )
+    while i < len(text):
+        c = text[i]
+        top = stack[-1] if stack else None
+        if top == '"':
+            if c == "\\":
+                i += 2
+                continue
+            if text.startswith("$((", i):
+                j = text.find("))", i)
+                i = len(text) if j < 0 else j + 2
+                continue
+            if text.startswith("$(", i):
+                out.append("Q$(")
+                stack.append("(")
+                i += 2
+                continue
+            if c == '"':
+                stack.pop()
+                out.append("Q")
+            elif c == "\n":
+                out.append("\n")
+            i += 1
+            continue
+        if text.startswith("${", i):
+            j = text.find("}", i)           # a parameter, not a command
+            j = len(text) - 1 if j < 0 else j
+            out.append("Q")
+            i = j + 1
+            continue
+        if text.startswith("$((", i):
+            j = text.find("))", i)          # arithmetic, not a command
+            j = len(text) - 2 if j < 0 else j
+            out.append("Q")
+            i = j + 2
+            continue
+        if c == "#" and (i == 0 or text[i - 1] in " \t\n;"):
+            while i < len(text) and text[i] != "\n":
+                i += 1
+            continue
+        if c == "'":
+            j = text.find("'", i + 1)
+            j = len(text) - 1 if j < 0 else j
+            out.append("Q" + "\n" * text.count("\n", i, j))
+            i = j + 1
+            continue
+        if c == '"':
+            stack.append('"')
+        elif text.startswith("$(", i):
+            stack.append("(")
+            out.append("$(")
+            i += 2
+            continue
+        elif c == "(" and top == "(":
+            stack.append("(")
+            out.append(c)
+        elif c == ")" and top == "(":
+            stack.pop()
+            out.append(c)
+        else:
+            out.append(c)
+        i += 1
+    return re.sub(r"Q+", "Q", "".join(out))
+
+
+# ---- what a Python file runs and imports ----------------------------------------
+
+def python_programs(text):
+    """(program, line number) of each literal subprocess call.
+
+    >>> src = 'subprocess.run(["nice", "-n", "10", "go", "build"], check=True)\\nsubprocess.run([f"llvm-cov{s}", "x"])'
+    >>> python_programs(src)
+    [('nice', 1), ('go', 1)]
+    """
+    out = []
+    for m in SUBPROCESS_RE.finditer(text):
+        lineno = text.count("\n", 0, m.start()) + 1
+        lits = [(f, s[1:-1]) for f, s in LITERAL_RE.findall(m.group(1))]
+        i = 0
+        while i < len(lits):
+            is_f, word = lits[i]
+            if is_f and "{" in word:
+                break               # built at run time: not seen
+            out.append((word, lineno))
+            if word not in WRAPPERS:
+                break
+            i += 1
+            while i < len(lits) and (lits[i][1].startswith("-") or re.fullmatch(r"[\d.]+[smhd]?", lits[i][1])
+                                     or re.fullmatch(r"x86_64|i[3-6]86", lits[i][1])):
+                i += 1
+    return out
+
+
+def python_imports(text):
+    """The modules text imports, as dotted names (from X import a, b gives
+    X, X.a and X.b: either may be the module), but those imported in a try:
+    block (the caller does without them).
+
+    >>> python_imports("import os, re\\ntry:\\n    import matplotlib\\nexcept ImportError:\\n    pass\\nfrom tools.run import qemu, soak  # x")
+    ['os', 're', 'tools.run', 'tools.run.qemu', 'tools.run.soak']
+    """
+    names = []
+    for m in IMPORT_RE.finditer(text):
+        before = text[:m.start()].split("\n")[-4:-1]
+        if any(l.strip() == "try:" for l in before):
+            continue
+        if m.group(1):
+            names += [n.strip() for n in m.group(1).split(",")]
+        else:
+            names.append(m.group(2))
+            names += [f"{m.group(2)}.{n.strip()}" for n in m.group(3).split("#")[0].split(",")
+                      if n.strip() and n.split()[0] != "as"]
+    return names
+
+
+def in_tree_module(name, near):
+    """The in-tree file of a dotted module name: a package path from the
+    top (tools.run.qemu), or a plain name beside the importer or where the
+    tests put their sys.path (tests/, tests/fuzz/)."""
+    parts = name.split(".")
+    dirs = [ROOT] if len(parts) > 1 else [near, os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "fuzz")]
+    for d in dirs:
+        p = os.path.join(d, *parts)
+        if os.path.isfile(p + ".py"):
+            return p + ".py"
+        if os.path.isfile(os.path.join(p, "__init__.py")):
+            return os.path.join(p, "__init__.py")
+    return None
+
+
+STDLIB = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names) | {"__future__"}
+
+
+# ---- one target -------------------------------------------------------------------
+
+class Scan:
+    """What one target runs: programs with where they are run from."""
+
+    def __init__(self):
+        self.uses = []          # (program, where)
+        self.seen = set()
+
+    def file(self, path):
+        path = os.path.realpath(path)
+        if path in self.seen or not path.startswith(ROOT + os.sep) or not os.path.isfile(path):
+            return
+        self.seen.add(path)
+        rel = os.path.relpath(path, ROOT)
+        try:
+            text = open(path, errors="replace").read()
+        except OSError:
+            return
+        if path.endswith(".py"):
+            # a program looked up first (shutil.which("perf")) is optional
+            optional = set(re.findall(r"shutil\.which\(\s*[\"']([^\"']+)[\"']", text))
+            for prog, line in python_programs(text):
+                if prog not in optional:
+                    self.use(prog, f"{rel}:{line}")
+            for name in python_imports(text):
+                mod = in_tree_module(name, os.path.dirname(path))
+                if mod:
+                    self.file(mod)
+                elif name.split(".")[0] not in STDLIB and not in_tree_module(name.split(".")[0], ROOT):
+                    self.uses.append((f"py:{name.split('.')[0]}", rel))
+        elif path.endswith(".sh") or text.startswith("#!/bin/sh"):
+            for prog, line in shell_programs(text):
+                self.use(prog, f"{rel}:{line + 1}")
+            self.named_files(simplify_shell(text))
+
+    def use(self, prog, where):
+        p = prog.strip("'\"")
+        if "/" in p:
+            full = p if os.path.isabs(p) else os.path.join(ROOT, p)
+            if os.path.realpath(full).startswith(ROOT + os.sep) or "$" in p or p.startswith(("/tmp/", "./")):
+                self.file(full)
+                return
+            p = os.path.basename(p)
+        self.uses.append((p, where))
+
+    def named_files(self, text):
+        """In-tree scripts a piece of text names (run as "sh tools/x.sh",
+        "python3 tests/y.py", or a path written in a wrapper script)."""
+        for m in re.finditer(r"[\w./-]*?((?:tools|tests|\.ci)/[\w./-]+\.(?:py|sh))", text):
+            self.file(os.path.join(ROOT, m.group(1)))
+
+    def make(self, target):
+        with tempfile.TemporaryDirectory(prefix="goro-check-deps-") as d:
+            env = {k: v for k, v in os.environ.items()
+                   if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILD")}
+            p = subprocess.run(["make", "-n", "-B", "-C", ROOT, f"BUILD={d}/b", target],
+                               capture_output=True, text=True, env=env, timeout=300)
+        if p.returncode:
+            raise RuntimeError(f"make -n {target} failed: {p.stderr.strip()[-300:]}")
+        text = p.stdout
+        for prog, line in shell_programs(text):
+            self.use(prog, f"make {target} (its commands)")
+        self.named_files(text)
+
+
+def problems_of(target, rows):
+    scan = Scan()
+    scan.make(target)
+    return missing(scan, target, rows)
+
+
+def missing(scan, target, rows):
+    have = provided(rows, target)
+    out, said = [], set()
+    for prog, where in scan.uses:
+        if prog in have or prog in said:
+            continue
+        said.add(prog)
+        what = f"imports {prog[3:]}" if prog.startswith("py:") else f"runs {prog}"
+        out.append(f"make {target} {what} ({where}), which tools/deps.list does not give {target}")
+    return out
+
+
+def self_test(rows):
+    """The check finds a program the list lacks: a script that runs one."""
+    with tempfile.TemporaryDirectory(prefix="goro-check-deps-", dir=os.path.join(ROOT, "tests")) as d:
+        py = os.path.join(d, "fake.py")
+        with open(py, "w") as f:
+            # (split, so that this file's own scan does not see the call)
+            f.write("import subprocess\nsubprocess" + '.run(["frobnicate-goro", "x"])\n'
+                    "subprocess" + '.run(["timeout", "5", "go", "version"])\n')
+        scan = Scan()
+        scan.file(py)
+        found = missing(scan, "test", rows)
+    if len(found) == 1 and "frobnicate-goro" in found[0]:
+        return []
+    return [f"a script running frobnicate-goro and go gave {found}, not one problem naming frobnicate-goro"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--target", action="append", help="only this target (repeatable)")
+    ap.add_argument("--tests", action="store_true", help="PASS/FAIL lines, one per target")
+    args = ap.parse_args()
+    rows = read_list()
+    targets = args.target or list_targets(rows)
+    failed = 0
+    if args.tests:
+        probs = self_test(rows)
+        print("PASS finds_an_unlisted_program" if not probs else f"FAIL finds_an_unlisted_program: {probs[0]}")
+        failed += bool(probs)
+    for t in targets:
+        try:
+            probs = problems_of(t, rows)
+        except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+            probs = [f"cannot scan make {t}: {e}"]
+        if args.tests:
+            name = f"make_{t}_runs_only_listed_programs"
+            print(f"PASS {name}" if not probs else f"FAIL {name}: {probs[0]}" +
+                  (f" (and {len(probs) - 1} more)" if len(probs) > 1 else ""))
+            for p in probs[1:]:
+                print(f"    {p}")
+        else:
+            for p in probs:
+                print(f"check-deps: {p}")
+        failed += bool(probs)
+    if not args.tests and not failed:
+        print(f"check-deps: every program make {', '.join(targets)} run is in tools/deps.list")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

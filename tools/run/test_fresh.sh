@@ -1,0 +1,125 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# make test-fresh: the README's two commands on fresh machines. For each of
+# Debian 12 (bookworm) and 13 (trixie): a minimal root made by debootstrap
+# (minbase plus git and make, from the archive address the machine's own
+# apt sources use), the tree cloned into it, then exactly `make run` (hello
+# must boot and exit 0) and `make test` (its last line must say 0 failed),
+# as root under chroot. Prints each step's time; exit 1 if any step failed.
+#
+#   tools/run/test_fresh.sh BUILD TREE
+#     FRESH_ROOTS="bookworm trixie"   the releases to try
+#     FRESH_KEEP=1                    keep the roots (BUILD/fresh/NAME) to look into
+#
+# debootstrap's downloads are kept in BUILD/fresh/NAME.tgz (a tarball made
+# once per release), so a rerun starts from them in seconds. The clone is
+# of TREE's HEAD: what is committed is what is tested.
+set -u
+build=$(cd "${1:?usage: $0 BUILD TREE}" && pwd)
+tree=$(cd "${2:?usage: $0 BUILD TREE}" && pwd)
+here=$(cd "$(dirname "$0")/.." && pwd)
+roots=${FRESH_ROOTS:-bookworm trixie}
+dir=$build/fresh
+
+[ "$(id -u)" = 0 ] || { echo "test-fresh: needs root (debootstrap, chroot, mounts)" >&2; exit 2; }
+command -v debootstrap > /dev/null || { echo "test-fresh: needs debootstrap (apt-get install debootstrap)" >&2; exit 2; }
+release=$(. /etc/os-release && echo "$VERSION_CODENAME")
+mirror=$(sh "$here/apt_sources.sh" uri "$release") || exit 2
+mkdir -p "$dir"
+
+failed=0
+report=""
+say() { echo "test-fresh: $*"; }
+# step ROOT NAME COMMAND...: runs it, logs to $dir/ROOT-NAME.log, times it
+step() {
+	r=$1 name=$2
+	shift 2
+	log=$dir/$r-$name.log
+	t0=$(date +%s)
+	say "$r: $name ..."
+	"$@" > "$log" 2>&1
+	rc=$?
+	secs=$(($(date +%s) - t0))
+	line="$r: $name: $(printf '%dm%02ds' $((secs / 60)) $((secs % 60)))"
+	if [ $rc = 0 ]; then
+		line="$line, ok"
+	else
+		line="$line, FAILED (exit $rc; log: $log)"
+		tail -n 15 "$log" | sed 's/^/    | /'
+	fi
+	say "$line"
+	report="$report
+  $line"
+	return $rc
+}
+
+mounted=""
+unmount_all() {
+	for m in $mounted; do
+		umount -l "$m" 2>/dev/null
+	done
+	mounted=""
+}
+trap 'unmount_all' EXIT INT TERM
+
+# In the root: a clean environment, as a user's login shell would have.
+in_root() {
+	root=$1
+	shift
+	chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+		PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		sh -c "cd /root/goro && $*" < /dev/null
+}
+
+make_root() {
+	r=$1 root=$2 tgz=$dir/$1.tgz
+	if [ ! -s "$tgz" ]; then
+		rm -rf "$root.tarball"
+		debootstrap --variant=minbase --include=git,make --make-tarball="$tgz.tmp" "$r" "$root.tarball" "$mirror" &&
+			mv "$tgz.tmp" "$tgz" || return 1
+		rm -rf "$root.tarball"
+	fi
+	debootstrap --variant=minbase --include=git,make --unpack-tarball="$tgz" "$r" "$root" "$mirror"
+}
+
+boots_hello() {
+	in_root "$1" make run > "$dir/$2-make-run.out" 2>&1
+	rc=$?
+	cat "$dir/$2-make-run.out"
+	[ $rc = 0 ] || return $rc
+	grep -q "^hello from goro" "$dir/$2-make-run.out" || { echo "test-fresh: no 'hello from goro' line"; return 1; }
+}
+
+passes_tests() {
+	in_root "$1" make test > "$dir/$2-make-test.out" 2>&1
+	rc=$?
+	cat "$dir/$2-make-test.out"
+	last=$(tail -n 1 "$dir/$2-make-test.out")
+	echo "test-fresh: last line: $last"
+	echo "$last" | grep -Eq '^[0-9]+ passed, 0 failed' || return 1
+	return $rc
+}
+
+for r in $roots; do
+	root=$dir/$r
+	umount -R "$root/proc" "$root/sys" "$root/dev" 2>/dev/null
+	rm -rf "$root"
+	say "$r: from $mirror, into $root"
+	if ! step "$r" debootstrap make_root "$r" "$root"; then
+		failed=1
+		continue
+	fi
+	mount -t proc proc "$root/proc" && mounted="$root/proc $mounted"
+	mount -t sysfs sys "$root/sys" && mounted="$root/sys $mounted"
+	mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" && mounted="$root/dev $mounted"
+	cp /etc/resolv.conf "$root/etc/resolv.conf"
+	step "$r" clone git clone -q "$tree" "$root/root/goro" || { failed=1; unmount_all; continue; }
+	step "$r" make-run boots_hello "$root" "$r" || failed=1
+	step "$r" make-test passes_tests "$root" "$r" || failed=1
+	unmount_all
+	[ "${FRESH_KEEP:-}" = 1 ] || rm -rf "$root"
+done
+
+say "times:$report"
+[ $failed = 0 ] && say "ok" || say "FAILED"
+exit $failed
