@@ -485,10 +485,12 @@ $(BUILD)/host/test_make: tests/host/test_make.sh
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_make
 
-# The soak (docs/testing.md, *Soak*): app=soak over machine shapes, seeds
-# and time slices for MINUTES, at the lowest priority; stops at the first
-# failure with its replay command. SOAK_ARGS passes options (--seed, --ops,
-# --smp 1,2,4).
+# The soak (docs/testing.md, *Soak*): app=soak over machine shapes, seeds,
+# time slices and round widths for MINUTES, two runs at once, at the lowest
+# priority; stops at the first failure with its replay command. It goes on
+# from where the last make soak stopped (BUILD/soak-logs/state.json), so a
+# long soak can span boots. SOAK_ARGS passes options (--seed, --ops,
+# --smp 1,2,4, --jobs N, --fresh).
 MINUTES ?= 10
 SOAK_ARGS ?=
 soak: deps-for-soak

@@ -20,6 +20,9 @@ static const struct soak_op_kind kinds[] = {
     { "syscall", prog_syscall, 4 },
     { "gomaxprocs", prog_gomaxprocs, 2 },
     { "irq", prog_irq, 3 },
+    // The network programs join here once goro.h has sockets (a file
+    // soak_ops_net.c: connections opened, written, read with deadlines,
+    // closed from the other side), with a NIC in tools/soak.py's NET_ARGV.
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -5,21 +5,33 @@ over machine shapes, seeds and time slices, until the time is up or a run
 fails.
 
     tools/run/soak.py [--build DIR] [--minutes N] [--seed S] [--ops N] [--smp 1,2,4,...]
+                      [--jobs N] [--fresh]
 
 Each run takes the next of 1/2/4/8/16/32 vCPUs, the next seed, the next
-time slice (20 us to 10 ms) and the next NUMA shape its vCPUs allow (1, 2
-or 4 nodes, CPUs and memory split evenly), prints its operations and
-operations per second, and adds them to the total. The first failure
-stops the soak: its log's tail, then the one command that replays it
-(`make run APP=soak SMP=.. NUMA=.. ARGS="seed=.. quantum=.."`); exit 1.
+time slice (20 us to 10 ms), the next round width (16, 32 or 64 programs)
+and the next NUMA shape its vCPUs allow (1, 2 or 4 nodes, CPUs and memory
+split evenly), prints its operations and operations per second, and adds
+them to the total. --jobs runs (default 2, one per host core) boot at once;
+the soak runs at the lowest priority, so it takes only what the host has
+spare. The first failure stops the soak: its log's tail, then the one
+command that replays it (`make run APP=soak SMP=.. NUMA=.. ARGS="seed=..
+quantum=.."`); exit 1.
+
+A soak goes on across boots of the host: its progress (the next run, the
+runs, operations and seconds so far) is kept in BUILD/soak-logs/state.json
+after every run, and the next `make soak` continues from there and reports
+the total of all of them, until --fresh starts over. A run that failed
+stays the next one, so the next soak starts by replaying it.
 
 Python 3 standard library only.
 """
 
 import argparse
+import json
 import os
 import re
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -28,47 +40,81 @@ from tools.run import qemu  # noqa: E402
 SMPS = (1, 2, 4, 8, 16, 32)
 QUANTA = ("20us", "50us", "100us", "500us", "1ms", "3ms", "10ms")
 NUMAS = (1, 2, 4)
+# Programs per round. A round waits for its slowest program (often a
+# sleep of a few ms), so a wider one keeps the vCPUs busier: on one vCPU
+# 64 ran about three times the operations a second of 16.
+WIDTHS = (16, 32, 64)
+# The guest's network for the soak's programs: none yet. Programs that
+# open, write, read with deadlines and close connections (goro.h's net
+# API) get a NIC here (user networking, hostfwd on 127.0.0.1, a port
+# picked at run time) and their kind in apps/soak/soak_gen.c's table.
+NET_ARGV = ["-net", "none"]
+
+
 # A run that prints nothing for this long has hung (the guest's own
 # watchdog reports a stall after 120 s of no operation at all). Booting
 # 16 or 32 vCPUs on a small loaded host is silent for minutes: longer.
 def silence_s(smp):
     return 300 if smp <= 8 else 900
 
+
 DONE_RE = re.compile(r"^soak: (\d+) ops, (\d+) failures$", re.M)
 REPLAY_RE = re.compile(r"^soak: replay: (.*)$", re.M)
 
 
-def shapes(smps, seed0):
-    """The runs, forever: (smp, numa nodes, quantum, seed)."""
-    i = 0
-    while True:
-        smp = smps[i % len(smps)]
-        fits = [n for n in NUMAS if n <= smp]
-        numa = fits[(i // len(smps)) % len(fits)]
-        yield smp, numa, QUANTA[i % len(QUANTA)], seed0 + i
-        i += 1
+def shape(smps, seed0, i):
+    """Run i: (smp, numa nodes, quantum, width, seed)."""
+    smp = smps[i % len(smps)]
+    fits = [n for n in NUMAS if n <= smp]
+    numa = fits[(i // len(smps)) % len(fits)]
+    return smp, numa, QUANTA[i % len(QUANTA)], WIDTHS[(i // len(QUANTA)) % len(WIDTHS)], seed0 + i
 
 
 def mem_for(smp):
     return "1G" if smp >= 16 else "512M"
 
 
-def replay_command(smp, numa, quantum, seed, ops):
+def replay_command(smp, numa, quantum, width, seed, ops):
     numa_arg = f" NUMA={numa}" if numa > 1 else ""
     return (f'make run APP=soak SMP={smp}{numa_arg} MEM={mem_for(smp)} '
-            f'ARGS="seed={seed} quantum={quantum} ops={ops}"')
+            f'ARGS="seed={seed} quantum={quantum} ops={ops} width={width}"')
 
 
-def run_one(build, smp, numa, quantum, seed, ops, logdir):
-    cmdline = f"app=soak seed={seed} quantum={quantum} ops={ops}"
-    log = os.path.join(logdir, f"soak-smp{smp}-numa{numa}-{quantum}-seed{seed}.log")
+def run_one(group, build, smp, numa, quantum, width, seed, ops, logdir):
+    cmdline = f"app=soak seed={seed} quantum={quantum} ops={ops} width={width}"
+    log = os.path.join(logdir, f"soak-smp{smp}-numa{numa}-{quantum}-w{width}-seed{seed}.log")
     argv = qemu.argv(smp, mem_for(smp), serial=f"file:{log}",
-                     extra=qemu.numa_even_argv(numa, smp, mem_for(smp)) + ["-net", "none"])
+                     extra=qemu.numa_even_argv(numa, smp, mem_for(smp)) + NET_ARGV)
     argv += qemu.kernel_boot(os.path.join(build, "goro.elf"), cmdline)
     open(log, "w").close()
-    status, _, err, secs = qemu.Group().run(argv, silence_s(smp), log=log)
+    status, _, err, secs = group.run(argv, silence_s(smp), log=log)
     text = open(log, errors="replace").read()
     return status, text, err, secs, log
+
+
+class State:
+    """The soak's progress, kept across runs of make soak (state.json)."""
+
+    def __init__(self, path, smps, seed, fresh):
+        self.path = path
+        self.d = {"smp": smps, "seed0": seed, "next": 0, "runs": 0, "ops": 0, "secs": 0.0,
+                  "since": time.strftime("%Y-%m-%d %H:%M"), "sessions": 0}
+        self.resumed = False
+        if not fresh:
+            try:
+                with open(path) as f:
+                    old = json.load(f)
+                if old.get("smp") == smps:
+                    self.d, self.resumed = old, True
+            except (OSError, ValueError):
+                pass
+        self.d["sessions"] += 1
+
+    def save(self):
+        tmp = self.path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.d, f, indent=1)
+        os.replace(tmp, self.path)
 
 
 def main():
@@ -77,51 +123,116 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--minutes", type=float, default=10.0, help="how long to soak (default 10)")
     ap.add_argument("--seed", type=int, default=int(time.time()) % 1000000,
-                    help="the first run's seed (default: from the clock; each run takes the next)")
-    ap.add_argument("--ops", type=int, default=1000000, help="operations per run (default 1000000)")
+                    help="the first run's seed (default: from the clock; each run takes the next); "
+                         "a continued soak keeps its own")
+    ap.add_argument("--ops", type=int, default=10000000,
+                    help="operations per run (default 10^7: a boot of 32 vCPUs costs seconds)")
     ap.add_argument("--smp", default=",".join(map(str, SMPS)),
                     help="vCPU counts to cycle over (default 1,2,4,8,16,32)")
+    ap.add_argument("--jobs", type=int, default=2, help="runs at once (default 2)")
+    ap.add_argument("--fresh", action="store_true", help="start over instead of continuing the last soak")
     args = ap.parse_args()
     smps = [int(x) for x in args.smp.split(",")]
     logdir = os.path.join(args.build, "soak-logs")
     os.makedirs(logdir, exist_ok=True)
-    print(f"soak: {args.minutes:g} minutes over {args.smp} vCPUs from seed {args.seed}, "
-          f"{args.ops} operations a run; logs in {logdir}/", flush=True)
+    state = State(os.path.join(logdir, "state.json"), smps, args.seed, args.fresh)
+    st = state.d
+    if state.resumed:
+        print(f"soak: continuing the soak of {st['since']} at run {st['next']}: {st['runs']} runs, "
+              f"{st['ops']} ops so far; --fresh starts over", flush=True)
+    print(f"soak: {args.minutes:g} minutes over {args.smp} vCPUs from seed {st['seed0'] + st['next']}, "
+          f"{args.ops} operations a run, {args.jobs} at once; logs in {logdir}/", flush=True)
     print(qemu.host_line("tcg", 0), flush=True)
-    end = time.monotonic() + args.minutes * 60
-    total_ops = total_secs = runs = 0
-    for smp, numa, quantum, seed in shapes(smps, args.seed):
-        if time.monotonic() >= end:
-            break
-        status, text, err, secs, log = run_one(args.build, smp, numa, quantum, seed, args.ops,
-                                               logdir)
-        done = DONE_RE.search(text)
-        ok = status == qemu.EXIT_OK and done and done.group(2) == "0"
-        if not ok:
-            print(f"soak: FAIL: smp={smp} numa={numa} quantum={quantum} seed={seed}: "
-                  f"{qemu.describe_status(status)} after {secs:.1f} s (log: {log})")
-            for line in text.splitlines()[-25:]:
-                print(f"    {line}")
-            if err.strip():
-                print(f"    qemu: {err.strip()[-500:]}")
-            guest = REPLAY_RE.search(text)
-            print(f"soak: after {runs} good runs and {total_ops} operations")
-            print(f"soak: replay: {replay_command(smp, numa, quantum, seed, args.ops)}")
-            if guest:
-                print(f"soak: (the guest's own line: {guest.group(1)})")
-            return 1
-        ops = int(done.group(1))
-        os.remove(log)
-        runs += 1
-        total_ops += ops
-        total_secs += secs
-        print(f"soak run {runs}: smp={smp} numa={numa} quantum={quantum} seed={seed}: "
-              f"{ops} ops in {secs:.1f} s ({ops / secs:.0f} ops/s); total {total_ops} ops",
-              flush=True)
-    rate = total_ops / total_secs if total_secs else 0
-    print(f"soak: {runs} runs, {total_ops} ops in {total_secs:.0f} s ({rate:.0f} ops/s), "
-          f"0 failures")
+
+    group = qemu.Group()
+    lock = threading.Condition()
+    t0 = time.monotonic()
+    end = t0 + args.minutes * 60
+    session = {"runs": 0, "ops": 0}
+    failure = []                # the first failed run's report lines, and its index
+    pending = set()             # indexes of runs in flight
+
+    def worker():
+        while True:
+            with lock:
+                if failure or time.monotonic() >= end:
+                    return
+                i = st["next"]
+                st["next"] += 1
+                pending.add(i)
+            smp, numa, quantum, width, seed = shape(smps, st["seed0"], i)
+            status, text, err, secs, log = run_one(group, args.build, smp, numa, quantum, width, seed,
+                                                   args.ops, logdir)
+            done = DONE_RE.search(text)
+            ok = status == qemu.EXIT_OK and done and done.group(2) == "0"
+            with lock:
+                pending.discard(i)
+                if not ok:
+                    if failure:         # another run failed first, and stopped this one
+                        return
+                    failure.extend(fail_report(smp, numa, quantum, width, seed, args.ops, status, secs,
+                                               log, text, err))
+                    failure.append(i)
+                    group.stop()
+                    return
+                ops = int(done.group(1))
+                os.remove(log)
+                st["runs"] += 1
+                st["ops"] += ops
+                st["secs"] += secs
+                session["runs"] += 1
+                session["ops"] += ops
+                # Continue after the last run that finished with every
+                # earlier one finished too; runs still in flight come again.
+                st_next = min(pending) if pending else st["next"]
+                saved, st["next"] = st["next"], st_next
+                state.save()
+                st["next"] = saved
+                print(f"soak run {st['runs']}: smp={smp} numa={numa} quantum={quantum} width={width} "
+                      f"seed={seed}: {ops} ops in {secs:.1f} s ({ops / secs:.0f} ops/s); "
+                      f"total {st['ops']} ops", flush=True)
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(max(1, args.jobs))]
+    try:
+        for t in threads:
+            t.start()
+            time.sleep(1)       # staggered: two boots at once on a loaded host wait on each other
+        for t in threads:
+            while t.is_alive():
+                t.join(timeout=1)
+    except KeyboardInterrupt:
+        group.stop()
+        print("soak: interrupted; the next make soak continues", file=sys.stderr)
+        return 130
+    wall = time.monotonic() - t0
+    if failure:
+        st["next"] = failure.pop()     # the next soak replays it first
+        state.save()
+        for line in failure:
+            print(line)
+        print(f"soak: after {session['runs']} good runs and {session['ops']} operations this time "
+              f"({st['runs']} runs, {st['ops']} ops in all)")
+        return 1
+    state.save()
+    rate = session["ops"] / wall if wall else 0
+    print(f"soak: {session['runs']} runs, {session['ops']} ops in {wall:.0f} s ({rate:.0f} ops/s), 0 failures")
+    if state.resumed or st["sessions"] > 1:
+        print(f"soak: in all since {st['since']}: {st['runs']} runs, {st['ops']} ops over {st['sessions']} "
+              f"soaks, 0 failures")
     return 0
+
+
+def fail_report(smp, numa, quantum, width, seed, ops, status, secs, log, text, err):
+    lines = [f"soak: FAIL: smp={smp} numa={numa} quantum={quantum} width={width} seed={seed}: "
+             f"{qemu.describe_status(status)} after {secs:.1f} s (log: {log})"]
+    lines += [f"    {line}" for line in text.splitlines()[-25:]]
+    if err.strip():
+        lines.append(f"    qemu: {err.strip()[-500:]}")
+    lines.append(f"soak: replay: {replay_command(smp, numa, quantum, width, seed, ops)}")
+    guest = REPLAY_RE.search(text)
+    if guest:
+        lines.append(f"soak: (the guest's own line: {guest.group(1)})")
+    return lines
 
 
 if __name__ == "__main__":
