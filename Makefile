@@ -252,13 +252,16 @@ deps:
 	@sh tools/deps.sh --install test
 deps-bench:
 	@sh tools/deps.sh --install bench
+# The build after the deps step uses every host CPU unless make was given
+# -j itself: the README's plain `make test` need not build one file at a time.
+BUILD_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 
 run: deps-for-run
-	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf
 	@$(RUN_QEMU) $(BUILD)/goro.elf "$(CMDLINE)"
 
 debug: deps-for-run
-	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf
 	@$(RUN_QEMU) --gdb $(BUILD)/goro.elf "$(CMDLINE)"
 
 # profile: boots APP with the sampling profiler on (profile=$(PROFILE_HZ);
@@ -272,7 +275,7 @@ debug: deps-for-run
 #   tools/trace/trace2json.py.
 .PHONY: trace
 trace: deps-for-trace
-	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf
 	@mkdir -p $(BUILD)/trace
 	@$(RUN_QEMU) $(BUILD)/goro.elf "trace=1 $(CMDLINE)" > $(BUILD)/trace/serial.log; \
 	    st=$$?; grep -v '^TRACE [0-9]' $(BUILD)/trace/serial.log; exit $$st
@@ -295,7 +298,7 @@ trace-screenshot: trace
 PROFILE_HZ ?= 1000
 .PHONY: profile
 profile: deps-for-profile
-	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf
 	@mkdir -p $(BUILD)/profile
 	@$(RUN_QEMU) $(BUILD)/goro.elf "profile=$(PROFILE_HZ) $(CMDLINE)" > $(BUILD)/profile/serial.log; \
 	    st=$$?; grep -v '^PROFILE [0-9]' $(BUILD)/profile/serial.log; exit $$st
@@ -365,10 +368,12 @@ FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h 
     drivers/keydecode.h shell/lineedit.h)
 FUZZ_BINS := $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/fuzz_%)
 
-# Built only where clang has its libFuzzer runtime (make deps installs both).
+# Built only where clang has its libFuzzer runtime (make test installs both;
+# its directory is lib/linux/ up to LLVM 14, lib/x86_64-pc-linux-gnu/ after).
 .PHONY: fuzz fuzz-build
 fuzz-build:
-	@if [ -f "$$($(FUZZ_CC) -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a" ]; then \
+	@rt=$$($(FUZZ_CC) -print-runtime-dir 2>/dev/null); \
+	if [ -f "$$rt/libclang_rt.fuzzer-x86_64.a" ] || [ -f "$$rt/libclang_rt.fuzzer.a" ]; then \
 	    $(MAKE) --no-print-directory $(FUZZ_BINS); \
 	else \
 	    echo "fuzz: $(FUZZ_CC) with libFuzzer not found; harnesses not built (make deps installs them)"; \
@@ -391,7 +396,7 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o $$(call fuzz_objs,$$
 	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ -o $@
 
 fuzz: deps-for-fuzz
-	@$(MAKE) --no-print-directory fuzz-build
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) fuzz-build
 	$(PYTHON) tests/fuzz/fuzzrun.py --build $(BUILD) --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS)
 
 # make fuzz-coverage: the parsers' lines and branches that the checked-in
@@ -400,7 +405,7 @@ FUZZ_COV_CFLAGS := -std=gnu11 -O1 -g -DGORO_HOST_TEST -iquote . -iquote include 
     -fprofile-instr-generate -fcoverage-mapping
 .PHONY: fuzz-coverage
 fuzz-coverage: deps-for-fuzz
-	@$(MAKE) --no-print-directory $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/cov/fuzz_%)
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/cov/fuzz_%)
 	$(PYTHON) tests/fuzz/fuzzrun.py --build $(BUILD) --coverage
 
 $(BUILD)/fuzz/cov/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
@@ -459,7 +464,7 @@ CPPCHECK_FLAGS := --std=c11 --enable=warning,portability --inline-suppr --quiet 
 
 .PHONY: lint-files
 lint: deps-for-lint
-	@$(MAKE) --no-print-directory lint-files
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) lint-files
 lint-files: $(LINT_C:%.c=$(BUILD)/lint/%.tidy) $(BUILD)/lint/cppcheck.stamp
 
 # A stamp per file. The file's object is a prerequisite so that a changed
@@ -494,7 +499,7 @@ host: $(BUILD)/host/test_make
 MINUTES ?= 10
 SOAK_ARGS ?=
 soak: deps-for-soak
-	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf
 	nice -n 19 $(PYTHON) tools/run/soak.py --build $(BUILD) --minutes $(MINUTES) $(SOAK_ARGS)
 
 # RUN_ARGS passes options to the runner (--filter, --seed, -v ...). What the
@@ -504,7 +509,7 @@ soak: deps-for-soak
 RUN_ARGS ?=
 TEST_BUILD := all efi usb host fuzz-build check-layers check-atomics check-tools debug-build
 test: deps-for-test
-	@$(MAKE) --no-print-directory $(TEST_BUILD) lint-files
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(TEST_BUILD) lint-files
 	$(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # The README's two commands on fresh Debian 12 and 13 roots (debootstrap
@@ -517,7 +522,7 @@ test-fresh: deps-for-test-fresh
 # The suite while the host runs one CPU-bound process per core beside it:
 # no test may fail because the host is slow (docs/testing.md).
 test-stress: deps-for-test
-	@$(MAKE) --no-print-directory $(TEST_BUILD)
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(TEST_BUILD)
 	$(PYTHON) tools/run/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
 
 # ---- insncount: the project's QEMU TCG instruction-count plugin -------------
@@ -667,7 +672,7 @@ BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,$(PYTHON))
 BENCH_ARGS ?=
 
 bench: deps-for-bench
-	@$(MAKE) --no-print-directory $(BUILD)/goro.elf $(INSNCOUNT) bench-boot
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf $(INSNCOUNT) bench-boot
 	$(BENCH_PYTHON) tools/bench/bench.py --build $(BUILD) $(BENCH_ARGS)
 
 # bench-readme: README's Performance results from the full make bench runs
@@ -685,5 +690,5 @@ bench-readme:
 BOOT_BENCH_ARGS ?=
 .PHONY: bench-boot
 bench-boot: deps-for-bench
-	@$(MAKE) --no-print-directory $(BUILD)/goro.elf
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf
 	$(PYTHON) tools/bench/boot_bench.py --build $(BUILD) $(BOOT_BENCH_ARGS)

@@ -55,8 +55,15 @@ version_at_least() {
 }
 
 # check ONE: succeeds when what it names is there; otherwise prints why not.
+# A|B: either will do (a file that moved between Debian releases).
 check() {
 	case "$1" in
+	*'|'*)
+		for alt in $(echo "$1" | tr '|' ' '); do
+			check "$alt" > /dev/null && return 0
+		done
+		echo "none of $1"
+		return 1 ;;
 	py:*)
 		"$pycheck" -c "import ${1#py:}" 2>/dev/null || { echo "no Python module ${1#py:}"; return 1; } ;;
 	/*)

@@ -78,7 +78,7 @@ def provided(rows, target):
     have = set()
     for _, targets, checks in rows:
         if target in targets:
-            for c in checks:
+            for c in (alt for check in checks for alt in check.split("|")):
                 if not c.startswith("/"):
                     have.add(c.split(">=")[0])
     return have
