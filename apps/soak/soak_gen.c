@@ -22,7 +22,7 @@ static const struct soak_op_kind kinds[] = {
     { "irq", prog_irq, 3 },
     // The network programs join here once goro.h has sockets (a file
     // soak_ops_net.c: connections opened, written, read with deadlines,
-    // closed from the other side), with a NIC in tools/soak.py's NET_ARGV.
+    // closed from the other side), with a NIC in tools/run/soak.py's NET_ARGV.
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 
