@@ -369,11 +369,10 @@ FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h 
 FUZZ_BINS := $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/fuzz_%)
 
 # Built only where clang has its libFuzzer runtime (make test installs both;
-# its directory is lib/linux/ up to LLVM 14, lib/x86_64-pc-linux-gnu/ after).
+# it is in lib/linux/ on Debian, lib/x86_64-pc-linux-gnu/ in LLVM's own layout).
 .PHONY: fuzz fuzz-build
 fuzz-build:
-	@rt=$$($(FUZZ_CC) -print-runtime-dir 2>/dev/null); \
-	if [ -f "$$rt/libclang_rt.fuzzer-x86_64.a" ] || [ -f "$$rt/libclang_rt.fuzzer.a" ]; then \
+	@if ls "$$($(FUZZ_CC) -print-resource-dir 2>/dev/null)"/lib/*/libclang_rt.fuzzer*.a > /dev/null 2>&1; then \
 	    $(MAKE) --no-print-directory $(FUZZ_BINS); \
 	else \
 	    echo "fuzz: $(FUZZ_CC) with libFuzzer not found; harnesses not built (make deps installs them)"; \

@@ -126,7 +126,9 @@ static EFI_STATUS elf_load(const void *img)
                   seg.paddr & ~0xFFFull, (seg.paddr & ~0xFFFull) + pages * 4096);
             return st;
         }
-        CopyMem((void *)seg.paddr, (const uint8_t *)img + seg.offset, seg.filesz);
+        // (VOID *): gnu-efi's CopyMem takes a CONST source on Debian 12
+        // and a plain one on 13; it only reads it.
+        CopyMem((void *)seg.paddr, (VOID *)((const uint8_t *)img + seg.offset), seg.filesz);
         SetMem((uint8_t *)seg.paddr + seg.filesz, seg.memsz - seg.filesz, 0);
     }
     return EFI_SUCCESS;
@@ -166,7 +168,7 @@ static EFI_STATUS find_rsdp(struct boot_info *bi)
         return EFI_NOT_FOUND;
     // Revision 2+ carries its own length (36 bytes); ACPI 1.0's is 20.
     UINTN n = found[15] >= 2 ? 36 : 20;
-    CopyMem(bi->rsdp, found, n);
+    CopyMem(bi->rsdp, (VOID *)found, n);        // (VOID *): as in elf_load
     bi->rsdp_len = (uint32_t)n;
     bi->rsdp_phys = (uint64_t)(UINTN)found;
     return EFI_SUCCESS;
