@@ -315,7 +315,8 @@ profile: deps-for-profile
 
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
-HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit boot efi_loader
+HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit boot efi_loader \
+              http_parse kvd
 HOST_SRCS_cmdline := kernel/cmdline.c
 HOST_SRCS_acpi := drivers/acpi.c
 HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
@@ -326,13 +327,19 @@ HOST_SRCS_keydecode := drivers/keydecode.c
 HOST_SRCS_lineedit := shell/lineedit.c drivers/keydecode.c
 HOST_SRCS_boot := boot/multiboot.c boot/bootinfo.c boot/uefi.c
 HOST_SRCS_efi_loader := boot/efi/loader_parse.c
+HOST_SRCS_http_parse := apps/httpd/http_parse.c
+HOST_SRCS_kvd := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
 HOST_SAN_runq := thread
+# UBSan too (a comma in $(or)'s own arguments would split them; in a
+# variable's value it does not).
+HOST_SAN_http_parse := address,undefined
+HOST_SAN_kvd := address,undefined
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
     -iquote . -iquote include -iquote tests/host
 
 host: $(HOST_TESTS:%=$(BUILD)/host/test_%)
 .SECONDEXPANSION:
-$(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) tests/host/check.h
+$(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) $$(wildcard $$(addsuffix *.h,$$(dir $$(HOST_SRCS_$$*)))) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) -fsanitize=$(or $(HOST_SAN_$*),address,undefined) \
 	    -fno-sanitize-recover=all $< $(HOST_SRCS_$*) -o $@
@@ -348,7 +355,7 @@ $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) tests/host/check.h
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
-FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline keys
+FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline keys http memcache
 FUZZ_SRCS_acpi := drivers/acpi.c
 FUZZ_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c
@@ -358,6 +365,8 @@ FUZZ_SRCS_uefi_mmap := boot/efi/loader_parse.c boot/uefi.c boot/bootinfo.c
 FUZZ_SRCS_efi_elf := boot/efi/loader_parse.c
 FUZZ_SRCS_efi_cmdline := boot/efi/loader_parse.c
 FUZZ_SRCS_keys := drivers/keydecode.c shell/lineedit.c
+FUZZ_SRCS_http := apps/httpd/http_parse.c
+FUZZ_SRCS_memcache := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
 # The parsers are compiled with libFuzzer's coverage and comparison tracing;
 # the harnesses themselves without it: their checks are not what the fuzzer
 # should explore, and tracing every comparison of an O(n^2) check had them
@@ -365,7 +374,7 @@ FUZZ_SRCS_keys := drivers/keydecode.c shell/lineedit.c
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DGORO_HOST_TEST -iquote . -iquote include \
     -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h kernel/cmdline.h \
-    drivers/keydecode.h shell/lineedit.h)
+    drivers/keydecode.h shell/lineedit.h apps/httpd/http_parse.h apps/kvd/*.h)
 FUZZ_BINS := $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/fuzz_%)
 
 # Built only where clang has its libFuzzer runtime (make test installs both;

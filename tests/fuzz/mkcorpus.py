@@ -15,6 +15,10 @@
   cmdline           command lines from the docs and tests
   keys              what the shell tests type: serial bytes with VT100
                     sequences, and PS/2 set-1 scancodes
+  http              requests as curl and wrk send them, pipelined, chunked,
+                    and the malformed ones of tests/host/test_http_parse.c
+  memcache          tests/data/memcached/*.in: protocol cases and bytes
+                    memcslap and memcaslap sent
 
 Run from the top of the tree: python3 tests/fuzz/mkcorpus.py
 
@@ -358,6 +362,35 @@ def keys_seeds():
     write("keys", "ps2-2", bytes([0xE1, 0x1D, 0x45, 0xE1, 0x9D, 0xC5, 0x3A, 0xBA, 0x1E, 0x9E]))
 
 
+def http_seeds():
+    get = b"GET /work?us=4 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: curl/7.88.1\r\nAccept: */*\r\n\r\n"
+    post = (b"POST /echo HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Length: 11\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\n\r\nhello world")
+    chunked = (b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+               b"5;e=1\r\nhello\r\n13\r\n hello chunked world\r\n0\r\nT: x\r\n\r\n")
+    wrk = b"GET / HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n"
+    bad = [b"GET / HTTP/2.0\r\nHost: x\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\n folded\r\n\r\n",
+           b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n",
+           b"POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc",
+           b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", b"GET http://h:1/p?q HTTP/1.1\r\nHost: h\r\n\r\n"]
+    # first byte: the header limit and the pieces' size (fuzz_http.c)
+    write("http", "curl", b"\x00" + get)
+    write("http", "pipelined", b"\x00" + wrk + post + get + chunked)
+    write("http", "chunked-pieces", b"\x43" + chunked)
+    write("http", "small-limit", b"\x84" + get + get)
+    for i, b in enumerate(bad):
+        write("http", f"bad{i}", b"\x00" + b)
+
+
+def memcache_seeds():
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "memcached", "*.in"))):
+        name = os.path.basename(path)[:-3]
+        with open(path, "rb") as f:
+            data = f.read()[:4096]
+        # first byte: the pieces' size and whether the clock moves (fuzz_memcache.c)
+        write("memcache", name, b"\x25" + data)
+
+
 def main():
     acpi_seeds()
     mb1_seeds()
@@ -369,6 +402,8 @@ def main():
     efi_cmdline_seeds()
     cmdline_seeds()
     keys_seeds()
+    http_seeds()
+    memcache_seeds()
     return 0
 
 

@@ -65,11 +65,12 @@ RULES = {
     # In-kernel tests may look at anything below the applications.
     "tests/kernel/": ["lib/", "kernel/", "drivers/", "boot/", "arch/arch.h", "arch/pit.h",
                       PUBLIC],
-    # Host tests compile the pure parts on the host.
+    # Host tests compile the pure parts on the host, the servers' protocol
+    # parsers and table (apps/httpd, apps/kvd) among them.
     "tests/host/": ["lib/", "kernel/", "drivers/", "boot/", "shell/", "net/", "tests/host/",
-                    PUBLIC],
+                    "apps/httpd/", "apps/kvd/", PUBLIC],
     "tests/fuzz/": ["lib/", "kernel/", "drivers/", "boot/", "shell/", "net/", "tests/host/",
-                    "tests/fuzz/", PUBLIC],
+                    "tests/fuzz/", "apps/httpd/", "apps/kvd/", PUBLIC],
     # Host programs built against the host's libc: the peers and the tools
     # (the insncount plugin, the load generator) include only their own.
     "tests/peers/": ["tests/peers/"],

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+// memcached's ASCII protocol, parsed (rules in mc_parse.h). Pure and
+// freestanding. Where memcached's behaviour is an accident of its C
+// library calls (strtoul, strtol), the accident is kept: a number may
+// carry a leading '+', flags wrap at 2^32, a stored number may have blanks
+// around it.
+#include "apps/kvd/mc_parse.h"
+
+#include <string.h>
+
+#define MAX_WORDS 24                    // memcached's MAX_TOKENS, its terminal token included
+
+struct word {
+    const char *s;
+    uint32_t n;
+};
+
+static bool is_space(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static bool word_is(const struct word *w, const char *lit)
+{
+    size_t k = strlen(lit);
+    return w->n == k && !memcmp(w->s, lit, k);
+}
+
+// Splits line[0..n) at spaces into at most MAX_WORDS - 1 words; the last
+// holds the rest of the line when there are more (memcached's tokenizer).
+static int split(const char *line, size_t n, struct word *w)
+{
+    int nw = 0;
+    size_t i = 0;
+    while (i < n) {
+        while (i < n && line[i] == ' ')
+            i++;
+        if (i == n)
+            break;
+        if (nw == MAX_WORDS - 2) {          // the rest, as one word
+            size_t e = n;
+            w[nw++] = (struct word){ line + i, (uint32_t)(e - i) };
+            break;
+        }
+        size_t s = i;
+        while (i < n && line[i] != ' ')
+            i++;
+        w[nw++] = (struct word){ line + s, (uint32_t)(i - s) };
+    }
+    return nw;
+}
+
+// strtoull's reading of v[0..n) as memcached's safe_strtoull takes it.
+static bool parse_ull(const char *v, size_t n, uint64_t *out, bool *negative)
+{
+    size_t i = 0;
+    *negative = false;
+    while (i < n && is_space(v[i]))
+        i++;
+    if (i < n && (v[i] == '+' || v[i] == '-'))
+        *negative = v[i++] == '-';
+    size_t d = i;
+    uint64_t x = 0;
+    for (; i < n && v[i] >= '0' && v[i] <= '9'; i++) {
+        uint64_t digit = (uint64_t)(v[i] - '0');
+        if (x > (UINT64_MAX - digit) / 10)
+            return false;                   // ERANGE
+        x = x * 10 + digit;
+    }
+    if (i == d || (i < n && !is_space(v[i])))
+        return false;
+    *out = x;
+    return true;
+}
+
+bool mc_parse_u64(const char *v, size_t n, uint64_t *out)
+{
+    bool neg;
+    uint64_t x;
+    // memcached rejects a '-' only when the result looks negative as a
+    // signed number; strtoull("-0") is 0, "-5" is 2^64 - 5.
+    if (!parse_ull(v, n, &x, &neg))
+        return false;
+    if (neg) {
+        x = 0 - x;
+        if ((int64_t)x < 0)
+            return false;
+    }
+    *out = x;
+    return true;
+}
+
+static bool parse_u32_wrap(const struct word *w, uint32_t *out)
+{
+    uint64_t x;
+    if (!mc_parse_u64(w->s, w->n, &x))
+        return false;
+    *out = (uint32_t)x;
+    return true;
+}
+
+// memcached's safe_strtol: strtol's long (64 bits), then stored in an
+// int32_t, so 4294967297 reads as 1.
+static bool parse_i32(const struct word *w, int32_t *out)
+{
+    bool neg;
+    uint64_t x;
+    if (!parse_ull(w->s, w->n, &x, &neg) || x > (neg ? 0x8000000000000000ull : 0x7fffffffffffffffull))
+        return false;
+    *out = (int32_t)(uint32_t)(neg ? 0 - x : x);
+    return true;
+}
+
+// noreply is the last word of a command that takes it.
+static bool noreply(const struct word *w, int nw)
+{
+    return nw > 1 && word_is(&w[nw - 1], "noreply");
+}
+
+bool mc_next_key(const char **p, const char *end, const char **key, uint32_t *nkey)
+{
+    const char *s = *p;
+    while (s < end && *s == ' ')
+        s++;
+    if (s == end) {
+        *p = s;
+        return false;
+    }
+    const char *e = s;
+    while (e < end && *e != ' ')
+        e++;
+    *key = s;
+    *nkey = (uint32_t)(e - s);
+    *p = e;
+    return true;
+}
+
+#define REPLY(line)                 \
+    do {                            \
+        *reply = (line);            \
+        return MC_REPLY;            \
+    } while (0)
+// An answer a noreply silences (memcached's out_string).
+#define SOFT_REPLY(line) REPLY(cmd->noreply ? "" : (line))
+
+static enum mc_status storage(struct mc_cmd *cmd, const struct word *w, int nw, const char *buf, size_t len,
+                              size_t line_len, size_t *used, size_t *swallow, const char **reply)
+{
+    bool cas = cmd->kind == MC_CAS;
+    if (nw != (cas ? 6 : 5) && nw != (cas ? 7 : 6))
+        REPLY("ERROR\r\n");
+    cmd->noreply = noreply(w, nw);
+    int32_t vlen;
+    if (w[1].n > MC_KEY_MAX || !parse_u32_wrap(&w[2], &cmd->flags) || !parse_i32(&w[3], &cmd->exptime) ||
+        !parse_i32(&w[4], &vlen) || (cas && !mc_parse_u64(w[5].s, w[5].n, &cmd->cas)) || vlen < 0)
+        SOFT_REPLY("CLIENT_ERROR bad command line format\r\n");
+    cmd->key = w[1].s, cmd->nkey = w[1].n;
+    cmd->bytes = (uint32_t)vlen;
+    if ((uint64_t)cmd->nkey + cmd->bytes + 2 + MC_ITEM_OVERHEAD > MC_ITEM_MAX) {
+        cmd->too_large = true;
+        *used = line_len;
+        *swallow = (size_t)cmd->bytes + 2;
+        return MC_COMMAND;
+    }
+    if (len - line_len < (size_t)cmd->bytes + 2) {
+        *used = line_len + cmd->bytes + 2;  // what must be buffered to go on
+        return MC_MORE;
+    }
+    const char *data = buf + line_len;
+    *used = line_len + cmd->bytes + 2;
+    if (data[cmd->bytes] != '\r' || data[cmd->bytes + 1] != '\n')
+        SOFT_REPLY("CLIENT_ERROR bad data chunk\r\n");
+    cmd->data = data;
+    return MC_COMMAND;
+}
+
+static enum mc_status command(struct mc_cmd *cmd, const struct word *w, int nw, const char **reply)
+{
+    switch (cmd->kind) {
+    case MC_DELETE:
+        if (nw < 2 || nw > 4)
+            REPLY("ERROR\r\n");
+        if (nw > 2) {
+            bool hold_zero = word_is(&w[2], "0");
+            cmd->noreply = noreply(w, nw);
+            if (!((nw == 3 && (hold_zero || cmd->noreply)) || (nw == 4 && hold_zero && cmd->noreply)))
+                SOFT_REPLY("CLIENT_ERROR bad command line format.  Usage: delete <key> [noreply]\r\n");
+        }
+        if (w[1].n > MC_KEY_MAX)
+            SOFT_REPLY("CLIENT_ERROR bad command line format\r\n");
+        break;
+    case MC_INCR:
+    case MC_DECR:
+        if (nw != 3 && nw != 4)
+            REPLY("ERROR\r\n");
+        cmd->noreply = noreply(w, nw);
+        if (w[1].n > MC_KEY_MAX)
+            SOFT_REPLY("CLIENT_ERROR bad command line format\r\n");
+        if (!mc_parse_u64(w[2].s, w[2].n, &cmd->delta))
+            SOFT_REPLY("CLIENT_ERROR invalid numeric delta argument\r\n");
+        break;
+    case MC_TOUCH:
+        if (nw != 3 && nw != 4)
+            REPLY("ERROR\r\n");
+        cmd->noreply = noreply(w, nw);
+        if (w[1].n > MC_KEY_MAX)
+            SOFT_REPLY("CLIENT_ERROR bad command line format\r\n");
+        if (!parse_i32(&w[2], &cmd->exptime))
+            SOFT_REPLY("CLIENT_ERROR invalid exptime argument\r\n");
+        break;
+    case MC_FLUSH_ALL:
+        if (nw > 3)
+            REPLY("ERROR\r\n");
+        cmd->noreply = noreply(w, nw);
+        if (nw != (cmd->noreply ? 2 : 1)) {
+            if (!parse_i32(&w[1], &cmd->exptime))
+                SOFT_REPLY("CLIENT_ERROR invalid exptime argument\r\n");
+            cmd->has_delay = true;
+        }
+        return MC_COMMAND;
+    case MC_VERBOSITY:
+        if (nw != 2 && nw != 3)
+            REPLY("ERROR\r\n");
+        cmd->noreply = noreply(w, nw);
+        {
+            uint32_t level;
+            if (!parse_u32_wrap(&w[1], &level))
+                SOFT_REPLY("CLIENT_ERROR bad command line format\r\n");
+        }
+        return MC_COMMAND;
+    case MC_STATS:
+        if (nw == 1)
+            return MC_COMMAND;
+        if (nw == 2 && word_is(&w[1], "reset")) {
+            cmd->stats_reset = true;
+            return MC_COMMAND;
+        }
+        REPLY("ERROR\r\n");
+    default:
+        return MC_COMMAND;
+    }
+    cmd->key = w[1].s, cmd->nkey = w[1].n;
+    return MC_COMMAND;
+}
+
+static const struct {
+    const char *name;
+    enum mc_kind kind;
+} commands[] = {
+    { "get", MC_GET }, { "gets", MC_GETS }, { "set", MC_SET }, { "add", MC_ADD }, { "replace", MC_REPLACE },
+    { "append", MC_APPEND }, { "prepend", MC_PREPEND }, { "cas", MC_CAS }, { "delete", MC_DELETE },
+    { "incr", MC_INCR }, { "decr", MC_DECR }, { "touch", MC_TOUCH }, { "flush_all", MC_FLUSH_ALL },
+    { "version", MC_VERSION }, { "stats", MC_STATS }, { "verbosity", MC_VERBOSITY }, { "quit", MC_QUIT },
+};
+
+// Is this line a get or gets, whose lines may be long?
+static bool get_line(const char *buf, size_t len)
+{
+    size_t i = 0;
+    while (i < len && i <= 100 && buf[i] == ' ')
+        i++;
+    return i <= 100 && ((len - i >= 4 && !memcmp(buf + i, "get ", 4)) || (len - i >= 5 && !memcmp(buf + i, "gets ", 5)));
+}
+
+enum mc_status mc_parse(const char *buf, size_t len, size_t scanned, struct mc_cmd *cmd, size_t *used,
+                        size_t *swallow, const char **reply)
+{
+    memset(cmd, 0, sizeof *cmd);
+    *used = *swallow = 0;
+    *reply = "";
+    size_t scan = len < MC_GET_LINE_MAX ? len : MC_GET_LINE_MAX, lf = scanned < scan ? scanned : scan;
+    while (lf < scan && buf[lf] != '\n')
+        lf++;
+    if (lf == scan) {
+        if (len >= MC_GET_LINE_MAX || (len > MC_LINE_MAX && !get_line(buf, len)))
+            return MC_CLOSE;            // memcached: "this _has_ to be a large multiget"
+        return MC_MORE;                 // *used 0: the line is incomplete
+    }
+    size_t line_len = lf + 1, n = lf > 0 && buf[lf - 1] == '\r' ? lf - 1 : lf;
+    *used = line_len;
+    struct word w[MAX_WORDS];
+    int nw = split(buf, n, w);
+    if (nw == 0)
+        REPLY("ERROR\r\n");
+    size_t k = 0, nc = sizeof commands / sizeof commands[0];
+    while (k < nc && !word_is(&w[0], commands[k].name))
+        k++;
+    if (k == nc) {
+        // memcached answers words starting like its common commands ERROR
+        // before it looks for an HTTP request, which it hangs up on.
+        if (!strchr("gsacidtm", w[0].s[0]) && nw >= 2 && w[nw - 1].n >= 5 && !memcmp(w[nw - 1].s, "HTTP/", 5))
+            return MC_CLOSE;
+        REPLY("ERROR\r\n");
+    }
+    cmd->kind = commands[k].kind;
+    switch (cmd->kind) {
+    case MC_GET:
+    case MC_GETS: {
+        if (nw < 2)
+            REPLY("ERROR\r\n");
+        cmd->keys = w[1].s;
+        cmd->keys_len = (uint32_t)(buf + n - w[1].s);
+        const char *p = cmd->keys, *end = p + cmd->keys_len, *key;
+        uint32_t nkey;
+        while (mc_next_key(&p, end, &key, &nkey))
+            if (nkey > MC_KEY_MAX)
+                REPLY("CLIENT_ERROR bad command line format\r\n");
+        return MC_COMMAND;
+    }
+    case MC_SET:
+    case MC_ADD:
+    case MC_REPLACE:
+    case MC_APPEND:
+    case MC_PREPEND:
+    case MC_CAS:
+        return storage(cmd, w, nw, buf, len, line_len, used, swallow, reply);
+    default:
+        return command(cmd, w, nw, reply);
+    }
+}
