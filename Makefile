@@ -316,7 +316,7 @@ profile: deps-for-profile
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
 HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit boot efi_loader \
-              http_parse kvd
+              http_parse kvd loadgen_proto
 HOST_SRCS_cmdline := kernel/cmdline.c
 HOST_SRCS_acpi := drivers/acpi.c
 HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
@@ -329,20 +329,32 @@ HOST_SRCS_boot := boot/multiboot.c boot/bootinfo.c boot/uefi.c
 HOST_SRCS_efi_loader := boot/efi/loader_parse.c
 HOST_SRCS_http_parse := apps/httpd/http_parse.c
 HOST_SRCS_kvd := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
+HOST_SRCS_loadgen_proto := tools/net/loadgen/proto.c
 HOST_SAN_runq := thread
 # UBSan too (a comma in $(or)'s own arguments would split them; in a
 # variable's value it does not).
 HOST_SAN_http_parse := address,undefined
 HOST_SAN_kvd := address,undefined
+HOST_SAN_loadgen_proto := address,undefined
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
     -iquote . -iquote include -iquote tests/host
 
-host: $(HOST_TESTS:%=$(BUILD)/host/test_%)
+host: $(HOST_TESTS:%=$(BUILD)/host/test_%) $(BUILD)/tools/loadgen
 .SECONDEXPANSION:
 $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) $$(wildcard $$(addsuffix *.h,$$(dir $$(HOST_SRCS_$$*)))) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) -fsanitize=$(or $(HOST_SAN_$*),address,undefined) \
 	    -fno-sanitize-recover=all $< $(HOST_SRCS_$*) -o $@
+
+# The open-loop load generator (tools/net/loadgen/loadgen.c; docs/performance.md,
+# "Network servers"): a host program, built with the host tests.
+LOADGEN := $(BUILD)/tools/loadgen
+.PHONY: loadgen
+loadgen: $(LOADGEN)
+$(LOADGEN): tools/net/loadgen/loadgen.c tools/net/loadgen/proto.c tools/net/loadgen/proto.h
+	@mkdir -p $(dir $@)
+	$(call say,HOSTCC,$@)
+	$(Q)$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -iquote . $(filter %.c,$^) -o $@ -lm
 
 # ---- fuzzing (docs/testing.md, "Fuzzing") -------------------------------------
 #

@@ -68,7 +68,7 @@ RULES = {
     # Host tests compile the pure parts on the host, the servers' protocol
     # parsers and table (apps/httpd, apps/kvd) among them.
     "tests/host/": ["lib/", "kernel/", "drivers/", "boot/", "shell/", "net/", "tests/host/",
-                    "apps/httpd/", "apps/kvd/", PUBLIC],
+                    "apps/httpd/", "apps/kvd/", "tools/net/loadgen/", PUBLIC],
     "tests/fuzz/": ["lib/", "kernel/", "drivers/", "boot/", "shell/", "net/", "tests/host/",
                     "tests/fuzz/", "apps/httpd/", "apps/kvd/", PUBLIC],
     # Host programs built against the host's libc: the peers and the tools
