@@ -1,0 +1,4 @@
+# SPDX-License-Identifier: MIT
+"""The network tools: netns.py (a namespace and tap device per guest),
+loadgen/ (the open-loop load generator, C), the Go peers of the servers
+(httpd_go/, kvd_go/), mctranscript.py (memcached's answers for kvd's test)."""
