@@ -1,0 +1,3 @@
+module goro/tools/net/httpd_go
+
+go 1.19

@@ -1,0 +1,3 @@
+module goro/tools/net/kvd_go
+
+go 1.19
