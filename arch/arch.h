@@ -252,12 +252,16 @@ bool arch_timer_tsc_deadline(void);
 // Goroutine stacks live in their own virtual region of 4 KiB pages.
 // arch_stack_reserve creates the page tables for [lo, hi) (nothing mapped);
 // arch_stack_map_page then maps one page there without locks or allocation,
-// so the page-fault handler can grow a stack. arch_virt_to_phys translates
-// (identity outside the region; 0 when unmapped).
+// so the page-fault handler can grow a stack: a compare-and-swap of the
+// empty entry, so that a page is installed once however many cores map
+// it at the same time (ARCH_STACK_TAKEN: another page was there first;
+// the caller keeps its own). arch_virt_to_phys translates (identity
+// outside the region; 0 when unmapped).
 #define ARCH_STACK_REGION 0x0000400000000000ull
 #define ARCH_STACK_REGION_SIZE (1ull << 39)
+enum arch_stack_map { ARCH_STACK_MAPPED, ARCH_STACK_TAKEN, ARCH_STACK_NO_TABLE };
 void arch_stack_reserve(uint64_t lo, uint64_t hi);
-bool arch_stack_map_page(uint64_t va, void *page);
+enum arch_stack_map arch_stack_map_page(uint64_t va, void *page);
 uint64_t arch_virt_to_phys(uint64_t va);
 uint64_t arch_stack_unmap_page(uint64_t va);    // returns the page, 0 if none
 // Flushes every online core's TLB (an IPI to the others, each

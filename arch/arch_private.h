@@ -36,7 +36,7 @@ void fpu_init(bool simd);
 void paging_init(void);
 void paging_map_4k(uint64_t va, uint64_t pa);
 void paging_ensure_tables(uint64_t va);
-bool paging_set_pte(uint64_t va, uint64_t pa);
+enum arch_stack_map paging_install_pte(uint64_t va, uint64_t pa);
 bool paging_mapped(uint64_t va);    // a present page maps va (any page size); lock-free
 // Reference clocks (arch/refclock.c) for measuring the TSC.
 struct refclock {

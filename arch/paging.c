@@ -114,18 +114,24 @@ bool paging_mapped(uint64_t va)
     return e & PTE_P;
 }
 
-// Lock-free: each PTE of a goroutine's stack is written only by the fault
-// for that page (or at the G's creation), never concurrently. A not-present
-// entry is never cached by the TLB, so no flush is needed.
-bool paging_set_pte(uint64_t va, uint64_t pa)
+// Lock-free: installs pa at va's PTE if the entry is empty, by one
+// compare-and-swap, so that of two cores that fault on one new stack page
+// at once exactly one page goes in; the other core finds the winner's
+// page when its access is retried. A not-present entry is never cached by
+// the TLB, so no flush is needed.
+enum arch_stack_map paging_install_pte(uint64_t va, uint64_t pa)
 {
     uint64_t *pte = pte_of(va);
     if (!pte)
-        return false;
-    // Release: the page's contents (zeroed, or the G record) before the
-    // mapping, for whoever touches the page next.
-    __atomic_store_n(pte, pa | PTE_P | PTE_W, __ATOMIC_RELEASE);
-    return true;
+        return ARCH_STACK_NO_TABLE;
+    uint64_t empty = 0;
+    // release: the page's contents (zeroed, or the G record) before the
+    // mapping, for whoever touches the page next; acquire on failure: the
+    // winner's contents before the loser's retried access reads them
+    if (__atomic_compare_exchange_n(pte, &empty, pa | PTE_P | PTE_W, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE))
+        return ARCH_STACK_MAPPED;
+    return ARCH_STACK_TAKEN;
 }
 
 // Unmaps one stack page (tables stay) and returns its physical page, or 0

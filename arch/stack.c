@@ -12,10 +12,10 @@ void arch_stack_reserve(uint64_t lo, uint64_t hi)
     paging_ensure_tables(hi - 1);
 }
 
-bool arch_stack_map_page(uint64_t va, void *page)
+enum arch_stack_map arch_stack_map_page(uint64_t va, void *page)
 {
     ASSERT(va >= ARCH_STACK_REGION && va < ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE);
-    return paging_set_pte(va & ~(ARCH_PAGE_SIZE - 1), (uint64_t)page);
+    return paging_install_pte(va & ~(ARCH_PAGE_SIZE - 1), (uint64_t)page);
 }
 
 void arch_gstart(void);

@@ -31,6 +31,22 @@ void stack_region_fill(void)
     __atomic_store_n(&stack_next, ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE, __ATOMIC_RELAXED);  // relaxed: as g_alloc's fetch_add
 }
 
+// The one way a stack page is installed: at a G's creation, at a stack
+// fault, and for a preemption's frame. The entry is swapped from empty to
+// page in one compare-and-swap (arch_stack_map_page), so when two cores
+// fault on one new page at once (a goroutine's untouched stack buffer
+// handed to workers on several cores) exactly one page goes in and every
+// core then reaches it; a second install would leave each core writing
+// its own page until a TLB flush, and lose what the other wrote. False:
+// another page was there first, and page stays the caller's to give back.
+static bool stack_page_install(uint64_t addr, void *page)
+{
+    enum arch_stack_map r = arch_stack_map_page(addr, page);
+    if (r == ARCH_STACK_NO_TABLE)
+        panic("goroutine stacks: no page table at %p", (void *)addr);
+    return r == ARCH_STACK_MAPPED;
+}
+
 // A new G: a stack slot of G_STACK_SLOT bytes whose top page, from node's
 // memory, holds the struct g; the stack grows down from just below it.
 struct g *g_alloc(int node)
@@ -43,8 +59,8 @@ struct g *g_alloc(int node)
     uint64_t top = slot + G_STACK_SLOT;
     arch_stack_reserve(slot + G_STACK_GUARD, top);
     void *page = page_alloc_node(1, node);      // zeroed
-    if (!arch_stack_map_page(top - PAGE_SIZE, page))
-        panic("goroutine stacks: no page table for %p", (void *)top);
+    if (!stack_page_install(top - PAGE_SIZE, page))
+        panic("goroutine stacks: the top page of a new slot at %p was mapped already", (void *)top);
     struct g *gp = (struct g *)(top - G_RECORD_SIZE);
     gp->stack_hi = (uint64_t)gp & ~15ull;
     gp->stack_lo = slot + G_STACK_GUARD;
@@ -445,53 +461,76 @@ void trap_describe_context(void)
         kprintf("  cpu %u on its scheduler stack (no goroutine)\n", cpu_index());
 }
 
-// #PF on the IST stack, interrupts off. Inside a G's slot: a guard-page hit
-// is a stack overflow, fatal, naming the G that owns the slot; any other
-// not-present page is stack growth, mapped from this core's spare pages.
-// Interrupts off, on this core: maps the stack page holding addr, if it is
-// in a G's slot and unmapped, from this core's spare pages. False when no
-// spare is left (the caller waits and tries again) or addr is in the
-// slot's guard page (never mapped: the G overflows there soon enough).
-bool g_stack_premap(uint64_t addr)
+// The slot of a stack-region address.
+static uint64_t slot_of(uint64_t addr)
 {
-    if (addr < ARCH_STACK_REGION || addr >= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE ||
-        arch_virt_to_phys(addr))
-        return true;
-    uint64_t slot = ARCH_STACK_REGION + (addr - ARCH_STACK_REGION) / G_STACK_SLOT * G_STACK_SLOT;
-    if (addr < slot + G_STACK_GUARD)
-        return false;           // the guard page stays unmapped: the G is about to overflow
-    struct m *mp = getm();
-    if (!mp->nspare)
-        return false;
-    return arch_stack_map_page(addr, mp->spare[--mp->nspare]);
+    return ARCH_STACK_REGION + (addr - ARCH_STACK_REGION) / G_STACK_SLOT * G_STACK_SLOT;
 }
 
+static bool in_stack_region(uint64_t addr)
+{
+    return addr - ARCH_STACK_REGION < ARCH_STACK_REGION_SIZE;
+}
+
+// In an interrupt that came with interrupts on, on this core (so the
+// interrupted code holds no lock, the allocator's included): tops up the
+// spare pages that faults with interrupts off took, so that they never
+// run out on a core that keeps running Gs without creating any or idling.
+void stack_spares_top_up(struct m *mp)
+{
+    while (mp->nspare < M_SPARE_PAGES)
+        mp->spare[mp->nspare++] = page_alloc(1);
+}
+
+// In an interrupt that came with interrupts on (trap_switch_hook), on this
+// core: maps the stack page holding addr, if it is in a G's slot and
+// unmapped, from the allocator (the interrupted code holds no lock). False
+// when addr is in the slot's guard page (never mapped: the G overflows
+// there soon enough).
+bool g_stack_premap(uint64_t addr)
+{
+    if (!in_stack_region(addr) || arch_virt_to_phys(addr))
+        return true;
+    if (addr < slot_of(addr) + G_STACK_GUARD)
+        return false;           // the guard page stays unmapped: the G is about to overflow
+    void *page = page_alloc(1);
+    if (!stack_page_install(addr, page))
+        page_free(page, 1);     // another core mapped it first
+    return true;
+}
+
+// #PF on the IST stack, interrupts off. Inside a G's slot: a guard-page hit
+// is a stack overflow, fatal, naming the G that owns the slot; any other
+// not-present page is stack growth. With interrupts on at the fault the
+// code held no spinlock, so the allocator is safe to enter (and the spare
+// pages are topped up while at it); the spares are kept for faults with
+// interrupts off (a spinlock holder), which may not enter it.
 bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip, bool irqs_on)
 {
     (void)rip;
-    if (vector != 14 || addr < ARCH_STACK_REGION || addr >= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
+    if (vector != 14 || !in_stack_region(addr))
         return false;
-    uint64_t slot = ARCH_STACK_REGION + (addr - ARCH_STACK_REGION) / G_STACK_SLOT * G_STACK_SLOT;
+    uint64_t slot = slot_of(addr);
     if (slot >= __atomic_load_n(&stack_next, __ATOMIC_RELAXED) || (error & 1))   // a faulting G's slot was handed out before it ran
         return false;           // no G there, or a protection fault: not ours to fix
     struct g *gp = (struct g *)(slot + G_STACK_SLOT - G_RECORD_SIZE);
     if (addr < slot + G_STACK_GUARD)
         panic("fatal error: stack overflow: goroutine %lu (created by goroutine %lu) ran past its %lu KiB stack (fault at %p)",
               gp->id, gp->parent_id, (gp->stack_hi - gp->stack_lo) / 1024, (void *)addr);
-    // With interrupts on at the fault the code held no spinlock, so the
-    // allocator is safe to enter; the spare pages are kept for faults with
-    // interrupts off (a spinlock holder, or the preemption frame written in
-    // an interrupt), which may not enter it.
     struct m *mp = getm();
-    void *page;
-    if (irqs_on)
-        page = page_alloc(1);
-    else if (mp && mp->nspare)
-        page = mp->spare[--mp->nspare];
-    else
+    if (irqs_on) {
+        void *page = page_alloc(1);
+        if (!stack_page_install(addr, page))
+            page_free(page, 1);     // another core mapped it first
+        if (mp)
+            stack_spares_top_up(mp);
+        return true;
+    }
+    if (!mp || !mp->nspare)
         panic("fatal error: goroutine %lu's stack grew inside a spinlock with no spare page on core %u (fault at %p)",
               gp->id, cpu_index(), (void *)addr);
-    if (!arch_stack_map_page(addr, page))
-        panic("goroutine stacks: no page table at %p", (void *)addr);
+    void *page = mp->spare[--mp->nspare];
+    if (!stack_page_install(addr, page))
+        mp->spare[mp->nspare++] = page;    // another core mapped it first: still a spare
     return true;
 }

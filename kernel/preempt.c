@@ -347,6 +347,8 @@ static void preempt_m(void *arg)
 struct trapframe *trap_switch_hook(struct trapframe *tf)
 {
     struct m *mp = getm();
+    if (mp && mp->curg && mp->nspare < M_SPARE_PAGES)
+        stack_spares_top_up(mp);    // the G had interrupts on: it holds no lock
     if (!mp || !preempt_pending_here() || !mp->curg || preempt_count())
         return tf;              // none due, not a G, or releasem will do it
     if (arch_preempt_unsafe(tf)) {
@@ -359,8 +361,8 @@ struct trapframe *trap_switch_hook(struct trapframe *tf)
     // arch_preempt copies the frame onto the G's stack, below where it was
     // interrupted, with a switch frame under it: those pages must be
     // mapped first (at most two: the span is under a page), since a fault
-    // there would come with interrupts off. Without a spare page, try
-    // again in a moment.
+    // there would come with interrupts off. At the guard page, try again
+    // in a moment (the G overflows there by itself soon enough).
     uint64_t lo, hi;
     arch_preempt_stack(tf, &lo, &hi);
     if (!g_stack_premap(lo) || !g_stack_premap(hi - 1)) {

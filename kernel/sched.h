@@ -339,6 +339,7 @@ struct g *gfget(struct p *pp);
 void gfput(struct p *pp, struct g *gp);
 struct g *g_alloc(int node);
 void stack_spares_refill(struct m *mp);
+void stack_spares_top_up(struct m *mp);
 uint64_t stack_scavenge(uint32_t max);          // pages freed
 uint64_t stack_scavenge_all(void);             // from a G: waits out a trim under way
 void stack_region_fill(void);                   // inject=stack-full
