@@ -13,17 +13,20 @@ int shell_cmd_metrics(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    struct sched_stats st;
-    sched_stats(&st);
-    const struct sched_pstats *t = &st.total;
+    // From the heap: with one P record per possible P it is 6-7 KiB, more
+    // than a kernel frame may hold (the Makefile's KERNEL_FRAME_MAX).
+    struct sched_stats *st = malloc(sizeof *st);
+    sched_stats(st);
+    const struct sched_pstats *t = &st->total;
     if (!metrics_print_live())
         kprintf("metrics: boot with metrics=1 for runtime/metrics' histograms; the counters:\n");
-    kprintf("  goroutines %d, gomaxprocs %d, cores %d\n", num_goroutine(), st.gomaxprocs, st.ncpu);
+    kprintf("  goroutines %d, gomaxprocs %d, cores %d\n", num_goroutine(), st->gomaxprocs, st->ncpu);
     kprintf("  sched: runs %lu, steal attempts %lu, steals %lu, stolen %lu (same node %lu, "
             "remote %lu), preemptions %lu, wake IPIs %lu, halts %lu, spin cycles %lu, "
             "global-queue takes %lu\n", t->runs, t->steal_attempts, t->steals, t->stolen,
             t->steals_local, t->steals_remote, t->preemptions, t->wake_ipis, t->halts,
             t->spin_cycles, t->global_gets);
+    free(st);
     struct malloc_stats ms;
     malloc_stats(&ms);
     uint64_t mallocs = 0, frees = 0;

@@ -95,8 +95,10 @@ int shell_cmd_sched(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    struct sched_stats st;
-    sched_stats(&st);
+    // From the heap: with one P record per possible P it is 6-7 KiB, more
+    // than a kernel frame may hold (the Makefile's KERNEL_FRAME_MAX).
+    struct sched_stats *st = malloc(sizeof *st);
+    sched_stats(st);
     uint32_t np = SNAPSHOT(sched.gomaxprocs);
     char q[24];
     shell_fmt_ns(q, sizeof q, arch_cycles_to_ns(SNAPSHOT(quantum_cycles)));
@@ -117,7 +119,7 @@ int shell_cmd_sched(int argc, char **argv)
         struct p *pp = allp[i];
         struct m *mp = SNAPSHOT(pp->m);
         struct g *next = SNAPSHOT(pp->runq.runnext);
-        const struct sched_pstats *s = &st.p[i];
+        const struct sched_pstats *s = &st->p[i];
         char m[8] = "-", rn[24] = "-", steals[24], stolen[24], spin[16];
         if (mp)
             snprintf(m, sizeof m, "%u", mp->id);
@@ -132,10 +134,11 @@ int shell_cmd_sched(int argc, char **argv)
                 s->preemptions, s->wake_ipis, s->halts, spin, s->global_gets);
     }
     char spin[16];
-    shell_fmt_ns(spin, sizeof spin, arch_cycles_to_ns(st.total.spin_cycles));
+    shell_fmt_ns(spin, sizeof spin, arch_cycles_to_ns(st->total.spin_cycles));
     kprintf("total: runs %lu, steals %lu of %lu tried (%lu Gs), preemptions %lu, wake IPIs %lu, "
-            "halts %lu, spinning %s\n", st.total.runs, st.total.steals, st.total.steal_attempts,
-            st.total.stolen, st.total.preemptions, st.total.wake_ipis, st.total.halts, spin);
+            "halts %lu, spinning %s\n", st->total.runs, st->total.steals, st->total.steal_attempts,
+            st->total.stolen, st->total.preemptions, st->total.wake_ipis, st->total.halts, spin);
+    free(st);
     sched_line();
     return 0;
 }

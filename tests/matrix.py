@@ -162,6 +162,28 @@ def fatal(name, help, *expect, timeout=15):
                   expect=list(expect), timeout=timeout)
 
 
+def overflow_frame(cores):
+    """An 8 KiB frame at the bottom of a goroutine's stack: the stack
+    overflow error naming that goroutine, never a write into the stack
+    below (tests/kernel/test_stack.c, app=stack_overflow_frame)."""
+    def same_goroutine(lines):
+        text = "\n".join(lines)
+        who = re.search(r"^stack_overflow_frame: goroutine (\d+) calls", text, re.M)
+        named = re.search(r"fatal error: stack overflow: goroutine (\d+) ", text)
+        if not who or not named:
+            return []           # expect_seq names what is missing
+        if who.group(1) != named.group(1):
+            return [f"the overflow names goroutine {named.group(1)}, but goroutine {who.group(1)} overflowed"]
+        return []
+    return Config(f"stack-overflow-frame-smp{cores}",
+                  f"an 8 KiB frame with under 2 KiB of stack left hits the guard page, {cores} vCPU(s)",
+                  cores=cores, cmdline="app=stack_overflow_frame", exit_status=255, timeout=30,
+                  expect_seq=[r"^stack_overflow_frame: goroutine \d+ calls an 8 KiB frame",
+                              r"fatal error: stack overflow: goroutine \d+ \(created by goroutine \d+\) "
+                              r"ran past its \d+ KiB stack"],
+                  reject=[r"without a fault"], log_check=same_goroutine)
+
+
 def soak(cores, nodes, quantum, seed, ops=100000):
     """app=soak with a fixed seed: every invariant held, and its count."""
     numa = None
@@ -454,6 +476,7 @@ CONFIGS = [
     fatal("stack-overflow", "recursion past a goroutine's stack hits its guard page",
           r"fatal error: stack overflow: goroutine \d+ \(created by goroutine \d+\) "
           r"ran past its \d+ KiB stack", timeout=30),
+] + [overflow_frame(c) for c in (1, 2, 4, 8)] + [
     Config("schedtrace", "schedtrace=20 prints Go's SCHED lines while hogs run",
            cores=2, cmdline="schedtrace=20 scheddetail=1 app=ktest filter=preempt_hogs", ktest=True,
            expect=[r"^SCHED \d+ms: gomaxprocs=\d+ idleprocs=\d+ threads=\d+ spinningthreads=\d+ "

@@ -118,41 +118,26 @@ static uint64_t node_done, node_bad, node_checked;
 
 // Pages a reused G mapped before (on whatever node it ran then) are kept,
 // by design; the rule is for the pages faulted in now, on this core. The
-// buffer sits below 72 KiB of untouched frame, deeper than earlier tests'
-// goroutines grew (but one), so its pages are new whichever G runs this.
-__attribute__((noinline)) static void touch_deep(void)
-{
-    volatile uint8_t buf[48 * 1024];        // new stack pages, faulted in here
-    preempt_disable();                      // fault and check on one core
-    bool fresh[sizeof buf / 4096];
-    for (size_t i = 0; i < sizeof buf; i += 4096)
-        fresh[i / 4096] = arch_virt_to_phys((uint64_t)&buf[i]) == 0;
-    for (size_t i = 0; i < sizeof buf; i += 4096)
-        buf[i] = 1;
-    int node = numa_core_node((uint32_t)core_id());
-    for (size_t i = 0; i < sizeof buf; i += 4096) {
-        if (!fresh[i / 4096])
-            continue;
-        uint64_t pa = arch_virt_to_phys((uint64_t)&buf[i]);
-        kt_add(&node_checked, 1);
-        if (numa_node_of_phys(pa) != node && page_node_free(node) > 1024)
-            kt_add(&node_bad, 1);
-    }
-    preempt_enable();
-}
-
-__attribute__((noinline)) static void below_untouched(void)
-{
-    volatile uint8_t pad[72 * 1024];        // never written: its pages stay as they are
-    (void)pad;
-    touch_deep();
-    __asm__ volatile("" :: "r"(pad) : "memory");
-}
-
+// pages are a run of its own stack that nothing has mapped yet, far below
+// its frames (a local array would not do: the build probes a large
+// frame's pages at the function's entry).
 static void node_toucher(void *arg)
 {
     (void)arg;
-    below_untouched();
+    preempt_disable();                      // fault and check on one core
+    struct g *gp = kt_curg();
+    uint64_t buf = kt_unmapped_pages(gp, 12);
+    if (buf) {
+        for (uint64_t va = buf; va < buf + 12 * PAGE_SIZE; va += PAGE_SIZE)
+            *(volatile uint8_t *)va = 1;    // new stack pages, faulted in here
+        int node = numa_core_node((uint32_t)core_id());
+        for (uint64_t va = buf; va < buf + 12 * PAGE_SIZE; va += PAGE_SIZE) {
+            kt_add(&node_checked, 1);
+            if (numa_node_of_phys(arch_virt_to_phys(va)) != node && page_node_free(node) > 1024)
+                kt_add(&node_bad, 1);
+        }
+    }
+    preempt_enable();
     kt_add(&node_done, 1);
 }
 
@@ -529,3 +514,63 @@ KTEST(stack_preemption_after_the_spares_ran_out)
            kt_load(&starve_released) ? "preempted" : "never preempted");
     KT_ASSERT(kt_load(&starve_released));
 }
+
+// ---- a large frame at the bottom of a stack hits the guard, not the neighbour ----
+//
+// A goroutine with less than 2 KiB of its stack left calls a function with
+// an 8 KiB frame. Without stack probing the frame jumped the 4 KiB guard
+// page and its lowest bytes lay in the slot below: the neighbour's stack,
+// written without a fault (or, unmapped there, mapped as the neighbour's
+// growth). With the frame's pages probed top down, the first probe below
+// the stack lands in the guard: "stack overflow", naming this goroutine.
+// An app: the fatal error ends the machine (tests/matrix.py checks the
+// goroutine named is the one that overflowed).
+
+__attribute__((noinline)) static void big_frame(void)
+{
+    volatile uint8_t buf[8192];
+    buf[0] = 0x5a;                  // the deepest byte, written first
+    buf[sizeof buf - 1] = 0x5a;
+    __asm__ volatile("" :: "r"(buf) : "memory");
+}
+
+__attribute__((noinline)) static void descend(uint64_t stack_lo)
+{
+    volatile uint8_t pad[512];
+    pad[0] = 1;
+    if ((uint64_t)__builtin_frame_address(0) - stack_lo > 2048)
+        descend(stack_lo);
+    else
+        big_frame();
+    __asm__ volatile("" :: "r"(pad) : "memory");
+}
+
+static uint64_t frame_returned;
+
+static void frame_overflower(void *arg)
+{
+    (void)arg;
+    struct g *gp = kt_curg();
+    printf("stack_overflow_frame: goroutine %lu calls an 8 KiB frame with under 2 KiB of its stack left\n",
+           goid());
+    descend(gp->stack_lo);
+    printf("stack_overflow_frame: the frame wrote below goroutine %lu's stack without a fault\n", goid());
+    kt_store(&frame_returned, 1);
+}
+
+static void frame_neighbour(void *arg)
+{
+    (void)arg;
+    gopark(0, 0, "test: the overflower's neighbour", 0);
+}
+
+static int stack_overflow_frame_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    go(frame_neighbour, 0);         // most likely the slot just below the overflower's
+    go(frame_overflower, 0);
+    kt_wait_count(&frame_returned, 1, KT_STALL_MS);
+    return 1;
+}
+GORO_APP(stack_overflow_frame, "an 8 KiB frame at the bottom of a goroutine's stack (expect the overflow error, exit 255)",
+         stack_overflow_frame_main);
