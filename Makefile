@@ -64,7 +64,7 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/cpuburn.c apps/flightrec.c apps/latency.c
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_clock.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
-           tests/kernel/test_chan.c tests/kernel/test_sync.c \
+           tests/kernel/test_chan.c tests/kernel/test_chan_pages.c tests/kernel/test_sync.c \
            tests/kernel/test_numa.c tests/kernel/test_malloc.c tests/kernel/test_irqwait.c tests/kernel/test_timer_watch.c tests/kernel/test_timer_modify.c \
            tests/kernel/go_proc_test.c tests/kernel/test_sched_races.c \
            tests/kernel/go_chan_test.c tests/kernel/go_select_test.c tests/kernel/go_sema_test.c tests/kernel/go_sync_test.c \

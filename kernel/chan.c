@@ -245,6 +245,7 @@ HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
     // Relaxed: closed never goes back to 0, so open-then-full held at once.
     if (!block && !__atomic_load_n(&c->closed, __ATOMIC_RELAXED) && full(c))
         return false;
+    elem_premap(elem, c->elemsize);     // read with interrupts off, now or by a receiver once parked
     struct g *wake = 0;
     uint64_t fl = irq_off(block);
     wq_lock(&c->lock);
@@ -289,6 +290,7 @@ HOT int chanrecv(struct chan *c, void *elem, bool block)
             return CHAN_CLOSED;
         }
     }
+    elem_premap(elem, c->elemsize);     // written with interrupts off, now or by a sender once parked
     struct g *wake = 0;
     uint64_t fl = irq_off(block);
     wq_lock(&c->lock);

@@ -67,6 +67,24 @@ struct chan {
     uint8_t *buf;
 };
 
+// Interrupts on, from a goroutine: maps the goroutine-stack pages of the
+// size bytes at elem (a channel operation's own value or slot), by
+// touching them. The copies run under the channel's lock with interrupts
+// off, where a stack fault may only take one of the core's few spare
+// pages: every operation maps its own value's pages before interrupts go
+// off, so a copy never faults there, whichever side makes it (a parked
+// goroutine's value is mapped before it parks, and a goroutine's stack
+// pages stay mapped while it lives).
+static inline void elem_premap(const void *elem, uint32_t size)
+{
+    uint64_t a = (uint64_t)elem;
+    if (!size || a - ARCH_STACK_REGION >= ARCH_STACK_REGION_SIZE)
+        return;                     // nothing to copy, NULL, or not a goroutine stack
+    (void)*(const volatile uint8_t *)elem;
+    for (uint64_t pg = (a & ~(uint64_t)(ARCH_PAGE_SIZE - 1)) + ARCH_PAGE_SIZE; pg < a + size; pg += ARCH_PAGE_SIZE)
+        (void)*(const volatile uint8_t *)pg;
+}
+
 void wq_lock_slow(uint32_t *l);
 
 // Ranked as LOCK_RANK_WAITQ (arch/spinlock.h), checked in debug builds.

@@ -113,6 +113,14 @@ int chan_select(struct select_case *cases, int n, bool block)
         panic("a goroutine blocked in an empty select was woken");
     }
 
+    // Every case's value, and the waiter records below, are copied or
+    // written with interrupts off: their stack pages are mapped first
+    // (elem_premap, chan.h). norder > 0 here (0 returned above); the
+    // analyzer loses that.
+    struct sudog sgs[norder];          // NOLINT(clang-analyzer-core.VLASize): on the stack only while it waits
+    elem_premap(sgs, (uint32_t)(sizeof sgs));
+    for (int k = 0; k < norder; k++)
+        elem_premap(cases[pollorder[k]].elem, cases[pollorder[k]].c->elemsize);
     uint64_t fl = irq_save();
     sellock(cases, lockorder, norder);
 
@@ -146,8 +154,6 @@ int chan_select(struct select_case *cases, int n, bool block)
     // Pass 2: wait on every channel.
     struct g *gp = getm()->curg;
     struct select_state st = { 0, 0 };
-    // norder > 0 here (0 returned above); the analyzer loses that.
-    struct sudog sgs[norder];          // NOLINT(clang-analyzer-core.VLASize): on the stack only while it waits
     for (int k = 0; k < norder; k++) {
         int i = lockorder[k];
         struct sudog *sg = &sgs[k];
