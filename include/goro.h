@@ -361,6 +361,7 @@ void wg_done(waitgroup_t *wg);
 void wg_wait(waitgroup_t *wg);
 
 // Go's sync.Once: fn(arg) runs once; every once_do returns after it has.
+// If fn ends its goroutine (goexit) the Once is done all the same, as in Go.
 typedef struct {
     uint32_t done;
     mutex_t m;

@@ -297,6 +297,7 @@ uint64_t go(void (*fn)(void *), void *arg)
 
 static void goexit0(struct g *gp)
 {
+    ASSERT(!gp->defers);            // a call returned without gdefer_pop
     struct m *mp = dropg(gp);
     struct p *pp = mp->p;
     trace_g(TR_GO_END, gp);
@@ -312,8 +313,40 @@ static void goexit1(void)
     __builtin_unreachable();
 }
 
+static struct g *self(void)
+{
+    struct m *mp = acquirem();
+    struct g *gp = mp->curg;
+    releasem(mp);
+    return gp;
+}
+
+void gdefer_push(struct gdefer *d, void (*fn)(void *), void *arg)
+{
+    struct g *gp = self();
+    d->fn = fn;
+    d->arg = arg;
+    d->next = gp->defers;
+    gp->defers = d;
+}
+
+void gdefer_pop(struct gdefer *d)
+{
+    struct g *gp = self();
+    ASSERT(gp->defers == d);        // pops in the reverse order of the pushes
+    gp->defers = d->next;
+}
+
+// Go's Goexit: the deferred calls run first (once_do's release among
+// them), each taken off before it runs, so one that exits again goes on
+// with the rest.
 void goexit(void)
 {
+    struct g *gp = self();
+    for (struct gdefer *d; (d = gp->defers);) {
+        gp->defers = d->next;
+        d->fn(d->arg);
+    }
     goexit1();
     __builtin_unreachable();
 }

@@ -88,6 +88,8 @@ struct g {
     // run time (TSC cycles) while the trace hooks are on: written by the
     // core running the G (kernel/trace.c), read racily by the shell's ps
     uint64_t run_cycles;
+    // the G itself only: what goexit runs first, newest first (gdefer_push)
+    struct gdefer *defers;
 };
 
 struct m {
@@ -338,6 +340,18 @@ struct m *mget(void);
 struct g *gfget(struct p *pp);
 void gfput(struct p *pp, struct g *gp);
 struct g *g_alloc(int node);
+// Go's defer, for kernel calls that hand control to a function which may
+// end its goroutine with goexit (once_do): pushed before the call, popped
+// after it; goexit runs what is pushed, newest first, before the G dies.
+// The record lives in the pusher's frame. The G itself only.
+struct gdefer {
+    struct gdefer *next;
+    void (*fn)(void *);
+    void *arg;
+};
+void gdefer_push(struct gdefer *d, void (*fn)(void *), void *arg);
+void gdefer_pop(struct gdefer *d);
+
 void stack_spares_refill(struct m *mp);
 void stack_spares_top_up(struct m *mp);
 uint64_t stack_scavenge(uint32_t max);          // pages freed

@@ -26,7 +26,8 @@
 // waitgroup_t.state: counter << 32 | waiters, one 64-bit word so that the
 // "counter reached zero with waiters" check sees both at once (seq_cst).
 //
-// once_t.done: 0 until fn has returned; set with release under the mutex,
+// once_t.done: 0 until fn has returned (or ended its goroutine: a gdefer
+// sets it then, as Go's defers do); set with release under the mutex,
 // read with acquire on the fast path, so once_do's callers see fn's writes.
 #include "kernel/chan.h"
 #include "kernel/sched.h"
@@ -306,11 +307,24 @@ void wg_wait(waitgroup_t *wg)
 
 // ---- Once -------------------------------------------------------------------
 
+// fn ended its goroutine (goexit) instead of returning: as Go's doSlow,
+// whose two defers run then, the Once counts as done and is unlocked, so
+// later callers return instead of waiting forever.
+static void once_exited(void *arg)
+{
+    once_t *o = arg;
+    __atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);   // release: fn's writes before done
+    mutex_unlock(&o->m);
+}
+
 void once_do_slow(once_t *o, void (*fn)(void *), void *arg)
 {
     mutex_lock(&o->m);
     if (!o->done) {
+        struct gdefer d;
+        gdefer_push(&d, once_exited, o);
         fn(arg);
+        gdefer_pop(&d);
         __atomic_store_n(&o->done, 1, __ATOMIC_RELEASE);   // release: fn's writes before done
     }
     mutex_unlock(&o->m);

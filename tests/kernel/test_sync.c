@@ -454,6 +454,53 @@ KTEST(sync_once_runs_once_under_contention)
     KT_ASSERT_EQ(kt_load(&once_runs), 1);
 }
 
+// ---- a Once whose function ends its goroutine ---------------------------------
+//
+// fn calls goexit (under the shell, an app's exit() is goexit): Go's
+// doSlow unlocks the mutex and sets done in defers, which Goexit runs, so
+// later callers return at once and fn is not run again. The mutex stayed
+// locked and done 0: every later caller waited forever.
+
+static once_t once_x;
+static uint64_t oncex_ran, oncex_returned, oncex_later;
+
+static void oncex_fn(void *arg)
+{
+    (void)arg;
+    kt_add(&oncex_ran, 1);
+    goexit();
+}
+
+static void oncex_first(void *arg)
+{
+    (void)arg;
+    once_do(&once_x, oncex_fn, 0);
+    kt_add(&oncex_returned, 1);     // never: fn ended this goroutine
+}
+
+static void oncex_after(void *arg)
+{
+    (void)arg;
+    once_do(&once_x, oncex_fn, 0);
+    kt_add(&oncex_later, 1);
+}
+
+KTEST(sync_once_survives_goexit_in_its_function)
+{
+    memset(&once_x, 0, sizeof once_x);
+    oncex_ran = oncex_returned = oncex_later = 0;
+    go(oncex_first, 0);
+    KT_ASSERT(kt_wait_count(&oncex_ran, 1, KT_STALL_MS));
+    for (int i = 0; i < 4; i++)
+        go(oncex_after, 0);
+    if (!kt_wait_count(&oncex_later, 4, KT_STALL_MS))
+        KT_FAIL("%lu of 4 later once_do calls returned: the Once stayed locked after goexit",
+                kt_load(&oncex_later));
+    once_do(&once_x, oncex_fn, 0);  // done: returns without running fn
+    KT_ASSERT_EQ(kt_load(&oncex_ran), 1);
+    KT_ASSERT_EQ(kt_load(&oncex_returned), 0);
+}
+
 // ---- Cond -----------------------------------------------------------------
 
 #define COND_G 16u
