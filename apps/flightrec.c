@@ -1,13 +1,30 @@
 // SPDX-License-Identifier: MIT
-// app=flightrec [ms=N]: the flight recorder while the machine runs. Pairs
-// of goroutines ping-pong over unbuffered channels on every core; after
-// 200 ms main prints the last N ms (default 50) of the event trace with
-// trace_dump_recent, then stops the pairs and returns (the whole trace is
-// printed again at exit). Boot with trace=1.
+// app=flightrec [ms=N] [quiet=1]: the flight recorder while the machine
+// runs. Pairs of goroutines ping-pong over unbuffered channels on every
+// core; after 200 ms main starts four short goroutines (flightrec_marker:
+// the dump's GoCreate events name it) and prints the last N ms (default
+// 50) of the event trace with trace_dump_recent, then stops the pairs and
+// returns (the whole trace is printed again at exit). quiet=1 stops the
+// pairs first and dumps 20 ms after the markers: only a window reaching
+// that far back holds them. Boot with trace=1.
 #include "goro.h"
 
 static bool stop;
-static waitgroup_t wg;
+static waitgroup_t wg, markers;
+
+static void flightrec_marker(void *arg)
+{
+    (void)arg;
+    wg_done(&markers);
+}
+
+static void start_markers(void)
+{
+    wg_add(&markers, 4);
+    for (int i = 0; i < 4; i++)
+        go(flightrec_marker, 0);
+    wg_wait(&markers);
+}
 
 struct pair {
     chan_t *ping, *pong;
@@ -42,13 +59,16 @@ static void ponger(void *arg)
 
 static int flightrec_main(int argc, char **argv)
 {
-    long ms = 50;
-    for (int i = 1; i < argc; i++)
+    uint64_t ms = 50;
+    bool quiet = false;
+    for (int i = 1; i < argc; i++) {
         if (strncmp(argv[i], "ms=", 3) == 0) {
             ms = 0;
-            for (const char *d = argv[i] + 3; *d >= '0' && *d <= '9'; d++)
-                ms = ms * 10 + (*d - '0');
+            for (const char *d = argv[i] + 3; *d >= '0' && *d <= '9'; d++)    // saturates
+                ms = ms > (UINT64_MAX - 9) / 10 ? UINT64_MAX : ms * 10 + (uint64_t)(*d - '0');
         }
+        quiet |= strcmp(argv[i], "quiet=1") == 0;
+    }
     static struct pair pairs[8];
     int n = num_cpu() < 8 ? num_cpu() : 8;
     wg_add(&wg, 2 * n);
@@ -59,10 +79,20 @@ static int flightrec_main(int argc, char **argv)
         go(ponger, &pairs[i]);
     }
     sleep_ns(200 * 1000000ull);
-    printf("flightrec: the last %ld ms, while %d pairs run\n", ms, n);
-    trace_dump_recent((uint64_t)ms);
-    __atomic_store_n(&stop, true, __ATOMIC_RELAXED);    // relaxed: the pairs poll it
-    wg_wait(&wg);
+    if (quiet) {
+        __atomic_store_n(&stop, true, __ATOMIC_RELAXED);    // relaxed: the pairs poll it
+        wg_wait(&wg);
+        start_markers();
+        sleep_ns(20 * 1000000ull);
+        printf("flightrec: the last %lu ms, 20 ms after the markers started, the pairs stopped\n", ms);
+        trace_dump_recent(ms);
+    } else {
+        start_markers();
+        printf("flightrec: the last %lu ms, while %d pairs run\n", ms, n);
+        trace_dump_recent(ms);
+        __atomic_store_n(&stop, true, __ATOMIC_RELAXED);    // relaxed: the pairs poll it
+        wg_wait(&wg);
+    }
     printf("flightrec: ok\n");
     return 0;
 }

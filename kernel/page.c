@@ -238,6 +238,20 @@ void *page_alloc_node(size_t npages, int node)
     return p;
 }
 
+void *page_try_alloc_uncleared(size_t npages)
+{
+    ASSERT(npages > 0);
+    return (void *)(uintptr_t)take_near(npages, numa_core_node(cpu_index()), 0);
+}
+
+void *page_try_alloc(size_t npages)
+{
+    void *p = page_try_alloc_uncleared(npages);
+    if (p)
+        memset(p, 0, npages * PAGE_SIZE);
+    return p;
+}
+
 void *page_alloc_uncleared(size_t npages)
 {
     return alloc_node(npages, numa_core_node(cpu_index()));

@@ -17,6 +17,13 @@ struct boot_info;
 // still occupies, cut into nodes by numa_ranges(): runs after numa_init.
 void page_init(const struct boot_info *bi, uint64_t image_start, uint64_t image_end);
 
+// As page_alloc, but NULL when no node has npages contiguous pages free:
+// for callers that report running out as an error of their own (the
+// profiler's and the trace's buffers), where page_alloc's is fatal.
+void *page_try_alloc(size_t npages);
+// The same, not cleared: for memory written before it is read (the flight
+// recorder's snapshots), or only held (a test making the machine small).
+void *page_try_alloc_uncleared(size_t npages);
 // As page_alloc, below 4 GiB (page tables the AP trampoline reaches in 32-bit mode).
 void *page_alloc_low(size_t npages);
 // As page_alloc, not cleared: for memory written before it is read

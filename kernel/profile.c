@@ -93,7 +93,7 @@ static bool alloc_buffers(uint32_t ncpu)
     for (uint32_t i = 0; i < ncpu; i++) {
         if (cores[i].buf)
             continue;
-        cores[i].buf = page_alloc(PROFILE_BUF_PAGES);
+        cores[i].buf = page_try_alloc(PROFILE_BUF_PAGES);
         if (!cores[i].buf) {
             kprintf("profile: no memory for core %u's samples; the profiler stays off\n", i);
             return false;

@@ -147,7 +147,7 @@ void trace_init(uint32_t ncpu)
 {
     size_t pages = (TRACE_RING * sizeof(struct trace_rec) + PAGE_SIZE - 1) / PAGE_SIZE;
     for (uint32_t i = 0; i < ncpu; i++) {
-        rings[i].recs = page_alloc(pages);
+        rings[i].recs = page_try_alloc(pages);
         if (!rings[i].recs) {
             kprintf("trace: no memory for core %u's ring (%lu KiB); the trace stays off\n", i,
                     pages * PAGE_SIZE / 1024);
@@ -334,6 +334,7 @@ static void snap_core(uint32_t i, uint64_t cutoff, uint64_t now, struct snap *s)
         copy.g = __atomic_load_n(&src->g, __ATOMIC_RELAXED);       // relaxed: as tsc
         copy.arg = __atomic_load_n(&src->arg, __ATOMIC_RELAXED);   // relaxed: as tsc
         copy.ev = __atomic_load_n(&src->ev, __ATOMIC_RELAXED);     // relaxed: as tsc
+        copy.fn_lo = __atomic_load_n(&src->fn_lo, __ATOMIC_RELAXED);   // relaxed: as tsc
         __atomic_thread_fence(__ATOMIC_ACQUIRE);    // the copy's loads before n's re-read
         uint64_t now_n = __atomic_load_n(&r->n, __ATOMIC_RELAXED);    // relaxed: the fence above orders it after the copy
         if (now_n >= idx - 1 + TRACE_RING - 1 || copy.tsc < cutoff)
@@ -363,7 +364,7 @@ void trace_dump_recent(uint64_t ms)
     }
     uint32_t got = 0;
     for (; got < ncpu; got++) {
-        struct trace_rec *buf = page_alloc(pages);
+        struct trace_rec *buf = page_try_alloc_uncleared(pages);    // written before it is read
         if (!buf)
             break;
         snaps[got].recs = buf;
@@ -375,7 +376,8 @@ void trace_dump_recent(uint64_t ms)
     // core's ring can still be lapped while the host holds this vCPU.
     struct m *mp = acquirem();
     uint64_t now = arch_cycles();
-    uint64_t window = ms ? arch_ns_to_cycles(ms * 1000000) : now;
+    // ms so large that its nanoseconds overflow means all the rings hold
+    uint64_t window = ms && ms <= UINT64_MAX / 1000000 ? arch_ns_to_cycles(ms * 1000000) : now;
     uint64_t cutoff = now > window ? now - window : 0;
     uint64_t total = 0;
     for (uint32_t i = 0; i < got; i++) {

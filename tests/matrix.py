@@ -108,7 +108,7 @@ def go_trace_check(lines, tag):
                           os.path.join(build, "goro.elf"))
 
 
-def flight_recorder_check(lines):
+def flight_recorder_check(lines, tag):
     """The flight recorder's dump (the first of two) parses, holds only the
     window it names, and converts into a Go trace that go tool trace reads;
     the dump at exit is whole."""
@@ -127,12 +127,20 @@ def flight_recorder_check(lines):
         return [f"flight recorder: {e}"]
     if not events:
         problems.append("flight recorder: an empty window")
+    # The four markers started just before the dump: their GoCreate events
+    # are in the window, each naming its start function.
+    creates = [l for l in first if re.match(r"TRACE \d+ \d+ GoCreate ", l)]
+    if len(creates) < 4:
+        problems.append(f"flight recorder: {len(creates)} GoCreate events in the window, fewer than the 4 markers")
+    unnamed = [l for l in creates if re.search(r" fn=0$", l)]
+    if unnamed:
+        problems.append(f"flight recorder: {len(unnamed)} GoCreate events without their start function: {unnamed[0]}")
     lo = upto - ms * 1000000 if ms else 0     # ms=0: all the rings hold
     bad = [e for e in events if not lo <= e["ns"] <= upto]
     if bad:
         problems.append(f"flight recorder: {len(bad)} events outside the window, e.g. line {bad[0]['line']}")
     build = os.environ.get("GORO_BUILD", "build")
-    problems += trace2go.check(first, os.path.join(build, "test-logs", "trace-flightrec"))
+    problems += trace2go.check(first, os.path.join(build, "test-logs", "trace-" + tag))
     problems += trace2json.check(lines)        # the last dump: the whole trace at exit
     return problems
 
@@ -556,7 +564,13 @@ CONFIGS = [
     # the host deschedules the vCPUs for that long.
     Config("trace-flightrec-smp2", "trace_dump_recent(0) while ping-pong pairs run: the dump parses, go tool trace reads it",
            cores=2, cmdline="trace=1 app=flightrec ms=0", timeout=120,
-           expect=[r"^flightrec: ok"], log_check=flight_recorder_check),
+           expect=[r"^flightrec: ok"], log_check=lambda lines: flight_recorder_check(lines, "flightrec")),
+    # ms whose nanoseconds overflow 64 bits (2^64 / 10^6, rounded up):
+    # all the rings hold, as ms=0; wrapped, the window was 0.45 ms and
+    # left out the markers started 20 ms before the dump.
+    Config("trace-flightrec-huge-ms", "trace_dump_recent(18446744073710) keeps the whole rings: no overflow",
+           cores=2, cmdline="trace=1 app=flightrec ms=18446744073710 quiet=1", timeout=120,
+           expect=[r"^flightrec: ok"], log_check=lambda lines: flight_recorder_check(lines, "flightrec-huge-ms")),
     # Scheduler metrics: they parse, and the latency histogram holds one
     # sample per schedule (per GoStart of the event trace booted with them).
     Config("metrics-smp2", "metrics=1 trace=1 on the timeout demo: METRIC lines parse, one latency per GoStart",

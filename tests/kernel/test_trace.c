@@ -6,6 +6,7 @@
 #include "kernel/ktest.h"
 #include "kernel/sched.h"
 #include "kernel/trace.h"
+#include "kernel/page.h"
 #include "lib/printf.h"
 
 #define TOGGLES 20
@@ -80,4 +81,49 @@ KTEST(trace_hooks_toggle_live_under_load)
     printf("ktest: %d hook sites patched in and out %d times under %d busy pairs, %lu goroutines "
            "spawned, %lu int3s met at sites (%lu at a site rewritten already)\n", sites, TOGGLES / 2, pairs,
            kt_load(&spawned), traps - traps0, stale - stale0);
+}
+
+// ---- profile_start on a machine without room for its buffers -----------------
+//
+// goro.h promises that profile_start returns false when there is no memory
+// for the per-core sample buffers (512 contiguous pages each). page_alloc
+// never returns NULL (running out is fatal), so the check was dead and a
+// small machine died "out of memory: 512 pages wanted". The test makes the
+// machine small: it takes memory in 128-page chunks until none is left,
+// then gives every other chunk back, so that plenty of single pages stay
+// free for the other cores but no run of 512 is (a freed chunk between
+// two held ones, with any leftover under 128 pages beside it, spans at
+// most 382).
+
+#define HOG_CHUNK 128
+
+KTEST(profile_start_without_memory_for_its_buffers_fails)
+{
+    void *held = 0, *given = 0;     // chunks chained through their first word
+    uint64_t nheld = 0;
+    bool keep = true;
+    for (void *c; (c = page_try_alloc_uncleared(HOG_CHUNK)); keep = !keep) {
+        void **list = keep ? &held : &given;
+        *(void **)c = *list;
+        *list = c;
+        nheld += keep;
+    }
+    while (given) {
+        void *next = *(void **)given;
+        page_free(given, HOG_CHUNK);
+        given = next;
+    }
+    bool started = profile_start(1000);
+    if (started)
+        profile_stop();
+    while (held) {
+        void *next = *(void **)held;
+        page_free(held, HOG_CHUNK);
+        held = next;
+    }
+    printf("ktest: profile_start with %lu chunks of %d pages held: %s\n", nheld, HOG_CHUNK,
+           started ? "started" : "false");
+    KT_ASSERT(!started);
+    KT_ASSERT(profile_start(1000));     // with the memory back
+    profile_stop();
 }
