@@ -69,7 +69,7 @@ KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_
            tests/kernel/go_proc_test.c tests/kernel/test_sched_races.c \
            tests/kernel/go_chan_test.c tests/kernel/go_select_test.c tests/kernel/go_sema_test.c tests/kernel/go_sync_test.c \
            tests/kernel/go_time_test.c \
-           tests/kernel/test_trace.c tests/kernel/test_tlb.c
+           tests/kernel/test_trace.c tests/kernel/test_tlb.c tests/kernel/test_x87.c
 
 # An application from outside the tree: a directory of .c files or one file.
 # Each object is named after its source's absolute path, so two apps'

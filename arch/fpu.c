@@ -19,15 +19,16 @@ bool arch_simd_enabled;        // read by arch/switch.asm
 
 extern uint8_t switch_fp_save[], switch_fp_restore[];
 
-// Boot core only, before any goroutine switch: the switch code's control
-// word save and restore become NOPs (0F 1F 84 00 00000000 is the 8-byte
-// NOP), since stmxcsr/ldmxcsr fault with CR4.OSFXSR clear.
-static void switch_drop_fp(void)
+// Boot core only, before any goroutine switch: the switch code's MXCSR
+// save and restore (its first 4 bytes each, stmxcsr/ldmxcsr, which fault
+// with CR4.OSFXSR clear) become NOPs (0F 1F 40 00 is the 4-byte NOP); the
+// x87 control word is still saved and restored, the x87 unit being there.
+static void switch_drop_mxcsr(void)
 {
-    static const uint8_t nop8[8] = { 0x0F, 0x1F, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00 };
-    for (int i = 0; i < 8; i++) {
-        switch_fp_save[i] = nop8[i];
-        switch_fp_restore[i] = nop8[i];
+    static const uint8_t nop4[4] = { 0x0F, 0x1F, 0x40, 0x00 };
+    for (int i = 0; i < 4; i++) {
+        switch_fp_save[i] = nop4[i];
+        switch_fp_restore[i] = nop4[i];
     }
     __asm__ volatile("" ::: "memory");   // a serializing jump follows before either runs
 }
@@ -40,7 +41,7 @@ void fpu_init(bool simd)
     write_cr0(cr0);
     if (!simd) {
         if (cpu_index() == 0)
-            switch_drop_fp();
+            switch_drop_mxcsr();
         return;
     }
 

@@ -9,8 +9,13 @@
 ; are caller-saved, so a voluntary switch never touches them.
 ;
 ; With simd off (CR4.OSFXSR clear) stmxcsr/ldmxcsr would fault: at boot,
-; arch/fpu.c overwrites the two 8-byte control-word sequences below
-; (switch_fp_save, switch_fp_restore) with NOPs, so no switch tests a flag.
+; arch/fpu.c overwrites each one's 4 bytes below (the first half of
+; switch_fp_save and switch_fp_restore) with a NOP, so no switch tests a
+; flag; the x87 control word is kept either way.
+;
+; A resumed goroutine finds the x87 register stack empty, as the ABI has
+; it at every call: only a preemption leaves it loaded, and the preemption
+; saves it and resets the unit (arch/xsave.c).
 
 global arch_mcall, arch_gogo, arch_gstart, switch_fp_save, switch_fp_restore
 
@@ -29,7 +34,7 @@ arch_mcall:
     push rbp
     push rbx
     sub rsp, 8
-switch_fp_save:                     ; 8 bytes, patched to NOPs when simd is off
+switch_fp_save:                     ; stmxcsr: 4 bytes, patched to a NOP when simd is off
     stmxcsr [rsp]
     fnstcw [rsp + 4]
     mov [rdi], rsp
@@ -44,7 +49,7 @@ switch_fp_save:                     ; 8 bytes, patched to NOPs when simd is off
 align 16
 arch_gogo:
     mov rsp, rdi
-switch_fp_restore:                  ; 8 bytes, patched like switch_fp_save
+switch_fp_restore:                  ; ldmxcsr: 4 bytes, patched like switch_fp_save
     ldmxcsr [rsp]
     fldcw [rsp + 4]
     add rsp, 8

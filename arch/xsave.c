@@ -1,20 +1,33 @@
 // SPDX-License-Identifier: MIT
-// Vector state for preempted goroutines: XSAVEOPT (or XSAVE) of every
-// component enabled in XCR0, area size from CPUID 0xD; FXSAVE on CPUs
-// without XSAVE. Voluntary switches never get here: the ABI makes vector
-// registers caller-saved.
+// Vector and x87 state for preempted goroutines: XSAVEOPT (or XSAVE) of
+// every component enabled in XCR0, area size from CPUID 0xD; FXSAVE on
+// CPUs without XSAVE; FNSAVE with simd=off, where the SSE state is off but
+// the x87 unit still works (and a goroutine's long double lives there).
+// Voluntary switches never get here: the ABI makes vector and x87
+// registers caller-saved, and the x87 stack empty at every call.
+//
+// After the save the x87 unit is reset (FNSAVE does that itself): the
+// preempted goroutine's x87 stack may be full, and the goroutine that runs
+// next on this core, resumed from a voluntary switch or started afresh,
+// restores only the control words (arch/switch.asm) and must find the
+// stack empty, as the ABI promises it at every call. Left loaded, its
+// first fld overflows the stack on hardware (the result is the NaN
+// indefinite); TCG overwrites silently.
 #include "arch/arch_private.h"
 #include "arch/x86.h"
 
-enum { XS_NONE, XS_FXSAVE, XS_XSAVE, XS_XSAVEOPT };
+enum { XS_FNSAVE, XS_FXSAVE, XS_XSAVE, XS_XSAVEOPT };
 static int xs_kind;
 static uint32_t xs_size;
+
+#define FNSAVE_SIZE 108             // the 64-bit FNSAVE image: environment and 8 x 10-byte registers
 
 // Boot core, after fpu_init.
 void xsave_init(bool simd)
 {
     if (!simd) {
-        xs_kind = XS_NONE;
+        xs_kind = XS_FNSAVE;
+        xs_size = FNSAVE_SIZE;
         return;
     }
     if (cpuid(1, 0).ecx & (1u << 26)) {
@@ -28,23 +41,27 @@ void xsave_init(bool simd)
 
 uint32_t arch_xsave_size(void)
 {
-    return xs_kind == XS_NONE ? 0 : xs_size;
+    return xs_size;
 }
 
 // area: 64-byte aligned, arch_xsave_size() bytes, zeroed before first use.
+// Leaves the x87 unit reset (see the top).
 void arch_xsave(void *area)
 {
     if (!area)
         return;
     switch (xs_kind) {
     case XS_XSAVEOPT:
-        __asm__ volatile("xsaveopt64 (%0)" :: "r"(area), "a"(~0u), "d"(~0u) : "memory");
+        __asm__ volatile("xsaveopt64 (%0); fninit" :: "r"(area), "a"(~0u), "d"(~0u) : "memory");
         break;
     case XS_XSAVE:
-        __asm__ volatile("xsave64 (%0)" :: "r"(area), "a"(~0u), "d"(~0u) : "memory");
+        __asm__ volatile("xsave64 (%0); fninit" :: "r"(area), "a"(~0u), "d"(~0u) : "memory");
         break;
     case XS_FXSAVE:
-        __asm__ volatile("fxsave64 (%0)" :: "r"(area) : "memory");
+        __asm__ volatile("fxsave64 (%0); fninit" :: "r"(area) : "memory");
+        break;
+    case XS_FNSAVE:
+        __asm__ volatile("fnsave (%0)" :: "r"(area) : "memory");     // resets the unit itself
         break;
     }
 }
@@ -60,6 +77,9 @@ void arch_xrstor(void *area)
         break;
     case XS_FXSAVE:
         __asm__ volatile("fxrstor64 (%0)" :: "r"(area) : "memory");
+        break;
+    case XS_FNSAVE:
+        __asm__ volatile("frstor (%0)" :: "r"(area) : "memory");
         break;
     }
 }

@@ -760,6 +760,11 @@ CONFIGS = [
            expect_seq=[r"^inject: stack-full: the goroutine stack region is used up$",
                        r"fatal error: out of goroutine stacks: the 512 GiB stack region is used up",
                        r"backtrace:", r"\bg_alloc\b"]),
+    # simd=off under TCG: no SSE state, but the x87 unit works, and a
+    # preempted goroutine's x87 registers are saved with FNSAVE
+    # (tests/kernel/test_x87.c: general registers only, so it runs here).
+] + [ktest(f"x87-simd-off-smp{c}", f"simd=off: x87 state across preemptions at a 20 us quantum, {c} vCPU(s)",
+           cores=c, cmdline="simd=off app=ktest filter=x87", timeout=120) for c in (1, 2, 4, 8)] + [
     # PVM emulates guest ring 0 one instruction at a time and kills the
     # guest on SSE/AVX, xgetbv, monitor, int3 and fninit while QEMU hangs:
     # hence simd=off, an integer-only app and a short timeout.
