@@ -377,6 +377,16 @@ void arch_exit(int code) __attribute__((noreturn));
 // INIT-SIPI-SIPI (set before arch_start_aps; arch/inject.c).
 void arch_inject_ap_silent(uint32_t apic_id);
 
+// This core begins a fatal report (a panic's, an exception's): from here
+// on a fault on this core prints one line, naming it, and ends the
+// machine, instead of a second report over the first one's frames (a
+// fault inside the dump comes on the same IST stack, whose frames it
+// overwrites). The dump reads memory only where a mapping exists
+// (arch_mapped), so this is for what it cannot foresee.
+void arch_fatal_dump_begin(void);
+// A present page maps va (lock-free; any context, fatal dumps included).
+bool arch_mapped(uint64_t va);
+
 // Stop every other core (fatal paths), without locks, by NMI; returns once
 // they have halted (or after 100 ms).
 void arch_stop_others(void);

@@ -145,9 +145,37 @@ static void pf_reason(uint64_t err, char *buf, size_t n)
              (err & 8) ? ", reserved bit" : "");
 }
 
+// Per core: a fatal report is being printed (arch_fatal_dump_begin).
+// Written and read by that core only.
+static bool dumping[MAX_CPUS];
+
+void arch_fatal_dump_begin(void)
+{
+    dumping[cpu_index()] = true;
+}
+
+bool arch_mapped(uint64_t va)
+{
+    return paging_mapped(va);
+}
+
+// A fault while this core prints a fatal report: one line, and the end.
+// The report's frames are gone (this fault came on the same IST stack, or
+// the dump itself is what broke), so nothing returns to it.
+static __attribute__((noreturn)) void fault_in_dump(const struct trapframe *tf)
+{
+    uint64_t v = tf->vector, off;
+    const char *sym = arch_symbolize(tf->rip, &off);
+    kprintf("\nEXCEPTION %s (vector %lu) on cpu %u inside the fatal report at %016lx <%s+0x%lx>, "
+            "address %016lx: the report stops here\n", exc_names[v] ? exc_names[v] : "reserved", v,
+            cpu_index(), tf->rip, sym ? sym : "?", off, v == 14 ? read_cr2() : 0);
+    arch_exit(ARCH_EXIT_FATAL);
+}
+
 static __attribute__((noreturn)) void fatal_exception(struct trapframe *tf)
 {
     uint64_t v = tf->vector;
+    arch_fatal_dump_begin();
     arch_stop_others();
     console_panic_mode();
     char extra[96] = "";
@@ -165,7 +193,8 @@ static __attribute__((noreturn)) void fatal_exception(struct trapframe *tf)
     kprintf("  #0 %016lx %s+0x%lx\n", tf->rip, sym ? sym : "?", off);
     // A frameless leaf (GCC keeps none where no stack is needed) leaves its
     // caller's return address at rsp, which the frame-pointer walk skips.
-    if (arch_virt_to_phys(tf->rsp) && arch_virt_to_phys(tf->rsp + 7)) {
+    // Read only where a page maps it: a wild rsp is what some faults are.
+    if (!(tf->rsp & 7) && paging_mapped(tf->rsp)) {
         uint64_t ret = *(const uint64_t *)tf->rsp, roff;
         const char *rsym = arch_symbolize(ret - 1, &roff);
         if (rsym)
@@ -300,6 +329,8 @@ struct trapframe *trap_dispatch(struct trapframe *tf)
         }
         if (v == 3 && static_branch_trap(&tf->rip))
             return tf;              // a site met while static_branch_set_live changes it
+        if (dumping[cpu_index()])
+            fault_in_dump(tf);
         if (fault_handlers[v] &&
             fault_handlers[v](v, tf->error, read_cr2(), tf->rip, tf->rflags & (1u << 9)))
             return tf;

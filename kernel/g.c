@@ -477,7 +477,7 @@ void g_dump_all(void)
             // A saved context's frame pointer sits 6 slots above its rsp
             // (see arch/switch.asm), so the parked G's stack can be walked.
             const uint64_t *sp = (const uint64_t *)gp->rsp;
-            if (gp->rsp >= gp->stack_lo && gp->rsp + 64 <= gp->stack_hi)
+            if (gp->rsp >= gp->stack_lo && gp->rsp + 64 <= gp->stack_hi && arch_mapped((uint64_t)&sp[2]))
                 arch_backtrace(sp[2], 8);
         }
     }

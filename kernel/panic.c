@@ -8,6 +8,7 @@
 void panic(const char *fmt, ...)
 {
     irq_disable();
+    arch_fatal_dump_begin();
     arch_stop_others();
     console_panic_mode();
     kprintf("\npanic on cpu %u: ", cpu_index());

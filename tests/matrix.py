@@ -163,6 +163,24 @@ def fault(name, help, mnemonic, fns):
     )
 
 
+def one_exception(lines, want):
+    """Exactly want EXCEPTION lines: a fault inside a fatal dump must not
+    print a second report over the first."""
+    n = sum(1 for l in lines if l.startswith("EXCEPTION "))
+    return [] if n == want else [f"{n} EXCEPTION lines, expected {want}"]
+
+
+def wild_rsp(cores):
+    """A #PF with the stack pointer at an unmapped address: one report,
+    whose backtrace reaches the app; the dump never reads the word at the
+    wild rsp (apps/faults.c, app=fault_wild_rsp)."""
+    return Config(f"fault-wild-rsp-smp{cores}", f"a push at a wild stack pointer: one #PF report with its backtrace, "
+                  f"{cores} vCPU(s)", cores=cores, cmdline="app=fault_wild_rsp", exit_status=255, timeout=15,
+                  expect_seq=[r"^EXCEPTION #PF page fault \(vector 14\) on cpu \d+, error code 0x2",
+                              r"^  rsp 00007ff000000000 ", r"^backtrace:", r"\bfault_wild_rsp_main\b"],
+                  log_check=lambda lines: one_exception(lines, 1))
+
+
 def fatal(name, help, *expect, timeout=15):
     """An app that must end in a fatal error (exit 255) whose report
     matches expect; the app is named like the configuration, with _."""
@@ -466,6 +484,13 @@ CONFIGS = [
           "#UD", ["run_ud2", "fault_ud_main"]),
     fault("fault-null", "NULL dereference: page 0 is unmapped, so a #PF dump",
           "#PF", ["fault_null_main"]),
+] + [wild_rsp(c) for c in (1, 2, 4, 8)] + [
+    Config("fault-in-panic-report", "a fault while a panic prints its report: one line naming it, exit 255",
+           cmdline="app=panic_bad_string", exit_status=255, timeout=15,
+           expect_seq=[r"^panic on cpu \d+: the message is ",
+                       r"^EXCEPTION #PF page fault \(vector 14\) on cpu \d+ inside the fatal report at "
+                       r"[0-9a-f]+ <\w+\+0x[0-9a-f]+>, address 00007ff000000000: the report stops here$"],
+           log_check=lambda lines: one_exception(lines, 1)),
     fatal("malloc-double-free", "free() of a block twice is a fatal error naming it",
           r"free\(0x[0-9a-f]+\): double free of a block of 112 bytes"),
     fatal("panic", "panic() prints its message and exits 255", r"deliberate panic with 0 argument"),
