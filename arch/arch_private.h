@@ -71,6 +71,7 @@ void tsc_delay_us(uint64_t us);
 #define SMP_SPIN_US 20
 void smp_nudge_boot_core(void);
 bool smp_slot_late(uint32_t slot);          // the boot core gave up on this AP
+uint32_t smp_send_to_checked_in(uint32_t icr);  // each other core with an IDT, by APIC id; how many
 bool smp_slot_setting_up(uint32_t slot);    // checked in, neither ready nor late (seq_cst)
 void __attribute__((noreturn)) smp_ap_halt(void);   // interrupts off, for good
 

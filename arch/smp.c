@@ -233,6 +233,26 @@ static uint32_t my_apic_id_cpuid(void)
     return cpuid(1, 0).ebx >> 24;
 }
 
+// Any core, lock-free (the fatal paths): sends icr to every other core
+// that has checked in (its slot ARRIVED or ONLINE; slot 0 is the boot
+// core), by its APIC id, and returns how many. A core that has checked in
+// has its IDT and IST stacks, so it can take an NMI. One that has not, an
+// AP still in the trampoline or halted there for want of a ticket, has
+// neither: an NMI makes it triple-fault, which resets the machine and
+// loses the report the stop was for, and a broadcast reaches it.
+uint32_t smp_send_to_checked_in(uint32_t icr)
+{
+    uint32_t n = 0;
+    for (uint32_t slot = 0; slot < MAX_CPUS; slot++) {
+        uint8_t st = slot ? slot_get(slot) : SLOT_ONLINE;
+        if ((st == SLOT_ARRIVED || st == SLOT_ONLINE) && &cpus[slot] != this_cpu()) {
+            lapic_send(cpus[slot].apic_id, icr);
+            n++;
+        }
+    }
+    return n;
+}
+
 bool smp_slot_late(uint32_t slot)
 {
     return slot_get(slot) == SLOT_LATE;

@@ -347,12 +347,12 @@ struct trapframe *trap_dispatch(struct trapframe *tf)
     return trap_switch_hook(tf);
 }
 
-// Waits (up to 100 ms) until every other core has halted. Under TCG a
-// vCPU can run on for milliseconds before it takes the IPI or NMI.
-static bool wait_stopped(void)
+// Waits (up to 100 ms) until the n cores sent the stop have halted. Under
+// TCG a vCPU can run on for milliseconds before it takes the IPI or NMI.
+static bool wait_stopped(uint32_t n)
 {
     for (int i = 0; i < 1000; i++) {
-        if (__atomic_load_n(&arch_nstopped, __ATOMIC_ACQUIRE) >= arch_ncpu() - 1)  // acquire: pairs with stop_here's release
+        if (__atomic_load_n(&arch_nstopped, __ATOMIC_ACQUIRE) >= n)  // acquire: pairs with stop_here's release
             return true;
         tsc_delay_us(100);
     }
@@ -368,26 +368,28 @@ static bool claim_stop(void)
                                        __ATOMIC_ACQUIRE);
 }
 
+// The stop goes to each core that has checked in, by its APIC id, never
+// as a broadcast: a broadcast NMI also reached APs that never got that
+// far (at more than 64 vCPUs, one left without a start-up ticket, halted
+// in the trampoline with no IDT), which triple-faulted, reset the machine
+// and lost the fatal report (smp_send_to_checked_in).
 void arch_stop_others(void)
 {
     if (!claim_stop())
         return;     // another core is already stopping everyone
-    if (arch_ncpu() > 1) {
-        lapic_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
-        wait_stopped();         // what this core prints next must not change under it
-    }
+    uint32_t n = smp_send_to_checked_in(ICR_NMI | ICR_ASSERT);
+    if (n)
+        wait_stopped(n);        // what this core prints next must not change under it
 }
 
 void arch_stop_others_quiet(void)
 {
     if (!claim_stop())
         return;
-    if (arch_ncpu() < 2)
-        return;
     irq_handlers[VEC_STOP] = stop_ipi;
-    lapic_send(0, ICR_FIXED | ICR_ASSERT | ICR_ALL_BUT_SELF | VEC_STOP);
-    if (!wait_stopped()) {      // a core that keeps interrupts off: the NMI then
-        lapic_send(0, ICR_NMI | ICR_ASSERT | ICR_ALL_BUT_SELF);
-        wait_stopped();
+    uint32_t n = smp_send_to_checked_in(ICR_FIXED | ICR_ASSERT | VEC_STOP);
+    if (n && !wait_stopped(n)) {    // a core that keeps interrupts off: the NMI then
+        smp_send_to_checked_in(ICR_NMI | ICR_ASSERT);
+        wait_stopped(n);
     }
 }
