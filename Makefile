@@ -60,7 +60,7 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/gobench_goro.c apps/schedlat.c \
           apps/soak/soak_main.c apps/soak/soak_gen.c apps/soak/soak_check.c \
           apps/soak/soak_ops_chan.c apps/soak/soak_ops_sync.c apps/soak/soak_ops_time.c \
-          apps/soak/soak_ops_sys.c \
+          apps/soak/soak_ops_sys.c apps/soak/soak_ops_big.c \
           apps/cpuburn.c apps/flightrec.c apps/latency.c
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_clock.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \

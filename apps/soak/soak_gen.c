@@ -20,6 +20,8 @@ static const struct soak_op_kind kinds[] = {
     { "syscall", prog_syscall, 4 },
     { "gomaxprocs", prog_gomaxprocs, 2 },
     { "irq", prog_irq, 3 },
+    { "bigchan", prog_bigchan, 3 },
+    { "bigframe", prog_bigframe, 2 },
     // The network programs join here once goro.h has sockets (a file
     // soak_ops_net.c: connections opened, written, read with deadlines,
     // closed from the other side), with a NIC in tools/run/soak.py's NET_ARGV.
