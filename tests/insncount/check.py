@@ -5,7 +5,9 @@
 Boots tests/insncount/guest.S (a multiboot guest: two marked loops of 1000
 and 100000 rounds) under QEMU TCG with the plugin, on 1 and 2 vCPUs, and
 checks the MARK pairs' differences (1 + 2*N each, exactly), that the running
-total only grows, and that the END line counts at least what the marks saw.
+total only grows, that the END line counts at least what the marks saw, and
+that the plugin chose the API version the QEMU running it supports (its
+START line: version 1 for QEMU before 9.0, 3 after).
 
 Prints a PASS or FAIL line per vCPU count (the runner's host-test lines;
 make test runs this as BUILD/host/test_insncount) and a closing count. A
@@ -19,12 +21,16 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from tools.run import qemu  # noqa: E402
+
 EXPECTED = [1 + 2 * 1000, 1 + 2 * 100000]
 LINE_RE = re.compile(r"INSNCOUNT (MARK id=(\d+) vcpu=\d+|END) total=(\d+) user=(\d+) kernel=(\d+)")
+START_RE = re.compile(r"INSNCOUNT START api=(\d+) qemu_api=(\d+)-(\d+) vcpus=(\d+)")
 
 
 def run(plugin, guest, smp, log):
-    cmd = [os.environ.get("QEMU", "qemu-system-x86_64"), "-accel", "tcg", "-cpu", "max", "-smp", str(smp),
+    cmd = [qemu.QEMU, "-accel", "tcg", "-cpu", "max", "-smp", str(smp),
            "-m", "64M", "-display", "none", "-no-reboot", "-serial", "none",
            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel", guest,
            "-plugin", f"{plugin},log={log}"]
@@ -43,14 +49,22 @@ def run(plugin, guest, smp, log):
     except OSError as e:
         err = p.stderr.strip().splitlines()
         return [f"no plugin log ({e.strerror})" + (f"; qemu: {err[0]}" if err else "")]
-    marks, end = [], None
+    marks, end, start = [], None, None
     for line in text.splitlines():
+        start = start or START_RE.match(line)
         m = LINE_RE.match(line)
         if m and m.group(1) == "END":
             end = int(m.group(3))
         elif m:
             marks.append((int(m.group(2)), int(m.group(3))))
     errs = []
+    if not start:
+        errs.append("no INSNCOUNT START line")
+    else:
+        api, lo, hi, vcpus = map(int, start.groups())
+        want = 1 if hi < 3 else 3
+        if api != want or not lo <= api <= hi or vcpus != smp:
+            errs.append(f"'{start.group(0)}', want api={want} within qemu_api and vcpus={smp}")
     ids = [i for i, _ in marks]
     if ids != [1, 2, 1, 2]:
         errs.append(f"marker ids {ids}, want [1, 2, 1, 2]")
@@ -81,7 +95,7 @@ def main(argv):
             print(f"PASS {name}" if not errs else f"FAIL {name}: " + "; ".join(errs), flush=True)
             failed += bool(errs)
     print(f"insncount-test: {2 - failed} passed, {failed} failed (pairs of {EXPECTED} instructions, "
-          f"counted exactly on 1 and 2 vCPUs)")
+          f"counted exactly on 1 and 2 vCPUs; QEMU {qemu.version()})")
     return 1 if failed else 0
 
 

@@ -7,6 +7,7 @@
  *     (bytes 0F 1F 80 xx 00 ED FE, xx = marker id): a MARK line, and
  *   - once as QEMU exits: an END line, the count of the whole run.
  *
+ *   INSNCOUNT START api=A qemu_api=MIN-CUR vcpus=N
  *   INSNCOUNT MARK id=1 vcpu=0 total=T user=U kernel=K cpu0=u/k cpu1=u/k ...
  *   INSNCOUNT END total=T user=U kernel=K cpu0=u/k ...
  *
@@ -17,12 +18,21 @@
  * Arguments (-plugin libinsncount.so,log=PATH): log=PATH writes the lines
  * to PATH; without it they go to QEMU's log (shown only with -d plugin).
  *
+ * QEMU's plugin API changed how a plugin reads an instruction's bytes at
+ * version 3 (qemu-plugin-api.h), and QEMU takes the plugin's version from
+ * its exported qemu_plugin_version, read right after dlopen(): so this
+ * one binary serves QEMU 7.2 and QEMU 10 by setting that number in a
+ * constructor, which runs inside dlopen(), from the functions the QEMU
+ * that loads it exports.
+ *
  * How it counts: each translation block (TB) gets an execution callback that
  * adds its instruction count to the executing vCPU's counter as the block
  * starts; a marker instruction gets a callback of its own that subtracts
  * the part of its block not yet executed. A block left early by an
  * exception or fault is counted whole (rare in the guests measured).
  */
+#define _GNU_SOURCE                     /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -31,7 +41,22 @@
 
 #include "qemu-plugin-api.h"
 
-QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+/* Set by choose_api_version before QEMU reads it. */
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION_COPY;
+
+/* qemu_plugin_insn_data in the form qemu_plugin_version says (one is set). */
+static qemu_plugin_insn_data_pointer_t insn_data_pointer;
+static qemu_plugin_insn_data_copy_t insn_data_copy;
+
+/* qemu_plugin_n_vcpus exists up to version 1 only: a QEMU that exports it
+ * speaks version 1 (7.2 accepts 0 and 1 and nothing newer); any other
+ * gets version 3, the lowest with the copying insn_data (10.0 accepts
+ * 2 to 4; 9.0, at 2 alone, refuses it and says so). */
+__attribute__((constructor)) static void choose_api_version(void)
+{
+    if (dlsym(RTLD_DEFAULT, "qemu_plugin_n_vcpus"))
+        qemu_plugin_version = QEMU_PLUGIN_VERSION_POINTER;
+}
 
 /* One vCPU's counts. Written only by the thread running that vCPU (one at a
  * time: QEMU runs a vCPU on one thread), read by any vCPU's marker and at
@@ -45,10 +70,15 @@ struct vcpu_count {
 static struct vcpu_count *counts;
 static unsigned int nvcpus;
 
-/* Output: the lines go out whole under out_lock (vCPU threads and the exit
- * callback may report at once). out == NULL: QEMU's log. */
+/* Output: the lines are made in line and go out whole under out_lock (vCPU
+ * threads and the exit callback may report at once). out == NULL: QEMU's
+ * log. line has room for every vCPU's figures. */
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *out;
+static char *line;
+static size_t line_len;
+#define LINE_HEAD 160                   /* "INSNCOUNT MARK ..." and the totals */
+#define LINE_PER_VCPU 56                /* " cpuN=u/k" */
 
 #define MARKER_LEN 7
 static const uint8_t marker_prefix[3] = {0x0f, 0x1f, 0x80};
@@ -96,40 +126,57 @@ static void format_counts(char *buf, size_t len)
                                __atomic_load_n(&counts[i].kernel, __ATOMIC_RELAXED));
 }
 
-static void emit(const char *line)
+static void emit(const char *s)
 {
-    pthread_mutex_lock(&out_lock);
     if (out) {
-        fputs(line, out);
+        fputs(s, out);
         fflush(out);
     } else {
-        qemu_plugin_outs(line);
+        qemu_plugin_outs(s);
     }
+}
+
+/* Writes "<head> total=... cpu0=... ...\n". */
+static void report(const char *head)
+{
+    size_t at;
+    pthread_mutex_lock(&out_lock);
+    at = (size_t)snprintf(line, line_len, "%s", head);
+    format_counts(line + at, line_len - at - 1);
+    strcat(line, "\n");
+    emit(line);
     pthread_mutex_unlock(&out_lock);
 }
 
 static void on_marker(unsigned int vcpu, void *udata)
 {
     uintptr_t d = (uintptr_t)udata;
-    char line[64 + 48 * 64];
-    int at;
+    char head[64];
     if (vcpu >= nvcpus)
         return;
     /* Take back the rest of the block, counted as it started; add it again
      * after the line, so that the running totals stay those of whole blocks. */
     int64_t back = (int64_t)(d >> MK_BACK_SHIFT);
     count_add(vcpu, d & MK_KERNEL, -back);
-    at = snprintf(line, sizeof(line), "INSNCOUNT MARK id=%u vcpu=%u",
-                  (unsigned)((d >> MK_ID_SHIFT) & 0xff), vcpu);
-    format_counts(line + at, sizeof(line) - (size_t)at - 1);
-    strcat(line, "\n");
-    emit(line);
+    snprintf(head, sizeof(head), "INSNCOUNT MARK id=%u vcpu=%u", (unsigned)((d >> MK_ID_SHIFT) & 0xff), vcpu);
+    report(head);
     count_add(vcpu, d & MK_KERNEL, back);
 }
 
-static int is_marker(const uint8_t *b, size_t len)
+/* Copies the marker-sized instruction's bytes into b; false for any other size. */
+static bool marker_bytes(const struct qemu_plugin_insn *insn, uint8_t b[MARKER_LEN])
 {
-    return len == MARKER_LEN && memcmp(b, marker_prefix, 3) == 0 && memcmp(b + 4, marker_suffix, 3) == 0;
+    if (qemu_plugin_insn_size(insn) != MARKER_LEN)
+        return false;
+    if (insn_data_copy)
+        return insn_data_copy(insn, b, MARKER_LEN) == MARKER_LEN;
+    memcpy(b, insn_data_pointer(insn), MARKER_LEN);
+    return true;
+}
+
+static bool is_marker(const uint8_t b[MARKER_LEN])
+{
+    return memcmp(b, marker_prefix, 3) == 0 && memcmp(b + 4, marker_suffix, 3) == 0;
 }
 
 static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -141,8 +188,8 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
                                          (void *)(((uintptr_t)n << TB_N_SHIFT) | kernel));
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-        const uint8_t *b = qemu_plugin_insn_data(insn);
-        if (!is_marker(b, qemu_plugin_insn_size(insn)))
+        uint8_t b[MARKER_LEN];
+        if (!marker_bytes(insn, b) || !is_marker(b))
             continue;
         uintptr_t d = ((uintptr_t)(n - i) << MK_BACK_SHIFT) | ((uintptr_t)b[3] << MK_ID_SHIFT) | kernel;
         qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker, QEMU_PLUGIN_CB_NO_REGS, (void *)d);
@@ -151,13 +198,9 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 static void on_qemu_exit(qemu_plugin_id_t id, void *udata)
 {
-    char line[64 + 48 * 64];
     (void)id;
     (void)udata;
-    strcpy(line, "INSNCOUNT END");
-    format_counts(line + strlen(line), sizeof(line) - strlen(line) - 1);
-    strcat(line, "\n");
-    emit(line);
+    report("INSNCOUNT END");
     if (out)
         fclose(out);
     out = NULL;
@@ -174,11 +217,21 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             return -1;
         }
     }
-    nvcpus = info->system_emulation ? (unsigned int)info->system.max_vcpus : 64;
-    if (nvcpus == 0 || nvcpus > 64)
-        nvcpus = 64;
+    void *data = dlsym(RTLD_DEFAULT, "qemu_plugin_insn_data");
+    if (!data) {
+        fprintf(stderr, "insncount: this QEMU exports no qemu_plugin_insn_data\n");
+        return -1;
+    }
+    if (qemu_plugin_version == QEMU_PLUGIN_VERSION_POINTER)
+        insn_data_pointer = (qemu_plugin_insn_data_pointer_t)data;
+    else
+        insn_data_copy = (qemu_plugin_insn_data_copy_t)data;
+    /* linux-user has no vCPU count: threads come and go. */
+    nvcpus = info->system_emulation && info->system.max_vcpus > 0 ? (unsigned int)info->system.max_vcpus : 64;
     counts = aligned_alloc(64, nvcpus * sizeof(*counts));
-    if (!counts)
+    line_len = LINE_HEAD + LINE_PER_VCPU * (size_t)nvcpus;
+    line = malloc(line_len);
+    if (!counts || !line)
         return -1;
     memset(counts, 0, nvcpus * sizeof(*counts));
     if (path) {
@@ -188,6 +241,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             return -1;
         }
     }
+    snprintf(line, line_len, "INSNCOUNT START api=%d qemu_api=%d-%d vcpus=%u\n", qemu_plugin_version,
+             info->version.min, info->version.cur, nvcpus);
+    emit(line);
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
     qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
     return 0;

@@ -1,10 +1,23 @@
 /* SPDX-License-Identifier: MIT
  *
- * The part of QEMU 7.2's TCG plugin API (plugin API version 1) that
- * insncount uses, declared here from QEMU's documentation
- * (docs/devel/tcg-plugins.rst, "API"): Debian's qemu-system-x86 loads
- * plugins but ships no qemu-plugin.h. The functions are exported by the
- * QEMU binary and resolved when it dlopen()s the plugin.
+ * The part of QEMU's TCG plugin API that insncount uses, declared here
+ * from QEMU's documentation (docs/devel/tcg-plugins.rst, "API", and the
+ * version history in include/qemu/qemu-plugin.h): Debian's qemu-system-x86
+ * loads plugins but ships no qemu-plugin.h. The functions are exported by
+ * the QEMU binary and resolved when it dlopen()s the plugin.
+ *
+ * QEMU accepts a plugin whose exported qemu_plugin_version lies within
+ * [its minimum, its current] API version, so no one plugin binary fits
+ * every QEMU by its number alone:
+ *   version 1   QEMU up to 8.2 (7.2, Debian 12's own, accepts 0 and 1)
+ *   version 2   QEMU 9: removed qemu_plugin_n_vcpus and the inline
+ *               counters (unused here)
+ *   version 3   qemu_plugin_insn_data copies the bytes into a buffer
+ *               instead of returning a pointer to them
+ *   version 4   added qemu_plugin_read_memory_vaddr (unused here);
+ *               10.0.2, bookworm-backports' and Debian 13's, accepts 2-4
+ * Everything below is the same at every version except
+ * qemu_plugin_insn_data, whose two forms are the two types at the end.
  */
 #ifndef INSNCOUNT_QEMU_PLUGIN_API_H
 #define INSNCOUNT_QEMU_PLUGIN_API_H
@@ -15,9 +28,10 @@
 
 #define QEMU_PLUGIN_EXPORT __attribute__((visibility("default")))
 
-/* QEMU refuses a plugin whose qemu_plugin_version lies outside
- * [its minimum, its current]: 7.2 accepts 0 and 1. */
-#define QEMU_PLUGIN_VERSION 1
+/* The two API versions insncount speaks (insncount.c picks one as QEMU
+ * loads it). */
+#define QEMU_PLUGIN_VERSION_POINTER 1   /* insn_data returns a pointer */
+#define QEMU_PLUGIN_VERSION_COPY 3      /* insn_data copies into a buffer */
 
 typedef uint64_t qemu_plugin_id_t;
 
@@ -67,10 +81,15 @@ void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t 
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
-const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 
 /* Writes to QEMU's log: shown only with -d plugin (-D FILE: into FILE). */
 void qemu_plugin_outs(const char *string);
+
+/* qemu_plugin_insn_data, the instruction's bytes, in its two forms:
+ * version 1 returns a pointer to them; version 3 copies up to len of them
+ * into dest and returns how many it copied. */
+typedef const void *(*qemu_plugin_insn_data_pointer_t)(const struct qemu_plugin_insn *insn);
+typedef size_t (*qemu_plugin_insn_data_copy_t)(const struct qemu_plugin_insn *insn, void *dest, size_t len);
 
 #endif
