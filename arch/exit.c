@@ -7,6 +7,10 @@
 #include "arch/qemu_exit.h"
 #include "lib/printf.h"
 
+// About 0.1 s of pauses on hardware, more under TCG: far longer than
+// QEMU's main loop takes to act on an exit request.
+#define EXIT_GRACE_SPINS 1000000
+
 void arch_exit(int code)
 {
     uint8_t v;
@@ -19,10 +23,15 @@ void arch_exit(int code)
     else
         v = (uint8_t)code;
     qemu_debug_exit(v);
-    // Still here: not QEMU, or no debug-exit device.
+    // Still here: QEMU 10 takes the write as a request that its main loop
+    // carries out a moment later (7.2 exited inside it); or not QEMU, or
+    // no debug-exit device. Stop the other cores and give the request
+    // that moment before saying the machine halted.
     irq_disable();
-    kprintf("goro: exit code %d; machine halted\n", code);
     arch_stop_others();
+    for (int i = 0; i < EXIT_GRACE_SPINS; i++)
+        cpu_relax();
+    kprintf("goro: exit code %d; machine halted\n", code);
     for (;;)
         __asm__ volatile("cli; hlt");
 }
