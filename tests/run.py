@@ -4,10 +4,12 @@
 host unit tests in BUILD/host and a short fixed run of each fuzz harness in
 BUILD/fuzz (tests/fuzz/fuzzrun.py), and reports one line per test:
 
+    QEMU 10.0.2 (/usr/bin/qemu-system-x86_64)
     PASS smp4-kernel/boot
     PASS smp4-kernel/ktest/printf_basic
     FAIL iso-uefi/boot: exit 255, expected 33 (log: build/test-logs/iso-uefi.log)
     SKIP kvm-smoke/boot: /dev/kvm is missing
+    SKIP x2apic-smp4/boot: needs x2APIC, which QEMU's TCG emulates from 9.0; this QEMU is 7.2.22
     PASS host/test_acpi/madt_basic
     PASS fuzz/acpi
     ...
@@ -118,7 +120,7 @@ def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=Non
     # A screenshot run has no exit device: the kernel halts after its last
     # line and the screen stays as it left it.
     argv = qemu.argv(cfg.smp or cfg.cores, cfg.mem, accel=cfg.accel, machine=cfg.machine,
-                     serial=serial, exit_device=not cfg.screenshot,
+                     serial=serial, exit_device=not cfg.screenshot, apic=cfg.apic,
                      extra=extra + qemu.monitor_argv(monitor) + ["-net", "none"])
     return argv + numa_argv(cfg) + firmware_argv(cfg, vars_copy) + boot_argv(cfg, build, disk, cmdline)
 
@@ -357,7 +359,7 @@ def run_config(cfg, args, runner):
     log = os.path.join(args.logs, f"{cfg.name}.log")
     if os.path.exists(log):
         os.remove(log)
-    why = cfg.requires_kvm and kvm_usable()
+    why = cfg.requires_kvm and kvm_usable() or cfg.accel == "tcg" and qemu.x2apic_missing(cfg.cores, cfg.apic)
     if why:
         return [Result("SKIP", f"{cfg.name}/boot", why)], []
     try:
@@ -636,6 +638,8 @@ def main():
     if not configs and not hosts and not fuzzes and not MATRIX_PROBLEM:
         print("run.py: nothing selected", file=sys.stderr)
         return 2
+    if configs:
+        qemu.announce(file=sys.stdout)      # "QEMU 10.0.2 (/usr/bin/qemu-system-x86_64)"
     t0 = time.monotonic()
     counts = {"PASS": 0, "FAIL": 0, "SKIP": 0, "failures": []}
     if MATRIX_PROBLEM:

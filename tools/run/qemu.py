@@ -13,7 +13,9 @@ targets through the command below:
 boots ELF under TCG with the serial port on this terminal, prints QEMU's
 exit status and what it means, and exits 0 only when the application
 returned 0. Every QEMU started through this module runs without
-transparent huge pages (thp(), below; GORO_QEMU_THP=1 keeps them).
+transparent huge pages (thp(), below; GORO_QEMU_THP=1 keeps them), and
+the first one a process starts is announced on stderr with QEMU's version
+(announce()). $QEMU names the binary (default qemu-system-x86_64).
 
 Python 3 standard library only.
 """
@@ -24,6 +26,7 @@ import ctypes
 import os
 import re
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -62,16 +65,25 @@ def describe_status(status):
 
 # ---- the command line ----------------------------------------------------------
 
-def argv(smp, mem, accel="tcg", machine=None, serial="stdio", exit_device=True, extra=()):
+def argv(smp, mem, accel="tcg", machine=None, serial="stdio", exit_device=True, extra=(), apic=None):
     """The options every boot shares: the machine, its vCPUs (a count or a
-    -smp topology), memory, the accelerator, no display, no reboot (a
-    triple fault ends the run) and the serial port (a -serial value).
-    Append the image to boot: kernel_boot, disk_boot or cdrom_boot."""
+    -smp topology), memory, the accelerator and its CPU (apic: see
+    accel_argv), no display, no reboot (a triple fault ends the run) and
+    the serial port (a -serial value). Append the image to boot:
+    kernel_boot, disk_boot or cdrom_boot.
+
+    A run under -icount gets xAPIC unless apic says otherwise: QEMU's TCG
+    counts an instruction that reads the virtual clock only when it ends
+    its translation block as I/O does, which port and MMIO accesses do and
+    RDMSR/WRMSR do not (QEMU 10.0), so the x2APIC timer's MSRs (initial
+    count 0x838, current count 0x839) stop QEMU with "Bad icount read"."""
+    if apic is None and "-icount" in extra:
+        apic = "xapic"
     cmd = [QEMU]
     if machine:
         cmd += ["-machine", machine]
     cmd += ["-smp", str(smp), "-m", mem, "-no-reboot", "-display", "none",
-            "-serial", serial] + accel_argv(accel)
+            "-serial", serial] + accel_argv(accel, apic)
     if exit_device:
         cmd += EXIT_DEVICE
     return cmd + list(extra)
@@ -93,14 +105,23 @@ def image(opts):
     return opts.elf or os.path.join(opts.build, "goro.elf")
 
 
-def accel_argv(accel):
+# The CPU's local APIC mode: None, what the CPU model offers (-cpu max:
+# x2APIC on QEMU 9.0 and later, xAPIC before); "xapic", without x2APIC;
+# "x2apic", with it (only QEMU 9.0 and later: x2apic_missing()).
+APIC_FLAGS = {None: "", "xapic": ",-x2apic", "x2apic": ",+x2apic"}
+
+
+def accel_argv(accel, apic=None):
+    if apic not in APIC_FLAGS:
+        raise ValueError(f"unknown APIC mode {apic!r}")
     if accel == "kvm":
         # This host's KVM refuses IA32_ARCH_CAPABILITIES (MSR 0x10a), and
         # QEMU 7.2 then aborts at start-up with -cpu host alone.
-        return ["-accel", "kvm", "-cpu", "host,-arch-capabilities"]
+        return ["-accel", "kvm", "-cpu", "host,-arch-capabilities" + APIC_FLAGS[apic]]
     if accel == "tcg":
-        # -cpu max: xAPIC, the APIC one-shot timer, XSAVE and AVX2.
-        return ["-accel", "tcg", "-cpu", "max"]
+        # -cpu max: the APIC one-shot timer (no TSC-deadline under TCG),
+        # XSAVE and AVX2; x2APIC from QEMU 9.0.
+        return ["-accel", "tcg", "-cpu", "max" + APIC_FLAGS[apic]]
     raise ValueError(f"unknown accelerator {accel!r}")
 
 
@@ -172,13 +193,60 @@ def monitor_argv(path):
     return ["-monitor", f"unix:{path},server,nowait"]
 
 
+_version = None
+
+
 def version():
-    try:
-        out = subprocess.run([QEMU, "--version"], capture_output=True, text=True).stdout
-    except OSError:
-        return "?"
-    m = re.search(r"version (\S+)", out)
-    return m.group(1) if m else "?"
+    """QEMU's version as it prints it ("10.0.2"), "?" when it does not run."""
+    global _version
+    if _version is None:
+        try:
+            out = subprocess.run([QEMU, "--version"], capture_output=True, text=True).stdout
+        except OSError:
+            out = ""
+        m = re.search(r"version (\S+)", out)
+        _version = m.group(1) if m else "?"
+    return _version
+
+
+def version_tuple():
+    """(major, minor) of version(); (0, 0) when unknown."""
+    m = re.match(r"(\d+)\.(\d+)", version())
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+# QEMU's TCG emulates x2APIC from 9.0; without it QEMU refuses APIC ids
+# above 254, so no more than 255 vCPUs either.
+X2APIC_SINCE = (9, 0)
+XAPIC_MAX_VCPUS = 255
+
+
+def x2apic_missing(vcpus=0, apic=None):
+    """Why this QEMU cannot run a boot of vcpus vCPUs in APIC mode apic
+    (accel_argv) under TCG, or None when it can."""
+    need = [w for w, needed in (("x2APIC", apic == "x2apic"),
+                                (f"{vcpus} vCPUs (more than {XAPIC_MAX_VCPUS}: x2APIC)",
+                                 vcpus > XAPIC_MAX_VCPUS)) if needed]
+    if not need or version_tuple() >= X2APIC_SINCE:
+        return None
+    return (f"needs {' and '.join(need)}, which QEMU's TCG emulates from "
+            f"{X2APIC_SINCE[0]}.{X2APIC_SINCE[1]}; this QEMU is {version()}")
+
+
+def describe():
+    """Which QEMU runs: "QEMU 10.0.2 (/usr/bin/qemu-system-x86_64)"."""
+    return f"QEMU {version()} ({shutil.which(QEMU) or QEMU})"
+
+
+_announced = False
+
+
+def announce(file=None):
+    """Says once per process which QEMU runs (describe()), on file (stderr)."""
+    global _announced
+    if not _announced:
+        _announced = True
+        print(describe(), file=file or sys.stderr, flush=True)
 
 
 def loadavg():
@@ -327,6 +395,7 @@ class Group:
         with self.lock:
             if self.stopping:
                 raise Stopped()
+            announce()
             thp()
             p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
                                  start_new_session=True)
@@ -430,11 +499,16 @@ def main():
     serial, extra = "stdio", []
     if args.ctrl_c_to_guest:
         serial, extra = "chardev:com1", ["-chardev", "stdio,id=com1,signal=off"]
-    extra += numa_even_argv(args.numa, int(args.smp), args.mem)
+    why = x2apic_missing(int(args.smp.split(",")[0]))
+    if why:
+        print(f"qemu.py: this boot {why}", file=sys.stderr)
+        return 1
+    extra += numa_even_argv(args.numa, int(args.smp.split(",")[0]), args.mem)
     cmd = argv(args.smp, args.mem, serial=serial, extra=extra) + (["-s", "-S"] if args.gdb else []) + \
         kernel_boot(args.elf, args.cmdline)
     if args.gdb:
         print(f"gdb {args.elf} -ex 'target remote :1234'", file=sys.stderr)
+    announce()
     print(" ".join(shlex.quote(a) for a in cmd), file=sys.stderr, flush=True)
     # QEMU shares this terminal (the serial port is stdio): ^C is its to
     # take, and this process only reports what became of it. (A handler,
