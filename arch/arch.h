@@ -271,6 +271,7 @@ uint64_t arch_stack_unmap_page(uint64_t va);    // returns the page, 0 if none
 // reported, naming the cores that have not answered (arch/tlb.c).
 bool arch_tlb_shootdown(void);
 extern uint64_t arch_tlb_stall_reports;     // stalls reported so far
+extern uint64_t arch_tlb_stall_report_ns;   // a wait this long is reported (1 s; a test may shorten it)
 
 // Time (arch/tsc.c). The TSC's frequency comes from CPUID or from a short
 // window against a reference clock at boot: the HPET, else the ACPI PM

@@ -32,12 +32,12 @@
 #include "lib/panic.h"
 #include "lib/printf.h"
 
-#define TLB_STALL_REPORT_NS 1000000000ull   // a shoot-down waiting this long is reported
 
 static uint8_t tlb_busy;
 static uint64_t tlb_gen;
 static uint64_t tlb_done[MAX_CPUS];
 uint64_t arch_tlb_stall_reports;            // how many stalls were reported (tests read it)
+uint64_t arch_tlb_stall_report_ns = 1000000000ull;     // a shoot-down waiting this long is reported
 
 static void tlb_ipi(uint8_t vector)
 {
@@ -97,14 +97,15 @@ bool arch_tlb_shootdown(void)
     __atomic_store_n(&tlb_done[self], g, __ATOMIC_RELAXED);    // for the stall report only: self is never waited for
     if (ncpu > 1) {
         lapic_send(0, ICR_FIXED | ICR_ASSERT | ICR_ALL_BUT_SELF | VEC_TLB);
-        uint64_t start = arch_cycles(), report = start + arch_ns_to_cycles(TLB_STALL_REPORT_NS);
+        uint64_t every = arch_ns_to_cycles(__atomic_load_n(&arch_tlb_stall_report_ns, __ATOMIC_RELAXED));   // relaxed: a setting
+        uint64_t start = arch_cycles(), report = start + every;
         uint32_t c = 0;
         while ((c = tlb_first_behind(g, self, c, ncpu)) < ncpu) {
             cpu_relax();
             uint64_t now = arch_cycles();
             if (now > report) {
                 tlb_report_stall(g, self, ncpu, now - start);
-                report = now + 10 * arch_ns_to_cycles(TLB_STALL_REPORT_NS);    // and every 10 s after
+                report = now + 10 * every;     // and every ten times that after
             }
         }
     }
