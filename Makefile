@@ -3,6 +3,7 @@
 # BUILD=dir puts every output elsewhere (parallel builds of one tree).
 
 BUILD ?= build
+.DEFAULT_GOAL := all
 # Every rule is written here: make's built-in ones only get in the way
 # (with them, an included dependency file could be "remade" from a stale
 # object rule: "gcc: fatal error: no input files").
@@ -47,6 +48,10 @@ SHELL_C := shell/shell.c shell/shell_run.c shell/shell_sched.c shell/shell_machi
            shell/shell_metrics.c shell/shell_script.c shell/console_in.c shell/lineedit.c \
            shell/acpidump.c
 
+# The network stack (docs/net.md): goro's port of lwIP and its socket layer.
+# lwIP's own sources are not in the tree: see "lwIP" below.
+NET_C := net/stack.c net/netmem.c net/sys_arch.c
+
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
 KERNEL_VEC_C := lib/printf_float.c kernel/printf_app.c
@@ -70,6 +75,9 @@ KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_
            tests/kernel/go_chan_test.c tests/kernel/go_select_test.c tests/kernel/go_sema_test.c tests/kernel/go_sync_test.c \
            tests/kernel/go_time_test.c \
            tests/kernel/test_trace.c tests/kernel/test_tlb.c tests/kernel/test_x87.c
+
+# In-kernel tests that call lwIP itself, compiled with its headers (NET_CFLAGS).
+KTEST_NET_C := tests/kernel/test_net_port.c
 
 # An application from outside the tree: a directory of .c files or one file.
 # Each object is named after its source's absolute path, so two apps'
@@ -126,6 +134,14 @@ KERNEL_CFLAGS := $(COMMON_CFLAGS) $(INCLUDES) -mgeneral-regs-only -Wframe-larger
 VEC_CFLAGS := $(COMMON_CFLAGS) $(INCLUDES)
 APP_CFLAGS := $(COMMON_CFLAGS) $(APP_INCLUDES)
 EXTAPP_CFLAGS := $(APP_CFLAGS) $(if $(filter 1,$(APP_KERNEL_HEADERS)),$(INCLUDES))
+# lwIP and the code that includes its headers (net/, KTEST_NET_C): the
+# kernel's flags, without the host's C library headers (-nostdinc: lwIP's
+# <string.h> and the rest are goro's, net/lwip/libc), with lwIP's port
+# headers (net/lwip: lwipopts.h, arch/cc.h) and its own. lwIP builds
+# warning-free with these flags, -Wall -Wextra -Werror included, in both
+# versions tools/build/fetch_lwip.sh accepts.
+GCC_INCLUDE := $(shell $(CC) -print-file-name=include)
+NET_CFLAGS = $(KERNEL_CFLAGS) -nostdinc -isystem $(GCC_INCLUDE) -Inet/lwip -Inet/lwip/libc -I$(LWIPDIR)/include
 NASMFLAGS := -f elf64 -g -F dwarf
 LDFLAGS := -nostdlib -z noexecstack -z max-page-size=0x1000 --no-warn-rwx-segments -L $(BUILD) -T linker.ld
 
@@ -138,15 +154,42 @@ Q := @
 say = @printf '  %-7s %s\n' $(1) $(2)
 endif
 
+# ---- lwIP -----------------------------------------------------------------
+#
+# lwIP's sources come from Debian's source package `lwip`, fetched, checked
+# against the sha256 in tools/build/fetch_lwip.sh and unpacked into
+# LWIP_DIR the first time a build needs them (apt's source download: the
+# network, once); LWIP_DIR/fetched names the version. The sub-builds
+# (debug, nohooks) share the parent's LWIP_DIR.
+LWIP_DIR ?= $(abspath $(BUILD))/lwip
+export LWIP_DIR
+LWIPDIR := $(LWIP_DIR)/src/src
+$(LWIP_DIR)/fetched: tools/build/fetch_lwip.sh
+	$(Q)sh tools/build/fetch_lwip.sh $(LWIP_DIR)
+$(LWIPDIR)/%.c: | $(LWIP_DIR)/fetched ;
+
+# IPv4, TCP, UDP, ARP, ICMP, DHCP and Ethernet: lwIP's core (its
+# src/Filelists.mk's COREFILES and CORE4FILES, the same in 2.1 and 2.2 but
+# for 2.2's acd.c, which these options leave out). What lwipopts.h turns
+# off compiles to nothing.
+LWIP_C := $(addprefix $(LWIPDIR)/,core/init.c core/def.c core/dns.c core/inet_chksum.c core/ip.c \
+    core/mem.c core/memp.c core/netif.c core/pbuf.c core/raw.c core/stats.c core/sys.c \
+    core/altcp.c core/altcp_alloc.c core/altcp_tcp.c core/tcp.c core/tcp_in.c core/tcp_out.c \
+    core/timeouts.c core/udp.c core/ipv4/autoip.c core/ipv4/dhcp.c core/ipv4/etharp.c \
+    core/ipv4/icmp.c core/ipv4/igmp.c core/ipv4/ip4_frag.c core/ipv4/ip4.c core/ipv4/ip4_addr.c \
+    netif/ethernet.c)
+
 # ---- objects --------------------------------------------------------------
 
 obj = $(patsubst %,$(BUILD)/obj/%.o,$(basename $(1)))
 KOBJS := $(call obj,$(LIB_C) $(BOOT_C) $(ARCH_C) $(DRIVERS_C) $(KERNEL_C) $(SHELL_C))
 VOBJS := $(call obj,$(KERNEL_VEC_C) $(KTEST_C))
 AOBJS := $(call obj,$(APPS_C))
+NOBJS := $(call obj,$(NET_C) $(KTEST_NET_C))
+LWIP_OBJS := $(patsubst $(LWIPDIR)/%.c,$(BUILD)/obj/lwip/%.o,$(LWIP_C))
 XOBJS := $(patsubst /%.c,$(BUILD)/obj/extapp/%.o,$(EXTRA_APP_C))
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
-OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(XOBJS)
+OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(NOBJS) $(LWIP_OBJS) $(XOBJS)
 
 .PHONY: all iso run debug test host bench clean deps deps-bench check-layers check-atomics check-tools check-deps lint test-stress soak
 all: $(BUILD)/goro.elf $(BUILD)/goro.iso
@@ -159,7 +202,7 @@ define stamp
 	@cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
 endef
 $(BUILD)/cflags.stamp: FORCE
-	$(call stamp,$(KERNEL_CFLAGS) | $(VEC_CFLAGS) | $(APP_CFLAGS) | $(NASMFLAGS))
+	$(call stamp,$(KERNEL_CFLAGS) | $(VEC_CFLAGS) | $(APP_CFLAGS) | $(NET_CFLAGS) | $(NASMFLAGS))
 $(BUILD)/extapp/cflags.stamp: FORCE
 	$(call stamp,$(EXTAPP_CFLAGS))
 $(BUILD)/objs.list: FORCE
@@ -179,6 +222,16 @@ $(AOBJS): $(BUILD)/obj/%.o: %.c $(BUILD)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(APP_CFLAGS) -c $< -o $@
+
+$(NOBJS): $(BUILD)/obj/%.o: %.c $(BUILD)/cflags.stamp $(LWIP_DIR)/fetched
+	@mkdir -p $(dir $@)
+	$(call say,CC,$<)
+	$(Q)$(CC) $(NET_CFLAGS) -c $< -o $@
+
+$(LWIP_OBJS): $(BUILD)/obj/lwip/%.o: $(LWIPDIR)/%.c $(BUILD)/cflags.stamp $(LWIP_DIR)/fetched
+	@mkdir -p $(dir $@)
+	$(call say,CC,lwip/$*.c)
+	$(Q)$(CC) $(NET_CFLAGS) -c $< -o $@
 
 $(XOBJS): $(BUILD)/obj/extapp/%.o: /%.c $(BUILD)/extapp/cflags.stamp
 	@mkdir -p $(dir $@)
@@ -493,10 +546,15 @@ LINT_CFLAGS := -std=gnu11 -ffreestanding -mno-red-zone -DGORO_DEBUG $(INCLUDES)
 CPPCHECK_FLAGS := --std=c11 --enable=warning,portability --inline-suppr --quiet --error-exitcode=1 \
     --platform=unix64 -D__x86_64__ -D__GNUC__ -DGORO_DEBUG $(INCLUDES)
 
+# net/ with lwIP's headers, and the port's C library before the host's.
+LINT_NET_FLAGS = -Inet/lwip -Inet/lwip/libc -I$(LWIPDIR)/include
+
 .PHONY: lint-files
 lint: deps-for-lint
 	@$(MAKE) --no-print-directory $(BUILD_JOBS) lint-files
-lint-files: $(LINT_C:%.c=$(BUILD)/lint/%.tidy) $(BUILD)/lint/cppcheck.stamp
+lint-files: $(LINT_C:%.c=$(BUILD)/lint/%.tidy) $(NET_C:%.c=$(BUILD)/lint/%.tidy) $(BUILD)/lint/cppcheck.stamp \
+            $(BUILD)/lint/cppcheck-net.stamp
+$(NET_C:%.c=$(BUILD)/lint/%.tidy): LINT_CFLAGS += $(LINT_NET_FLAGS)
 
 # A stamp per file. The file's object is a prerequisite so that a changed
 # header, which rebuilds the object (-MD), lints the file again.
@@ -510,6 +568,12 @@ $(BUILD)/lint/cppcheck.stamp: $(LINT_C) $(call obj,$(LINT_C))
 	@mkdir -p $(dir $@)
 	$(call say,CPPCHECK,$@)
 	$(Q)$(CPPCHECK) $(CPPCHECK_FLAGS) $(LINT_C)
+	$(Q)touch $@
+
+$(BUILD)/lint/cppcheck-net.stamp: $(NET_C) $(call obj,$(NET_C))
+	@mkdir -p $(dir $@)
+	$(call say,CPPCHECK,$@)
+	$(Q)$(CPPCHECK) $(CPPCHECK_FLAGS) $(LINT_NET_FLAGS) $(NET_C)
 	$(Q)touch $@
 
 # The Makefile's own behaviours (APP_SRC switches, stale rules, deps that

@@ -64,7 +64,7 @@ RULES = {
     "apps/kvd/": [PUBLIC],
     # In-kernel tests may look at anything below the applications.
     "tests/kernel/": ["lib/", "kernel/", "drivers/", "boot/", "arch/arch.h", "arch/pit.h",
-                      PUBLIC],
+                      "net/", PUBLIC],
     # Host tests compile the pure parts on the host, the servers' protocol
     # parsers and table (apps/httpd, apps/kvd) among them.
     "tests/host/": ["lib/", "kernel/", "drivers/", "boot/", "shell/", "net/", "tests/host/",

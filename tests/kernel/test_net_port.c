@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// goro's port of lwIP, through lwIP's raw API over its loopback interface:
+// the stack lock, lwIP's memory (net/netmem.c), its clock and its timers.
+// Everything looped back is delivered by net_unlock, which drains the
+// loopback queue before it lets go; so each exchange below completes
+// within the unlock that follows the send.
+#include "kernel/ktest.h"
+#include "net/netmem.h"
+#include "net/stack.h"
+#include "lib/string.h"
+#include <lwip/ip_addr.h>
+#include <lwip/pbuf.h>
+#include <lwip/tcp.h>
+#include <lwip/udp.h>
+#include <lwip/timeouts.h>
+
+static char got[64];
+static uint32_t ngot;
+static uint16_t from_port;
+
+static void udp_got(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_addr_t *addr, u16_t port)
+{
+    (void)arg, (void)pcb, (void)addr;
+    ngot = pbuf_copy_partial(p, got, sizeof got - 1, 0);
+    from_port = port;
+    pbuf_free(p);
+}
+
+// A datagram to 127.0.0.1 arrives, from the port it was sent from.
+KTEST(net_port_udp_loopback)
+{
+    net_start();
+    net_lock();
+    struct udp_pcb *a = udp_new(), *b = udp_new();
+    KT_ASSERT(a && b);
+    KT_ASSERT_EQ(udp_bind(a, IP4_ADDR_ANY, 7007), ERR_OK);
+    KT_ASSERT_EQ(udp_bind(b, IP4_ADDR_ANY, 0), ERR_OK);
+    udp_recv(a, udp_got, 0);
+    ngot = 0;
+    struct pbuf *p = pbuf_alloc(PBUF_TRANSPORT, 5, PBUF_RAM);
+    KT_ASSERT(p);
+    memcpy(p->payload, "hello", 5);
+    ip_addr_t lo;
+    IP_ADDR4(&lo, 127, 0, 0, 1);
+    KT_ASSERT_EQ(udp_sendto(b, p, &lo, 7007), ERR_OK);
+    pbuf_free(p);
+    uint16_t bport = b->local_port;
+    net_unlock();               // the loopback queue is drained here
+    net_lock();
+    udp_remove(a);
+    udp_remove(b);
+    net_unlock();
+    KT_ASSERT_EQ(ngot, 5);
+    KT_ASSERT(memcmp(got, "hello", 5) == 0);
+    KT_ASSERT_EQ(from_port, bport);
+}
+
+static struct tcp_pcb *accepted;
+static uint32_t connected, tcp_ngot;
+static char tcp_got[64];
+
+static err_t got_tcp(void *arg, struct tcp_pcb *pcb, struct pbuf *p, err_t err)
+{
+    (void)arg, (void)err;
+    if (!p)
+        return ERR_OK;          // the peer closed
+    tcp_ngot += pbuf_copy_partial(p, tcp_got + tcp_ngot, (u16_t)(sizeof tcp_got - 1 - tcp_ngot), 0);
+    tcp_recved(pcb, p->tot_len);
+    pbuf_free(p);
+    return ERR_OK;
+}
+
+static err_t got_accept(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+    (void)arg;
+    if (err != ERR_OK || !pcb)
+        return ERR_VAL;
+    accepted = pcb;
+    tcp_recv(pcb, got_tcp);
+    return ERR_OK;
+}
+
+static err_t got_connected(void *arg, struct tcp_pcb *pcb, err_t err)
+{
+    (void)arg, (void)pcb;
+    connected += err == ERR_OK;
+    return ERR_OK;
+}
+
+// The three-way handshake, a write and its receipt over 127.0.0.1, then
+// both ends closed and every byte of lwIP's memory back (TIME_WAIT's
+// connection aside, which lwIP frees later).
+KTEST(net_port_tcp_loopback)
+{
+    net_start();
+    struct netmem_stats before, after;
+    netmem_stats(&before);
+    net_lock();
+    struct tcp_pcb *l = tcp_new();
+    KT_ASSERT(l);
+    KT_ASSERT_EQ(tcp_bind(l, IP4_ADDR_ANY, 7008), ERR_OK);
+    struct tcp_pcb *lis = tcp_listen(l);
+    KT_ASSERT(lis);
+    tcp_accept(lis, got_accept);
+    struct tcp_pcb *c = tcp_new();
+    KT_ASSERT(c);
+    ip_addr_t lo;
+    IP_ADDR4(&lo, 127, 0, 0, 1);
+    accepted = 0;
+    connected = tcp_ngot = 0;
+    KT_ASSERT_EQ(tcp_connect(c, &lo, 7008, got_connected), ERR_OK);
+    net_unlock();
+    KT_ASSERT_EQ(connected, 1);
+    KT_ASSERT(accepted != 0);
+    net_lock();
+    KT_ASSERT_EQ(tcp_write(c, "over loopback", 13, TCP_WRITE_FLAG_COPY), ERR_OK);
+    KT_ASSERT_EQ(tcp_output(c), ERR_OK);
+    net_unlock();
+    KT_ASSERT_EQ(tcp_ngot, 13);
+    KT_ASSERT(memcmp(tcp_got, "over loopback", 13) == 0);
+    net_lock();
+    tcp_arg(accepted, 0);
+    tcp_recv(accepted, 0);
+    KT_ASSERT_EQ(tcp_close(accepted), ERR_OK);
+    KT_ASSERT_EQ(tcp_close(c), ERR_OK);
+    KT_ASSERT_EQ(tcp_close(lis), ERR_OK);
+    net_unlock();
+    netmem_stats(&after);
+    KT_ASSERT(after.allocs > before.allocs);
+    KT_ASSERT_EQ(after.failures, before.failures);
+}
