@@ -116,12 +116,14 @@ KTEST(chan_60k_element_into_and_out_of_fresh_stack_pages)
     for (int round = 0; round < 2; round++) {
         // unbuffered: the receiver parked first, or the sender
         big_c = chan_make(BIG_ELEM, 0);
+        kt_fresh_stacks();
         go(big_receiver, (void *)(uintptr_t)(round == 0));
         if (round == 0)
             wait_parked(big_c, true, 1);
         chan_send(big_c, val);
         KT_ASSERT(kt_wait_count(&big_done, (uint64_t)round * 2 + 1, KT_STALL_MS));
         // from a sender's fresh pages, read under the lock
+        kt_fresh_stacks();
         go(big_zero_sender, 0);
         uint8_t *got = malloc(BIG_ELEM);
         memset(got, 0xff, BIG_ELEM);
@@ -136,6 +138,7 @@ KTEST(chan_60k_element_into_and_out_of_fresh_stack_pages)
     // buffered: the value waits in the ring; the receiver copies it out
     big_c = chan_make(BIG_ELEM, 1);
     chan_send(big_c, val);
+    kt_fresh_stacks();
     go(big_receiver, (void *)(uintptr_t)1);
     KT_ASSERT(kt_wait_count(&big_done, 5, KT_STALL_MS));
     chan_free(big_c);
@@ -188,6 +191,7 @@ static void hand_off(bool select, bool close)
     hand_c = chan_make(SMALL_ELEM, 0);
     hand_select = select;
     hand_done = 0;
+    kt_fresh_stacks();
     for (int i = 0; i < RECEIVERS; i++)
         go(hand_receiver, 0);
     wait_parked(hand_c, true, RECEIVERS);
