@@ -256,8 +256,13 @@ KTEST(sync_starving_unlock_while_pinned_hands_off_without_switching)
         else
             f = irq_save();
         mutex_unlock(&pin_mu);
-        bool handed = !mutex_trylock(&pin_mu);      // the waiter owns it now
         uint64_t turns = kt_load(&pin_turns) - turns_before;
+        // The waiter owns it now: a trylock fails, unless (in a call, where
+        // the waiter may run elsewhere at once) it has had its turn already.
+        bool took = mutex_trylock(&pin_mu);
+        bool handed = !took || kt_load(&pin_turns) != turns_before;
+        if (took)
+            mutex_unlock(&pin_mu);
         bool irqs_still_off = !irqs_enabled();
         bool same_core = core_id() == core;
         if (how == PIN_PREEMPT_DISABLE)
