@@ -107,7 +107,7 @@ extern const uint8_t ap_trampoline_start[], ap_trampoline_end[];
 
 static size_t trampoline_len(void)
 {
-    // cppcheck-suppress comparePointers ; the two labels bound one blob (boot/trampoline_blob.asm)
+    // cppcheck-suppress [comparePointers, subtractPointers] ; the two labels bound one blob (boot/trampoline_blob.asm)
     return (size_t)(ap_trampoline_end - ap_trampoline_start);
 }
 

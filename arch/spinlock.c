@@ -189,13 +189,13 @@ void lockrank_release(const void *lock)
     // Not always the last one taken: select releases its channels in the
     // order it took them.
     uint32_t i = me->n;
-    while (i-- > 0 && me->h[i].lock != lock)
-        ;
-    if (i == UINT32_MAX) {
+    while (i > 0 && me->h[i - 1].lock != lock)
+        i--;
+    if (i == 0) {
         checks_stop();
         panic("lock order: lock %p released by a core that does not hold it", lock);
     }
-    me->h[i] = me->h[--me->n];
+    me->h[i - 1] = me->h[--me->n];
     __atomic_signal_fence(__ATOMIC_SEQ_CST);    // seq_cst, compiler only: the list is whole before busy clears
     me->busy = false;
 }

@@ -20,7 +20,7 @@ const struct goro_app *app_find(const char *name)
 
 size_t app_count(void)
 {
-    // cppcheck-suppress comparePointers ; the linker script's bounds of one section
+    // cppcheck-suppress [comparePointers, subtractPointers] ; the linker script's bounds of one section
     return (size_t)(__apps_end - __apps_start);
 }
 

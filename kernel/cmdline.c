@@ -644,10 +644,14 @@ static void copy_line(struct parser *ps, const char *line)
 {
     char *buf = ps->p->buf;
     size_t n = 0;
+    // cppcheck 2.17 sizes every line by the "" cmdline_parse passes for
+    // NULL; each read of line[n] is at or before line's NUL.
+    // cppcheck-suppress arrayIndexOutOfBoundsCond
     while (n < CMDLINE_MAX - 1 && line[n]) {
         buf[n] = line[n];
         n++;
     }
+    // cppcheck-suppress arrayIndexOutOfBoundsCond ; as above
     if (line[n] && !is_sep(line[n])) {
         while (n > 0 && !is_sep(line[n - 1]))
             n--;

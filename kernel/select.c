@@ -118,6 +118,7 @@ int chan_select(struct select_case *cases, int n, bool block)
     // (elem_premap, chan.h). norder > 0 here (0 returned above); the
     // analyzer loses that.
     struct sudog sgs[norder];          // NOLINT(clang-analyzer-core.VLASize): on the stack only while it waits
+    // cppcheck-suppress uninitvar ; it touches sgs's pages, not its values
     elem_premap(sgs, (uint32_t)(sizeof sgs));
     for (int k = 0; k < norder; k++)
         elem_premap(cases[pollorder[k]].elem, cases[pollorder[k]].c->elemsize);

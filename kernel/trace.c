@@ -460,6 +460,7 @@ void trace_dump(void)
             next[i] = dumped_to[i];
         dropped += next[i];
     }
+    // cppcheck-suppress uninitvar ; end[i] is set for every i < ncpu, all dump_rings reads
     dump_rings(ncpu, next, end, dropped);
 }
 
@@ -517,6 +518,7 @@ bool trace_dump_live(void)
             next[i] = dumped_to[i];
         dropped += next[i];
     }
+    // cppcheck-suppress uninitvar ; end[i] is set for every i < ncpu, all dump_rings reads
     dump_rings(ncpu, next, end, dropped);
     for (uint32_t i = 0; i < ncpu; i++)
         dumped_to[i] = end[i];
