@@ -126,10 +126,14 @@ static EFI_STATUS elf_load(const void *img)
                   seg.paddr & ~0xFFFull, (seg.paddr & ~0xFFFull) + pages * 4096);
             return st;
         }
-        // (VOID *): gnu-efi's CopyMem takes a CONST source on Debian 12
-        // and a plain one on 13; it only reads it.
-        CopyMem((void *)seg.paddr, (VOID *)((const uint8_t *)img + seg.offset), seg.filesz);
-        SetMem((uint8_t *)seg.paddr + seg.filesz, seg.memsz - seg.filesz, 0);
+        // The firmware's CopyMem and SetMem, not gnu-efi's: gnu-efi 4
+        // (Debian 13) builds its own with the Microsoft calling convention,
+        // which this loader, built without GNU_EFI_USE_MS_ABI, cannot call
+        // directly. (VOID *): the source is only read.
+        uefi_call_wrapper(BS->CopyMem, 3, (VOID *)seg.paddr,
+                          (VOID *)((const uint8_t *)img + seg.offset), (UINTN)seg.filesz);
+        uefi_call_wrapper(BS->SetMem, 3, (VOID *)(seg.paddr + seg.filesz),
+                          (UINTN)(seg.memsz - seg.filesz), (UINT8)0);
     }
     return EFI_SUCCESS;
 }
@@ -168,7 +172,7 @@ static EFI_STATUS find_rsdp(struct boot_info *bi)
         return EFI_NOT_FOUND;
     // Revision 2+ carries its own length (36 bytes); ACPI 1.0's is 20.
     UINTN n = found[15] >= 2 ? 36 : 20;
-    CopyMem(bi->rsdp, (VOID *)found, n);        // (VOID *): as in elf_load
+    uefi_call_wrapper(BS->CopyMem, 3, (VOID *)bi->rsdp, (VOID *)found, n);  // as in elf_load
     bi->rsdp_len = (uint32_t)n;
     bi->rsdp_phys = (uint64_t)(UINTN)found;
     return EFI_SUCCESS;
@@ -285,7 +289,7 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *systab)
     if (EFI_ERROR(st))
         return fail(st, "cannot allocate pages for the boot information");
     struct boot_info *bi = (struct boot_info *)(UINTN)bi_addr;
-    SetMem(bi, bi_pages * 4096, 0);
+    uefi_call_wrapper(BS->SetMem, 3, (VOID *)bi, (UINTN)(bi_pages * 4096), (UINT8)0);   // as in elf_load
     bi->entry_tsc = loader_tsc;
 
     EFI_LOADED_IMAGE *li;
