@@ -3,11 +3,13 @@
 """The insncount plugin counts a known loop exactly.
 
 Boots tests/insncount/guest.S (a multiboot guest: two marked loops of 1000
-and 100000 rounds) under QEMU TCG with the plugin, on 1 and 2 vCPUs, and
-checks the MARK pairs' differences (1 + 2*N each, exactly), that the running
-total only grows, that the END line counts at least what the marks saw, and
-that the plugin chose the API version the QEMU running it supports (its
-START line: version 1 for QEMU before 9.0, 3 after).
+and 100000 rounds, and a third of 1000 rounds of one atomic of each kind)
+under QEMU TCG with the plugin, on 1 and 2 vCPUs, and checks the MARK pairs'
+differences (1 + 2*N instructions each, exactly; the third 1 + 7*N with N
+atomics of each kind and no halts), that the running total only grows,
+that the END line counts at least what the marks saw, and that the plugin
+chose the API version the QEMU running it supports (its START line:
+version 1 for QEMU before 9.0, 3 after).
 
 Prints a PASS or FAIL line per vCPU count (the runner's host-test lines;
 make test runs this as BUILD/host/test_insncount) and a closing count. A
@@ -24,8 +26,11 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from tools.run import qemu  # noqa: E402
 
-EXPECTED = [1 + 2 * 1000, 1 + 2 * 100000]
+EXPECTED = [1 + 2 * 1000, 1 + 2 * 100000, 1 + 7 * 1000]
+# The third pair's counters besides total.
+EXPECTED_ATOMICS = {"atomics": 4000, "cmpxchg": 1000, "xadd": 1000, "xchg": 1000, "lockop": 1000, "halts": 0}
 LINE_RE = re.compile(r"INSNCOUNT (MARK id=(\d+) vcpu=\d+|END) total=(\d+) user=(\d+) kernel=(\d+)")
+FIELD_RE = re.compile(r" ([a-z]+)=(\d+)")
 START_RE = re.compile(r"INSNCOUNT START api=(\d+) qemu_api=(\d+)-(\d+) vcpus=(\d+)")
 
 
@@ -49,7 +54,7 @@ def run(plugin, guest, smp, log):
     except OSError as e:
         err = p.stderr.strip().splitlines()
         return [f"no plugin log ({e.strerror})" + (f"; qemu: {err[0]}" if err else "")]
-    marks, end, start = [], None, None
+    marks, fields, end, start = [], [], None, None
     for line in text.splitlines():
         start = start or START_RE.match(line)
         m = LINE_RE.match(line)
@@ -57,6 +62,7 @@ def run(plugin, guest, smp, log):
             end = int(m.group(3))
         elif m:
             marks.append((int(m.group(2)), int(m.group(3))))
+            fields.append({k: int(v) for k, v in FIELD_RE.findall(line)})
     errs = []
     if not start:
         errs.append("no INSNCOUNT START line")
@@ -66,12 +72,15 @@ def run(plugin, guest, smp, log):
         if api != want or not lo <= api <= hi or vcpus != smp:
             errs.append(f"'{start.group(0)}', want api={want} within qemu_api and vcpus={smp}")
     ids = [i for i, _ in marks]
-    if ids != [1, 2, 1, 2]:
-        errs.append(f"marker ids {ids}, want [1, 2, 1, 2]")
+    if ids != [1, 2] * len(EXPECTED):
+        errs.append(f"marker ids {ids}, want {[1, 2] * len(EXPECTED)}")
     else:
-        got = [marks[1][1] - marks[0][1], marks[3][1] - marks[2][1]]
+        got = [marks[k + 1][1] - marks[k][1] for k in range(0, len(marks), 2)]
         if got != EXPECTED:
             errs.append(f"pair counts {got}, want {EXPECTED}")
+        third = {k: fields[5].get(k, -1) - fields[4].get(k, 0) for k in EXPECTED_ATOMICS}
+        if third != EXPECTED_ATOMICS:
+            errs.append(f"the atomics loop counted {third}, want {EXPECTED_ATOMICS}")
     totals = [t for _, t in marks]
     if totals != sorted(totals):
         errs.append(f"totals go backwards: {totals}")
@@ -94,8 +103,9 @@ def main(argv):
             name = f"counts_loops_exactly_smp{smp}"
             print(f"PASS {name}" if not errs else f"FAIL {name}: " + "; ".join(errs), flush=True)
             failed += bool(errs)
-    print(f"insncount-test: {2 - failed} passed, {failed} failed (pairs of {EXPECTED} instructions, "
-          f"counted exactly on 1 and 2 vCPUs; QEMU {qemu.version()})")
+    print(f"insncount-test: {2 - failed} passed, {failed} failed (pairs of {EXPECTED} instructions and "
+          f"the atomics loop's {EXPECTED_ATOMICS['atomics']} atomics, counted exactly on 1 and 2 vCPUs; "
+          f"QEMU {qemu.version()})")
     return 1 if failed else 0
 
 

@@ -63,6 +63,7 @@ enum qemu_plugin_cb_flags {
 };
 
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index);
 typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 
@@ -78,10 +79,32 @@ void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn, qemu_
 /* Called once as QEMU exits (the guest powered off, or a device ended it). */
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
 
+/* Called as each vCPU starts, on its thread. */
+void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb);
+
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+
+/* Memory accesses: a callback on each access an instruction makes, with
+ * what QEMU knows of it (meminfo) and where it went (hwaddr, system
+ * emulation only; valid inside the callback only). */
+typedef uint32_t qemu_plugin_meminfo_t;
+struct qemu_plugin_hwaddr;
+enum qemu_plugin_mem_rw {
+    QEMU_PLUGIN_MEM_R = 1,
+    QEMU_PLUGIN_MEM_W,
+    QEMU_PLUGIN_MEM_RW,
+};
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                                          void *userdata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
+                                      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw, void *userdata);
+struct qemu_plugin_hwaddr *qemu_plugin_get_hwaddr(qemu_plugin_meminfo_t info, uint64_t vaddr);
+bool qemu_plugin_hwaddr_is_io(const struct qemu_plugin_hwaddr *haddr);
+uint64_t qemu_plugin_hwaddr_phys_addr(const struct qemu_plugin_hwaddr *haddr);
 
 /* Writes to QEMU's log: shown only with -d plugin (-D FILE: into FILE). */
 void qemu_plugin_outs(const char *string);
@@ -91,5 +114,29 @@ void qemu_plugin_outs(const char *string);
  * into dest and returns how many it copied. */
 typedef const void *(*qemu_plugin_insn_data_pointer_t)(const struct qemu_plugin_insn *insn);
 typedef size_t (*qemu_plugin_insn_data_copy_t)(const struct qemu_plugin_insn *insn, void *dest, size_t len);
+
+/* Register access, from version 2 (QEMU 9.0) on, so looked up with dlsym:
+ * qemu_plugin_get_registers lists the vCPU's registers (GDB's names,
+ * "rcx") and may be called only on a vCPU's thread (its init callback);
+ * qemu_plugin_read_register reads one, in the guest's byte order, inside
+ * a callback registered with QEMU_PLUGIN_CB_R_REGS, and returns its size
+ * or -1. Both take GLib's arrays, whose public layout is this; QEMU's
+ * process has GLib loaded. */
+struct qemu_plugin_register;
+typedef struct {
+    struct qemu_plugin_register *handle;
+    const char *name;
+    const char *feature;
+} qemu_plugin_reg_descriptor;
+typedef struct {
+    char *data;
+    unsigned int len;
+} qemu_plugin_garray;                   /* GArray */
+typedef struct {
+    uint8_t *data;
+    unsigned int len;
+} qemu_plugin_gbytearray;               /* GByteArray */
+typedef qemu_plugin_garray *(*qemu_plugin_get_registers_t)(void);
+typedef int (*qemu_plugin_read_register_t)(struct qemu_plugin_register *handle, qemu_plugin_gbytearray *buf);
 
 #endif
