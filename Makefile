@@ -659,8 +659,10 @@ hooks-off-test: $(INSNCOUNT) $(BUILD)/goro.elf nohooks-build
 nohooks-build:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/nohooks NOHOOKS=1 $(BUILD)/nohooks/goro.elf
 
-# make test runs both as host tests (the runner's PASS/FAIL lines, a crash
-# one failure among the others): BUILD/host/test_insncount, test_hooks_off.
+# make test runs these as host tests (the runner's PASS/FAIL lines, a crash
+# one failure among the others): BUILD/host/test_insncount, test_hooks_off,
+# and test_knownwork (gobench's counts of a known RunParallel op on 1, 2
+# and 4 vCPUs, tests/insncount/knownwork.py).
 $(BUILD)/host/test_insncount: $(INSNCOUNT) $(BUILD)/insncount/guest.elf tests/insncount/check.py
 	@mkdir -p $(dir $@)
 	$(Q)printf '#!/bin/sh\nexec env QEMU=%s %s %s %s %s\n' '$(QEMU)' '$(PYTHON)' '$(abspath tests/insncount/check.py)' \
@@ -671,7 +673,12 @@ $(BUILD)/host/test_hooks_off: $(INSNCOUNT) $(BUILD)/goro.elf nohooks-build tests
 	$(Q)printf '#!/bin/sh\nexec env QEMU=%s %s %s %s %s %s\n' '$(QEMU)' '$(PYTHON)' '$(abspath tests/insncount/hooks_off.py)' \
 	    '$(abspath $(INSNCOUNT))' '$(abspath $(BUILD)/goro.elf)' '$(abspath $(BUILD)/nohooks/goro.elf)' > $@
 	$(Q)chmod +x $@
-host: $(BUILD)/host/test_insncount $(BUILD)/host/test_hooks_off
+$(BUILD)/host/test_knownwork: $(INSNCOUNT) $(BUILD)/goro.elf tests/insncount/knownwork.py
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec env QEMU=%s %s %s %s %s\n' '$(QEMU)' '$(PYTHON)' '$(abspath tests/insncount/knownwork.py)' \
+	    '$(abspath $(INSNCOUNT))' '$(abspath $(BUILD)/goro.elf)' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_insncount $(BUILD)/host/test_hooks_off $(BUILD)/host/test_knownwork
 
 .PHONY: debug-build
 debug-build:

@@ -4,8 +4,31 @@
 // on. SpawnBatch/B is the spawn peer of tests/peers (B empty goroutines
 // started, then waited for) with the wait by yielding, at batch sizes on
 // both sides of the 256-slot run queue: an op is one spawn, run and exit.
+// KnownWork is the instruction counts' yardstick: its op is exactly
+// 2 * KNOWN_WORK_ROUNDS instructions of work under b.RunParallel, and its
+// Go twin (tools/bench/knownwork_go) the same.
 #include "goro.h"
 #include "gobench.h"
+
+// ---- KnownWork: a RunParallel loop of known length --------------------------
+
+#define KNOWN_WORK_ROUNDS 5000      // knownwork_test.go's Rounds
+
+static void known_work_body(struct gb_pb *pb, void *arg)
+{
+    (void)arg;
+    while (pb_next(pb)) {
+        uint64_t r = KNOWN_WORK_ROUNDS;
+        __asm__ volatile("1: dec %0; jnz 1b" : "+r"(r));   // 2 instructions a round
+    }
+}
+
+static void bench_known_work(struct gb *b)
+{
+    gb_run_parallel(b, known_work_body, 0);
+}
+
+// ---- SpawnBatch -----------------------------------------------------------------
 
 static uint64_t spawned_done;
 
@@ -38,6 +61,7 @@ BATCH(3000)
 BATCH(10000)
 
 const struct gobench gobench_goro[] = {
+    { "KnownWork", 2000, bench_known_work },
     { "SpawnBatch/10", 20000, bench_spawn_batch_10 },
     { "SpawnBatch/100", 20000, bench_spawn_batch_100 },
     { "SpawnBatch/300", 20000, bench_spawn_batch_300 },

@@ -539,12 +539,19 @@ def gobench_rows(outdir, cpus_list, peers):
             gi, oi = spread(g.get("insn")), spread(o.get("insn"))
             overlap = bool(gs and os_ and gs["min"] <= os_["max"] and os_["min"] <= gs["max"])
             pns, pinsn = pt.get(name.split("/")[0], (None, None))
+            unit = lambda d, u: (spread(d.get("units", {}).get(u)) or {}).get("median")    # noqa: E731
+            counts = {f"{side}_{k}": unit(d, u) for side, d in (("goro", g), ("go", o))
+                      for k, u in (("atomics", "atomics/op"), ("halts", "halts/op"), ("ipis", "ipis/op"),
+                                   ("kinsn", "kinsn/op"), ("cmpxchg", "cmpxchg/op"), ("xadd", "xadd/op"),
+                                   ("xchg", "xchg/op"), ("lockop", "lockop/op"))}
             rows.append({
                 "benchmark": name, "vcpus": cpus,
                 "goro_ns": gs, "go_ns": os_, "spread_overlap": overlap,
                 "goro_go_time": rratio(gs and gs["median"], os_ and os_["median"]),
                 "goro_insn": gi and gi["median"], "go_insn": oi and oi["median"],
                 "goro_go_insn": rratio(gi and gi["median"], oi and oi["median"]),
+                **counts,
+                "goro_go_atomics": rratio(counts["goro_atomics"], counts["go_atomics"]),
                 "go_native_ns": spread(nat.get(name, {}).get("ns")),
                 "pthread_ns": pns, "pthread_insn": pinsn,
                 "goro_pthread_time": rratio(gs and gs["median"], pns),
@@ -564,16 +571,19 @@ def print_gobench(rows, out):
         return
     out.write("\nGo's benchmarks: goro (app=gobench) and Go 1.19's own test binaries, QEMU TCG, "
               "same -cpu max and vCPUs; ns/op median [min-max] over the counts; ~: the spreads overlap; "
-              "insn/op from tools/insncount:\n\n")
+              "insn/op, atomic read-modify-writes, halts and IPIs per op from tools/insncount, every vCPU "
+              "over the measured interval (Go's kernel column: Linux's share of its insn/op):\n\n")
     hdr = ["benchmark", "vCPUs", "goro ns/op", "Go ns/op", "~", "goro/Go time", "goro insn/op",
-           "Go insn/op", "goro/Go insn", "Go native ns/op", "pthread ns/op", "goro/pthread time",
-           "pthread insn/op", "goro/pthread insn"]
+           "Go insn/op (kernel)", "goro/Go insn", "atomics/op goro/Go", "halts/op goro/Go", "IPIs/op goro/Go",
+           "Go native ns/op", "pthread ns/op", "goro/pthread time", "pthread insn/op", "goro/pthread insn"]
     out.write("| " + " | ".join(hdr) + " |\n|" + " --- |" * len(hdr) + "\n")
     r2 = lambda v: "-" if v is None else f"{v:.2f}"     # noqa: E731
+    pair = lambda r, k: f"{fmt_num(r.get('goro_' + k))}/{fmt_num(r.get('go_' + k))}"     # noqa: E731
     for r in rows:
+        go_insn = fmt_num(r["go_insn"]) + (f" ({fmt_num(r['go_kinsn'])})" if r.get("go_kinsn") is not None else "")
         cells = [r["benchmark"], str(r["vcpus"]), fmt_spread(r["goro_ns"]), fmt_spread(r["go_ns"]),
                  "~" if r["spread_overlap"] else "", r2(r["goro_go_time"]), fmt_num(r["goro_insn"]),
-                 fmt_num(r["go_insn"]), r2(r["goro_go_insn"]),
+                 go_insn, r2(r["goro_go_insn"]), pair(r, "atomics"), pair(r, "halts"), pair(r, "ipis"),
                  fmt_num(r["go_native_ns"] and r["go_native_ns"]["median"]), fmt_num(r["pthread_ns"]),
                  r2(r["goro_pthread_time"]), fmt_num(r["pthread_insn"]), r2(r["goro_pthread_insn"])]
         out.write("| " + " | ".join(cells) + " |\n")
@@ -584,6 +594,28 @@ def print_gobench(rows, out):
               f" of {len(both)} rows (slower: {sum(r['goro_go_time'] > 1 and not r['spread_overlap'] for r in both)}, "
               f"spreads overlap: {sum(r['spread_overlap'] for r in both)}); insn/op at most 0.25x Go: "
               f"{sum(r['goro_go_insn'] <= 0.25 for r in ins)} of {len(ins)} rows.\n")
+
+
+def print_known_work(kw, out):
+    """The known-work check (gobench.run_known_work): KnownWork's counted
+    insn/op against the K instructions its op is, on both sides."""
+    if not kw or not kw.get("rows"):
+        return
+    k, tol = kw["k"], kw["tolerance"]
+    out.write(f"\nKnown work: a RunParallel op of exactly K = {k} instructions (KnownWork, both sides), counted "
+              f"as every row is; the program's count must read K within {tol:.0%}: goro's whole count, Go's "
+              "user-mode count (Go's kernel column: Linux's share, its timer tick and the like, which grows "
+              "with the wall time an op takes under TCG):\n\n")
+    out.write("| vCPUs | goro insn/op | goro/K | Go insn/op (kernel) | Go user/K | within |\n"
+              "| --- | --- | --- | --- | --- | --- |\n")
+    for r in kw["rows"]:
+        g, o = r.get("goro") or {}, r.get("go") or {}
+        ok = [s for s in ("goro", "go") if r.get(f"{s}_ok") is not None]
+        out.write(f"| {r['vcpus']} | {fmt_num(g.get('total'))} | "
+                  f"{'-' if r.get('goro_ratio') is None else format(r['goro_ratio'], '.3f')} | "
+                  f"{fmt_num(o.get('total'))} ({fmt_num(o.get('kernel'))}) | "
+                  f"{'-' if r.get('go_ratio') is None else format(r['go_ratio'], '.3f')} | "
+                  f"{', '.join(s + (' yes' if r[s + '_ok'] else ' NO') for s in ok) or '-'} |\n")
 
 
 def plot_gobench(plt, rows):
@@ -897,8 +929,10 @@ def report(opts, goro_runs, peers, goro_label, resdir, load_start):
     out.write(f"\n{machine}\n\n")
     shown = lambda sec: opts.section in ("", sec)     # noqa: E731
     grows = [] if opts.from_serial else gobench_rows(os.path.join(opts.build, "bench"), opts.cpus, peers)
+    kw = None if opts.from_serial else gobench.read_known_work(os.path.join(opts.build, "bench"))
     if shown("gobench"):
         print_gobench(grows, out)
+        print_known_work(kw, out)
     irows, made = [], []
     if shown("own"):
         out.write("\ngoro's own benchmarks (app=bench, bench_chan, bench_mem, bench_time) beside the Go and "
@@ -914,7 +948,7 @@ def report(opts, goro_runs, peers, goro_label, resdir, load_start):
     if not opts.section:
         made = plots(goro_runs, peers, os.path.join(resdir, "plots"), goro_label, grows)
     return {"machine": machine, "loadavg_start": load_start, "loadavg_end": load_end,
-            "goro_label": goro_label, "gobench": grows, "goro": goro_runs, "peers": peers, "table": rows,
+            "goro_label": goro_label, "gobench": grows, "known_work": kw, "goro": goro_runs, "peers": peers, "table": rows,
             "insn_table": irows, "schedlat": srows, "plots": made}
 
 

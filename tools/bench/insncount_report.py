@@ -15,12 +15,25 @@ Usage:
                                           carry mark_pairs= and mark_n=
     insncount_report.py LOG NAME:PAIRS:N ...
 Prints one `INSN name impl=... insn_per_op=... ...` line per benchmark.
+
+    insncount_report.py --profile PROFILE N SYMFILE...
+sums the plugin's profile=PATH output (instructions per translation block
+between markers 1 and 2) by the symbol each block starts in (SYMFILE: an
+ELF, read with nm, or a System.map) and prints the top ones per op (N ops).
 """
+import bisect
 import re
 import statistics
+import subprocess
 import sys
 
 MARK_RE = re.compile(r"INSNCOUNT MARK id=(\d+) vcpu=\d+ total=(\d+) user=(\d+) kernel=(\d+)")
+FIELD_RE = re.compile(r" ([a-z]+)=(\d+)(?= |$)")
+
+# The counters of a MARK line that a measurement reports per op: all
+# vCPUs' instructions, atomic read-modify-writes (and by kind), halts and
+# IPIs (absent where the plugin cannot count them).
+COUNTERS = ("total", "user", "kernel", "atomics", "cmpxchg", "xadd", "xchg", "lockop", "halts", "ipis")
 
 
 def read_marks(log_path):
@@ -32,6 +45,75 @@ def read_marks(log_path):
             if m:
                 marks.append(tuple(int(x) for x in m.groups()))
     return marks
+
+
+def read_mark_fields(log_path):
+    """Every MARK line as a dict: its id and the COUNTERS it carries."""
+    out = []
+    with open(log_path, errors="replace") as f:
+        for line in f:
+            if not line.startswith("INSNCOUNT MARK "):
+                continue
+            d = {k: int(v) for k, v in FIELD_RE.findall(line) if k in COUNTERS or k == "id"}
+            if "id" in d and "total" in d:
+                out.append(d)
+    return out
+
+
+def delta(a, b):
+    """The counters from mark a to mark b (those both lines carry)."""
+    return {k: b[k] - a[k] for k in COUNTERS if k in a and k in b}
+
+
+def pair_counts(marks):
+    """The counters' deltas of each marker-1/marker-2 pair of marks (dicts
+    of read_mark_fields); a 1 with no 2 after it is dropped, as in pair_marks."""
+    pairs, begin = [], None
+    for m in marks:
+        if m["id"] == 1:
+            begin = m
+        elif m["id"] == 2 and begin is not None:
+            pairs.append(delta(begin, m))
+            begin = None
+    return pairs
+
+
+def timer_runs(marks, kinds):
+    """Go's testing.B timer replayed from address markers in a program that
+    cannot be marked (docs/performance.md): marks are read_mark_fields'
+    dicts in log order, kinds maps a marker id to what its instruction is:
+      run    runN starts a run of the benchmark (its call of ResetTimer)
+      reset  ResetTimer: the run's count so far is dropped
+      start  the clock read that starts the timer (StartTimer, ResetTimer)
+      stop   the clock read that stops it (StopTimer)
+      end    runN's run is over (after its StopTimer)
+    A run's count is the sum over its timed intervals, as Go's duration.
+    A run that others ran inside (a benchmark with sub-benchmarks) is not
+    one: returns the counters of the others, in the order they ended."""
+    stack, done = [], []
+    for m in marks:
+        kind = kinds.get(m["id"])
+        if kind == "run":
+            if stack:
+                stack[-1]["leaf"] = False
+            stack.append({"acc": {}, "start": None, "leaf": True})
+            continue
+        if kind is None or not stack:
+            continue
+        top = stack[-1]
+        if kind == "reset":
+            top["acc"] = {}
+        elif kind == "start":
+            top["start"] = m
+        elif kind == "stop" and top["start"] is not None:
+            d = delta(top["start"], m)
+            top["acc"] = {k: top["acc"].get(k, 0) + v for k, v in d.items()}
+            top["start"] = None
+        elif kind == "end":
+            stack.pop()
+            if top["leaf"]:
+                done.append(top["acc"])
+    return done
 
 
 def pair_marks(marks):
@@ -109,7 +191,46 @@ def format_lines(results, impls):
     return lines
 
 
+def symbols(paths):
+    """Sorted [(addr, name)] of the text symbols of ELF files (nm) and
+    System.map files."""
+    syms = []
+    for path in paths:
+        if path.endswith("System.map") or "System.map" in path:
+            text = open(path, errors="replace").read()
+        else:
+            text = subprocess.run(["nm", "-n", "--defined-only", path], capture_output=True, text=True).stdout
+        for line in text.split("\n"):
+            w = line.split()
+            if len(w) >= 3 and w[1] in "tTwW":
+                syms.append((int(w[0], 16), w[2]))
+    syms.sort()
+    return syms
+
+
+def profile(path, n, symfiles, top=40):
+    syms = symbols(symfiles)
+    addrs = [a for a, _ in syms]
+    by = {}
+    total = 0
+    for line in open(path, errors="replace"):
+        w = line.split()
+        if len(w) != 3 or w[0] != "PROFILE":
+            continue
+        va, k = int(w[1], 16), int(w[2])
+        i = bisect.bisect_right(addrs, va) - 1
+        name = syms[i][1] if i >= 0 else hex(va)
+        by[name] = by.get(name, 0) + k
+        total += k
+    print(f"{total / n:.1f} instructions per op, by the symbol each block starts in:")
+    for name, k in sorted(by.items(), key=lambda x: -x[1])[:top]:
+        print(f"{k / n:12.1f} {100 * k / total:5.1f}%  {name}")
+
+
 def main(argv):
+    if len(argv) >= 4 and argv[1] == "--profile":
+        profile(argv[2], float(argv[3]), argv[4:])
+        return 0
     if len(argv) < 3:
         print(__doc__.strip(), file=sys.stderr)
         return 2

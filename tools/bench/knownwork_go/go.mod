@@ -1,0 +1,3 @@
+module goro/tools/knownwork-go
+
+go 1.19
