@@ -342,10 +342,42 @@ typedef struct {
     int32_t reader_wait;        // readers the writer still waits for
 } rwmutex_t;
 #define RWMUTEX_INIT {0}
-void rwmutex_rlock(rwmutex_t *rw);
-void rwmutex_runlock(rwmutex_t *rw);
-void rwmutex_lock(rwmutex_t *rw);
-void rwmutex_unlock(rwmutex_t *rw);
+#define RWMUTEX_MAX_READERS (1 << 30)
+void rwmutex_rlock_slow(rwmutex_t *rw);
+void rwmutex_runlock_slow(rwmutex_t *rw, int32_t r);
+void rwmutex_lock_slow(rwmutex_t *rw, int32_t r);
+void rwmutex_unlock_slow(rwmutex_t *rw, int32_t r);
+// The fast paths are inline, as Go's RLock and RUnlock are: each is one
+// atomic add on reader_count (Lock and Unlock add a mutex's CAS and add).
+// seq_cst, as in Go: the adds of readers and writers are totally ordered,
+// so exactly one side of a race waits (kernel/sync.c).
+static inline void rwmutex_rlock(rwmutex_t *rw)
+{
+    if (__atomic_add_fetch(&rw->reader_count, 1, __ATOMIC_SEQ_CST) < 0)   // seq_cst: see above; acquire pairs with unlock
+        rwmutex_rlock_slow(rw);
+}
+static inline void rwmutex_runlock(rwmutex_t *rw)
+{
+    int32_t r = __atomic_sub_fetch(&rw->reader_count, 1, __ATOMIC_SEQ_CST);   // seq_cst: see above; release to the writer
+    if (r < 0)
+        rwmutex_runlock_slow(rw, r);
+}
+static inline void rwmutex_lock(rwmutex_t *rw)
+{
+    mutex_lock(&rw->w);
+    // Announce the writer; r readers are still in.
+    int32_t r = __atomic_fetch_sub(&rw->reader_count, RWMUTEX_MAX_READERS, __ATOMIC_SEQ_CST);  // seq_cst: see above
+    if (r != 0)
+        rwmutex_lock_slow(rw, r);
+}
+static inline void rwmutex_unlock(rwmutex_t *rw)
+{
+    int32_t r = __atomic_add_fetch(&rw->reader_count, RWMUTEX_MAX_READERS, __ATOMIC_SEQ_CST);  // seq_cst: see above; release to the readers
+    if (r != 0)
+        rwmutex_unlock_slow(rw, r);     // readers queued behind the writer (or an unlocked RWMutex)
+    else
+        mutex_unlock(&rw->w);
+}
 // Go's TryRLock and TryLock: take the lock only if that needs no wait.
 bool rwmutex_tryrlock(rwmutex_t *rw);
 bool rwmutex_trylock(rwmutex_t *rw);
@@ -356,9 +388,28 @@ typedef struct {
     sema_t sema;
 } waitgroup_t;
 #define WAITGROUP_INIT {0}
-void wg_add(waitgroup_t *wg, int delta);
-void wg_done(waitgroup_t *wg);
-void wg_wait(waitgroup_t *wg);
+void wg_add_slow(waitgroup_t *wg, int delta, uint64_t state);
+void wg_wait_slow(waitgroup_t *wg, uint64_t state);
+// The fast paths are inline: an add that leaves the counter at or above 0
+// with no waiter is one atomic add, a wait for a zero counter one load. seq_cst
+// as in Go: counter and waiters are one word, whose adds and the waiters'
+// CAS are totally ordered; release publishes the done G's work to waiters.
+static inline __attribute__((always_inline)) void wg_add(waitgroup_t *wg, int delta)
+{
+    uint64_t state = __atomic_add_fetch(&wg->state, (uint64_t)(int64_t)delta << 32, __ATOMIC_SEQ_CST);   // seq_cst: see above
+    if ((int32_t)(state >> 32) < 0 || (uint32_t)state != 0)
+        wg_add_slow(wg, delta, state);
+}
+static inline __attribute__((always_inline)) void wg_done(waitgroup_t *wg)
+{
+    wg_add(wg, -1);
+}
+static inline void wg_wait(waitgroup_t *wg)
+{
+    uint64_t state = __atomic_load_n(&wg->state, __ATOMIC_SEQ_CST);    // seq_cst: acquire pairs with wg_add's release
+    if ((state >> 32) != 0)
+        wg_wait_slow(wg, state);
+}
 
 // Go's sync.Once: fn(arg) runs once; every once_do returns after it has.
 // If fn ends its goroutine (goexit) the Once is done all the same, as in Go.

@@ -171,24 +171,21 @@ bool mutex_trylock(mutex_t *m)
 
 // ---- RWMutex ------------------------------------------------------------------
 
-#define RW_MAX_READERS (1 << 30)
+#define RW_MAX_READERS RWMUTEX_MAX_READERS
 
-void rwmutex_rlock(rwmutex_t *rw)
+// The slow paths of goro.h's inline fast paths (rlock's add found a
+// writer; runlock's found one waiting; lock's found readers in; unlock's
+// found readers queued), after Go's rwmutex.go.
+
+void rwmutex_rlock_slow(rwmutex_t *rw)
 {
-    // seq_cst, as in Go: acquire pairs with the writer's release in
-    // rwmutex_unlock; the total order with the writer's announcement
-    // (rwmutex_lock) decides who waits for whom.
-    if (__atomic_add_fetch(&rw->reader_count, 1, __ATOMIC_SEQ_CST) < 0)
-        semacquire(&rw->reader_sem, false, "sync.RWMutex.RLock");  // a writer holds or waits
+    semacquire(&rw->reader_sem, false, "sync.RWMutex.RLock");  // a writer holds or waits
 }
 
-void rwmutex_runlock(rwmutex_t *rw)
+// r: reader_count after runlock's sub, negative. Not inlined, as
+// wg_add_slow, for the fatal error's caller.
+__attribute__((noinline)) void rwmutex_runlock_slow(rwmutex_t *rw, int32_t r)
 {
-    // seq_cst: release pairs with the writer's acquire (its fetch_sub or
-    // the reader_wait count); ordered against its announcement.
-    int32_t r = __atomic_sub_fetch(&rw->reader_count, 1, __ATOMIC_SEQ_CST);
-    if (r >= 0)
-        return;
     if (r + 1 == 0 || r + 1 == -RW_MAX_READERS)
         chan_fatal("sync: RUnlock of unlocked RWMutex", __builtin_return_address(0));
     // A writer waits: the last reader it waits for wakes it.
@@ -197,15 +194,11 @@ void rwmutex_runlock(rwmutex_t *rw)
         semrelease(&rw->writer_sem, false);
 }
 
-void rwmutex_lock(rwmutex_t *rw)
+// r: the readers in as lock announced the writer (its sub), not 0.
+void rwmutex_lock_slow(rwmutex_t *rw, int32_t r)
 {
-    mutex_lock(&rw->w);
-    // Announce the writer to new readers; r readers are still in. seq_cst:
-    // ordered against the readers' adds and subs (rlock, runlock) so that
-    // exactly one side waits; acquire takes the leavers' writes.
-    int32_t r = __atomic_fetch_sub(&rw->reader_count, RW_MAX_READERS, __ATOMIC_SEQ_CST);
     // seq_cst: pairs with runlock's decrement of reader_wait.
-    if (r != 0 && __atomic_add_fetch(&rw->reader_wait, r, __ATOMIC_SEQ_CST) != 0)
+    if (__atomic_add_fetch(&rw->reader_wait, r, __ATOMIC_SEQ_CST) != 0)
         semacquire(&rw->writer_sem, false, "sync.RWMutex.Lock");
 }
 
@@ -234,10 +227,11 @@ bool rwmutex_trylock(rwmutex_t *rw)
     return true;
 }
 
-void rwmutex_unlock(rwmutex_t *rw)
+// r: reader_count after unlock's add, not 0: the readers that queued
+// behind the writer, or RW_MAX_READERS or more for an unlocked RWMutex.
+// Not inlined, as wg_add_slow.
+__attribute__((noinline)) void rwmutex_unlock_slow(rwmutex_t *rw, int32_t r)
 {
-    // seq_cst: releases the writer's section to the readers' adds (rlock).
-    int32_t r = __atomic_add_fetch(&rw->reader_count, RW_MAX_READERS, __ATOMIC_SEQ_CST);
     if (r >= RW_MAX_READERS)
         chan_fatal("sync: Unlock of unlocked RWMutex", __builtin_return_address(0));
     for (int32_t i = 0; i < r; i++)
@@ -247,11 +241,12 @@ void rwmutex_unlock(rwmutex_t *rw)
 
 // ---- WaitGroup ----------------------------------------------------------------
 
-static inline __attribute__((always_inline)) void wg_add_pc(waitgroup_t *wg, int delta, void *pc)
+// state: the word after wg_add's add, whose fast path saw the counter
+// below 0, or waiters. Not inlined: its return address is the place in
+// the caller that wg_add (inline) was called from, for the fatal errors.
+__attribute__((noinline)) void wg_add_slow(waitgroup_t *wg, int delta, uint64_t state)
 {
-    // seq_cst: release publishes the done G's work to the waiters' loads;
-    // ordered against wg_wait's CAS, so counter and waiters are seen together.
-    uint64_t state = __atomic_add_fetch(&wg->state, (uint64_t)(int64_t)delta << 32, __ATOMIC_SEQ_CST);
+    void *pc = __builtin_return_address(0);
     int32_t v = (int32_t)(state >> 32);
     uint32_t w = (uint32_t)state;
     if (v < 0)
@@ -269,17 +264,8 @@ static inline __attribute__((always_inline)) void wg_add_pc(waitgroup_t *wg, int
         semrelease(&wg->sema, false);
 }
 
-void wg_add(waitgroup_t *wg, int delta)
-{
-    wg_add_pc(wg, delta, __builtin_return_address(0));
-}
-
-void wg_done(waitgroup_t *wg)
-{
-    wg_add_pc(wg, -1, __builtin_return_address(0));
-}
-
-static __attribute__((noinline)) void wg_wait_slow(waitgroup_t *wg, uint64_t state)
+// state: the word wg_wait read, with a counter above 0.
+void wg_wait_slow(waitgroup_t *wg, uint64_t state)
 {
     for (;;) {
         if ((state >> 32) == 0)
@@ -295,14 +281,6 @@ static __attribute__((noinline)) void wg_wait_slow(waitgroup_t *wg, uint64_t sta
             return;
         }
     }
-}
-
-// The fast path apart, so a counter at zero costs a load and no frame.
-void wg_wait(waitgroup_t *wg)
-{
-    uint64_t state = __atomic_load_n(&wg->state, __ATOMIC_SEQ_CST);    // seq_cst: acquire pairs with wg_add's release
-    if ((state >> 32) != 0)
-        wg_wait_slow(wg, state);
 }
 
 // ---- Once -------------------------------------------------------------------
