@@ -295,7 +295,17 @@ typedef struct {
     uint32_t count;
 } sema_t;
 #define SEMA_INIT {0}
-void sema_acquire(sema_t *s);
+void sema_acquire_slow(sema_t *s);
+// The fast path inline, as Go inlines cansemacquire's into semacquire: a
+// count there is taken with one CAS, no call. seq_cst: the count's side
+// of the Dekker with the waiters' count (kernel/sync_sema.c).
+static inline void sema_acquire(sema_t *s)
+{
+    uint32_t v = __atomic_load_n(&s->count, __ATOMIC_SEQ_CST);     // seq_cst: see above
+    if (v == 0 || !__atomic_compare_exchange_n(&s->count, &v, v - 1, false, __ATOMIC_SEQ_CST,
+                                               __ATOMIC_SEQ_CST))  // seq_cst: see above
+        sema_acquire_slow(s);
+}
 bool sema_try_acquire(sema_t *s);
 void sema_release(sema_t *s);
 // Goroutines parked on s now: a snapshot, for tests and benchmarks that

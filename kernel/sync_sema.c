@@ -136,7 +136,8 @@ uint32_t sema_waiters(const sema_t *s)
     return n;
 }
 
-void sema_acquire(sema_t *s)
+// goro.h's sema_acquire found no count (or lost its CAS).
+void sema_acquire_slow(sema_t *s)
 {
     semacquire(s, false, "semacquire");
 }
