@@ -32,6 +32,7 @@ static const struct gobench_pkg pkgs[] = {
     { "sync", gobench_sema },
     { "time", gobench_time },
     { "goro", gobench_goro },
+    { "floor", gobench_floor },
 };
 #define NPKGS (sizeof pkgs / sizeof pkgs[0])
 

@@ -92,11 +92,11 @@ struct gobench {
 
 // One package's benchmarks, in Go's order, ended by a { 0 } entry.
 struct gobench_pkg {
-    const char *pkg;            // "runtime", "sync", "time", or "goro"
+    const char *pkg;            // "runtime", "sync", "time", "goro" or "floor"
     const struct gobench *list;
 };
 
 extern const struct gobench gobench_proc[], gobench_chan[], gobench_select[];
-extern const struct gobench gobench_sync[], gobench_sema[], gobench_time[], gobench_goro[];
+extern const struct gobench gobench_sync[], gobench_sema[], gobench_time[], gobench_goro[], gobench_floor[];
 
 #endif

@@ -39,7 +39,14 @@ REQUIRED = {
              "SemaSyntNonblock", "SemaSyntBlock", "SemaWorkNonblock", "SemaWorkBlock"],
     "time": ["AfterFunc", "After", "Stop", "SimultaneousAfterFunc", "StartStop", "Reset", "Sleep",
              "Ticker", "TickerReset", "TickerResetNaive"],
-    "goro": [f"SpawnBatch/{b}" for b in (10, 100, 300, 1000, 3000, 10000)],
+    "goro": ["KnownWork"] + [f"SpawnBatch/{b}" for b in (10, 100, 300, 1000, 3000, 10000)],
+    # apps/gobench_floor.c: the floors of the rows whose op needs no switch.
+    "floor": [f"Floor/{n}" for n in (
+        "ChanNonblocking", "SelectNonblock", "ChanUncontended", "ChanContended", "ChanSem", "ChanClosed",
+        "MutexUncontended", "Mutex", "MutexSlack", "MutexWork", "MutexWorkSlack", "Once",
+        "RWMutexUncontended", "RWMutexWrite100", "RWMutexWorkWrite100", "SemaUncontended",
+        "SemaSyntNonblock", "SemaSyntBlock", "SemaWorkNonblock", "SemaWorkBlock",
+        "WaitGroupUncontended", "WaitGroupAddDone", "WaitGroupWait")],
 }
 
 

@@ -532,6 +532,7 @@ def gobench_rows(outdir, cpus_list, peers):
         go = gobench.read_file(os.path.join(outdir, f"gobench-go-tcg-{cpus}.txt"))
         nat = gobench.read_file(os.path.join(outdir, f"gobench-go-native-{cpus}.txt"))
         pt = pthread_figures(peers, cpus)
+        floors = gobench.read_floors(outdir, cpus)
         order = [n for e in gobench.suite(False) for n in gobench.result_names(e)]
         for name in dict.fromkeys([n for n in order if n in goro or n in go] + list(goro) + list(go)):
             g, o = goro.get(name, {}), go.get(name, {})
@@ -552,6 +553,9 @@ def gobench_rows(outdir, cpus_list, peers):
                 "goro_go_insn": rratio(gi and gi["median"], oi and oi["median"]),
                 **counts,
                 "goro_go_atomics": rratio(counts["goro_atomics"], counts["go_atomics"]),
+                "floor_insn": floors.get(name, {}).get("insn"), "floor_atomics": floors.get(name, {}).get("atomics"),
+                "goro_floor_insn": rratio(gi and gi["median"], floors.get(name, {}).get("insn")),
+                "go_floor_insn": rratio(oi and oi["median"], floors.get(name, {}).get("insn")),
                 "go_native_ns": spread(nat.get(name, {}).get("ns")),
                 "pthread_ns": pns, "pthread_insn": pinsn,
                 "goro_pthread_time": rratio(gs and gs["median"], pns),
@@ -575,7 +579,7 @@ def print_gobench(rows, out):
               "over the measured interval (Go's kernel column: Linux's share of its insn/op):\n\n")
     hdr = ["benchmark", "vCPUs", "goro ns/op", "Go ns/op", "~", "goro/Go time", "goro insn/op",
            "Go insn/op (kernel)", "goro/Go insn", "atomics/op goro/Go", "halts/op goro/Go", "IPIs/op goro/Go",
-           "Go native ns/op", "pthread ns/op", "goro/pthread time", "pthread insn/op", "goro/pthread insn"]
+           "floor insn/op (atomics)", "goro/floor", "Go/floor", "Go native ns/op", "pthread ns/op", "goro/pthread time", "pthread insn/op", "goro/pthread insn"]
     out.write("| " + " | ".join(hdr) + " |\n|" + " --- |" * len(hdr) + "\n")
     r2 = lambda v: "-" if v is None else f"{v:.2f}"     # noqa: E731
     pair = lambda r, k: f"{fmt_num(r.get('goro_' + k))}/{fmt_num(r.get('go_' + k))}"     # noqa: E731
@@ -584,6 +588,8 @@ def print_gobench(rows, out):
         cells = [r["benchmark"], str(r["vcpus"]), fmt_spread(r["goro_ns"]), fmt_spread(r["go_ns"]),
                  "~" if r["spread_overlap"] else "", r2(r["goro_go_time"]), fmt_num(r["goro_insn"]),
                  go_insn, r2(r["goro_go_insn"]), pair(r, "atomics"), pair(r, "halts"), pair(r, "ipis"),
+                 "-" if r.get("floor_insn") is None else f"{fmt_num(r['floor_insn'])} ({fmt_num(r['floor_atomics'])})",
+                 r2(r.get("goro_floor_insn")), r2(r.get("go_floor_insn")),
                  fmt_num(r["go_native_ns"] and r["go_native_ns"]["median"]), fmt_num(r["pthread_ns"]),
                  r2(r["goro_pthread_time"]), fmt_num(r["pthread_insn"]), r2(r["goro_pthread_insn"])]
         out.write("| " + " | ".join(cells) + " |\n")
@@ -593,7 +599,10 @@ def print_gobench(rows, out):
               f"goro faster in time: {sum(r['goro_go_time'] < 1 and not r['spread_overlap'] for r in both)}"
               f" of {len(both)} rows (slower: {sum(r['goro_go_time'] > 1 and not r['spread_overlap'] for r in both)}, "
               f"spreads overlap: {sum(r['spread_overlap'] for r in both)}); insn/op at most 0.25x Go: "
-              f"{sum(r['goro_go_insn'] <= 0.25 for r in ins)} of {len(ins)} rows.\n")
+              f"{sum(r['goro_go_insn'] <= 0.25 for r in ins)} of {len(ins)} rows; with a floor "
+              f"(docs/performance.md, *Floors*), within 1.5x of it: "
+              f"{sum((r.get('goro_floor_insn') or 9) <= 1.5 for r in ins)} of "
+              f"{sum(r.get('goro_floor_insn') is not None for r in ins)}.\n")
 
 
 def print_known_work(kw, out):

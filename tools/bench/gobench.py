@@ -647,9 +647,44 @@ def read_known_work(outdir):
         return None
 
 
+# ---- the floors ----------------------------------------------------------------------
+#
+# app=gobench's package "floor" (apps/gobench_floor.c): for each row whose
+# op needs no goroutine switch, Floor/<row> is a loop in the row's own
+# harness making only the op's unavoidable atomics and memory accesses.
+# Counted as the rows are, under the plugin, on each vCPU count of
+# --insn-cpus; $BUILD/bench/gobench-floor-V.txt, one line per floor (its
+# ns/op, from a run under the plugin, is no claim: the counts are).
+
+FLOOR_N = 20000
+
+
+def floor_file(outdir, cpus):
+    return os.path.join(outdir, f"gobench-floor-{cpus}.txt")
+
+
+def run_floors(opts, outdir):
+    for cpus in opts.insn_cpus:
+        plog = os.path.join(outdir, f"gobench-floor-{cpus}.insn.log")
+        out, ok, _ = goro_boot(opts, cpus, "^BenchmarkFloor$", FLOOR_N, 1, plog)
+        counts = goro_insn(out, plog) if ok else {}
+        lines = [line for line in format_lines(out) if RESULT_RE.match(line)]
+        write(floor_file(outdir, cpus), [f"goro-vcpus: {cpus}", "goro-floor: apps/gobench_floor.c"],
+              add_insn(lines, counts))
+
+
+def read_floors(outdir, cpus):
+    """{row name: {'insn': insn/op, 'atomics': atomics/op}} of the floors."""
+    out = {}
+    for name, d in read_file(floor_file(outdir, cpus)).items():
+        if name.startswith("Floor/") and d["insn"]:
+            out[name[len("Floor/"):]] = {"insn": d["insn"][0], "atomics": (d["units"].get("atomics/op") or [None])[0]}
+    return out
+
+
 def run_all(opts):
     """What make bench runs of the suite: goro and Go on each vCPU count,
-    then the known-work check."""
+    then the floors (the whole suite only) and the known-work check."""
     entries = suite(opts.quick, opts.only)
     count = opts.count or (3 if opts.quick else 10)
     outdir = os.path.join(opts.build, "bench")
@@ -661,6 +696,8 @@ def run_all(opts):
         if not opts.no_go:
             run_go_tcg(opts, cpus, entries, count, bindir, gover)
             run_go_native(opts, cpus, entries, count, bindir, gover)
+    if opts.plugin and not opts.no_goro and not opts.only:
+        run_floors(opts, outdir)
     if opts.plugin and opts.known_work_cpus and (not opts.only or re.search(opts.only, KNOWN_WORK[1])):
         run_known_work(opts, bindir)
 

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: MIT
+// The floors of Go's benchmarks (package "floor", app=gobench
+// bench=^BenchmarkFloor$): for a row whose op needs no goroutine switch,
+// the least an op can do, as a loop in the row's own harness (b.N or
+// b.RunParallel with pb_next) that makes the op's unavoidable atomic
+// read-modify-writes and memory accesses and nothing else: no waiter
+// queues, no scheduler, no checks for misuse. Floor/X is the floor of row
+// X; docs/performance.md derives each and sets them beside goro and Go.
+//
+// The primitives here are not locks anyone should use (a waiter spins);
+// each is the fewest atomics its operation can take:
+//   lock      a CAS that takes the word (a lock must see it free and take
+//             it in one step)
+//   unlock    an atomic add that gives it back (the unlocker must learn, in
+//             the same step, whether anyone waits: a plain store could not)
+//   rlock     an add of a reader; runlock a subtract; a writer announces
+//             itself with one add and leaves with one
+//   semrelease an add; semacquire a CAS (take a count only if there is one)
+//   wg add    an add (the counter and the waiters share a word); wait a load
+//   a buffered channel's send or receive: the lock's CAS, the element, the
+//             index, a release store (the lock's word has no waiters: the
+//             buffer never fills or empties in these rows)
+//   a non-blocking receive that finds nothing, or a send that finds no
+//             room: loads of the channel's count (and closed flag)
+#include "goro.h"
+#include "gobench.h"
+
+#define PAD 64
+// A check an op must make anyway (room in the buffer, an element in it):
+// never false in these rows.
+#define FL_CHECK(cond) do { if (!(cond)) __builtin_trap(); } while (0)
+
+static void relax(void)
+{
+    __asm__ volatile("pause");
+}
+
+// RunParallel with a grain of 1: one atomic add of pb_next per op, as the
+// rows have (their unmeasured N=1 run is slow enough to size it so); a
+// floor's quick N=1 run would size it larger and hide that add.
+static void fl_run_parallel(struct gb *b, void (*body)(struct gb_pb *pb, void *arg), void *arg)
+{
+    b->prev_n = 0;
+    gb_run_parallel(b, body, arg);
+}
+
+// ---- the primitives ---------------------------------------------------------
+
+static inline void fl_lock(uint32_t *w)
+{
+    uint32_t z = 0;
+    // acquire: pairs with fl_unlock's release.
+    while (!__atomic_compare_exchange_n(w, &z, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        z = 0;
+        relax();
+    }
+}
+
+static inline void fl_unlock(uint32_t *w)
+{
+    // release: pairs with fl_lock's acquire. What is left is the waiters a
+    // real lock would wake: none here (waiters spin), but the test is part
+    // of every unlock.
+    if (__atomic_sub_fetch(w, 1, __ATOMIC_RELEASE) != 0)
+        __builtin_trap();
+}
+
+#define FL_WRITER (1 << 30)
+
+static inline void fl_rlock(int32_t *rc)
+{
+    // acquire: pairs with fl_wunlock's release.
+    while (__atomic_add_fetch(rc, 1, __ATOMIC_ACQUIRE) < 0) {
+        __atomic_fetch_sub(rc, 1, __ATOMIC_RELAXED);    // relaxed: backs out; the writer's CAS waits for it
+        while (__atomic_load_n(rc, __ATOMIC_RELAXED) < 0)   // relaxed: a wait; the add above acquires
+            relax();
+    }
+}
+
+static inline void fl_runlock(int32_t *rc)
+{
+    __atomic_fetch_sub(rc, 1, __ATOMIC_RELEASE);    // release: pairs with fl_wlock's acquire CAS
+}
+
+// A writer takes the count from 0 (no reader, no writer) to -FL_WRITER in
+// one CAS, and leaves with one add: two atomics, as a mutex.
+static inline void fl_wlock(int32_t *rc)
+{
+    int32_t z = 0;
+    // acquire: pairs with fl_runlock's and fl_wunlock's release.
+    while (!__atomic_compare_exchange_n(rc, &z, -FL_WRITER, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+        z = 0;
+        relax();
+    }
+}
+
+static inline void fl_wunlock(int32_t *rc)
+{
+    __atomic_fetch_add(rc, FL_WRITER, __ATOMIC_RELEASE);    // release: pairs with fl_rlock's acquire
+}
+
+static inline void fl_semrelease(uint32_t *s, const uint32_t *nwait)
+{
+    __atomic_fetch_add(s, 1, __ATOMIC_RELEASE);     // release: pairs with fl_semacquire's acquire
+    // seq_cst: a release must look for sleepers after its add (Go's nwait
+    // check); none sleep here, but the load is part of every release.
+    if (__atomic_load_n(nwait, __ATOMIC_SEQ_CST) != 0)
+        __builtin_trap();
+}
+
+static inline void fl_semacquire(uint32_t *s)
+{
+    for (;;) {
+        uint32_t v = __atomic_load_n(s, __ATOMIC_RELAXED);  // relaxed: the CAS below acquires
+        // acquire: pairs with fl_semrelease's release.
+        if (v > 0 && __atomic_compare_exchange_n(s, &v, v - 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return;
+        relax();
+    }
+}
+
+// A WaitGroup's add: counter (high half) and waiters (low half) in one
+// word, so one add; what it returns says whether waiters must be woken
+// (the counter reached 0 with waiters): none here, but the test is part
+// of every add.
+static inline void fl_wg_add(uint64_t *w, int delta)
+{
+    uint64_t s = __atomic_add_fetch(w, (uint64_t)(int64_t)delta << 32, __ATOMIC_RELEASE);  // release: to the waiters' load
+    if ((uint32_t)s != 0)
+        __builtin_trap();
+}
+
+// A buffered channel of int64 with room for cap elements.
+struct fl_chan {
+    uint32_t lock;
+    uint32_t count, head, cap;
+    uint32_t closed;
+    int64_t *buf;
+} __attribute__((aligned(PAD)));
+
+static inline void fl_send(struct fl_chan *c, int64_t v)
+{
+    fl_lock(&c->lock);
+    FL_CHECK(c->count < c->cap);
+    uint32_t i = c->head + c->count;
+    c->buf[i >= c->cap ? i - c->cap : i] = v;
+    c->count++;
+    __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);   // release: pairs with fl_lock's acquire
+}
+
+static inline int64_t fl_recv(struct fl_chan *c)
+{
+    fl_lock(&c->lock);
+    FL_CHECK(c->count > 0);
+    int64_t v = c->buf[c->head];
+    c->head = c->head + 1 == c->cap ? 0 : c->head + 1;
+    c->count--;
+    __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);   // release: pairs with fl_lock's acquire
+    return v;
+}
+
+// Non-blocking: true if a receive would find an element (or a closed channel).
+static inline bool fl_can_recv(const struct fl_chan *c)
+{
+    return __atomic_load_n(&c->count, __ATOMIC_RELAXED) != 0 ||     // relaxed: a peek, as Go's empty()
+           __atomic_load_n(&c->closed, __ATOMIC_RELAXED) != 0;      // relaxed: as above
+}
+
+static inline bool fl_can_send(const struct fl_chan *c)
+{
+    return __atomic_load_n(&c->count, __ATOMIC_RELAXED) < c->cap;  // relaxed: a peek, as Go's full()
+}
+
+// ---- sync ----------------------------------------------------------------------
+
+struct fl_padded {
+    uint32_t a;
+    int32_t b;
+    uint64_t c;
+    uint8_t pad[PAD];
+};
+
+static void once_body(struct gb_pb *pb, void *arg)
+{
+    uint32_t *done = arg;
+    while (pb_next(pb))
+        if (__atomic_load_n(done, __ATOMIC_ACQUIRE) == 0)  // acquire: would pair with the once's release
+            __builtin_trap();
+}
+
+static void bench_once(struct gb *b)
+{
+    uint32_t done = 1;
+    fl_run_parallel(b, once_body, &done);
+}
+
+static void mutex_own_body(struct gb_pb *pb, void *arg)
+{
+    (void)arg;
+    struct fl_padded m = { 0 };
+    while (pb_next(pb)) {
+        fl_lock(&m.a);
+        fl_unlock(&m.a);
+    }
+}
+
+static void bench_mutex_uncontended(struct gb *b)
+{
+    fl_run_parallel(b, mutex_own_body, 0);
+}
+
+struct fl_shared {
+    struct fl_padded m;
+    int work;                   // gb_work100 rounds after the op
+    int write_ratio;
+};
+
+static void mutex_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_shared *s = arg;
+    int64_t foo = 0;
+    while (pb_next(pb)) {
+        fl_lock(&s->m.a);
+        fl_unlock(&s->m.a);
+        if (s->work)
+            foo = gb_work100(foo);
+    }
+}
+
+static void mutex_bench(struct gb *b, bool slack, bool work)
+{
+    struct fl_shared s = { .work = work };
+    if (slack)
+        b->parallelism = 10;
+    fl_run_parallel(b, mutex_body, &s);
+}
+
+static void bench_mutex(struct gb *b) { mutex_bench(b, false, false); }
+static void bench_mutex_slack(struct gb *b) { mutex_bench(b, true, false); }
+static void bench_mutex_work(struct gb *b) { mutex_bench(b, false, true); }
+static void bench_mutex_work_slack(struct gb *b) { mutex_bench(b, true, true); }
+
+static void rw_own_body(struct gb_pb *pb, void *arg)
+{
+    (void)arg;
+    struct fl_padded m = { 0 };
+    while (pb_next(pb)) {
+        fl_rlock(&m.b);
+        fl_rlock(&m.b);
+        fl_runlock(&m.b);
+        fl_runlock(&m.b);
+        fl_wlock(&m.b);
+        fl_wunlock(&m.b);
+    }
+}
+
+static void bench_rw_uncontended(struct gb *b)
+{
+    fl_run_parallel(b, rw_own_body, 0);
+}
+
+static void rw_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_shared *s = arg;
+    int64_t foo = 0;
+    while (pb_next(pb)) {
+        foo++;
+        if (foo % s->write_ratio == 0) {
+            fl_wlock(&s->m.b);
+            fl_wunlock(&s->m.b);
+        } else {
+            fl_rlock(&s->m.b);
+            for (int i = 0; i != s->work; i++) {
+                foo *= 2;
+                __asm__("" : "+r"(foo));
+                foo /= 2;
+                __asm__("" : "+r"(foo));
+            }
+            fl_runlock(&s->m.b);
+        }
+    }
+}
+
+static void bench_rw_write100(struct gb *b)
+{
+    struct fl_shared s = { .work = 0, .write_ratio = 100 };
+    fl_run_parallel(b, rw_body, &s);
+}
+
+static void bench_rw_work_write100(struct gb *b)
+{
+    struct fl_shared s = { .work = 100, .write_ratio = 100 };
+    fl_run_parallel(b, rw_body, &s);
+}
+
+static void sema_own_body(struct gb_pb *pb, void *arg)
+{
+    (void)arg;
+    struct fl_padded s = { 0 };
+    while (pb_next(pb)) {
+        fl_semrelease(&s.a, (const uint32_t *)&s.b);
+        fl_semacquire(&s.a);
+    }
+}
+
+static void bench_sema_uncontended(struct gb *b)
+{
+    fl_run_parallel(b, sema_own_body, 0);
+}
+
+// SemaSynt/Work, Nonblock/Block: release, work, acquire on one shared
+// semaphore. Block's extra goroutine takes gomaxprocs/2 counts once: no
+// part of an op.
+static void sema_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_shared *s = arg;
+    int64_t foo = 0;
+    while (pb_next(pb)) {
+        fl_semrelease(&s->m.a, (const uint32_t *)&s->m.b);
+        if (s->work)
+            foo = gb_work100(foo);
+        fl_semacquire(&s->m.a);
+    }
+}
+
+static void sema_bench(struct gb *b, bool work)
+{
+    struct fl_shared s = { .work = work };
+    fl_run_parallel(b, sema_body, &s);
+}
+
+static void bench_sema_synt(struct gb *b) { sema_bench(b, false); }
+static void bench_sema_work(struct gb *b) { sema_bench(b, true); }
+
+static void wg_own_body(struct gb_pb *pb, void *arg)
+{
+    (void)arg;
+    struct fl_padded w = { 0 };
+    while (pb_next(pb)) {
+        fl_wg_add(&w.c, 1);
+        fl_wg_add(&w.c, -1);
+        if (__atomic_load_n(&w.c, __ATOMIC_ACQUIRE) >> 32)          // acquire: pairs with fl_wg_add's release
+            __builtin_trap();
+    }
+}
+
+static void bench_wg_uncontended(struct gb *b)
+{
+    fl_run_parallel(b, wg_own_body, 0);
+}
+
+static void wg_add_done_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_shared *s = arg;
+    while (pb_next(pb)) {
+        fl_wg_add(&s->m.c, 1);
+        fl_wg_add(&s->m.c, -1);
+    }
+}
+
+static void bench_wg_add_done(struct gb *b)
+{
+    struct fl_shared s = { 0 };
+    fl_run_parallel(b, wg_add_done_body, &s);
+}
+
+static void wg_wait_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_shared *s = arg;
+    while (pb_next(pb))
+        if (__atomic_load_n(&s->m.c, __ATOMIC_ACQUIRE) >> 32)      // acquire: pairs with the adds
+            __builtin_trap();
+}
+
+static void bench_wg_wait(struct gb *b)
+{
+    struct fl_shared s = { 0 };
+    fl_run_parallel(b, wg_wait_body, &s);
+}
+
+// ---- channels -----------------------------------------------------------------
+
+static void chan_nonblocking_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_chan *c = arg;
+    while (pb_next(pb))
+        if (fl_can_recv(c))
+            __builtin_trap();
+}
+
+static void bench_chan_nonblocking(struct gb *b)
+{
+    struct fl_chan c = { .cap = 0 };
+    fl_run_parallel(b, chan_nonblocking_body, &c);
+}
+
+// SelectNonblock: a receive from an unbuffered channel and from an empty
+// buffered one, a send to an unbuffered one without receivers and to a
+// full buffered one (its first send fills it): four peeks.
+struct fl_four {
+    struct fl_chan c1, c2, c3, c4;
+};
+
+static void select_nonblock_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_four *f = arg;
+    while (pb_next(pb)) {
+        if (fl_can_recv(&f->c1))
+            __builtin_trap();
+        if (fl_can_send(&f->c2))
+            __builtin_trap();
+        if (fl_can_recv(&f->c3))
+            __builtin_trap();
+        if (fl_can_send(&f->c4))
+            __builtin_trap();
+    }
+}
+
+static void bench_select_nonblock(struct gb *b)
+{
+    static int64_t one;
+    struct fl_four f = { .c1 = { .cap = 0 }, .c2 = { .cap = 0 }, .c3 = { .cap = 1, .buf = &one },
+                         .c4 = { .cap = 1, .count = 1, .buf = &one } };
+    fl_run_parallel(b, select_nonblock_body, &f);
+}
+
+static void chan_closed_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_chan *c = arg;
+    while (pb_next(pb))
+        if (!fl_can_recv(c))
+            __builtin_trap();
+}
+
+static void bench_chan_closed(struct gb *b)
+{
+    struct fl_chan c = { .cap = 0, .closed = 1 };
+    fl_run_parallel(b, chan_closed_body, &c);
+}
+
+// ChanUncontended: each G's own channel of 100, filled and drained.
+// ChanContended: one channel of 100 per G, shared.
+static void chan_fill_drain(struct fl_chan *c)
+{
+    for (int i = 0; i < 100; i++)
+        fl_send(c, 0);
+    for (int i = 0; i < 100; i++)
+        (void)fl_recv(c);
+}
+
+static void chan_uncontended_body(struct gb_pb *pb, void *arg)
+{
+    (void)arg;
+    int64_t buf[100];
+    struct fl_chan c = { .cap = 100, .buf = buf };
+    while (pb_next(pb))
+        chan_fill_drain(&c);
+}
+
+static void bench_chan_uncontended(struct gb *b)
+{
+    fl_run_parallel(b, chan_uncontended_body, 0);
+}
+
+static void chan_contended_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_chan *c = arg;
+    while (pb_next(pb))
+        chan_fill_drain(c);
+}
+
+static void bench_chan_contended(struct gb *b)
+{
+    int procs = gomaxprocs(0);
+    int64_t *buf = malloc(sizeof(int64_t) * 100 * (size_t)procs);
+    FL_CHECK(buf);
+    struct fl_chan c = { .cap = 100 * (uint32_t)procs, .buf = buf };
+    fl_run_parallel(b, chan_contended_body, &c);
+    free(buf);
+}
+
+// ChanSem: a channel of gomaxprocs slots as a semaphore: send, receive.
+static void chan_sem_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_chan *c = arg;
+    while (pb_next(pb)) {
+        fl_send(c, 0);
+        (void)fl_recv(c);
+    }
+}
+
+static void bench_chan_sem(struct gb *b)
+{
+    int procs = gomaxprocs(0);
+    int64_t *buf = malloc(sizeof(int64_t) * (size_t)procs);
+    FL_CHECK(buf);
+    struct fl_chan c = { .cap = (uint32_t)procs, .buf = buf };
+    fl_run_parallel(b, chan_sem_body, &c);
+    free(buf);
+}
+
+const struct gobench gobench_floor[] = {
+    { "Floor/ChanNonblocking", 20000, bench_chan_nonblocking },
+    { "Floor/SelectNonblock", 20000, bench_select_nonblock },
+    { "Floor/ChanUncontended", 200, bench_chan_uncontended },
+    { "Floor/ChanContended", 100, bench_chan_contended },
+    { "Floor/ChanSem", 5000, bench_chan_sem },
+    { "Floor/ChanClosed", 50000, bench_chan_closed },
+    { "Floor/MutexUncontended", 50000, bench_mutex_uncontended },
+    { "Floor/Mutex", 50000, bench_mutex },
+    { "Floor/MutexSlack", 50000, bench_mutex_slack },
+    { "Floor/MutexWork", 10000, bench_mutex_work },
+    { "Floor/MutexWorkSlack", 10000, bench_mutex_work_slack },
+    { "Floor/Once", 100000, bench_once },
+    { "Floor/RWMutexUncontended", 10000, bench_rw_uncontended },
+    { "Floor/RWMutexWrite100", 50000, bench_rw_write100 },
+    { "Floor/RWMutexWorkWrite100", 5000, bench_rw_work_write100 },
+    { "Floor/SemaUncontended", 20000, bench_sema_uncontended },
+    { "Floor/SemaSyntNonblock", 20000, bench_sema_synt },
+    { "Floor/SemaSyntBlock", 50000, bench_sema_synt },
+    { "Floor/SemaWorkNonblock", 20000, bench_sema_work },
+    { "Floor/SemaWorkBlock", 20000, bench_sema_work },
+    { "Floor/WaitGroupUncontended", 20000, bench_wg_uncontended },
+    { "Floor/WaitGroupAddDone", 50000, bench_wg_add_done },
+    { "Floor/WaitGroupWait", 100000, bench_wg_wait },
+    { 0 },
+};
