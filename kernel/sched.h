@@ -56,38 +56,36 @@ struct p;
 struct timer;
 
 struct g {
-    // the M running it, or the scheduler when it is not running
-    uint64_t rsp;                   // saved context (arch_mcall / arch_stack_init)
-    struct m *m;                    // NULL unless G_RUNNING
-    uint64_t stack_lo, stack_hi;    // usable stack; the guard page is below lo
-    // set at creation by the creator, read-only while the G lives
+    // set by its creator (g_alloc), read-only while the G lives
     uint64_t id;
     uint64_t parent_id;
     void (*fn)(void *);
-    // atomic, any core
-    uint32_t status;                // enum gstatus
-    // the queue or list the G is on (global run queue, free lists)
-    struct g *schedlink;
+    uint64_t stack_lo, stack_hi;    // usable stack; the guard page is below lo
+    int32_t node;                   // where its first stack page came from
+    // the M running it, or the scheduler (g0) when it is not running
+    uint64_t rsp;                   // saved context (arch_mcall / arch_stack_init)
+    struct m *m;                    // NULL unless G_RUNNING
+    void *xsave;                    // vector state; allocated at its first preemption
+    bool (*waitunlockf)(struct g *, void *);   // gopark's unlock, run on g0
+    void *waitlock;
     // written by the G itself before it parks; read by dumps and park_m
     const char *waitreason;
     const void *waiton;
-    // metrics=1: the TSC it last became runnable, written by whoever made
-    // it runnable, read by the M that starts it (kernel/metrics.c)
-    uint64_t metrics_runnable;
-    bool (*waitunlockf)(struct g *, void *);   // gopark's unlock, run on g0
-    void *waitlock;
-    // the M running it; allocated at its first preemption
-    void *xsave;
-    // read-only after creation
-    int32_t node;                   // where its first stack page came from
-    // allg_lock held
-    struct g *alllink;
-    // for channels and sync (kernel/chan.c): owned by the parked G's waker
+    // its waker, once the G is parked (kernel/chan.c)
     void *param;
     bool success;
-    // run time (TSC cycles) while the trace hooks are on: written by the
-    // core running the G (kernel/trace.c), read racily by the shell's ps
+    // atomic, any core
+    uint32_t status;                // enum gstatus
+    // whoever holds the queue or list it is on (global run queue, free lists)
+    struct g *schedlink;
+    // allg_lock held
+    struct g *alllink;
+    // the trace's and the metrics' hooks: run_cycles written by the core
+    // running the G (kernel/trace.c), read racily by the shell's ps;
+    // metrics_runnable (metrics=1) by whoever made it runnable, read by
+    // the M that starts it (kernel/metrics.c)
     uint64_t run_cycles;
+    uint64_t metrics_runnable;
     // the G itself only: what goexit runs first, newest first (gdefer_push)
     struct gdefer *defers;
 };
