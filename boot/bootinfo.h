@@ -64,6 +64,18 @@ static inline bool boot_mmap_usable(const struct boot_mmap_entry *e)
     return e->type == BOOT_MEM_USABLE && e->len > 0;
 }
 
+// The part of entry e that is usable RAM inside [base, end), as [*lo,
+// *hi); false when there is none.
+static inline bool boot_mmap_clip(const struct boot_mmap_entry *e, uint64_t base, uint64_t end,
+                                  uint64_t *lo, uint64_t *hi)
+{
+    if (!boot_mmap_usable(e))
+        return false;
+    *lo = e->base > base ? e->base : base;
+    *hi = e->base + e->len < end ? e->base + e->len : end;
+    return *lo < *hi;
+}
+
 // The end of the highest usable range (0 when there is none).
 static inline uint64_t boot_usable_end(const struct boot_info *bi)
 {

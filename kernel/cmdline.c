@@ -195,18 +195,24 @@ static enum verdict set_gomaxprocs(struct kparams *p, const char *val)
     return V_OK;
 }
 
-// A duration that must carry its unit: "10" could mean any of them.
-static enum verdict set_quantum(struct kparams *p, const char *val)
+// A duration that must carry its unit ("10" could mean any of them), in
+// [min, max].
+static enum verdict duration_with_unit(const char *val, uint64_t min, uint64_t max, uint64_t *ns)
 {
-    uint64_t ns;
-    if (!cmdline_duration(val, 0, &ns)) {
+    if (!cmdline_duration(val, 0, ns)) {
         uint64_t v;
         return parse_u64(val, &v) ? V_NEEDS_UNIT : V_MALFORMED;
     }
-    if (ns < QUANTUM_MIN_NS || ns > QUANTUM_MAX_NS)
-        return V_RANGE;
-    p->quantum_ns = ns;
-    return V_OK;
+    return *ns < min || *ns > max ? V_RANGE : V_OK;
+}
+
+static enum verdict set_quantum(struct kparams *p, const char *val)
+{
+    uint64_t ns;
+    enum verdict v = duration_with_unit(val, QUANTUM_MIN_NS, QUANTUM_MAX_NS, &ns);
+    if (v == V_OK)
+        p->quantum_ns = ns;
+    return v;
 }
 
 // Go's schedtrace=X is in milliseconds, so a bare number is too.
@@ -418,21 +424,15 @@ static enum verdict set_boot_timeline(struct kparams *p, const char *val)
 // that do not need it), a duration forces it, for old hardware.
 static enum verdict set_init_delay(struct kparams *p, const char *val)
 {
-    uint64_t ns;
     if (str_eq(val, "auto")) {
         p->init_delay_ns = INIT_DELAY_AUTO;
         return V_OK;
     }
-    if (str_eq(val, "0")) {
-        ns = 0;
-    } else if (!cmdline_duration(val, 0, &ns)) {
-        uint64_t v;
-        return parse_u64(val, &v) ? V_NEEDS_UNIT : V_MALFORMED;
-    }
-    if (ns > INIT_DELAY_MAX_NS)
-        return V_RANGE;
-    p->init_delay_ns = ns;
-    return V_OK;
+    uint64_t ns = 0;            // "0": no wait, which needs no unit
+    enum verdict v = str_eq(val, "0") ? V_OK : duration_with_unit(val, 0, INIT_DELAY_MAX_NS, &ns);
+    if (v == V_OK)
+        p->init_delay_ns = ns;
+    return v;
 }
 
 // How long the boot core waits for the APs. Short values make cores late
@@ -440,14 +440,10 @@ static enum verdict set_init_delay(struct kparams *p, const char *val)
 static enum verdict set_ap_timeout(struct kparams *p, const char *val)
 {
     uint64_t ns;
-    if (!cmdline_duration(val, 0, &ns)) {
-        uint64_t v;
-        return parse_u64(val, &v) ? V_NEEDS_UNIT : V_MALFORMED;
-    }
-    if (ns < 1000 || ns > AP_TIMEOUT_MAX_NS)
-        return V_RANGE;
-    p->ap_timeout_ns = ns;
-    return V_OK;
+    enum verdict v = duration_with_unit(val, 1000, AP_TIMEOUT_MAX_NS, &ns);
+    if (v == V_OK)
+        p->ap_timeout_ns = ns;
+    return v;
 }
 
 static const struct key keys[] = {

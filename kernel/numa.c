@@ -51,15 +51,10 @@ static void numa_acpi_warn(void *ctx, const char *msg)
 static uint64_t usable_in(const struct boot_info *bi, uint64_t base, uint64_t end)
 {
     uint64_t n = 0;
-    for (uint32_t i = 0; i < bi->mmap_count; i++) {
-        const struct boot_mmap_entry *e = &bi->mmap[i];
-        if (!boot_mmap_usable(e))
-            continue;
-        uint64_t lo = e->base > base ? e->base : base;
-        uint64_t hi = e->base + e->len < end ? e->base + e->len : end;
-        if (lo < hi)
+    uint64_t lo, hi;
+    for (uint32_t i = 0; i < bi->mmap_count; i++)
+        if (boot_mmap_clip(&bi->mmap[i], base, end, &lo, &hi))
             n += hi - lo;
-    }
     return n;
 }
 

@@ -82,11 +82,11 @@ static bool usable_hull(const struct boot_info *bi, uint64_t base, uint64_t end,
     *lo = UINT64_MAX;
     *hi = 0;
     for (uint32_t i = 0; i < bi->mmap_count; i++) {
-        const struct boot_mmap_entry *e = &bi->mmap[i];
-        if (!boot_mmap_usable(e))
+        uint64_t a, b;
+        if (!boot_mmap_clip(&bi->mmap[i], base, end, &a, &b))
             continue;
-        uint64_t a = round_up(e->base > base ? e->base : base, PAGE_SIZE);
-        uint64_t b = (e->base + e->len < end ? e->base + e->len : end) & ~(PAGE_SIZE - 1);
+        a = round_up(a, PAGE_SIZE);
+        b &= ~(PAGE_SIZE - 1);
         if (a < b) {
             *lo = a < *lo ? a : *lo;
             *hi = b > *hi ? b : *hi;
