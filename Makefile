@@ -508,7 +508,7 @@ check-atomics:
 # The Python tools' shared helpers, and the parsers of the tools that need
 # root to run (boot_qemu_probe.py), by their examples (doctest).
 DOCTESTS := tools/trace/varint.py tools/run/qemu.py tools/bench/boot_qemu_probe.py \
-            tools/bench/boot_blocks.py tools/check/check_deps.py
+            tools/bench/boot_blocks.py tools/check/check_deps.py tools/net/netbench.py
 check-tools:
 	@for f in $(DOCTESTS); do \
 	    $(PYTHON) -m doctest $$f || exit 1; echo "check-tools: $$f's examples hold"; \
@@ -792,6 +792,20 @@ bench: deps-for-bench
 bench-readme:
 	$(PYTHON) tools/bench/bench_readme.py --runs '$(BUILD)/bench/runs/results-*.json' \
 	    --readme README.md
+
+# bench-net: goro's httpd and kvd beside Go's net/http, a Go memcached-protocol
+#   server and memcached 1.6 in Debian's Linux, each in its own guest at 1, 2
+#   and 4 vCPUs over a tap device in a namespace of its own (root; --net user
+#   otherwise): wrk and memcaslap closed loop, tools/net/loadgen's open-loop
+#   latency against offered load, the L2 reflector's rate as the floor
+#   (tools/net/netbench.py; docs/performance.md, "Network servers"). Results
+#   in $(BUILD)/bench/net/, the plot in docs/img/net-latency.png.
+#   NET_BENCH_ARGS passes options (--quick, --cpus 2, --servers, --net user).
+NET_BENCH_ARGS ?=
+.PHONY: bench-net
+bench-net: deps-for-bench
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf $(LOADGEN)
+	$(BENCH_PYTHON) tools/net/netbench.py --build $(BUILD) --plot docs/img/net-latency.png $(NET_BENCH_ARGS)
 
 # bench-boot: the boot timeline at 1, 2, 8, 32 and 64 vCPUs under TCG (median
 #   of 5 boots each), beside a Debian Linux guest booted by the same QEMU to
