@@ -392,18 +392,27 @@ HOST_SRCS_lineedit := shell/lineedit.c drivers/keydecode.c
 HOST_SRCS_boot := boot/multiboot.c boot/bootinfo.c boot/uefi.c
 HOST_SRCS_efi_loader := boot/efi/loader_parse.c
 HOST_SRCS_http_parse := apps/httpd/http_parse.c
+# test_httpd and test_kvd_conn include the servers' main files whole, over
+# the network of tests/host/fakenet.h.
+HOST_TESTS += httpd kvd_conn
+HOST_SRCS_httpd := apps/httpd/http_parse.c
+HOST_SRCS_kvd_conn := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
 HOST_SRCS_kvd := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
 HOST_SRCS_loadgen_proto := tools/net/loadgen/proto.c
 HOST_SAN_runq := thread
 # UBSan too (a comma in $(or)'s own arguments would split them; in a
 # variable's value it does not).
 HOST_SAN_http_parse := address,undefined
+HOST_SAN_httpd := address,undefined
+HOST_SAN_kvd_conn := address,undefined
 HOST_SAN_kvd := address,undefined
 HOST_SAN_loadgen_proto := address,undefined
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
     -iquote . -iquote include -iquote tests/host
 
 host: $(HOST_TESTS:%=$(BUILD)/host/test_%) $(BUILD)/tools/loadgen
+$(BUILD)/host/test_httpd: apps/httpd/httpd.c tests/host/fakenet.h
+$(BUILD)/host/test_kvd_conn: apps/kvd/kvd.c tests/host/fakenet.h
 .SECONDEXPANSION:
 $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) $$(wildcard $$(addsuffix *.h,$$(dir $$(HOST_SRCS_$$*)))) tests/host/check.h
 	@mkdir -p $(dir $@)

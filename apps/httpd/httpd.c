@@ -1,0 +1,573 @@
+// SPDX-License-Identifier: MIT
+// httpd: an HTTP/1.1 server, a goroutine per connection as Go's net/http
+// has it. Keep-alive and pipelining; the request parser and its limits are
+// http_parse.c's.
+//
+//   GET /             "Hello, World!"
+//   GET /work?us=N    computes for N microseconds (0..1000000); body "N\n"
+//   GET /spin?n=N     computes N xorshift rounds (0..10^10): work measured in
+//                     instructions, not time (the preemption check's); "N\n"
+//   GET /sleep?ms=N   sleeps N milliseconds (0..60000); body "N\n"
+//   POST /echo        the request's body (at most max_body bytes; 413 beyond)
+//   GET /stats        the scheduler's counters, one "name value" a line
+// HEAD is GET without the body; another method on these paths is 405,
+// another path 404, the target "*" 400 (Go's ServeMux does the same).
+//
+// Arguments: port=8080, idle_timeout=60s (an idle keep-alive connection
+// closes), read_timeout=10s (a request's head and body must all arrive
+// within this of its first byte: a slow client cannot hold a goroutine
+// longer), max_header=16384, max_body=1048576, max_conns= (default: one
+// per 32 KiB of the memory free at start).
+//
+// A connection's goroutine reads into a buffer that starts small and grows
+// to what a request needs (its head, its body), then shrinks back: ten
+// thousand idle connections cost their parked goroutines and a small
+// buffer each. Answers to pipelined requests are gathered and written
+// once no whole request is left in the buffer. A request refused by the
+// parser is answered with its status and the connection closed, as Go
+// does; nothing a client sends stops the server.
+//
+// Memory: goro's allocator never fails (running out is fatal), so what
+// clients can make the server hold is bounded here instead. Every
+// connection's buffers are charged to one budget, a quarter of the memory
+// free at start; a request whose buffers would go over it is answered 503
+// and its connection closed, and a connection over max_conns is answered
+// 503 at once. Go's net/http has neither bound; it has a heap that grows.
+#include "apps/httpd/http_parse.h"
+#include "apps/httpd/httpd_sys.h"
+
+#define BUF_MIN 2048u
+#define OUT_FLUSH (64u * 1024)
+#define CONN_COST (32u * 1024)      // a connection's share of memory, for max_conns' default
+
+static struct {
+    uint16_t port;
+    uint64_t idle_ns, read_ns;
+    size_t max_head, max_body;
+    uint64_t max_conns;
+} cfg = { 8080, 60000000000ull, 10000000000ull, HTTP_MAX_HEAD_DEFAULT, 1u << 20, 0 };
+
+static struct {
+    uint64_t accepted, open, requests, errors, refused;     // atomic, relaxed: statistics
+    uint64_t buf_bytes;             // atomic, relaxed: charged against buf_budget
+} counts;
+static uint64_t buf_budget;         // set before the first connection
+
+
+// ---- the network (goro.h's Go net in C) ------------------------------------------------
+
+// Conn.Write: all of n bytes, or an error.
+static int write_all(net_conn_t *c, const void *buf, size_t n)
+{
+    long w = conn_write(c, buf, n);
+    return w == (long)n ? 0 : w < 0 ? (int)w : NET_EPIPE;
+}
+
+static void close_conn(net_conn_t *c)
+{
+    conn_close(c);
+    conn_free(c);
+}
+
+// Accept as Go's net/http Server.Serve does it: an error that is the
+// listener's own ends the loop; one of a connection, or of memory, is
+// waited out (5 ms, doubling to 1 s) and accepting goes on.
+static int accept_conn(net_listener_t *ln, net_conn_t **c, uint64_t *backoff_ns)
+{
+    for (;;) {
+        int err = listener_accept(ln, c);
+        if (err == 0) {
+            *backoff_ns = 0;
+            return 0;
+        }
+        if (err == NET_ECLOSED)
+            return err;
+        *backoff_ns = *backoff_ns ? *backoff_ns * 2 : 5000000;
+        if (*backoff_ns > 1000000000)
+            *backoff_ns = 1000000000;
+        printf("httpd: accept: %s; retrying in %llu ms\n", net_error(err),
+               (unsigned long long)(*backoff_ns / 1000000));
+        sleep_ns(*backoff_ns);
+    }
+}
+
+// ---- a connection's buffers ------------------------------------------------------------
+
+struct conn {
+    net_conn_t *c;
+    char *in;                       // bytes read, not yet consumed: in[0..len)
+    size_t len, cap;
+    char *out;                      // answers not yet written
+    size_t olen, ocap;
+    bool broken;                    // a write failed, or memory was refused: stop
+    bool starved;                   // memory was refused (answer 503)
+};
+
+// Charges n bytes of buffer to the budget; false (nothing charged) when
+// they do not fit.
+static bool charge(int64_t n)
+{
+    uint64_t used = __atomic_add_fetch(&counts.buf_bytes, (uint64_t)n, __ATOMIC_RELAXED);
+    if (n > 0 && used > buf_budget) {
+        __atomic_sub_fetch(&counts.buf_bytes, (uint64_t)n, __ATOMIC_RELAXED);
+        return false;
+    }
+    return true;
+}
+
+// Makes *buf hold at least need bytes; false when the budget refuses.
+static bool grow(struct conn *k, char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap : BUF_MIN;
+    while (n < need)
+        n *= 2;
+    if (!charge((int64_t)(n - *cap))) {
+        k->starved = k->broken = true;
+        return false;
+    }
+    *buf = realloc(*buf, n);
+    *cap = n;
+    return true;
+}
+
+static void release(char **buf, size_t *cap)
+{
+    charge(-(int64_t)*cap);
+    free(*buf);
+    *buf = NULL;
+    *cap = 0;
+}
+
+static void put(struct conn *k, const void *p, size_t n)
+{
+    if (k->broken || !grow(k, &k->out, &k->ocap, k->olen + n))
+        return;
+    memcpy(k->out + k->olen, p, n);
+    k->olen += n;
+}
+
+static void flush(struct conn *k)
+{
+    if (k->olen && !k->broken && write_all(k->c, k->out, k->olen) != 0)
+        k->broken = true;
+    k->olen = 0;
+    if (k->ocap > OUT_FLUSH)        // a large answer went out: give its room back
+        release(&k->out, &k->ocap);
+}
+
+// Reads more into the buffer (room for at least `want` more bytes) until
+// the deadline; false on EOF, an error or the deadline.
+static bool fill(struct conn *k, size_t want, uint64_t deadline)
+{
+    if (!grow(k, &k->in, &k->cap, k->len + want))
+        return false;
+    conn_set_read_deadline(k->c, deadline);
+    long n = conn_read(k->c, k->in + k->len, k->cap - k->len);
+    if (n <= 0)
+        return false;
+    k->len += (size_t)n;
+    return true;
+}
+
+static void consume(struct conn *k, size_t n)
+{
+    memmove(k->in, k->in + n, k->len - n);
+    k->len -= n;
+    if (k->len == 0 && k->cap > 4 * BUF_MIN)
+        release(&k->in, &k->cap);
+}
+
+// ---- answers -----------------------------------------------------------------------------
+
+static void answer(struct conn *k, const struct http_request *r, int status, const char *ctype, const char *body,
+                   size_t n, bool keep)
+{
+    char head[256];
+    size_t h = http_format_head(head, sizeof head, status, ctype, n, keep, r);
+    put(k, head, h);
+    if (!(r && r->method_len == 4 && !memcmp(r->method, "HEAD", 4)))
+        put(k, body, n);
+    if (k->olen >= OUT_FLUSH)
+        flush(k);
+}
+
+static void answer_text(struct conn *k, const struct http_request *r, int status, const char *text, bool keep)
+{
+    answer(k, r, status, "text/plain; charset=utf-8", text, strlen(text), keep);
+}
+
+// An error the parser or a limit found: Go's form, "CODE Text: reason",
+// and the connection closes.
+static void answer_error(struct conn *k, int status, const char *reason)
+{
+    char body[160];
+    int n = snprintf(body, sizeof body, "%d %s%s%s", status, http_status_text(status), reason[0] ? ": " : "",
+                     reason);
+    answer(k, NULL, status, "text/plain; charset=utf-8", body, (size_t)n, false);
+    __atomic_add_fetch(&counts.errors, 1, __ATOMIC_RELAXED);
+}
+
+// ---- handlers ------------------------------------------------------------------------------
+
+static uint64_t sink;
+
+// Computes for us microseconds: xorshift rounds between clock reads, as
+// the Go peer does, so both spend the time the same way.
+static void work(uint64_t us)
+{
+    uint64_t x = 88172645463325252ull, end = nanotime() + us * 1000;
+    while (nanotime() < end)
+        for (int i = 0; i < 64; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+        }
+    __atomic_add_fetch(&sink, x, __ATOMIC_RELAXED);
+}
+
+// N rounds, no clock: the same instructions however slow the host.
+static void spin(uint64_t n)
+{
+    uint64_t x = 88172645463325252ull;
+    for (uint64_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+    }
+    __atomic_add_fetch(&sink, x, __ATOMIC_RELAXED);
+}
+
+static bool path_is(const struct http_request *r, const char *p)
+{
+    return r->path_len == strlen(p) && !memcmp(r->path, p, r->path_len);
+}
+
+static bool method_is(const struct http_request *r, const char *m)
+{
+    return r->method_len == strlen(m) && !memcmp(r->method, m, r->method_len);
+}
+
+static bool allow(struct conn *k, const struct http_request *r, const char *method)
+{
+    if (method_is(r, method) || (!strcmp(method, "GET") && method_is(r, "HEAD")))
+        return true;
+    answer_text(k, r, 405, "method not allowed\n", r->keep_alive);
+    return false;
+}
+
+static void number_answer(struct conn *k, const struct http_request *r, uint64_t v)
+{
+    char b[24];
+    int n = snprintf(b, sizeof b, "%llu\n", (unsigned long long)v);
+    answer(k, r, 200, "text/plain; charset=utf-8", b, (size_t)n, r->keep_alive);
+}
+
+static void stats(struct conn *k, const struct http_request *r)
+{
+    static struct sched_stats s;        // large: not on a connection's stack
+    static mutex_t lock;
+    char b[512];
+    mutex_lock(&lock);
+    sched_stats(&s);
+    int n = snprintf(b, sizeof b,
+                     "requests %llu\nconnections_open %llu\nconnections_accepted %llu\nerrors %llu\n"
+                     "goroutines %d\ngomaxprocs %d\nruns %llu\nsteals %llu\npreemptions %llu\nhalts %llu\n",
+                     (unsigned long long)__atomic_load_n(&counts.requests, __ATOMIC_RELAXED),
+                     (unsigned long long)__atomic_load_n(&counts.open, __ATOMIC_RELAXED),
+                     (unsigned long long)__atomic_load_n(&counts.accepted, __ATOMIC_RELAXED),
+                     (unsigned long long)__atomic_load_n(&counts.errors, __ATOMIC_RELAXED), num_goroutine(),
+                     s.gomaxprocs, (unsigned long long)s.total.runs, (unsigned long long)s.total.steals,
+                     (unsigned long long)s.total.preemptions, (unsigned long long)s.total.halts);
+    mutex_unlock(&lock);
+    answer(k, r, 200, "text/plain; charset=utf-8", b, (size_t)n, r->keep_alive);
+}
+
+static void handle(struct conn *k, const struct http_request *r, const char *body, size_t blen)
+{
+    uint64_t v;
+    __atomic_add_fetch(&counts.requests, 1, __ATOMIC_RELAXED);
+    if (r->target_len == 1 && r->target[0] == '*') {
+        answer_text(k, r, 400, "", false);
+    } else if (path_is(r, "/")) {
+        if (allow(k, r, "GET"))
+            answer_text(k, r, 200, "Hello, World!", r->keep_alive);
+    } else if (path_is(r, "/work")) {
+        if (!allow(k, r, "GET"))
+            return;
+        if (!http_query_uint(r->query, r->query_len, "us", 1000000, &v)) {
+            answer_text(k, r, 400, "us: an integer from 0 to 1000000\n", r->keep_alive);
+            return;
+        }
+        work(v);
+        number_answer(k, r, v);
+    } else if (path_is(r, "/spin")) {
+        if (!allow(k, r, "GET"))
+            return;
+        if (!http_query_uint(r->query, r->query_len, "n", 10000000000ull, &v)) {
+            answer_text(k, r, 400, "n: an integer from 0 to 10000000000\n", r->keep_alive);
+            return;
+        }
+        spin(v);
+        number_answer(k, r, v);
+    } else if (path_is(r, "/sleep")) {
+        if (!allow(k, r, "GET"))
+            return;
+        if (!http_query_uint(r->query, r->query_len, "ms", 60000, &v)) {
+            answer_text(k, r, 400, "ms: an integer from 0 to 60000\n", r->keep_alive);
+            return;
+        }
+        flush(k);                   // answers before this one do not wait for the sleep
+        sleep_ns(v * 1000000);
+        number_answer(k, r, v);
+    } else if (path_is(r, "/echo")) {
+        if (allow(k, r, "POST"))
+            answer(k, r, 200, "application/octet-stream", body, blen, r->keep_alive);
+    } else if (path_is(r, "/stats")) {
+        if (allow(k, r, "GET"))
+            stats(k, r);
+    } else {
+        answer_text(k, r, 404, "404 page not found\n", r->keep_alive);
+    }
+}
+
+// ---- the body -------------------------------------------------------------------------------
+
+// The request's body, read within the deadline: Content-Length bytes, or
+// a chunked body decoded. Returns 0 with *body/*blen (inside k->in, or in
+// *owned, of *owned_cap bytes charged, for chunked), or the error status
+// to answer (413, 400, 503), or -1 when the connection failed. *used is
+// what the body took of k->in.
+static int read_body(struct conn *k, const struct http_request *r, uint64_t deadline, const char **body,
+                     size_t *blen, char **owned, size_t *owned_cap, size_t *used)
+{
+    *body = "", *blen = 0, *owned = NULL, *owned_cap = 0, *used = 0;
+    if (r->expect_continue && k->len == r->head_len) {
+        static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        if (write_all(k->c, cont, sizeof cont - 1) != 0)
+            return -1;
+    }
+    if (!r->chunked) {
+        if ((uint64_t)r->content_length > cfg.max_body)
+            return 413;
+        size_t need = r->head_len + (size_t)r->content_length;
+        while (k->len < need)
+            if (!fill(k, need - k->len, deadline))
+                return k->starved ? 503 : -1;
+        *body = k->in + r->head_len;
+        *blen = (size_t)r->content_length;
+        *used = (size_t)r->content_length;
+        return 0;
+    }
+    struct http_chunked ch;
+    http_chunked_init(&ch);
+    size_t off = r->head_len, cap = 0, n = 0;
+    char *out = NULL;
+    for (;;) {
+        size_t consumed, produced;
+        const char *why;
+        if (cap - n < 256 && cap < cfg.max_body + 1 &&
+            !grow(k, &out, &cap, cap * 2 > cfg.max_body + 1 ? cfg.max_body + 1 : cap ? cap * 2 : 256)) {
+            release(&out, &cap);
+            return 503;
+        }
+        int st = http_chunked_decode(&ch, k->in + off, k->len - off, &consumed, out + n, cap - n, &produced, &why);
+        off += consumed, n += produced;
+        if (st == HTTP_DONE)
+            break;
+        if (st != HTTP_MORE || n > cfg.max_body) {
+            release(&out, &cap);
+            return st != HTTP_MORE ? st : 413;
+        }
+        if (off == k->len && !fill(k, 4096, deadline)) {
+            release(&out, &cap);
+            return k->starved ? 503 : -1;
+        }
+    }
+    *owned = out;
+    *owned_cap = cap;
+    *body = out, *blen = n, *used = off - r->head_len;
+    return 0;
+}
+
+// ---- a connection ---------------------------------------------------------------------------
+
+// The answer when the buffer budget refused a request: written straight
+// from here, since buffers are what ran out.
+static void answer_starved(struct conn *k)
+{
+    static const char msg[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                              "Content-Length: 39\r\nConnection: close\r\n\r\n503 Service Unavailable: out of memory\n";
+    __atomic_add_fetch(&counts.errors, 1, __ATOMIC_RELAXED);
+    k->olen = 0;                    // what was gathered may be cut: the client gets the 503 alone
+    write_all(k->c, msg, sizeof msg - 1);
+}
+
+static void serve(void *arg)
+{
+    struct conn k = { .c = arg };
+    for (;;) {
+        // A whole head. Between requests the idle timeout runs; once a
+        // request has begun, its read deadline, from its first byte.
+        struct http_request r;
+        const char *why = "";
+        int st = k.len ? http_parse_head(k.in, k.len, cfg.max_head, &r, &why) : HTTP_MORE;
+        uint64_t deadline = nanotime() + (k.len ? cfg.read_ns : cfg.idle_ns);
+        if (st == HTTP_MORE)
+            flush(&k);              // answers wait for no more input
+        while (st == HTTP_MORE && !k.broken) {
+            bool idle = k.len == 0;
+            if (!fill(&k, k.len ? k.len : BUF_MIN, deadline))
+                break;
+            if (idle)
+                deadline = nanotime() + cfg.read_ns;
+            st = http_parse_head(k.in, k.len, cfg.max_head, &r, &why);
+        }
+        if (k.broken || st == HTTP_MORE)
+            break;                  // EOF, a deadline, a failed write, or no memory
+        if (st != HTTP_DONE) {
+            answer_error(&k, st, why);
+            break;
+        }
+        const char *body = "";
+        size_t blen = 0, used = 0, owned_cap = 0;
+        char *owned = NULL;
+        if (r.content_length) {
+            const char *in = k.in;
+            int bst = read_body(&k, &r, deadline, &body, &blen, &owned, &owned_cap, &used);
+            if (bst < 0 || bst == 503)
+                break;
+            if (bst) {
+                answer_error(&k, bst, bst == 413 ? "request body too large" : "malformed chunked body");
+                break;
+            }
+            // Reading the body may have moved the buffer the request's
+            // fields point into: parse the same head again where it is now.
+            if (k.in != in) {
+                http_parse_head(k.in, k.len, cfg.max_head, &r, &why);
+                if (!r.chunked)
+                    body = k.in + r.head_len;
+            }
+        }
+        handle(&k, &r, body, blen);
+        release(&owned, &owned_cap);
+        consume(&k, r.head_len + used);
+        if (!r.keep_alive || k.broken)
+            break;
+    }
+    if (k.starved)
+        answer_starved(&k);
+    else
+        flush(&k);
+    close_conn(k.c);
+    release(&k.in, &k.cap);
+    release(&k.out, &k.ocap);
+    __atomic_sub_fetch(&counts.open, 1, __ATOMIC_RELAXED);
+}
+
+// ---- main -------------------------------------------------------------------------------------
+
+// A decimal with an optional unit (us, ms, s for durations; k, m, g for
+// sizes), times the unit; false when malformed.
+static bool arg_number(const char *s, uint64_t unit_default, bool duration, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    if (*p < '0' || *p > '9')
+        return false;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        if (v > UINT64_MAX / 10 - 9)
+            return false;
+        v = v * 10 + (uint64_t)(*p - '0');
+    }
+    uint64_t unit = unit_default;
+    if (duration) {
+        if (!strcmp(p, "us"))
+            unit = 1000;
+        else if (!strcmp(p, "ms"))
+            unit = 1000000;
+        else if (!strcmp(p, "s"))
+            unit = 1000000000;
+        else if (*p)
+            return false;
+    } else if (*p) {
+        if (p[1] || !strchr("kKmMgG", *p))
+            return false;
+        unit = *p == 'k' || *p == 'K' ? 1024 : *p == 'm' || *p == 'M' ? 1 << 20 : 1 << 30;
+    }
+    if (v && unit > UINT64_MAX / v)
+        return false;
+    *out = v * unit;
+    return true;
+}
+
+static int httpd_main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        uint64_t v;
+        bool ok;
+        if (!strncmp(a, "port=", 5))
+            ok = arg_number(a + 5, 1, false, &v) && v >= 1 && v <= 65535 && (cfg.port = (uint16_t)v);
+        else if (!strncmp(a, "idle_timeout=", 13))
+            ok = arg_number(a + 13, 1000000000, true, &v) && (cfg.idle_ns = v, true);
+        else if (!strncmp(a, "read_timeout=", 13))
+            ok = arg_number(a + 13, 1000000000, true, &v) && (cfg.read_ns = v, true);
+        else if (!strncmp(a, "max_header=", 11))
+            ok = arg_number(a + 11, 1, false, &v) && v >= 256 && v <= (1u << 20) && (cfg.max_head = v, true);
+        else if (!strncmp(a, "max_body=", 9))
+            ok = arg_number(a + 9, 1, false, &v) && v <= (64u << 20) && (cfg.max_body = v, true);
+        else if (!strncmp(a, "max_conns=", 10))
+            ok = arg_number(a + 10, 1, false, &v) && v >= 1 && (cfg.max_conns = v, true);
+        else
+            ok = false;
+        if (!ok) {
+            printf("httpd: %s: expected port=1..65535, idle_timeout=DURATION, read_timeout=DURATION, "
+                   "max_header=256..1m, max_body=0..64m, max_conns=N\n", a);
+            return 2;
+        }
+    }
+    // 0 means "none": a deadline far away.
+    if (!cfg.idle_ns)
+        cfg.idle_ns = UINT64_MAX / 4;
+    if (!cfg.read_ns)
+        cfg.read_ns = UINT64_MAX / 4;
+    uint64_t free_bytes = page_free_count() * 4096;
+    buf_budget = free_bytes / 4;
+    if (!cfg.max_conns)
+        cfg.max_conns = free_bytes / CONN_COST;
+    net_listener_t *ln;
+    char addr[16];
+    snprintf(addr, sizeof addr, ":%u", cfg.port);
+    int err = net_listen("tcp", addr, &ln);
+    if (err) {
+        printf("httpd: listen on port %u: %s\n", cfg.port, net_error(err));
+        return 1;
+    }
+    printf("httpd: listening on port %u, %d cores, idle_timeout %llu ms, read_timeout %llu ms, max_conns %llu, "
+           "buffers up to %llu MiB\n", cfg.port, gomaxprocs(0), (unsigned long long)(cfg.idle_ns / 1000000),
+           (unsigned long long)(cfg.read_ns / 1000000), (unsigned long long)cfg.max_conns,
+           (unsigned long long)(buf_budget >> 20));
+    uint64_t backoff = 0;
+    for (;;) {
+        net_conn_t *c;
+        err = accept_conn(ln, &c, &backoff);
+        if (err) {
+            printf("httpd: accept: %s\n", net_error(err));
+            return 1;
+        }
+        __atomic_add_fetch(&counts.accepted, 1, __ATOMIC_RELAXED);
+        if (__atomic_add_fetch(&counts.open, 1, __ATOMIC_RELAXED) > cfg.max_conns) {
+            static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                                       "Connection: close\r\n\r\n";
+            __atomic_sub_fetch(&counts.open, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&counts.refused, 1, __ATOMIC_RELAXED);
+            write_all(c, busy, sizeof busy - 1);
+            close_conn(c);
+            continue;
+        }
+        go(serve, c);
+    }
+}
+GORO_APP(httpd, "an HTTP/1.1 server: port= idle_timeout= read_timeout= max_header= max_body= max_conns=", httpd_main);
