@@ -6,7 +6,7 @@
 // at most max_head bytes, so that costs at most one pass per read); the
 // server keeps its buffer until HTTP_DONE. Nothing is copied: the request
 // points into the buffer.
-#include "apps/httpd/http_parse.h"
+#include "http_parse.h"
 
 #include <string.h>
 

@@ -16,8 +16,10 @@
 // Arguments: port=8080, idle_timeout=60s (an idle keep-alive connection
 // closes), read_timeout=10s (a request's head and body must all arrive
 // within this of its first byte: a slow client cannot hold a goroutine
-// longer), max_header=16384, max_body=1048576, max_conns= (default: one
-// per 32 KiB of the memory free at start).
+// longer), write_timeout=60s (each write of answers must be taken by the
+// client within this: one that stops reading cannot either),
+// max_header=16384, max_body=1048576, max_conns= (default: one per 32 KiB
+// of the memory free at start). A timeout of 0 is none.
 //
 // A connection's goroutine reads into a buffer that starts small and grows
 // to what a request needs (its head, its body), then shrinks back: ten
@@ -33,8 +35,8 @@
 // free at start; a request whose buffers would go over it is answered 503
 // and its connection closed, and a connection over max_conns is answered
 // 503 at once. Go's net/http has neither bound; it has a heap that grows.
-#include "apps/httpd/http_parse.h"
-#include "apps/httpd/httpd_sys.h"
+#include "http_parse.h"
+#include "httpd_sys.h"
 
 #define BUF_MIN 2048u
 #define OUT_FLUSH (64u * 1024)
@@ -42,10 +44,10 @@
 
 static struct {
     uint16_t port;
-    uint64_t idle_ns, read_ns;
+    uint64_t idle_ns, read_ns, write_ns;
     size_t max_head, max_body;
     uint64_t max_conns;
-} cfg = { 8080, 60000000000ull, 10000000000ull, HTTP_MAX_HEAD_DEFAULT, 1u << 20, 0 };
+} cfg = { 8080, 60000000000ull, 10000000000ull, 60000000000ull, HTTP_MAX_HEAD_DEFAULT, 1u << 20, 0 };
 
 static struct {
     uint64_t accepted, open, requests, errors, refused;     // atomic, relaxed: statistics
@@ -56,9 +58,10 @@ static uint64_t buf_budget;         // set before the first connection
 
 // ---- the network (goro.h's Go net in C) ------------------------------------------------
 
-// Conn.Write: all of n bytes, or an error.
+// Conn.Write: all of n bytes within write_timeout, or an error.
 static int write_all(net_conn_t *c, const void *buf, size_t n)
 {
+    conn_set_write_deadline(c, nanotime() + cfg.write_ns);
     long w = conn_write(c, buf, n);
     return w == (long)n ? 0 : w < 0 ? (int)w : NET_EPIPE;
 }
@@ -514,6 +517,8 @@ static int httpd_main(int argc, char **argv)
             ok = arg_number(a + 13, 1000000000, true, &v) && (cfg.idle_ns = v, true);
         else if (!strncmp(a, "read_timeout=", 13))
             ok = arg_number(a + 13, 1000000000, true, &v) && (cfg.read_ns = v, true);
+        else if (!strncmp(a, "write_timeout=", 14))
+            ok = arg_number(a + 14, 1000000000, true, &v) && (cfg.write_ns = v, true);
         else if (!strncmp(a, "max_header=", 11))
             ok = arg_number(a + 11, 1, false, &v) && v >= 256 && v <= (1u << 20) && (cfg.max_head = v, true);
         else if (!strncmp(a, "max_body=", 9))
@@ -524,7 +529,7 @@ static int httpd_main(int argc, char **argv)
             ok = false;
         if (!ok) {
             printf("httpd: %s: expected port=1..65535, idle_timeout=DURATION, read_timeout=DURATION, "
-                   "max_header=256..1m, max_body=0..64m, max_conns=N\n", a);
+                   "write_timeout=DURATION, max_header=256..1m, max_body=0..64m, max_conns=N\n", a);
             return 2;
         }
     }
@@ -533,6 +538,8 @@ static int httpd_main(int argc, char **argv)
         cfg.idle_ns = UINT64_MAX / 4;
     if (!cfg.read_ns)
         cfg.read_ns = UINT64_MAX / 4;
+    if (!cfg.write_ns)
+        cfg.write_ns = UINT64_MAX / 4;
     uint64_t free_bytes = page_free_count() * 4096;
     buf_budget = free_bytes / 4;
     if (!cfg.max_conns)
@@ -570,4 +577,5 @@ static int httpd_main(int argc, char **argv)
         go(serve, c);
     }
 }
-GORO_APP(httpd, "an HTTP/1.1 server: port= idle_timeout= read_timeout= max_header= max_body= max_conns=", httpd_main);
+GORO_APP(httpd, "an HTTP/1.1 server: port= idle_timeout= read_timeout= write_timeout= max_header= max_body= max_conns=",
+         httpd_main);

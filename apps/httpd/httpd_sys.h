@@ -27,7 +27,6 @@ enum {
     NET_ECLOSED = -3,
     NET_ECONNRESET = -5,
     NET_EPIPE = -6,
-    NET_ENOMEM = -7,
 };
 const char *net_error(long err);
 int net_listen(const char *network, const char *address, net_listener_t **l);
@@ -37,6 +36,7 @@ long conn_write(net_conn_t *c, const void *buf, size_t n);
 int conn_close(net_conn_t *c);
 void conn_free(net_conn_t *c);
 int conn_set_read_deadline(net_conn_t *c, uint64_t t);
+int conn_set_write_deadline(net_conn_t *c, uint64_t t);
 
 uint64_t nanotime(void);
 void sleep_ns(uint64_t ns);

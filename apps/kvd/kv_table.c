@@ -3,10 +3,10 @@
 // its shard's lock, and does all its work under it: lookups, the LRU move,
 // eviction to make room, the copy of a new value. Nothing takes two shard
 // locks at once, so there is no lock order to keep.
-#include "apps/kvd/kv_table.h"
+#include "kv_table.h"
 
 #include <string.h>
-#include "apps/kvd/kv_sys.h"
+#include "kv_sys.h"
 
 #define MIN_BUCKETS 64u
 #define MIN_SHARD_BYTES (2u << 20)

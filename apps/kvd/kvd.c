@@ -24,10 +24,10 @@
 // memory reading request" and closed. Beyond max_conns= (default: one per
 // 32 KiB of that free memory) a new connection is answered memcached's
 // "ERROR Too many open connections" and closed.
-#include "apps/kvd/kv_sys.h"
-#include "apps/kvd/kv_table.h"
-#include "apps/kvd/mc_exec.h"
-#include "apps/kvd/mc_parse.h"
+#include "kv_sys.h"
+#include "kv_table.h"
+#include "mc_exec.h"
+#include "mc_parse.h"
 
 #define BUF_MIN 2048u
 #define OUT_FLUSH (64u * 1024)

@@ -2,10 +2,10 @@
 // memcached commands on kvd's table (mc_exec.h). The answers' words are
 // memcached 1.6's (its proto_text.c), so that its clients, and its own
 // transcripts, see no difference.
-#include "apps/kvd/mc_exec.h"
+#include "mc_exec.h"
 
 #include <string.h>
-#include "apps/kvd/kv_sys.h"
+#include "kv_sys.h"
 
 void mc_out_put(struct mc_out *o, const char *s, size_t n)
 {

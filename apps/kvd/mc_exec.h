@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "apps/kvd/kv_table.h"
-#include "apps/kvd/mc_parse.h"
+#include "kv_table.h"
+#include "mc_parse.h"
 
 // Answers collect here; above flush_at bytes, flush writes them out (a
 // get of many large values never needs them all in memory at once).

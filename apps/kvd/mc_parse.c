@@ -4,7 +4,7 @@
 // library calls (strtoul, strtol), the accident is kept: a number may
 // carry a leading '+', flags wrap at 2^32, a stored number may have blanks
 // around it.
-#include "apps/kvd/mc_parse.h"
+#include "mc_parse.h"
 
 #include <string.h>
 

@@ -65,8 +65,9 @@ struct net_conn {
     bool eof;                       // after the script: EOF; else silence
     long error;                     // after the script: this error instead (a reset)
     int write_fail_at;              // the write (1-based) that fails; 0 none
+    bool unread;                    // the client reads nothing: every write waits for its deadline
     uint64_t t0;                    // accepted, then again when its goroutine starts
-    uint64_t deadline;
+    uint64_t deadline, wdeadline;
     char *out;                      // everything written
     size_t olen;
     int writes, reads;
@@ -153,10 +154,24 @@ long conn_read(net_conn_t *c, void *buf, size_t n)
     return (long)k;
 }
 
+int conn_set_write_deadline(net_conn_t *c, uint64_t t)
+{
+    c->wdeadline = t;
+    return 0;
+}
+
 long conn_write(net_conn_t *c, const void *buf, size_t n)
 {
     if (c->closed)
         return NET_ECLOSED;
+    if (c->unread) {
+        c->writes++;
+        if (!c->wdeadline)
+            c->hung = true;         // a real server would wait here forever
+        else if (now_ns < c->wdeadline)
+            now_ns = c->wdeadline;
+        return NET_ETIMEOUT;
+    }
     if (++c->writes == c->write_fail_at)
         return NET_EPIPE;
     c->out = realloc(c->out, c->olen + n + 1);

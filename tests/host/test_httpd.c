@@ -10,8 +10,9 @@
 // and chunked, over the limit (413), a head trickled in forever
 // (slowloris: closed at read_timeout from its first byte), an idle
 // keep-alive (closed at idle_timeout), a half-close (every whole request
-// before the EOF answered), a reset, a failed write, the buffer budget
-// (503) and max_conns (503). After every case no budget is left charged
+// before the EOF answered), a reset, a failed write, a client that never
+// reads (closed at write_timeout), the buffer budget (503) and max_conns
+// (503). After every case no budget is left charged
 // and no connection counted open.
 #include <stdarg.h>
 #include "check.h"
@@ -29,8 +30,8 @@ void sched_stats(struct sched_stats *s)
     *s = (struct sched_stats){ .gomaxprocs = 2, .total = { 10, 1, 2, 3 } };
 }
 
-static const __typeof__(cfg) cfg_default_copy = { 8080, 60000000000ull, 10000000000ull, HTTP_MAX_HEAD_DEFAULT,
-                                                   1u << 20, 0 };
+static const __typeof__(cfg) cfg_default_copy = { 8080, 60000000000ull, 10000000000ull, 60000000000ull,
+                                                   HTTP_MAX_HEAD_DEFAULT, 1u << 20, 0 };
 
 static int run(const char *args)
 {
@@ -206,6 +207,21 @@ static void write_fails(void)
     check_clean();
 }
 
+// A client that sends requests and never reads the answers: the first
+// write gives up at write_timeout and the connection closes.
+static void never_reads(void)
+{
+    reset();
+    static const struct step s[] = { { 0, GET("/") GET("/"), 0 } };
+    struct net_conn *c = conn(s, 1, false);
+    c->unread = true;
+    run("write_timeout=30s");
+    CHECKF(c->writes == 1, "%d writes", c->writes);
+    CHECKF(c->closed_at >= 30 * SEC && c->closed_at < 31 * SEC, "closed at %llu ms",
+           (unsigned long long)(c->closed_at / MS));
+    check_clean();
+}
+
 static void bodies(void)
 {
     reset();
@@ -280,9 +296,10 @@ static void arguments(void)
     CHECK(run("idle_timeout=5x") == 2);
     CHECK(run("max_header=10") == 2);
     CHECK(run("nonsense") == 2);
-    CHECK(run("port=8081 idle_timeout=500ms read_timeout=2s max_header=4k max_body=0 max_conns=10") == 1);
-    CHECK(cfg.port == 8081 && cfg.idle_ns == 500 * MS && cfg.read_ns == 2 * SEC && cfg.max_head == 4096 &&
-          cfg.max_body == 0 && cfg.max_conns == 10);
+    CHECK(run("port=8081 idle_timeout=500ms read_timeout=2s write_timeout=3s max_header=4k max_body=0 "
+              "max_conns=10") == 1);
+    CHECK(cfg.port == 8081 && cfg.idle_ns == 500 * MS && cfg.read_ns == 2 * SEC && cfg.write_ns == 3 * SEC &&
+          cfg.max_head == 4096 && cfg.max_body == 0 && cfg.max_conns == 10);
     check_clean();
 }
 
@@ -298,6 +315,7 @@ int main(void)
     RUN(half_close);
     RUN(reset_by_peer);
     RUN(write_fails);
+    RUN(never_reads);
     RUN(bodies);
     RUN(routes);
     RUN(limits);

@@ -8,6 +8,7 @@
 //
 //	GET /             "Hello, World!"
 //	GET /work?us=N    computes for N microseconds (0..1000000); body "N\n"
+//	GET /spin?n=N     computes N xorshift rounds (0..10^10); body "N\n"
 //	GET /sleep?ms=N   sleeps N milliseconds (0..60000); body "N\n"
 //	POST /echo        the request's body (at most 1 MiB)
 //	GET /stats        the runtime's counters, one "name value" a line
@@ -44,6 +45,17 @@ func work(d time.Duration) {
 			x ^= x >> 7
 			x ^= x << 17
 		}
+	}
+	atomic.AddUint64(&sink, x)
+}
+
+// spin computes n rounds with no clock: work in instructions, not time.
+func spin(n int) {
+	x := uint64(88172645463325252)
+	for i := 0; i < n; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
 	}
 	atomic.AddUint64(&sink, x)
 }
@@ -99,6 +111,16 @@ func main() {
 		if us, ok := number(w, r, "us", 1000000); ok {
 			work(time.Duration(us) * time.Microsecond)
 			text(w, strconv.Itoa(us)+"\n")
+		}
+	})
+	mux.HandleFunc("/spin", func(w http.ResponseWriter, r *http.Request) {
+		atomic.AddUint64(&requests, 1)
+		if !onlyMethod(w, r, http.MethodGet) {
+			return
+		}
+		if n, ok := number(w, r, "n", 10000000000); ok {
+			spin(n)
+			text(w, strconv.Itoa(n)+"\n")
 		}
 	})
 	mux.HandleFunc("/sleep", func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Many connections at once against an HTTP server: N connections opened
+and held (each answered once, so every one is known to be real), then
+all left idle while the server's own counters are read twice, then each
+serves one more request, all sent before any answer is read.
+
+The idle check reads /stats (goro's httpd: scheduler counters) before and
+after a quiet spell: with every connection parked, the goroutine runs
+between the two reads must be a handful, not one per connection, and the
+cores must have halted (the halts counter moved). Counts, not times: a
+slow host stretches the spell, it does not change what runs in it.
+
+    tests/net/check_conns.py 127.0.0.1:8080 [--conns 10000] [--no-idle]
+
+Prints PASS/FAIL lines; the exit status is the number of failures.
+"""
+import argparse
+import resource
+import selectors
+import socket
+import sys
+import time
+
+HANG_S = 120.0
+
+
+def raise_fd_limit(n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, max(soft, n + 256))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    return want
+
+
+def open_conns(addr, n):
+    """n connected sockets; a connect refused or timed out (a listener
+    with a short backlog) is tried again."""
+    host, port = addr.rsplit(":", 1)
+    conns, failures = [], 0
+    deadline = time.monotonic() + HANG_S * 4
+    while len(conns) < n and time.monotonic() < deadline:
+        s = socket.socket()
+        s.settimeout(10)
+        try:
+            s.connect((host, int(port)))
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conns.append(s)
+        except OSError:
+            s.close()
+            failures += 1
+            time.sleep(0.01)
+    return conns, failures
+
+
+def exchange_all(conns, request, want_body):
+    """Sends request on every connection, then reads every answer; returns
+    how many were answered right."""
+    sel = selectors.DefaultSelector()
+    for s in conns:
+        s.setblocking(False)
+    pending = {}
+    for s in conns:
+        data = request
+        while data:
+            try:
+                data = data[s.send(data):]
+            except BlockingIOError:
+                time.sleep(0.001)
+        pending[s] = b""
+        sel.register(s, selectors.EVENT_READ)
+    ok, deadline = 0, time.monotonic() + HANG_S * 2
+    while pending and time.monotonic() < deadline:
+        for key, _ in sel.select(timeout=1.0):
+            s = key.fileobj
+            try:
+                chunk = s.recv(65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            buf = pending[s] + chunk
+            done = not chunk or (b"\r\n\r\n" in buf and buf.endswith(want_body))
+            if done:
+                ok += buf.startswith(b"HTTP/1.1 200") and buf.endswith(want_body)
+                sel.unregister(s)
+                del pending[s]
+            else:
+                pending[s] = buf
+    sel.close()
+    return ok
+
+
+def stats(addr):
+    host, port = addr.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=HANG_S) as s:
+        s.sendall(b"GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        buf = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    body = buf.split(b"\r\n\r\n", 1)[-1].decode()
+    return {w[0]: int(w[1]) for w in (line.split() for line in body.splitlines()) if len(w) == 2 and w[1].isdigit()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("addr")
+    ap.add_argument("--conns", type=int, default=10000)
+    ap.add_argument("--idle-seconds", type=float, default=3.0)
+    ap.add_argument("--no-idle", action="store_true", help="skip the idle check (a server without goro's /stats)")
+    ap.add_argument("--prefix", default="conns")
+    o = ap.parse_args()
+    failed = 0
+
+    def report(ok, name, what):
+        nonlocal failed
+        print(f"{'PASS' if ok else 'FAIL'} {o.prefix}/{name}" + ("" if ok else f": {what}"), flush=True)
+        failed += not ok
+
+    limit = raise_fd_limit(o.conns)
+    if limit < o.conns + 64:
+        report(False, "open", f"the file limit ({limit}) is under {o.conns} connections")
+        return 1
+    conns, retries = open_conns(o.addr, o.conns)
+    report(len(conns) == o.conns, "open", f"{len(conns)} of {o.conns} connections opened ({retries} retries)")
+    first = exchange_all(conns, b"GET /work?us=1 HTTP/1.1\r\nHost: x\r\n\r\n", b"1\n")
+    report(first == len(conns), "first_request", f"{first} of {len(conns)} answered")
+    if not o.no_idle:
+        a = stats(o.addr)
+        time.sleep(o.idle_seconds)
+        b = stats(o.addr)
+        runs, halts = b.get("runs", 0) - a.get("runs", 0), b.get("halts", 0) - a.get("halts", 0)
+        # The /stats request itself, the listener, timers: a few dozen runs
+        # at most, never one per parked connection.
+        report(b.get("connections_open", 0) >= len(conns) and runs < min(200, len(conns) // 4 + 50) and halts > 0,
+               "idle_costs_nothing",
+               f"{b.get('connections_open')} open; over the idle spell {runs} goroutine runs, {halts} halts")
+    second = exchange_all(conns, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", b"Hello, World!")
+    report(second == len(conns), "each_served", f"{second} of {len(conns)} answered after being held")
+    for s in conns:
+        s.close()
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""kvd's behaviour as memcached's clients see it, checked over the network:
+the ASCII protocol's commands with every value read back, its error lines,
+noreply, many keys pipelined, and the server still serving after nonsense.
+memcached 1.6 itself passes the same checks (their answers are its own).
+
+    tests/net/check_kvd.py 127.0.0.1:11211 [--keys 100000]
+
+Each check prints PASS or FAIL with what it saw; the exit status is the
+number of failures. Waits bound a hang; nothing is timed.
+"""
+import argparse
+import os
+import random
+import socket
+import sys
+
+HANG_S = 60.0
+
+
+class Failed(Exception):
+    pass
+
+
+def expect(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+class Conn:
+    def __init__(self, addr):
+        host, port = addr.rsplit(":", 1)
+        self.s = socket.create_connection((host, int(port)), timeout=HANG_S)
+        self.buf = b""
+
+    def send(self, data):
+        self.s.sendall(data)
+
+    def line(self):
+        while b"\r\n" not in self.buf:
+            chunk = self.s.recv(65536)
+            if not chunk:
+                raise Failed(f"connection closed (have {self.buf[:60]!r})")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\r\n", 1)
+        return line
+
+    def exact(self, n):
+        while len(self.buf) < n:
+            chunk = self.s.recv(65536)
+            if not chunk:
+                raise Failed("connection closed inside a value")
+            self.buf += chunk
+        data, self.buf = self.buf[:n], self.buf[n:]
+        return data
+
+    def get(self, *keys, gets=False):
+        """{key: (flags, value, cas)} of a get/gets."""
+        self.send((b"gets " if gets else b"get ") + b" ".join(keys) + b"\r\n")
+        out = {}
+        while True:
+            line = self.line()
+            if line == b"END":
+                return out
+            w = line.split(b" ")
+            expect(w[0] == b"VALUE" and len(w) == (5 if gets else 4), f"bad VALUE line {line!r}")
+            data = self.exact(int(w[3]) + 2)
+            expect(data.endswith(b"\r\n"), "value not followed by CRLF")
+            out[w[1]] = (int(w[2]), data[:-2], int(w[4]) if gets else None)
+
+    def cmd(self, line, data=None):
+        self.send(line + b"\r\n" + (data + b"\r\n" if data is not None else b""))
+        return self.line()
+
+    def close(self):
+        self.s.close()
+
+
+def check_set_get(addr):
+    c = Conn(addr)
+    values = {b"k%d" % i: os.urandom(random.Random(i).randint(0, 3000)) for i in range(50)}
+    values[b"crlf"] = b"a\r\nEND\r\nb"               # the protocol's own bytes inside a value
+    for i, (k, v) in enumerate(values.items()):
+        r = c.cmd(b"set %s %d 0 %d" % (k, i, len(v)), v)
+        expect(r == b"STORED", f"set {k!r}: {r!r}")
+    got = c.get(*values)
+    for i, (k, v) in enumerate(values.items()):
+        expect(got.get(k, (None, None))[1] == v, f"{k!r} read back differs")
+        expect(got[k][0] == i, f"{k!r}: flags {got[k][0]}, set {i}")
+    c.close()
+
+
+def check_add_replace_append(addr):
+    c = Conn(addr)
+    c.cmd(b"delete ar")
+    expect(c.cmd(b"replace ar 0 0 1", b"x") == b"NOT_STORED", "replace of an absent key stored")
+    expect(c.cmd(b"add ar 3 0 2", b"bc") == b"STORED", "add of an absent key")
+    expect(c.cmd(b"add ar 0 0 1", b"z") == b"NOT_STORED", "add of a present key stored")
+    expect(c.cmd(b"append ar 0 0 2", b"de") == b"STORED", "append")
+    expect(c.cmd(b"prepend ar 0 0 1", b"a") == b"STORED", "prepend")
+    expect(c.get(b"ar") == {b"ar": (3, b"abcde", None)}, f"after add/append/prepend: {c.get(b'ar')}")
+    expect(c.cmd(b"replace ar 4 0 3", b"xyz") == b"STORED", "replace of a present key")
+    expect(c.get(b"ar")[b"ar"][:2] == (4, b"xyz"), "replace's value")
+    c.close()
+
+
+def check_cas(addr):
+    c = Conn(addr)
+    c.cmd(b"set cas 0 0 1", b"1")
+    cas = c.get(b"cas", gets=True)[b"cas"][2]
+    expect(c.cmd(b"cas cas 0 0 1 %d" % (cas + 1), b"2") == b"EXISTS", "cas with a stale id stored")
+    expect(c.cmd(b"cas cas 0 0 1 %d" % cas, b"3") == b"STORED", "cas with the current id")
+    expect(c.get(b"cas")[b"cas"][1] == b"3", "cas's value")
+    expect(c.cmd(b"cas nocas 0 0 1 1", b"3") == b"NOT_FOUND", "cas of an absent key")
+    c.close()
+
+
+def check_incr_decr_touch_delete(addr):
+    c = Conn(addr)
+    c.cmd(b"set n 0 0 2", b"10")
+    expect(c.cmd(b"incr n 5") == b"15", "incr")
+    expect(c.cmd(b"decr n 100") == b"0", "decr below 0")
+    expect(c.cmd(b"incr n 18446744073709551615") == b"18446744073709551615", "incr to 2^64-1")
+    expect(c.cmd(b"incr n 1") == b"0", "incr wraps")
+    expect(c.cmd(b"incr nope 1") == b"NOT_FOUND", "incr of an absent key")
+    c.cmd(b"set s 0 0 3", b"abc")
+    expect(c.cmd(b"incr s 1") == b"CLIENT_ERROR cannot increment or decrement non-numeric value", "incr of text")
+    expect(c.cmd(b"touch n 100") == b"TOUCHED", "touch")
+    expect(c.cmd(b"touch nope 100") == b"NOT_FOUND", "touch of an absent key")
+    expect(c.cmd(b"touch n -1") == b"TOUCHED", "touch to expire")
+    expect(c.get(b"n") == {}, "an item expired by touch still read")
+    expect(c.cmd(b"delete s") == b"DELETED", "delete")
+    expect(c.cmd(b"delete s") == b"NOT_FOUND", "delete of an absent key")
+    c.close()
+
+
+def check_errors(addr):
+    c = Conn(addr)
+    for line, want in ((b"bogus", b"ERROR"), (b"get", b"ERROR"), (b"get " + b"k" * 251, b"CLIENT_ERROR bad command line format"),
+                       (b"set x 0 0 -1", b"CLIENT_ERROR bad command line format"), (b"incr x y", b"CLIENT_ERROR invalid numeric delta argument"),
+                       (b"touch x y", b"CLIENT_ERROR invalid exptime argument")):
+        r = c.cmd(line)
+        expect(r == want, f"{line[:30]!r}: {r!r}, want {want!r}")
+    expect(c.cmd(b"set x 0 0 3", b"abcd") == b"CLIENT_ERROR bad data chunk", "a data block too long")
+    expect(c.line() == b"ERROR", "the bad block's leftover byte")
+    expect(c.cmd(b"set big 0 0 2000000", b"b" * 2000000) == b"SERVER_ERROR object too large for cache", "a 2 MB value")
+    expect(c.cmd(b"version").startswith(b"VERSION "), "still serving after errors")
+    c.close()
+
+
+def check_noreply_pipelined(addr):
+    c = Conn(addr)
+    c.send(b"".join(b"set nr%d 0 0 4 noreply\r\n%04d\r\n" % (i, i) for i in range(200)) + b"delete nr0 noreply\r\n")
+    got = c.get(*[b"nr%d" % i for i in range(200)])
+    expect(len(got) == 199 and b"nr0" not in got, f"{len(got)} of 199 noreply sets read back")
+    expect(all(got[b"nr%d" % i][1] == b"%04d" % i for i in range(1, 200)), "a noreply value differs")
+    c.close()
+
+
+def check_stats_flush(addr):
+    c = Conn(addr)
+    c.send(b"stats\r\n")
+    stats = {}
+    while True:
+        line = c.line()
+        if line == b"END":
+            break
+        w = line.split(b" ")
+        expect(w[0] == b"STAT" and len(w) >= 3, f"bad stats line {line!r}")
+        stats[w[1]] = w[2]
+    expect(b"curr_connections" in stats and b"get_hits" in stats, "stats without curr_connections or get_hits")
+    c.cmd(b"set fl 0 0 1", b"1")
+    expect(c.cmd(b"flush_all") == b"OK", "flush_all")
+    expect(c.get(b"fl") == {}, "an item read after flush_all")
+    c.close()
+
+
+def value_of(k):
+    """Key k's value: 10 to 59 bytes that name it."""
+    return ((b"%010d" % k) * 6)[:10 + k % 50]
+
+
+def check_many_keys(addr, keys):
+    """keys values set pipelined, then every one read back equal."""
+    c = Conn(addr)
+    batch = 500
+    for start in range(0, keys, batch):
+        n = min(batch, keys - start)
+        c.send(b"".join(b"set mk:%d 0 0 %d\r\n%s\r\n" % (k, 10 + k % 50, value_of(k))
+                        for k in range(start, start + n)))
+        for k in range(n):
+            r = c.line()
+            expect(r == b"STORED", f"set mk:{start + k}: {r!r}")
+    for start in range(0, keys, batch):
+        n = min(batch, keys - start)
+        got = c.get(*[b"mk:%d" % k for k in range(start, start + n)])
+        for k in range(start, start + n):
+            expect(got.get(b"mk:%d" % k, (0, None))[1] == value_of(k), f"mk:{k} read back differs or missing")
+    c.close()
+
+
+def check_still_serving(addr):
+    c = Conn(addr)
+    expect(c.cmd(b"version").startswith(b"VERSION "), "no answer to version")
+    c.close()
+
+
+def run(addr, keys=10000, out=sys.stdout, prefix="kvd"):
+    checks = [check_set_get, check_add_replace_append, check_cas, check_incr_decr_touch_delete, check_errors,
+              check_noreply_pipelined, check_stats_flush, lambda a: check_many_keys(a, keys), check_still_serving]
+    names = ["set_get", "add_replace_append", "cas", "incr_decr_touch_delete", "errors", "noreply_pipelined",
+             "stats_flush", f"many_keys_{keys}", "still_serving"]
+    failed = 0
+    for name, c in zip(names, checks):
+        try:
+            c(addr)
+            print(f"PASS {prefix}/{name}", file=out, flush=True)
+        except (Failed, OSError) as e:
+            print(f"FAIL {prefix}/{name}: {e}", file=out, flush=True)
+            failed += 1
+    return failed
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("addr")
+    ap.add_argument("--keys", type=int, default=10000)
+    a = ap.parse_args()
+    sys.exit(run(a.addr, a.keys))

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Go's promise, checked through an HTTP server: a handler that computes
+for a long time does not hold up short requests on other connections
+beyond a time slice.
+
+One long computation per P (GET /spin?n=N: N xorshift rounds, work counted
+in instructions, not time) keeps every P busy; then short requests (GET /)
+go one after another on another connection. With preemption every short
+request waits at most a time slice of a long one's computing, so all of
+them are answered while the long ones still run; without it, none is
+answered until a long one ends. The check is that order, never a time: a
+slow host stretches the long ones and the short ones alike, by the same
+instructions.
+
+    tests/net/check_preempt.py HOST:PORT --procs 2 [--rounds 400000000] [--short 10]
+"""
+import argparse
+import select
+import socket
+import sys
+import time
+
+HANG_S = 600.0
+
+
+def connect(addr):
+    host, port = addr.rsplit(":", 1)
+    s = socket.create_connection((host, int(port)), timeout=HANG_S)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def answered(s):
+    """Whether s has a whole answer to read now (without blocking)."""
+    r, _, _ = select.select([s], [], [], 0)
+    return bool(r)
+
+
+def read_answer(s):
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(4096)
+        if not chunk:
+            raise OSError("connection closed")
+        buf += chunk
+    head, body = buf.split(b"\r\n\r\n", 1)
+    n = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            n = int(line.split(b":")[1])
+    while len(body) < n:
+        body += s.recv(4096)
+    return head.split(b" ")[1], body
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("addr")
+    ap.add_argument("--procs", type=int, required=True, help="the server's Ps (GOMAXPROCS): one long request each")
+    ap.add_argument("--rounds", type=int, default=400_000_000, help="each long request's xorshift rounds")
+    ap.add_argument("--short", type=int, default=10, help="short requests, one after another")
+    ap.add_argument("--prefix", default="preempt")
+    o = ap.parse_args()
+    longs = [connect(o.addr) for _ in range(o.procs)]
+    short = connect(o.addr)
+    # The short connection answers once before the long ones start: it is
+    # a live, idle keep-alive connection when they do.
+    short.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    read_answer(short)
+    for s in longs:
+        s.sendall(b"GET /spin?n=%d HTTP/1.1\r\nHost: x\r\n\r\n" % o.rounds)
+    time.sleep(0.5)                 # let them start computing (any delay will do: only the order is checked)
+    problems, before = [], 0
+    for i in range(o.short):
+        short.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        status, body = read_answer(short)
+        if status != b"200" or body != b"Hello, World!":
+            problems.append(f"short request {i}: {status!r} {body[:40]!r}")
+        if any(answered(s) for s in longs):
+            break
+        before += 1
+    if before < o.short:
+        problems.append(f"only {before} of {o.short} short requests were answered before a long one "
+                        f"({o.rounds} rounds) ended: the long ones were not preempted")
+    for s in longs:
+        status, body = read_answer(s)
+        if status != b"200" or body != b"%d\n" % o.rounds:
+            problems.append(f"a long request: {status!r} {body[:40]!r}")
+        s.close()
+    short.close()
+    print(f"{'FAIL' if problems else 'PASS'} {o.prefix}/short_requests_not_held_by_long_ones"
+          + (": " + "; ".join(problems) if problems else ""), flush=True)
+    return len(problems) > 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
