@@ -116,15 +116,25 @@ def check_bad_request_line(addr):
 
 
 def check_headers_too_large(addr):
-    # Over httpd's limit (16 KiB) and over Go's (1 MiB) alike.
+    # Over httpd's limit (16 KiB) and over Go's (1 MiB) alike. The server
+    # answers 431 and closes with the rest of the head unread, so its TCP
+    # resets the connection, and the reset may reach the client before the
+    # answer is read (then the client's kernel drops the answer): 431, or a
+    # reset, is a refusal; an answer of another status, or the whole head
+    # taken, is not. check_still_serving shows the server survived.
     s = connect(addr)
     big = b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (1100 * 1024) + b"\r\n\r\n"
     try:
         s.sendall(big)
     except (ConnectionResetError, BrokenPipeError):
         pass                        # the server answered and closed while we still sent
-    st, _, _, _ = read_answer(s)
-    expect(st == 431, f"status {st}")
+    try:
+        st, _, _, _ = read_answer(s)
+    except ConnectionResetError:
+        st = "reset"
+    except Failed as e:
+        st = "closed" if "before a whole head" in str(e) else str(e)
+    expect(st in (431, "reset", "closed"), f"status {st}")
     s.close()
 
 

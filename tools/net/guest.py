@@ -137,17 +137,20 @@ def add_file(c, dirs, path, data=None, mode=0o755):
     c.file("/".join(parts), data, mode)
 
 
-def server_command(peer, cpus, port):
+def server_command(peer, cpus, port, args=""):
+    """The peer's command line; args (its own flags) go last."""
     if peer == "httpd-go":
-        return f"/peer/httpd-go -port {port}"
-    if peer == "kvd-go":
-        return f"/peer/kvd-go -port {port}"
-    # Debian's memcached: its threads one per vCPU, 64 MB (its default),
-    # connections enough for the big tests.
-    return f"/usr/bin/memcached -u root -l 0.0.0.0 -p {port} -U 0 -t {cpus} -m 64 -c 20000"
+        cmd = f"/peer/httpd-go -port {port}"
+    elif peer == "kvd-go":
+        cmd = f"/peer/kvd-go -port {port}"
+    else:
+        # Debian's memcached: its threads one per vCPU, 64 MB (its default),
+        # connections enough for the big tests.
+        cmd = f"/usr/bin/memcached -u root -l 0.0.0.0 -p {port} -U 0 -t {cpus} -m 64 -c 20000"
+    return f"{cmd} {args}".strip()
 
 
-def linux_initramfs(path, build, peer, cpus, port, guest_ip, prefixlen, gateway):
+def linux_initramfs(path, build, peer, cpus, port, guest_ip, prefixlen, gateway, args=""):
     kernel = find_kernel()
     release = kernel_release(kernel)
     c, dirs = Cpio(), set()
@@ -192,7 +195,7 @@ echo "GUEST kernel=$(cat /proc/sys/kernel/osrelease) cpus=$(grep -c ^processor /
      "queues=$(ls /sys/class/net/eth0/queues | grep -c rx)" \\
      "clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 echo '### server {peer} begin'
-{server_command(peer, cpus, port)}
+{server_command(peer, cpus, port, args)}
 echo '### server {peer} exited'
 /bin/busybox poweroff -f
 """
@@ -273,7 +276,7 @@ class Guest:
         if self.peer:
             initrd = os.path.join(self.workdir, "initrd.cpio")
             linux_initramfs(initrd, self.build, self.peer, self.cpus, self.guest_port, self.guest_ip,
-                            self.prefixlen, self.gateway)
+                            self.prefixlen, self.gateway, self.args)
             return ["-kernel", find_kernel(), "-initrd", initrd, "-append", GUEST_APPEND]
         net = f"ip={self.guest_ip}/{self.prefixlen} gw={self.gateway}"
         return qemu.kernel_boot(self.goro, f"{net} app={self.app} port={self.guest_port} {self.args}".strip())
@@ -354,7 +357,7 @@ def main():
     ap.add_argument("--peer", choices=sorted(PEERS), help="a Linux peer")
     ap.add_argument("--goro", metavar="ELF", help="a goro image (with --app)")
     ap.add_argument("--app", choices=sorted(GORO_APPS), help="goro's server")
-    ap.add_argument("--args", default="", help="more of goro's command line")
+    ap.add_argument("--args", default="", help="more of goro's command line, or the peer's own flags")
     ap.add_argument("--cpus", type=int, default=2)
     ap.add_argument("--net", choices=("tap", "user"), default="tap")
     ap.add_argument("--name", default=None, help="namespace name (a prefix of your own; default goro<pid>)")
