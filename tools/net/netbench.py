@@ -311,7 +311,8 @@ def grid_for(caps, opts):
     same for all, so that their curves compare point by point, up past
     the fastest one's closed-loop rate."""
     hi = max(caps)
-    return [max(10.0, round(hi * f)) for f in (CURVE_FRACTIONS_QUICK if opts.quick else CURVE_FRACTIONS)]
+    rates = [max(10.0, round(hi * f)) for f in (CURVE_FRACTIONS_QUICK if opts.quick else CURVE_FRACTIONS)]
+    return sorted(set(rates))           # a slow server's lowest fractions all round up to 10/s
 
 
 def boot(server, cpus, opts, rec, body):
@@ -536,14 +537,15 @@ def plot(res, path):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        log("no matplotlib: no plot (tools/deps-bench.sh installs python3-matplotlib)")
+        log("no matplotlib: no plot (make deps-bench installs python3-matplotlib; run Debian's python3)")
         return False
     runs = [r for r in res["runs"] if r.get("curve")]
     protos = [p for p in ("http", "memcache") if any(r["proto"] == p for r in runs)]
     cpus = sorted({r["vcpus"] for r in runs})
     if not protos or not cpus:
         return False
-    fig, axes = plt.subplots(len(protos), len(cpus), figsize=(4.2 * len(cpus), 3.6 * len(protos)), squeeze=False)
+    fig, axes = plt.subplots(len(protos), len(cpus), figsize=(max(6.0, 4.2 * len(cpus)), 3.6 * len(protos)),
+                             squeeze=False)
     for i, proto in enumerate(protos):
         for j, c in enumerate(cpus):
             ax = axes[i][j]
