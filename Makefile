@@ -517,7 +517,7 @@ check-atomics:
 # The Python tools' shared helpers, and the parsers of the tools that need
 # root to run (boot_qemu_probe.py), by their examples (doctest).
 DOCTESTS := tools/trace/varint.py tools/run/qemu.py tools/bench/boot_qemu_probe.py \
-            tools/bench/boot_blocks.py tools/check/check_deps.py tools/net/netbench.py
+            tools/bench/boot_blocks.py tools/check/check_deps.py
 check-tools:
 	@for f in $(DOCTESTS); do \
 	    $(PYTHON) -m doctest $$f || exit 1; echo "check-tools: $$f's examples hold"; \
