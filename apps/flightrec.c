@@ -23,7 +23,6 @@ static void start_markers(void)
     wg_add(&markers, 4);
     for (int i = 0; i < 4; i++)
         go(flightrec_marker, 0);
-    wg_wait(&markers);
 }
 
 struct pair {
@@ -83,13 +82,18 @@ static int flightrec_main(int argc, char **argv)
         __atomic_store_n(&stop, true, __ATOMIC_RELAXED);    // relaxed: the pairs poll it
         wg_wait(&wg);
         start_markers();
+        wg_wait(&markers);
         sleep_ns(20 * 1000000ull);
         printf("flightrec: the last %lu ms, 20 ms after the markers started, the pairs stopped\n", ms);
         trace_dump_recent(ms);
     } else {
-        start_markers();
+        // Dumped before main waits for anything: a woken main may wait a
+        // time slice for its core, in which the pairs lap the core's ring
+        // and the markers' GoCreate events are gone before the dump.
         printf("flightrec: the last %lu ms, while %d pairs run\n", ms, n);
+        start_markers();
         trace_dump_recent(ms);
+        wg_wait(&markers);
         __atomic_store_n(&stop, true, __ATOMIC_RELAXED);    // relaxed: the pairs poll it
         wg_wait(&wg);
     }
