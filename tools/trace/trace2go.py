@@ -4,12 +4,14 @@
 
 `trace2go.py serial.log -o trace.out` reads the TRACE lines
 (tools/trace/trace2json.py parses them) and writes the binary format that Go
-1.19's `go tool trace` reads (internal/trace/parser.go): the header
-"go 1.19 trace", a Frequency event (1e9: goro's times are nanoseconds),
-then the events, each in a batch of the P it happened on. goro's Ps are
-Go's Ps; a core with no P (an idle core readying a goroutine from an
-interrupt, or the boot core creating main) writes into a P of its own,
-numbered FAKE_P + core, that never starts.
+1.19's `go tool trace` reads (internal/trace/parser.go), and Go 1.22 and
+later read through their converter of the old formats
+(internal/trace/internal/oldtrace): the header "go 1.19 trace", then P 0's
+batch holding a Frequency event (1e9: goro's times are nanoseconds), then
+the events, each in a batch of the P it happened on. goro's Ps are Go's
+Ps; a core with no P (an idle core readying a goroutine from an interrupt,
+or the boot core creating main) writes into a P of its own, numbered
+FAKE_P + core, that never starts.
 
 Go's parser checks every goroutine's state machine (created -> runnable ->
 running -> waiting ...) and orders the per-P batches by per-goroutine
@@ -20,7 +22,9 @@ creation, unblock or stop at the same time, and counts what it dropped.
 
 Unblock and creation events carry a one-frame pseudo-stack naming why the
 goroutine was readied ("wake: chan receive", "go: new goroutine"), so
-`go tool trace -pprof=sched` attributes scheduling latency to them. A
+`go tool trace -pprof=sched` attributes scheduling latency to them; a
+blocking event carries one naming why it parked ("park: chan receive"), so
+`-pprof=sync` attributes blocked time. A
 creation also names the goroutine's start function (GoCreate's fn=, named
 from goro.elf with --elf; "goroutine" when unknown): go tool trace's
 goroutine analysis groups goroutines by it.
@@ -29,6 +33,7 @@ Python 3 standard library only.
 """
 import argparse
 import collections
+import html
 import os
 import re
 import subprocess
@@ -75,7 +80,12 @@ class Writer:
 
     def __init__(self):
         self.out = bytearray(b"go 1.19 trace\x00\x00\x00")
-        self.cur_p = None
+        # Every record, the frequency, stacks and strings too, sits in a
+        # batch: Go 1.22's reader of the old formats refuses one before the
+        # first batch header (1.19's takes either). P 0's batch at time 0
+        # holds them up to the first event.
+        self.raw(EV_BATCH, [0, 0])
+        self.cur_p = 0
         self.last_ts = 0
         self.strings = {}
         self.stacks = {}
@@ -140,6 +150,7 @@ class Converter:
         self.core_p = {}            # core -> the P it holds
         self.dropped = collections.Counter()
         self.created = 0
+        self.unnamed = 0            # created with no start function known
 
     def p_of(self, core):
         return self.core_p.get(core, FAKE_P + core)
@@ -154,6 +165,7 @@ class Converter:
         self.w.event(p, EV_GO_CREATE, ts, g, self.w.stack(start), self.w.stack(CREATE_STACK))
         self.gstate[g], self.seq[g] = "runnable", 1
         self.created += 1
+        self.unnamed += start == START_STACK
 
     def stop_running(self, ts, g, typ, *args):
         p = self.g_p.pop(g)
@@ -255,6 +267,7 @@ class Converter:
         if e["ev"] == "GoPark":
             self.reason[g] = e["reason"]
             typ = block_event(e["reason"])
+            args = (self.w.stack("park: " + (e["reason"] or "?")),)
         self.stop_running(ts, g, typ, *args)
         self.gstate[g] = state
 
@@ -358,40 +371,117 @@ class TraceServer:
         self.close()
 
 
-GROUP_RE = re.compile(r'href="/goroutine\?id=\d+">([^<]*)</a> N=(\d+)')
+def go_minor():
+    """The minor version of the `go` on PATH (19 for go1.19.8), 0 when unknown."""
+    r = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True)
+    m = re.match(r"go1\.(\d+)", r.stdout.strip())
+    return int(m.group(1)) if m else 0
 
 
-def check_views(out, created, unstarted):
+# The goroutine analysis' groups: Go 1.19 lists `<a href="/goroutine?id=PC">name</a> N=n`;
+# 1.22 and later a table row per group, the unnamed shown in words.
+GROUP_RES = (re.compile(r'href="(/goroutine\?id=\d+)">([^<]*)</a> N=(\d+)'),
+             re.compile(r'href="(/goroutine\?name=[^"]*)">([^<]*)</a></code></td>\s*<td>(\d+)</td>'))
+UNNAMED = ("", START_STACK, "(Inactive, no stack trace sampled)")
+
+
+def goroutine_groups(page):
+    """[(link, name, count)] of the goroutine analysis page (/goroutines)."""
+    for rx in GROUP_RES:
+        groups = [(m.group(1), html.unescape(m.group(2)), int(m.group(3))) for m in rx.finditer(page)]
+        if groups:
+            return groups
+    return []
+
+
+def check_views(out, created, unnamed):
     """go tool trace serves out: the timeline's data parses, and the goroutine
-    analysis lists created goroutines, each that ran under its named start
-    function (go tool trace names a goroutine at its first start: the
-    unstarted ones, still runnable when the trace ended, have no name)."""
+    analysis lists the created goroutines, unnamed as many as expected."""
     import json
     try:
         with TraceServer(out) as srv:
-            groups = GROUP_RE.findall(srv.get("/goroutines"))
+            groups = goroutine_groups(srv.get("/goroutines"))
             json.loads(srv.get("/jsontrace"))
     except (RuntimeError, OSError, ValueError) as e:
         return [f"trace2go: go tool trace's views: {e}"]
     problems = []
-    n = sum(int(c) for _, c in groups)
+    n = sum(c for _, _, c in groups)
     if n != created:
         problems.append(f"trace2go: go tool trace's goroutine analysis lists {n} goroutines, {created} created")
-    nameless = sum(int(c) for name, c in groups if name in ("", START_STACK))
-    if not groups or nameless != unstarted:
-        problems.append(f"trace2go: {nameless} goroutines without a start function, {unstarted} never "
-                        f"started: {groups[:5]}")
+    nameless = sum(c for _, name, c in groups if name in UNNAMED)
+    if not groups or nameless != unnamed:
+        problems.append(f"trace2go: {nameless} goroutines without a start function, {unnamed} expected: "
+                        f"{groups[:5]}")
     return problems
+
+
+def pprof_counts(out, outdir, kind):
+    """`go tool trace -pprof=kind` on out: ({frame name: samples}, problem or None)."""
+    r = subprocess.run(["go", "tool", "trace", "-pprof=" + kind, out], capture_output=True)
+    if r.returncode:
+        return {}, (f"trace2go: go tool trace -pprof={kind} failed: "
+                    f"{r.stderr.decode(errors='replace').strip()[:300]}")
+    pb = os.path.join(outdir, kind + ".pb")
+    with open(pb, "wb") as f:
+        f.write(r.stdout)
+    raw = subprocess.run(["go", "tool", "pprof", "-raw", pb], capture_output=True, text=True)
+    loc, samples = {}, []
+    for l in raw.stdout.splitlines():
+        m = re.match(r"^\s+(\d+)\s+(\d+): (\d+)\s*$", l)
+        if m:
+            samples.append((int(m.group(1)), int(m.group(3))))
+        m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ M=\d+ (.*) goro:0", l)
+        if m:
+            loc[int(m.group(1))] = m.group(2)
+    counts = collections.Counter()
+    for n, lid in samples:
+        counts[loc.get(lid, "?")] += n
+    return counts, None
+
+
+# The blocking events Go's sync profile (-pprof=sync) counts, in 1.19 by
+# event type and from 1.22 by the reason the old format's type maps to.
+SYNC_BLOCKS = (EV_GO_BLOCK_SEND, EV_GO_BLOCK_RECV, EV_GO_BLOCK_SELECT, EV_GO_BLOCK_SYNC, EV_GO_BLOCK_COND)
+
+
+def expected(events):
+    """What go tool trace's profiles must count of goro's whole trace:
+    creations and wake-ups that a start followed (-pprof=sched), parks on
+    channels, selects and sync that a wake-up ended (-pprof=sync)."""
+    created, woken, parked, want = set(), set(), set(), collections.Counter()
+    for e in events:
+        if e["ev"] == "GoCreate":
+            created.add(e["g"])
+        elif e["ev"] == "GoPark" and block_event(e["reason"]) in SYNC_BLOCKS:
+            parked.add(e["g"])
+        elif e["ev"] == "GoUnpark":
+            woken.add(e["g"])
+            if e["g"] in parked:
+                want["sync"] += 1
+                parked.discard(e["g"])
+        elif e["ev"] == "GoStart":
+            if e["g"] in created:
+                want["create"] += 1
+                created.discard(e["g"])
+            if e["g"] in woken:
+                want["wake"] += 1
+                woken.discard(e["g"])
+    return want
 
 
 # ---- the test (tests/matrix.py) ------------------------------------------------
 
 def check(lines, outdir, elf=None):
-    """A traced boot: the Go trace converts with nothing left out, `go tool
-    trace -pprof=sched` parses it whole, and the scheduling-latency profile
-    it prints counts as many creations and wake-ups followed by a start as
-    goro's trace holds; with elf, go tool trace's web views (timeline,
-    goroutine analysis) load too. Returns problems, [] when fine."""
+    """A traced boot: the Go trace converts with nothing left out, and go tool
+    trace (Go 1.19, or 1.22 and later through their reader of the old
+    formats) parses it whole. When nothing was dropped, its profiles count
+    goro's trace: the sync profile each park on a channel, select or sync
+    primitive that a wake-up ended; the scheduling-latency profile, in 1.19,
+    each creation and wake-up that a start followed (1.22's counts a
+    runnable stretch only when the goroutine next blocks, so there at most
+    that many, and only under those frames); with elf, go tool trace's web
+    views (timeline, goroutine analysis) load too. Returns problems, []
+    when fine."""
     try:
         header, events = trace2json.parse(lines)
     except trace2json.TraceError as e:
@@ -404,48 +494,30 @@ def check(lines, outdir, elf=None):
     out = os.path.join(outdir, "trace.out")
     with open(out, "wb") as f:
         f.write(data)
-    sched = subprocess.run(["go", "tool", "trace", "-pprof=sched", out], capture_output=True)
-    if sched.returncode:
-        return problems + [f"trace2go: go tool trace -pprof=sched failed: "
-                           f"{sched.stderr.decode(errors='replace').strip()[:300]}"]
-    pb = os.path.join(outdir, "sched.pb")
-    with open(pb, "wb") as f:
-        f.write(sched.stdout)
-    raw = subprocess.run(["go", "tool", "pprof", "-raw", pb], capture_output=True, text=True)
-    counts = collections.Counter()
-    loc = {}
-    samples = []
-    for l in raw.stdout.splitlines():
-        m = re.match(r"^\s+(\d+)\s+(\d+): (\d+)\s*$", l)
-        if m:
-            samples.append((int(m.group(1)), int(m.group(3))))
-        m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ M=\d+ (.*) goro:0", l)
-        if m:
-            loc[int(m.group(1))] = m.group(2)
-    for n, lid in samples:
-        counts["create" if loc.get(lid) == CREATE_STACK else "wake"] += n
-    # what goro's trace says: creations and wake-ups that a start followed
-    created, woken, want = set(), set(), collections.Counter()
-    for e in events:
-        if e["ev"] == "GoCreate":
-            created.add(e["g"])
-        elif e["ev"] == "GoUnpark":
-            woken.add(e["g"])
-        elif e["ev"] == "GoStart":
-            if e["g"] in created:
-                want["create"] += 1
-                created.discard(e["g"])
-            if e["g"] in woken:
-                want["wake"] += 1
-                woken.discard(e["g"])
-    for k in ("create", "wake") if header["dropped"] == 0 else ():
-        if counts[k] != want[k]:
-            problems.append(f"trace2go: go tool trace counts {counts[k]} {k}s followed by a start, "
-                            f"goro's trace {want[k]}")
-    if elf and header["dropped"] == 0:
+    sched, err = pprof_counts(out, outdir, "sched")
+    if err:
+        return problems + [err]
+    if header["dropped"]:
+        return problems
+    sync, err = pprof_counts(out, outdir, "sync")
+    if err:
+        return problems + [err]
+    want, v2 = expected(events), go_minor() >= 22
+    got = {"create": sched.pop(CREATE_STACK, 0),
+           "wake": sum(sched.pop(k) for k in list(sched) if k.startswith("wake: ")),
+           "sync": sum(sync.pop(k) for k in list(sync) if k.startswith("park: "))}
+    for k in ("create", "wake", "sync"):
+        if got[k] > want[k] or got[k] < want[k] and (k == "sync" or not v2):
+            problems.append(f"trace2go: go tool trace counts {got[k]} {k}s, goro's trace "
+                            f"{'at most ' if v2 and k != 'sync' else ''}{want[k]}")
+    if sched or sync:
+        problems.append(f"trace2go: go tool trace's profiles name frames goro's trace has not: "
+                        f"{dict(sched + sync)}")
+    if elf:
         started = {e["g"] for e in events if e["ev"] == "GoStart"}
         unstarted = len({e["g"] for e in events if e["ev"] == "GoCreate"} - started)
-        problems += check_views(out, c.created, unstarted)
+        # 1.19 names a goroutine at its first start, 1.22 at its creation.
+        problems += check_views(out, c.created, c.unnamed if v2 else unstarted)
     return problems
 
 

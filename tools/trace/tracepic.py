@@ -21,14 +21,13 @@ import argparse
 import base64
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from tools.trace.trace2go import TraceServer  # noqa: E402
+from tools.trace.trace2go import TraceServer, goroutine_groups  # noqa: E402
 
 
 def log(msg):
@@ -136,11 +135,12 @@ HIDE_BANNER = """(function walk(root) {
 
 
 def busiest_group(srv):
-    """The /goroutine?id=... link of the group with the most goroutines."""
+    """(link, count, name) of the group with the most goroutines (its
+    /goroutine?id= page in Go 1.19, ?name= in 1.22 and later)."""
     best = None
-    for m in re.finditer(r'href="(/goroutine\?id=\d+)">([^<]*)</a> N=(\d+)', srv.get("/goroutines")):
-        if best is None or int(m.group(3)) > best[1]:
-            best = (m.group(1), int(m.group(3)), m.group(2))
+    for link, name, n in goroutine_groups(srv.get("/goroutines")):
+        if best is None or n > best[1]:
+            best = (link, n, name)
     return best
 
 
