@@ -245,9 +245,17 @@ static void watcher(void *arg)
 //
 // A stall limit, not a bound on speed (docs/testing.md, the hypervisor
 // rule): counted from the last operation anyone completed, so a slow host
-// that keeps moving never reaches it.
+// that keeps moving never reaches it. It takes both STALL_NS of guest time
+// and STALL_CHECKS looks of the watchdog's own: under TCG guest time is
+// the host's, so a host that gives QEMU no CPU for two minutes (a niced
+// soak on a loaded machine) moves the clock past the limit with nothing
+// run at all, and the first look after it would call that a hang. Each
+// look needs its core to have run; a hang is the others making no
+// progress over all of them.
 #define STALL_NS (120ull * 1000000000ull)
-static uint64_t last_ops, last_move;
+#define CHECK_NS 100000000ull
+#define STALL_CHECKS (STALL_NS / CHECK_NS)
+static uint64_t last_ops, last_move, quiet_checks;
 
 static void watchdog(void *arg)
 {
@@ -258,7 +266,8 @@ static void watchdog(void *arg)
         if (ops != last_ops) {
             last_ops = ops;
             last_move = now;
-        } else if (now - last_move > STALL_NS) {
+            quiet_checks = 0;
+        } else if (++quiet_checks >= STALL_CHECKS && now - last_move > STALL_NS) {
             soak_fail("no operation completed for %lu s: %u of %u goroutines of the round "
                       "finished; %d goroutines exist", (unsigned long)(STALL_NS / 1000000000ull),
                       __atomic_load_n(&ndone, __ATOMIC_RELAXED),
@@ -268,7 +277,7 @@ static void watchdog(void *arg)
                     printf("soak: goroutine slot %u never finished\n", i);
             soak_give_up();
         }
-        sleep_ns(100000000);
+        sleep_ns(CHECK_NS);
     }
     __atomic_fetch_sub(&watchers, 1, __ATOMIC_RELEASE);
 }

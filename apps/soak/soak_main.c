@@ -142,13 +142,16 @@ static void run_rounds(void)
 
 // Every goroutine the run started has exited: the count is back where it
 // began. AfterFunc goroutines may still be on their way out, so this waits
-// (a stall limit: only a goroutine that never ends reaches it).
+// (a stall limit: only a goroutine that never ends reaches it; in looks as
+// well as in time, as the watchdog's, so a host that starves QEMU cannot).
 static void check_left_behind(int baseline)
 {
-    uint64_t start = nanotime();
+    uint64_t start = nanotime(), looks = 0;
     int n;
-    while ((n = num_goroutine()) != baseline && nanotime() - start < 120000000000ull)
+    while ((n = num_goroutine()) != baseline && (nanotime() - start < 120000000000ull || looks < 120000)) {
         sleep_ns(1000000);
+        looks++;
+    }
     if (n != baseline)
         soak_fail("%d goroutines at the start, %d at the end", baseline, n);
 }

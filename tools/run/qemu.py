@@ -422,6 +422,11 @@ class Group:
         return (status, out.decode(errors="replace"), err.decode(errors="replace"),
                 time.monotonic() - t0)
 
+    def running(self):
+        """[(pid, argv)] of the processes running now."""
+        with self.lock:
+            return [(p.pid, p.args) for p in self.procs]
+
     def stop(self):
         with self.lock:
             self.stopping = True

@@ -13,7 +13,9 @@ and the next NUMA shape its vCPUs allow (1, 2 or 4 nodes, CPUs and memory
 split evenly), prints its operations and operations per second, and adds
 them to the total. --jobs runs (default 2, one per host core) boot at once;
 the soak runs at the lowest priority, so it takes only what the host has
-spare. The first failure stops the soak: its log's tail, then the one
+spare. The first failure stops the soak: its log's tail, the CPU time
+the host gave its QEMU (over the run and its last 120 s: a stall on a host
+that starved the niced QEMU is told from a hang by it), then the one
 command that replays it (`make run APP=soak SMP=.. NUMA=.. ARGS="seed=..
 quantum=.."`); exit 1.
 
@@ -80,7 +82,7 @@ def replay_command(smp, numa, quantum, width, seed, ops):
             f'ARGS="seed={seed} quantum={quantum} ops={ops} width={width}"')
 
 
-def run_one(group, build, smp, numa, quantum, width, seed, ops, logdir):
+def run_one(group, cpulog, build, smp, numa, quantum, width, seed, ops, logdir):
     cmdline = f"app=soak seed={seed} quantum={quantum} ops={ops} width={width}"
     log = os.path.join(logdir, f"soak-smp{smp}-numa{numa}-{quantum}-w{width}-seed{seed}.log")
     argv = qemu.argv(smp, mem_for(smp), serial=f"file:{log}",
@@ -89,7 +91,53 @@ def run_one(group, build, smp, numa, quantum, width, seed, ops, logdir):
     open(log, "w").close()
     status, _, err, secs = group.run(argv, silence_s(smp), log=log)
     text = open(log, errors="replace").read()
-    return status, text, err, secs, log
+    return status, text, err, secs, log, cpulog.take(log)
+
+
+class CpuLog:
+    """The CPU time each QEMU of the group has had, read every few seconds
+    (/proc/PID/stat: every thread's user and system time), so that a
+    failure's report says how much the host gave the guest: a stall on a
+    host that starved the niced QEMU is told from a hang by it."""
+
+    PERIOD_S = 5
+    WINDOW_S = 120          # the guest watchdog's stall limit
+
+    def __init__(self, group):
+        self.group, self.samples, self.lock = group, {}, threading.Lock()
+        threading.Thread(target=self.loop, daemon=True).start()
+
+    @staticmethod
+    def cpu_s(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, IndexError, ValueError):
+            return None
+
+    def loop(self):
+        while True:
+            for pid, argv in self.group.running():
+                log = next((a[5:] for a in argv if a.startswith("file:")), None)
+                cpu = self.cpu_s(pid)
+                if log and cpu is not None:
+                    with self.lock:
+                        self.samples.setdefault(log, []).append((time.monotonic(), cpu))
+            time.sleep(self.PERIOD_S)
+
+    def take(self, log):
+        """A line on log's run: its CPU seconds over the run and over its
+        last WINDOW_S (None with fewer than two samples); forgets the run."""
+        with self.lock:
+            s = self.samples.pop(log, [])
+        if len(s) < 2:
+            return None
+        (t0, c0), (t1, c1) = s[0], s[-1]
+        tw, cw = next((t, c) for t, c in s if t >= t1 - self.WINDOW_S)
+        return (f"host: QEMU had {c1 - c0:.1f} s of CPU in the {t1 - t0:.0f} s sampled, "
+                f"{c1 - cw:.1f} s in the last {t1 - tw:.0f} s (load average "
+                f"{' '.join(f'{x:.1f}' for x in os.getloadavg())})")
 
 
 class State:
@@ -145,6 +193,7 @@ def main():
     print(qemu.host_line("tcg", 0), flush=True)
 
     group = qemu.Group()
+    cpulog = CpuLog(group)
     lock = threading.Condition()
     t0 = time.monotonic()
     end = t0 + args.minutes * 60
@@ -161,8 +210,8 @@ def main():
                 st["next"] += 1
                 pending.add(i)
             smp, numa, quantum, width, seed = shape(smps, st["seed0"], i)
-            status, text, err, secs, log = run_one(group, args.build, smp, numa, quantum, width, seed,
-                                                   args.ops, logdir)
+            status, text, err, secs, log, cpu = run_one(group, cpulog, args.build, smp, numa, quantum, width,
+                                                        seed, args.ops, logdir)
             done = DONE_RE.search(text)
             ok = status == qemu.EXIT_OK and done and done.group(2) == "0"
             with lock:
@@ -171,7 +220,7 @@ def main():
                     if failure:         # another run failed first, and stopped this one
                         return
                     failure.extend(fail_report(smp, numa, quantum, width, seed, args.ops, status, secs,
-                                               log, text, err))
+                                               log, text, err, cpu))
                     failure.append(i)
                     group.stop()
                     return
@@ -222,9 +271,11 @@ def main():
     return 0
 
 
-def fail_report(smp, numa, quantum, width, seed, ops, status, secs, log, text, err):
+def fail_report(smp, numa, quantum, width, seed, ops, status, secs, log, text, err, cpu):
     lines = [f"soak: FAIL: smp={smp} numa={numa} quantum={quantum} width={width} seed={seed}: "
              f"{qemu.describe_status(status)} after {secs:.1f} s (log: {log})"]
+    if cpu:
+        lines.append(f"soak: {cpu}")
     lines += [f"    {line}" for line in text.splitlines()[-25:]]
     if err.strip():
         lines.append(f"    qemu: {err.strip()[-500:]}")
