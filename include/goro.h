@@ -188,7 +188,28 @@ void exitsyscall(void);
 // from a goroutine with interrupts on. Fatal errors name the goroutine and
 // the call site and stop the machine (QEMU exit 255).
 
-typedef struct chan chan_t;
+struct goro_waitq {             // internal: a FIFO of parked goroutines
+    uint32_t lock;
+    uint32_t nwait;
+    void *head, *tail;
+};
+
+// internal: a channel (kernel/chan.c). Its layout is here for the inline
+// non-blocking checks below, which read closed, qcount and the queues'
+// heads without the lock; nothing else outside kernel/ may touch it.
+typedef struct chan {
+    // lock held (closed, qcount and the queues' heads also read without it)
+    uint32_t lock;
+    uint32_t closed;
+    size_t qcount;                  // values in buf
+    size_t sendx, recvx;            // buf indices of the next send / receive
+    struct goro_waitq recvq;        // blocked receivers (kernel/chan.h's struct sudog)
+    struct goro_waitq sendq;        // blocked senders
+    // read-only after chan_make
+    size_t dataqsiz;                // cap
+    uint32_t elemsize;
+    uint8_t *buf;
+} chan_t;
 
 // A channel of elem_size-byte values (0 is allowed: signals only) with cap
 // buffered slots (0: unbuffered, every send meets a receive). Never NULL.
@@ -203,17 +224,60 @@ void chan_send(chan_t *c, const void *elem);
 // Blocks until a value arrives and copies it to elem (NULL discards it).
 // Returns false when c is closed and drained; elem is zeroed then.
 bool chan_recv(chan_t *c, void *elem);
-// Sends without blocking: true if sent, false if it would block. Fatal on a
-// closed channel, like a select with a default. Also callable from g0 with
-// a P held (a timer's delivery: time_after and tickers use it).
-bool chan_try_send(chan_t *c, const void *elem);
 // Receives without blocking. elem is zeroed unless CHAN_RECEIVED.
 enum chan_try_result {
     CHAN_WOULD_BLOCK = 0,       // nothing to receive now
     CHAN_RECEIVED = 1,          // a value was copied to elem
     CHAN_CLOSED = -1,           // closed and drained
 };
-int chan_try_recv(chan_t *c, void *elem);
+bool chan_try_send_slow(chan_t *c, const void *elem);
+int chan_try_recv_slow(chan_t *c, void *elem);
+// internal: nothing to receive, no value buffered and no sender parked (an
+// unbuffered channel's qcount stays 0; a buffered one has parked senders
+// only when full). Acquire: the loads stay before a later load of closed.
+static inline bool goro_chan_empty(chan_t *c)
+{
+    return (__atomic_load_n(&c->qcount, __ATOMIC_ACQUIRE) |                // acquire: see above
+            (uintptr_t)__atomic_load_n(&c->sendq.head, __ATOMIC_ACQUIRE)) == 0;    // acquire: see above
+}
+// Sends without blocking: true if sent, false if it would block. Fatal on a
+// closed channel, like a select with a default. Also callable from g0 with
+// a P held (a timer's delivery: time_after and tickers use it).
+// Inline, as Go's chansend checks before it locks: a send to an open
+// channel with no room (every slot full and no receiver parked; a buffered
+// channel has parked receivers only when empty) fails from three loads,
+// without the lock. closed never goes back to 0 and a closed channel never
+// fills up, so, in either order, the loads saw an instant when the channel
+// was open and full (relaxed: nothing read after depends on them).
+static inline bool chan_try_send(chan_t *c, const void *elem)
+{
+    if (c && ((__atomic_load_n(&c->qcount, __ATOMIC_RELAXED) ^ c->dataqsiz) |          // relaxed: see above
+              (uintptr_t)__atomic_load_n(&c->recvq.head, __ATOMIC_RELAXED) |           // relaxed: see above
+              __atomic_load_n(&c->closed, __ATOMIC_RELAXED)) == 0)                     // relaxed: see above
+        return false;
+    return chan_try_send_slow(c, elem);
+}
+// Inline, as Go's chanrecv checks before it locks: a receive that finds an
+// open channel empty fails, and one that finds it closed and still empty
+// reports closed, from loads alone. Emptiness is read before closed: a
+// channel seen empty and then not closed was empty and open at the first
+// read; one seen closed and then empty stays so (nothing is sent after a
+// close), so a value sent before the close is never missed.
+static inline int chan_try_recv(chan_t *c, void *elem)
+{
+    if (c && goro_chan_empty(c)) {
+        int r = CHAN_WOULD_BLOCK;
+        if (__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE)) {   // acquire: pairs with chan_close's release
+            if (!goro_chan_empty(c))
+                return chan_try_recv_slow(c, elem);
+            r = CHAN_CLOSED;
+        }
+        if (elem)
+            __builtin_memset(elem, 0, c->elemsize);
+        return r;
+    }
+    return chan_try_recv_slow(c, elem);
+}
 // Wakes every blocked receiver (they report closed once the buffer is
 // drained); blocked senders die with the fatal error. Fatal on a nil or
 // closed channel.
@@ -280,12 +344,6 @@ void ticker_free(ticker_t *t);                  // stops it; frees it and its ch
 
 // sync. Every type is valid zero-initialized (the _INIT macros are {0}) and
 // must not be copied once used.
-struct goro_waitq {             // internal: a FIFO of parked goroutines
-    uint32_t lock;
-    uint32_t nwait;
-    void *head, *tail;
-};
-
 // A counting semaphore with Go's runtime semantics: acquire waits for a
 // positive count and takes one; waiters are served in FIFO order. The
 // waiters queue in a table hashed by address, as in Go, so that a release

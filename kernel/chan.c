@@ -22,7 +22,14 @@
 // observations held together, and the operation linearizes there. The
 // try-receive re-reads emptiness after an acquire load of closed that saw
 // 1, pairing with chan_close's release store, so a value sent before the
-// close is never missed.
+// close is never missed. goro.h makes these checks inline
+// (chan_try_send, chan_try_recv); the ones here serve a nil channel and
+// a check that raced.
+//
+// The common blocking cases (a send into a free slot, a receive of a
+// buffered value, no goroutine parked on the other side) complete inline
+// in chansend and chanrecv; everything else, parking included, is
+// send_slow's and recv_slow's, entered with the lock held.
 //
 // Memory: the header and the buffer are one calloc'd block (kernel/malloc.c),
 // on the node of the core that makes the channel.
@@ -72,7 +79,7 @@ static inline struct g *curg(void)
 // Copies one element; src NULL is the zero value, dst NULL discards.
 static inline void elem_copy(void *dst, const void *src, uint32_t size)
 {
-    if (!dst)
+    if (!dst || !size)
         return;
     if (!src)
         memset(dst, 0, size);
@@ -84,7 +91,7 @@ static inline void elem_copy(void *dst, const void *src, uint32_t size)
 
 static inline void elem_zero(void *dst, uint32_t size)
 {
-    if (dst)
+    if (dst && size)
         memset(dst, 0, size);
 }
 
@@ -235,20 +242,12 @@ static inline bool empty(struct chan *c)
     return __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) == 0;            // relaxed: see full()
 }
 
-HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
+// c->lock held, interrupts off (fl: what to restore), and the operation's
+// common case ruled out. Completes the send if it can (a parked receiver,
+// a free slot), else fails (!block) or parks until a receiver takes elem.
+static __attribute__((noinline)) bool send_slow(struct chan *c, const void *elem, bool block, uint64_t fl, void *pc)
 {
-    if (!c) {
-        if (!block)
-            return false;
-        block_forever("chan send (nil chan)");
-    }
-    // Relaxed: closed never goes back to 0, so open-then-full held at once.
-    if (!block && !__atomic_load_n(&c->closed, __ATOMIC_RELAXED) && full(c))
-        return false;
-    elem_premap(elem, c->elemsize);     // read with interrupts off, now or by a receiver once parked
     struct g *wake = 0;
-    uint64_t fl = irq_off(block);
-    wq_lock(&c->lock);
     if (send_locked(c, elem, &wake, pc)) {
         wq_unlock(&c->lock);
         ready(wake);
@@ -273,27 +272,54 @@ HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
     return true;
 }
 
-HOT int chanrecv(struct chan *c, void *elem, bool block)
+// The common case inline: an open channel with a free slot and no parked
+// receiver, an 8-byte value (read before interrupts go off: the read maps
+// its pages, see elem_premap) or none.
+HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
 {
     if (!c) {
         if (!block)
-            return CHAN_WOULD_BLOCK;
-        block_forever("chan receive (nil chan)");
+            return false;
+        block_forever("chan send (nil chan)");
     }
-    if (!block && empty(c)) {
-        if (!__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE)) {  // acquire: pairs with chan_close's release
-            elem_zero(elem, c->elemsize);
-            return CHAN_WOULD_BLOCK;
-        }
-        if (empty(c)) {
-            elem_zero(elem, c->elemsize);
-            return CHAN_CLOSED;
-        }
+    // Relaxed: closed never goes back to 0, so open-then-full held at once.
+    if (!block && !__atomic_load_n(&c->closed, __ATOMIC_RELAXED) && full(c))
+        return false;
+    uint32_t size = c->elemsize;
+    uint64_t v = 0;
+    if (size == sizeof v) {
+        if (elem)
+            v = *(const volatile uint64_t *)elem;
+    } else {
+        elem_premap(elem, size);    // read with interrupts off, now or by a receiver once parked
     }
-    elem_premap(elem, c->elemsize);     // written with interrupts off, now or by a sender once parked
-    struct g *wake = 0;
     uint64_t fl = irq_off(block);
     wq_lock(&c->lock);
+    if (__builtin_expect(!(c->closed | (uintptr_t)c->recvq.head) && c->qcount < c->dataqsiz, 1)) {
+        // The indices first: the copy might alias them, for all the
+        // compiler knows. A racy reader that sees the count first takes
+        // the lock to use it.
+        size_t i = c->sendx;
+        c->sendx = i + 1 == c->dataqsiz ? 0 : i + 1;
+        __atomic_store_n(&c->qcount, c->qcount + 1, __ATOMIC_RELAXED);    // relaxed: c->lock orders it; racy readers: chan_len, fast paths
+        if (size == sizeof v)
+            *(uint64_t *)(c->buf + i * sizeof v) = v;
+        else
+            elem_copy(slot(c, i), elem, size);
+        wq_unlock(&c->lock);
+        irq_restore(fl);
+        return true;
+    }
+    return send_slow(c, elem, block, fl, pc);
+}
+
+// c->lock held, interrupts off (fl: what to restore), and the operation's
+// common case ruled out. Completes the receive if it can (a parked sender,
+// a buffered value, a closed channel), else fails (!block) or parks until
+// a sender fills elem or the channel closes.
+static __attribute__((noinline)) int recv_slow(struct chan *c, void *elem, bool block, uint64_t fl)
+{
+    struct g *wake = 0;
     int r = recv_locked(c, elem, &wake);
     if (r != CHAN_WOULD_BLOCK || !block) {
         wq_unlock(&c->lock);
@@ -314,12 +340,53 @@ HOT int chanrecv(struct chan *c, void *elem, bool block)
     return sg.success ? CHAN_RECEIVED : CHAN_CLOSED;
 }
 
+// The common case inline: a buffered value and no parked sender.
+HOT int chanrecv(struct chan *c, void *elem, bool block)
+{
+    if (!c) {
+        if (!block)
+            return CHAN_WOULD_BLOCK;
+        block_forever("chan receive (nil chan)");
+    }
+    if (!block && empty(c)) {
+        if (!__atomic_load_n(&c->closed, __ATOMIC_ACQUIRE)) {  // acquire: pairs with chan_close's release
+            elem_zero(elem, c->elemsize);
+            return CHAN_WOULD_BLOCK;
+        }
+        if (empty(c)) {
+            elem_zero(elem, c->elemsize);
+            return CHAN_CLOSED;
+        }
+    }
+    uint32_t size = c->elemsize;
+    elem_premap(elem, size);        // written with interrupts off, now or by a sender once parked
+    uint64_t fl = irq_off(block);
+    wq_lock(&c->lock);
+    if (__builtin_expect(c->qcount != 0 && !c->sendq.head, 1)) {
+        // The indices first, as in chansend; the slot stays ours until we
+        // unlock.
+        size_t i = c->recvx;
+        c->recvx = i + 1 == c->dataqsiz ? 0 : i + 1;
+        __atomic_store_n(&c->qcount, c->qcount - 1, __ATOMIC_RELAXED);    // relaxed: c->lock orders it; racy readers: chan_len, fast paths
+        if (size == sizeof(uint64_t)) {
+            if (elem)
+                *(uint64_t *)elem = *(const uint64_t *)(c->buf + i * sizeof(uint64_t));
+        } else {
+            elem_copy(elem, slot(c, i), size);
+        }
+        wq_unlock(&c->lock);
+        irq_restore(fl);
+        return CHAN_RECEIVED;
+    }
+    return recv_slow(c, elem, block, fl);
+}
+
 void chan_send(chan_t *c, const void *elem)
 {
     chansend(c, elem, true, __builtin_return_address(0));
 }
 
-bool chan_try_send(chan_t *c, const void *elem)
+bool chan_try_send_slow(chan_t *c, const void *elem)
 {
     return chansend(c, elem, false, __builtin_return_address(0));
 }
@@ -329,7 +396,7 @@ bool chan_recv(chan_t *c, void *elem)
     return chanrecv(c, elem, true) == CHAN_RECEIVED;
 }
 
-int chan_try_recv(chan_t *c, void *elem)
+int chan_try_recv_slow(chan_t *c, void *elem)
 {
     return chanrecv(c, elem, false);
 }

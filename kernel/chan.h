@@ -52,21 +52,6 @@ struct select_state {
     struct sudog *win;
 };
 
-struct chan {
-    // c->lock held (closed and qcount also read racily by the lock-free
-    // non-blocking checks: see chan.c)
-    uint32_t lock;
-    uint32_t closed;
-    size_t qcount;                  // values in buf
-    size_t sendx, recvx;            // buf indices of the next send / receive
-    struct goro_waitq recvq;        // blocked receivers (struct sudog)
-    struct goro_waitq sendq;        // blocked senders
-    // read-only after chan_make
-    size_t dataqsiz;                // cap
-    uint32_t elemsize;
-    uint8_t *buf;
-};
-
 // Interrupts on, from a goroutine: maps the goroutine-stack pages of the
 // size bytes at elem (a channel operation's own value or slot), by
 // touching them. The copies run under the channel's lock with interrupts
@@ -74,10 +59,17 @@ struct chan {
 // pages: every operation maps its own value's pages before interrupts go
 // off, so a copy never faults there, whichever side makes it (a parked
 // goroutine's value is mapped before it parks, and a goroutine's stack
-// pages stay mapped while it lives).
+// pages stay mapped while it lives). An 8-byte value, the common one, is
+// mapped by one 8-byte read, whatever its alignment (chan.c's send reads
+// its value so and keeps it).
 static inline void elem_premap(const void *elem, uint32_t size)
 {
     uint64_t a = (uint64_t)elem;
+    if (size == sizeof(uint64_t)) {
+        if (elem)
+            (void)*(const volatile uint64_t *)elem;
+        return;
+    }
     if (!size || a - ARCH_STACK_REGION >= ARCH_STACK_REGION_SIZE)
         return;                     // nothing to copy, NULL, or not a goroutine stack
     (void)*(const volatile uint8_t *)elem;
