@@ -25,14 +25,16 @@ ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm arch/coldcall.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
           arch/tsc.c arch/refclock.c arch/smp.c arch/tsc_sync.c arch/platform.c arch/boot_marks.c arch/symbols.c \
           arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c arch/static_branch.c arch/spinlock.c \
-          arch/pit.c arch/qemu_exit.c arch/inject.c arch/tlb.c
+          arch/pit.c arch/qemu_exit.c arch/inject.c arch/tlb.c arch/msi.c
 
 LIB_C := lib/string.c lib/printf.c
 
 DRIVERS_C := drivers/serial.c \
              drivers/acpi.c drivers/acpi_boot.c drivers/acpi_numa.c drivers/fw_cfg.c \
              drivers/fb.c drivers/font8x16.c drivers/ioapic.c drivers/ps2kbd.c drivers/keydecode.c \
-             drivers/net/netdev.c
+             drivers/acpi_mcfg.c drivers/dma.c drivers/pci/pci_cfg.c drivers/pci/pci.c drivers/pci/pci_irq.c \
+             drivers/net/netdev.c drivers/net/virtqueue.c drivers/net/virtio_caps.c drivers/net/virtio_pci.c \
+             drivers/net/virtio_net.c drivers/net/probe.c
 
 KERNEL_C := kernel/main.c kernel/boot_timeline.c kernel/console.c \
             kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
@@ -74,7 +76,7 @@ KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_
            tests/kernel/go_proc_test.c tests/kernel/test_sched_races.c \
            tests/kernel/go_chan_test.c tests/kernel/go_select_test.c tests/kernel/go_sema_test.c tests/kernel/go_sync_test.c \
            tests/kernel/go_time_test.c \
-           tests/kernel/test_trace.c tests/kernel/test_tlb.c tests/kernel/test_x87.c
+           tests/kernel/test_trace.c tests/kernel/test_tlb.c tests/kernel/test_x87.c tests/kernel/test_net.c
 
 # In-kernel tests that call lwIP itself, compiled with its headers (NET_CFLAGS).
 KTEST_NET_C := tests/kernel/test_net_port.c
@@ -294,10 +296,15 @@ ARGS ?=
 SMP ?= 2
 MEM ?= 512M
 NUMA ?= 1
+# NIC=virtio-modern|virtio-legacy|virtio|e1000e: a NIC on QEMU's user
+# networking (tools/run/qemu.py --nic); MACHINE=q35 for the q35 chipset.
+NIC ?=
+MACHINE ?=
 CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
 # The shell takes Ctrl-C itself (the running app's prompt back): QEMU then
 # quits with Ctrl-A x.
 RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/run/qemu.py --smp $(SMP) --mem $(MEM) --numa $(NUMA) \
+    $(if $(NIC),--nic $(NIC)) $(if $(MACHINE),--machine $(MACHINE)) \
     $(if $(filter shell,$(APP)),--ctrl-c-to-guest)
 
 # What each target needs from Debian is listed once, in tools/deps.list.
@@ -380,9 +387,9 @@ profile: deps-for-profile
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
 HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit boot efi_loader \
-              http_parse kvd loadgen_proto
+              http_parse kvd loadgen_proto pci virtqueue
 HOST_SRCS_cmdline := kernel/cmdline.c
-HOST_SRCS_acpi := drivers/acpi.c
+HOST_SRCS_acpi := drivers/acpi.c drivers/acpi_mcfg.c
 HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
 HOST_SRCS_runq := kernel/runq.c
 HOST_SRCS_steal_order := kernel/steal_order.c
@@ -399,6 +406,8 @@ HOST_SRCS_httpd := apps/httpd/http_parse.c
 HOST_SRCS_kvd_conn := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
 HOST_SRCS_kvd := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
 HOST_SRCS_loadgen_proto := tools/net/loadgen/proto.c
+HOST_SRCS_pci := drivers/pci/pci_cfg.c drivers/net/virtio_caps.c
+HOST_SRCS_virtqueue := drivers/net/virtqueue.c
 HOST_SAN_runq := thread
 # UBSan too (a comma in $(or)'s own arguments would split them; in a
 # variable's value it does not).
@@ -440,8 +449,8 @@ $(LOADGEN): tools/net/loadgen/loadgen.c tools/net/loadgen/proto.c tools/net/load
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
-FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline keys http memcache
-FUZZ_SRCS_acpi := drivers/acpi.c
+FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline keys http memcache pci
+FUZZ_SRCS_acpi := drivers/acpi.c drivers/acpi_mcfg.c
 FUZZ_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c
 FUZZ_SRCS_multiboot1 := boot/multiboot.c boot/bootinfo.c
@@ -452,6 +461,7 @@ FUZZ_SRCS_efi_cmdline := boot/efi/loader_parse.c
 FUZZ_SRCS_keys := drivers/keydecode.c shell/lineedit.c
 FUZZ_SRCS_http := apps/httpd/http_parse.c
 FUZZ_SRCS_memcache := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
+FUZZ_SRCS_pci := drivers/pci/pci_cfg.c drivers/net/virtio_caps.c
 # The parsers are compiled with libFuzzer's coverage and comparison tracing;
 # the harnesses themselves without it: their checks are not what the fuzzer
 # should explore, and tracing every comparison of an O(n^2) check had them
@@ -459,7 +469,8 @@ FUZZ_SRCS_memcache := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
 FUZZ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -DGORO_HOST_TEST -iquote . -iquote include \
     -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_HEADERS := $(wildcard tests/fuzz/*.h boot/*.h boot/efi/*.h drivers/acpi*.h kernel/cmdline.h \
-    drivers/keydecode.h shell/lineedit.h apps/httpd/http_parse.h apps/kvd/*.h)
+    drivers/keydecode.h shell/lineedit.h apps/httpd/http_parse.h apps/kvd/*.h drivers/pci/*.h \
+    drivers/net/virtio_caps.h tests/host/pci_fake.h)
 FUZZ_BINS := $(FUZZ_HARNESSES:%=$(BUILD)/fuzz/fuzz_%)
 
 # Built only where clang has its libFuzzer runtime (make test installs both;

@@ -264,6 +264,14 @@ void arch_stack_reserve(uint64_t lo, uint64_t hi);
 enum arch_stack_map arch_stack_map_page(uint64_t va, void *page);
 uint64_t arch_virt_to_phys(uint64_t va);
 uint64_t arch_stack_unmap_page(uint64_t va);    // returns the page, 0 if none
+// Device memory: maps the physical range [phys, phys + len) uncached, in
+// a region of its own (ARCH_MMIO_REGION, above any direct map), and
+// returns the virtual address of phys; NULL when the region is full or
+// the range is not addressable. Mappings last for good. Any context but
+// interrupts (it takes the page-table lock and may allocate tables).
+#define ARCH_MMIO_REGION 0x0000500000000000ull
+#define ARCH_MMIO_REGION_SIZE (1ull << 36)
+void *arch_map_mmio(uint64_t phys, uint64_t len);
 // Flushes every online core's TLB (an IPI to the others, each
 // acknowledged) and returns when all have. False when another shoot-down
 // is in progress (try later). The caller stays on its core: interrupts
@@ -341,7 +349,11 @@ void arch_host_marker(const char *s);
 
 // Interrupts between cores. Vectors named here; handlers registered by
 // kernel/ run with interrupts off on the receiving core.
-// Device interrupts use 0x30-0x4F (kernel/irqwait.h: ISA IRQ n at 0x30 + n).
+// Device interrupts use 0x30-0x4F (kernel/irqwait.h: ISA IRQ n at 0x30 + n)
+// and, for devices that interrupt by message (MSI, MSI-X) or a PCI line,
+// ARCH_DEV_VEC_FIRST-ARCH_DEV_VEC_LAST, handed out by arch_irq_alloc_vector.
+#define ARCH_DEV_VEC_FIRST 0x50
+#define ARCH_DEV_VEC_LAST 0xDF
 enum {
     VEC_PROBE_PING = 0xE0,      // kernel/probe.c's round trip: there
     VEC_PROBE_PONG = 0xE1,      // and back
@@ -363,6 +375,22 @@ bool arch_irq_context(struct arch_irq_ctx *c);
 void arch_set_irq_handler(uint8_t vector, irq_handler_fn fn);
 void arch_send_ipi(uint32_t cpu, uint8_t vector);
 void arch_send_ipi_all_but_self(uint8_t vector);
+// Device vectors (ARCH_DEV_VEC_FIRST..LAST): arch_irq_alloc_vector takes
+// a free one (-1 when none is left), arch_irq_free_vector gives it back
+// and drops its handler. Any core, any context.
+int arch_irq_alloc_vector(void);
+void arch_irq_free_vector(uint8_t vector);
+// The rule for aiming device interrupts: the core an interrupt meant for
+// core cpu should go to. cpu itself when a device's message can name it
+// (its APIC id fits the MSI address's 8-bit destination field: below 256),
+// else a core that can be named, the same one for the same cpu. Every
+// driver aims its interrupts through this one function, so that the
+// x2APIC work (interrupt remapping, or QEMU's extended destination id)
+// widens the rule here alone. After arch_finish_aps.
+uint32_t arch_irq_cpu(uint32_t cpu);
+// The MSI/MSI-X message (the address and data a device writes) that
+// delivers vector to core cpu, which must be one arch_irq_cpu returns.
+void arch_msi_message(uint32_t cpu, uint8_t vector, uint64_t *addr, uint32_t *data);
 // The highest vector this core's local APIC has in service (delivered and
 // not yet acknowledged by its handler's EOI), 0 when none. Outside an
 // interrupt handler it is 0: a vector in service there blocks every

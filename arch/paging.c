@@ -147,8 +147,44 @@ uint64_t arch_stack_unmap_page(uint64_t va)
     return pa;
 }
 
+// Device memory (PCI BARs, ECAM) gets virtual addresses of its own, in a
+// region above the direct map, mapped 4 KiB at a time with caching off
+// (PCD|PWT): the direct map covers RAM write-back and only the 3-4 GiB
+// hole uncached, while BARs can lie anywhere (OVMF puts 64-bit ones far
+// above RAM) and ECAM below 3 GiB (q35's is at 2.75 GiB). Mappings are
+// only ever added, so no TLB needs a flush; the region's next free
+// address moves up under pt_lock.
+static uint64_t mmio_next = ARCH_MMIO_REGION;
+
+void *arch_map_mmio(uint64_t phys, uint64_t len)
+{
+    if (len == 0 || phys + len < phys || phys + len > (1ull << 52))
+        return 0;
+    uint64_t first = phys & ~0xFFFull, end = (phys + len + 0xFFF) & ~0xFFFull;
+    spin_lock(&pt_lock);
+    uint64_t va = mmio_next;
+    if (end - first > ARCH_MMIO_REGION + ARCH_MMIO_REGION_SIZE - va) {
+        spin_unlock(&pt_lock);
+        return 0;
+    }
+    mmio_next += end - first;
+    for (uint64_t off = 0; off < end - first; off += 0x1000) {
+        uint64_t v = va + off;
+        uint64_t *pdpt = table_next(&pml4[(v >> 39) & 511]);
+        uint64_t *pd = table_next(&pdpt[(v >> 30) & 511]);
+        uint64_t *pt = table_next(&pd[(v >> 21) & 511]);
+        pt[(v >> 12) & 511] = (first + off) | PTE_P | PTE_W | PTE_PCD | PTE_PWT;
+    }
+    spin_unlock(&pt_lock);
+    return (void *)(uintptr_t)(va + (phys - first));
+}
+
 uint64_t arch_virt_to_phys(uint64_t va)
 {
+    if (va >= ARCH_MMIO_REGION && va < ARCH_MMIO_REGION + ARCH_MMIO_REGION_SIZE) {
+        uint64_t *pte = pte_of(va);
+        return pte && (*pte & PTE_P) ? (*pte & PTE_ADDR) | (va & 0xFFF) : 0;
+    }
     if (va < ARCH_STACK_REGION || va >= ARCH_STACK_REGION + ARCH_STACK_REGION_SIZE)
         return va;      // the direct map is the identity
     uint64_t *pte = pte_of(va);

@@ -85,6 +85,7 @@ static const struct {
     [LOCK_RANK_PAGETABLES] = { "pagetables", NEST_NEVER },
     [LOCK_RANK_PAGE] = { "page node", NEST_NEVER },
     [LOCK_RANK_IOAPIC] = { "ioapic", NEST_NEVER },
+    [LOCK_RANK_PCI_CFG] = { "pci cfg", NEST_NEVER },
     [LOCK_RANK_CONSOLE_IN] = { "console_in", NEST_NEVER },
     [LOCK_RANK_CONSOLE_STASH] = { "console stash", NEST_NEVER },
     [LOCK_RANK_CONSOLE] = { "console", NEST_NEVER },

@@ -38,6 +38,8 @@ enum lock_rank {
     LOCK_RANK_PAGETABLES,   // the kernel's page tables; take pages for new tables
     LOCK_RANK_PAGE,         // a node's page pools
     LOCK_RANK_IOAPIC,       // the IOAPICs' redirection entries
+    LOCK_RANK_PCI_CFG,      // ports 0xCF8/0xCFC, PCI configuration space's address and
+                            // data pair (drivers/pci/pci.c); taken alone
     LOCK_RANK_CONSOLE_IN,   // COM1's and the keyboard's receive rings, the console's
                             // foreground (shell/console_in.c); each taken alone
     LOCK_RANK_CLOCK,        // the TSC's calibration and refinement (arch/tsc.c); taken

@@ -129,22 +129,20 @@ uint32_t ioapic_isa_gsi(uint8_t irq)
     return o ? o->gsi : irq;
 }
 
-int ioapic_route_isa(uint8_t irq, uint8_t vector, uint32_t dest_apic_id)
+// Routes gsi to vector on dest_apic_id with the given trigger and
+// polarity, and unmasks it; what names the source in the log line.
+static int route(uint32_t gsi, uint8_t vector, uint32_t dest_apic_id, bool level, bool active_low,
+                 const char *what, uint32_t what_n)
 {
-    if (!ioapic_init() || irq >= 16)
-        return -1;
     if (dest_apic_id > 0xFF) {
         // Physical destination mode has 8 bits; more needs interrupt remapping.
-        kprintf("ioapic: IRQ %u: APIC id %u does not fit a redirection entry\n", irq, dest_apic_id);
+        kprintf("ioapic: %s %u: APIC id %u does not fit a redirection entry\n", what, what_n, dest_apic_id);
         return -1;
     }
-    const struct acpi_override *o = isa_override(irq);
-    uint16_t flags = o ? o->flags : 0;
-    uint32_t gsi = o ? o->gsi : irq, pin;
-    uint32_t lo = vector;
-    if (MPS_POLARITY(flags) == MPS_ACTIVE_LOW)
+    uint32_t lo = vector, pin;
+    if (active_low)
         lo |= RTE_ACTIVE_LOW;
-    if (MPS_TRIGGER(flags) == MPS_LEVEL)
+    if (level)
         lo |= RTE_LEVEL;
     spin_lock(&ioapic_lock);
     struct ioapic *io = owner(gsi, &pin);
@@ -155,12 +153,36 @@ int ioapic_route_isa(uint8_t irq, uint8_t vector, uint32_t dest_apic_id)
     }
     spin_unlock(&ioapic_lock);
     if (!io) {
-        kprintf("ioapic: IRQ %u (GSI %u) belongs to no IOAPIC\n", irq, gsi);
+        kprintf("ioapic: %s %u (GSI %u) belongs to no IOAPIC\n", what, what_n, gsi);
         return -1;
     }
-    kprintf("ioapic: IRQ %u -> GSI %u -> vector 0x%x on APIC id %u (%s, %s)\n", irq, gsi, vector,
-            dest_apic_id, lo & RTE_LEVEL ? "level" : "edge", lo & RTE_ACTIVE_LOW ? "active-low" : "active-high");
+    kprintf("ioapic: %s %u -> GSI %u -> vector 0x%x on APIC id %u (%s, %s)\n", what, what_n, gsi, vector,
+            dest_apic_id, level ? "level" : "edge", active_low ? "active-low" : "active-high");
     return 0;
+}
+
+int ioapic_route_isa(uint8_t irq, uint8_t vector, uint32_t dest_apic_id)
+{
+    if (!ioapic_init() || irq >= 16)
+        return -1;
+    const struct acpi_override *o = isa_override(irq);
+    uint16_t flags = o ? o->flags : 0;
+    return route(o ? o->gsi : irq, vector, dest_apic_id, MPS_TRIGGER(flags) == MPS_LEVEL,
+                 MPS_POLARITY(flags) == MPS_ACTIVE_LOW, "IRQ", irq);
+}
+
+// A PCI line is level-triggered; below 16 it is an ISA IRQ number (what
+// the firmware wrote in the function's interrupt line register), reaching
+// its GSI through the overrides, which also give its polarity; otherwise
+// it is the GSI itself, active-low as PCI's lines are.
+int ioapic_route_pci(uint8_t line, uint8_t vector, uint32_t dest_apic_id)
+{
+    if (!ioapic_init())
+        return -1;
+    const struct acpi_override *o = line < 16 ? isa_override(line) : 0;
+    // An override's polarity 0, "conforms to the bus", is ISA's active-high.
+    bool active_low = o ? MPS_POLARITY(o->flags) == MPS_ACTIVE_LOW : true;
+    return route(o ? o->gsi : line, vector, dest_apic_id, true, active_low, "PCI line", line);
 }
 
 void ioapic_mask(uint32_t gsi)

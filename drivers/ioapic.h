@@ -22,6 +22,11 @@ uint32_t ioapic_isa_gsi(uint8_t irq);
 // the IRQ's GSI or dest does not fit the 8-bit destination field.
 int ioapic_route_isa(uint8_t irq, uint8_t vector, uint32_t dest_apic_id);
 
+// Routes a PCI function's interrupt line (its config space's line
+// register, as the firmware set it) to vector on dest_apic_id,
+// level-triggered, and unmasks it. Returns 0, or -1 as ioapic_route_isa.
+int ioapic_route_pci(uint8_t line, uint8_t vector, uint32_t dest_apic_id);
+
 // Masks gsi's pin (no-op when no IOAPIC owns it).
 void ioapic_mask(uint32_t gsi);
 

@@ -332,6 +332,16 @@ static enum verdict set_simd(struct kparams *p, const char *val)
     return V_OK;
 }
 
+static enum verdict set_nic_irq(struct kparams *p, const char *val)
+{
+    static const char *const c[] = { "none", "intx", "msi", "msix", NULL };
+    int i = choice(val, c);
+    if (i < 0)
+        return V_MALFORMED;
+    p->nic_irq = (enum nic_irq)i;
+    return V_OK;
+}
+
 // delay=NAME:US[,NAME:US...]: names of [a-z0-9_], US up to a second. All
 // or nothing: one bad pair rejects the word.
 static enum verdict set_delay(struct kparams *p, const char *val)
@@ -467,6 +477,7 @@ static const struct key keys[] = {
     { "boot_timeline", set_boot_timeline, "0 or 1", "0" },
     { "init_delay", set_init_delay, "auto, 0 or 1us..100ms with a unit: us, ms or s", "auto" },
     { "ap_timeout", set_ap_timeout, "1us..10s with a unit: us, ms or s", "2s" },
+    { "nic_irq", set_nic_irq, "msix, msi, intx or none", "msix" },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= 32, "keys_set is a 32-bit mask");
@@ -630,6 +641,7 @@ static void set_defaults(struct kparams *p)
         .simd = true,
         .init_delay_ns = INIT_DELAY_AUTO,
         .ap_timeout_ns = AP_TIMEOUT_DEFAULT_NS,
+        .nic_irq = NIC_IRQ_MSIX,
     };
 }
 

@@ -31,6 +31,9 @@
 
 enum steal_policy { STEAL_NUMA, STEAL_FLAT };
 enum idle_policy { IDLE_HLT, IDLE_MWAIT, IDLE_POLL };
+// nic_irq=: the best interrupt mode a NIC may use (drivers/pci/pci.h's
+// enum pci_irq_mode, same order): none (polled only), intx, msi, msix.
+enum nic_irq { NIC_IRQ_NONE, NIC_IRQ_INTX, NIC_IRQ_MSI, NIC_IRQ_MSIX };
 
 // delay=NAME:US[,NAME:US...]: debug builds widen the named race windows
 // (kernel/debugdelay.h) by US microseconds. The parser checks the form; the
@@ -80,6 +83,7 @@ struct kparams {
     bool boot_timeline;         // 0/1: every core's online moment after the timeline line
     uint64_t init_delay_ns;     // wait after INIT: INIT_DELAY_AUTO (by CPU) or 0..100ms
     uint64_t ap_timeout_ns;     // how long the APs get to come online: 1us..10s, default 2s
+    enum nic_irq nic_irq;       // msix (default), msi, intx or none
     char buf[CMDLINE_MAX];      // private: the words, split
 };
 

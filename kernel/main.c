@@ -12,8 +12,11 @@
 #include "kernel/console.h"
 #include "kernel/debugdelay.h"
 #include "kernel/inject.h"
+#include "drivers/dma.h"
 #include "drivers/fw_cfg.h"
 #include "drivers/ioapic.h"
+#include "drivers/net/probe.h"
+#include "drivers/pci/pci.h"
 #include "kernel/numa.h"
 #include "kernel/page.h"
 #include "kernel/profile.h"
@@ -24,6 +27,9 @@
 #include "shell/shell.h"
 
 struct kparams kparams;
+_Static_assert((int)NIC_IRQ_MSIX == (int)PCI_IRQ_MSIX && (int)NIC_IRQ_MSI == (int)PCI_IRQ_MSI &&
+               (int)NIC_IRQ_INTX == (int)PCI_IRQ_INTX && (int)NIC_IRQ_NONE == (int)PCI_IRQ_NONE,
+               "nic_irq= names pci_irq_mode's values");
 extern char _image_start[], _image_end[];
 
 static void cmdline_warn(void *ctx, const char *msg)
@@ -221,6 +227,12 @@ static void boot_after_startup(struct boot_info *bi, bool broadcast)
     console_release();                              // the boot's lines, written out
     arch_boot_mark("sched");
     numa_init_cores();                              // each core's node, from its APIC id
+    arch_boot_mark("pci");
+    struct dma_allocator dma = { page_alloc_node, numa_core_node };
+    dma_init(&dma);                                 // drivers' rings and buffers: pages on their queue's node
+    pci_irq_mode_limit((enum pci_irq_mode)kparams.nic_irq);   // nic_irq=: the best interrupt mode NICs may use
+    pci_init();                                     // every PCI function found, parsed, named if in error
+    net_probe();                                    // NICs set up, their interrupts aimed, registered as netdevs
     arch_set_fault_handler(14, g_stack_fault);      // guard-page hits name the goroutine
     if (kparams.trace)
         trace_init(arch_ncpu());                    // per-core event rings, printed at the end

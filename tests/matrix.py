@@ -89,6 +89,11 @@ class Config:
     # step (expect, send, via) overrides it.
     console: Optional[List[Tuple[str, ...]]] = None
     console_via: str = "serial"
+    # A NIC (tools/run/qemu.py's NIC_MODELS: virtio, virtio-modern,
+    # virtio-legacy, e1000e) on netdev ("user": QEMU's user networking,
+    # restricted to its gateway; "none": no backend); None: no NIC at all.
+    nic: Optional[str] = None
+    netdev: str = "user"
     # QEMU fw_cfg files for the guest: (name, text), e.g.
     # ("opt/goro/script", "run hello\nhalt\n") for the shell's boot script.
     fw_cfg: List[Tuple[str, str]] = field(default_factory=list)
@@ -263,6 +268,44 @@ GO_MISUSE = [go_misuse(n, e) for n, e in (
     ("TickerReset", "non-positive interval for ticker_reset"))]
 
 
+# ---- the NICs (tests/kernel/test_net.c, drivers/net/, drivers/pci/) -----------
+
+def net(name, nic, machine, cores, boot="kernel", args="", expect=(), **kw):
+    """The NIC tests (tests/kernel/test_net.c, filter=net_) with one NIC on
+    QEMU's user networking: PCI found it, the driver read its MAC and link,
+    and frames made a round trip through slirp's gateway."""
+    firmware = "ovmf" if boot in ("efi", "iso-uefi") else "seabios"
+    access = r"ECAM at 0x[0-9a-f]+, buses 0-\d+" if machine == "q35" else r"ports 0xcf8/0xcfc"
+    kind = {"virtio-modern": "virtio-net \\(modern\\)", "virtio-legacy": "virtio-net \\(legacy\\)",
+            "virtio": "virtio-net \\(modern\\)", "e1000e": "e1000e"}[nic]
+    return ktest(f"net-{name}", f"NIC tests, {nic}, {machine}, {boot} boot, {cores} vCPU(s) {args}".rstrip(),
+                 cmdline=f"app=ktest filter=net_ {args}".rstrip(), nic=nic, machine=machine, cores=cores,
+                 boot="iso" if boot == "iso-uefi" else boot, firmware=firmware,
+                 expect=[rf"^pci: {access}: \d+ functions", rf"^net0: {kind} at ",
+                         r"^TEST PASS net_ping_sizes", r"^TEST PASS net_arp_gateway"] + list(expect),
+                 timeout=kw.pop("timeout", 180), **kw)
+
+
+NET_CONFIGS = [
+    net("virtio-modern-q35-smp8", "virtio-modern", "q35", 8, timeout=240),
+    net("virtio-legacy-pc-smp8", "virtio-legacy", "pc", 8, timeout=240),
+] + [net(f"virtio-modern-q35-smp{c}", "virtio-modern", "q35", c) for c in (4, 2, 1)] + [
+    net(f"virtio-legacy-pc-smp{c}", "virtio-legacy", "pc", c) for c in (4, 2, 1)] + [
+    net("virtio-pc-smp2", "virtio", "pc", 2),
+    net("virtio-legacy-q35-smp2", "virtio-legacy", "q35", 2),
+    net("virtio-modern-efi-smp4", "virtio-modern", "q35", 4, boot="efi"),
+    net("virtio-legacy-efi-smp2", "virtio-legacy", "q35", 2, boot="efi"),
+    net("virtio-modern-iso-uefi-smp2", "virtio-modern", "q35", 2, boot="iso-uefi"),
+    # The fallbacks: INTx through the IOAPIC (virtio-net has no MSI), and
+    # no interrupt at all (the tests poll).
+    net("virtio-intx-pc-smp2", "virtio-legacy", "pc", 2, args="nic_irq=intx",
+        expect=[r"^ioapic: PCI line \d+ -> GSI", r"^TEST PASS net_every_queue"]),
+    net("virtio-intx-q35-smp4", "virtio-modern", "q35", 4, args="nic_irq=intx"),
+    net("virtio-polled-q35-smp2", "virtio-modern", "q35", 2, args="nic_irq=none"),
+    net("virtio-debug-q35-smp4", "virtio-modern", "q35", 4, build="debug"),
+]
+
+
 # ---- the shell (app=shell, shell/shell*.c) ------------------------------------
 
 PROMPT = r"^goro> "
@@ -382,7 +425,7 @@ CONFIGS = [
            cores=2, mem="6G", cmdline="app=park_million", timeout=240,
            expect=[r"park_million: 1000000 goroutines parked in \d+ ms, 46\d\d bytes each",
                    r"park_million: all 1000000 finished"]),
-] + GO_TESTS_SMP8 + [
+] + GO_TESTS_SMP8 + NET_CONFIGS + [
     # 8 vCPUs on this 2-core host run the scheduler tests about 40 times
     # slower than 2 vCPUs do (measured: 93 s against 2 s).
     ktest("smp8-kernel", "ktest, -kernel, 8 vCPUs", cores=8, timeout=240),

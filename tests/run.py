@@ -121,8 +121,15 @@ def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=Non
     # line and the screen stays as it left it.
     argv = qemu.argv(cfg.smp or cfg.cores, cfg.mem, accel=cfg.accel, machine=cfg.machine,
                      serial=serial, exit_device=not cfg.screenshot, apic=cfg.apic,
-                     extra=extra + qemu.monitor_argv(monitor) + ["-net", "none"])
+                     extra=extra + qemu.monitor_argv(monitor) + nic_argv(cfg))
     return argv + numa_argv(cfg) + firmware_argv(cfg, vars_copy) + boot_argv(cfg, build, disk, cmdline)
+
+
+def nic_argv(cfg):
+    """The configuration's NIC, or none at all (QEMU's default NIC left out)."""
+    if not cfg.nic:
+        return ["-net", "none"]
+    return qemu.nic_argv(cfg.nic, cfg.netdev)
 
 
 def numa_argv(cfg):

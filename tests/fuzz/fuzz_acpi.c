@@ -4,6 +4,8 @@
 // the BIOS scan for the RSDP. Input: tests/fuzz/acpi_image.h.
 #include <stdint.h>
 #include "drivers/acpi.h"
+#include "drivers/acpi_mcfg.h"
+#include <string.h>
 #include "tests/fuzz/acpi_image.h"
 #include "tests/fuzz/fuzz.h"
 
@@ -39,6 +41,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         t = acpi_find_table(rsdp, rsdp_len, sig, acpi_image_map, &a, acpi_image_warn(&a), NULL);
         if (t)
             check_table(t, sig);
+        if (t && !memcmp(sig, "MCFG", 4)) {
+            struct acpi_mcfg mcfg;
+            uint32_t n = acpi_parse_mcfg(t, &mcfg, acpi_image_warn(&a), NULL);
+            if (n > ACPI_MCFG_MAX)
+                __builtin_trap();
+            for (uint32_t i = 0; i < n; i++)
+                if (mcfg.e[i].bus_last < mcfg.e[i].bus_first || (mcfg.e[i].base & 0xFFFFF) || !mcfg.e[i].base)
+                    __builtin_trap();
+        }
     }
     acpi_image_close(&a);
     return 0;

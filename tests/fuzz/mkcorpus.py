@@ -19,6 +19,9 @@
                     and the malformed ones of tests/host/test_http_parse.c
   memcache          tests/data/memcached/*.in: protocol cases and bytes
                     memcslap and memcaslap sent
+  pci               the QEMU dumps of tests/data/pci, laid out as
+                    tests/fuzz/fuzz_pci.c says (each BAR's write mask from
+                    Linux's resource lines), through ports and through ECAM
 
 Run from the top of the tree: python3 tests/fuzz/mkcorpus.py
 
@@ -391,8 +394,50 @@ def memcache_seeds():
         write("memcache", name, b"\x25" + data)
 
 
+def pci_functions(path):
+    """tests/data/pci/NAME.txt: [(bus, dev, fn, config bytes, [(start, end, flags)])]."""
+    funcs = []
+    for line in open(path):
+        w = line.split()
+        if w[:2] == ["PCIDUMP", "DEV"]:
+            seg_bus, devfn = w[2].rsplit(":", 1)
+            dev, fn = devfn.split(".")
+            funcs.append((int(seg_bus.split(":")[1], 16), int(dev, 16), int(fn, 16), bytearray(), []))
+        elif w[:2] == ["PCIDUMP", "CFG"]:
+            funcs[-1][3].extend(bytes.fromhex(w[3]))
+        elif w[:2] == ["PCIDUMP", "RES"]:
+            funcs[-1][4].append(tuple(int(x, 16) for x in w[2:5]))
+    return funcs
+
+
+def pci_masks(cfg, res):
+    """BARs 0-5's write masks, as tests/host/pci_fake.h derives them."""
+    masks, i = [0] * 6, 0
+    while i < 6 and i < len(res):
+        start, end, flags = res[i]
+        if flags and not flags & 0x10 and end >= start:
+            m = ~(end - start) & (1 << 64) - 1
+            masks[i] = m & 0xFFFFFFFF & (~3 if flags & 0x100 else ~0xF)
+            if flags & 0x100000 and not flags & 0x100 and i < 5:
+                masks[i + 1] = m >> 32
+                i += 1
+        i += 1
+    return masks
+
+
+def pci_seeds():
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "pci", "*.txt"))):
+        body = b""
+        for bus, dev, fn, cfg, res in pci_functions(path)[:32]:
+            body += bytes([bus, dev, fn]) + struct.pack("<6I", *pci_masks(cfg, res)) + bytes(cfg[:256])
+        name = os.path.basename(path)[:-4]
+        write("pci", name, b"\x00" + body)
+        write("pci", name + "-ports", b"\x01" + body)
+
+
 def main():
     acpi_seeds()
+    pci_seeds()
     mb1_seeds()
     ovmf = load_dump(os.path.join(ROOT, "tests", "data", "acpi", "ovmf-q35-smp2.txt"))
     rsdp_v2 = bytes(next(d for (s, _), d in ovmf.items() if s == "RSDP"))

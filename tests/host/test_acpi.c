@@ -17,6 +17,7 @@
 #include "drivers/acpi.h"
 #include "check.h"
 #include "acpi_dump.h"
+#include "drivers/acpi_mcfg.h"
 
 
 // ---- a fake physical memory -----------------------------------------------
@@ -168,6 +169,58 @@ static void real_find_table(void)
     CHECK(t && !memcmp(t, "MCFG", 4));
     CHECK(!acpi_find_table(rsdp->bytes, rsdp->len, "SRAT", map_copy, m, warn_collect, m));
     CHECK(m->nwarnings == 0);
+    machine_free(m);
+}
+
+// q35's ECAM, as SeaBIOS and OVMF describe it: one entry, segment 0.
+static void real_mcfg(void)
+{
+    static const char *const dumps[] = { "seabios-q35-smp4", "ovmf-q35-smp2" };
+    for (int i = 0; i < 2; i++) {
+        struct machine *m = load_dump(dumps[i]);
+        if (!m)
+            return;
+        struct region *rsdp = find_region(m, "RSDP");
+        const uint8_t *t = acpi_find_table(rsdp->bytes, rsdp->len, "MCFG", map_copy, m, warn_collect, m);
+        struct acpi_mcfg mcfg;
+        CHECK(t && acpi_parse_mcfg(t, &mcfg, warn_collect, m) == 1);
+        CHECKF(mcfg.e[0].base == 0xB0000000 || mcfg.e[0].base == 0xE0000000, "%s: ECAM at 0x%llx",
+               dumps[i], (unsigned long long)mcfg.e[0].base);
+        CHECK(mcfg.e[0].segment == 0 && mcfg.e[0].bus_first == 0 && mcfg.e[0].bus_last > 0);
+        CHECK(m->nwarnings == 0);
+        machine_free(m);
+    }
+    struct machine *m = load_dump("seabios-pc-smp1");
+    struct region *rsdp = m ? find_region(m, "RSDP") : 0;
+    CHECK(rsdp && !acpi_find_table(rsdp->bytes, rsdp->len, "MCFG", map_copy, m, warn_collect, m));
+    if (m)
+        machine_free(m);
+}
+
+// Entries that cannot be used are skipped with a warning each; the good
+// ones around them stay.
+static void mcfg_bad_entries(void)
+{
+    uint8_t t[44 + 5 * 16] = "MCFG";
+    put32(t + 4, sizeof t);
+    struct { uint64_t base; uint8_t first, last; } e[5] = {
+        { 0xB0000000, 0, 255 }, { 0, 0, 10 }, { 0xC0000800, 0, 1 }, { 0xD0000000, 9, 3 },
+        { 0xE0000000, 16, 31 },
+    };
+    for (int i = 0; i < 5; i++) {
+        put64(t + 44 + 16 * i, e[i].base);
+        t[44 + 16 * i + 10] = e[i].first;
+        t[44 + 16 * i + 11] = e[i].last;
+    }
+    struct machine *m = calloc(1, sizeof *m);
+    struct acpi_mcfg mcfg;
+    CHECK(acpi_parse_mcfg(t, &mcfg, warn_collect, m) == 2);
+    CHECK(mcfg.e[0].base == 0xB0000000 && mcfg.e[1].base == 0xE0000000 && mcfg.e[1].bus_first == 16);
+    CHECK(m->nwarnings == 3 && warned(m, "entry 3"));
+    put32(t + 4, 44 + 16 + 7);                      // part of a second entry
+    CHECK(acpi_parse_mcfg(t, &mcfg, warn_collect, m) == 1 && warned(m, "part of an entry"));
+    put32(t + 4, 20);
+    CHECK(acpi_parse_mcfg(t, &mcfg, warn_collect, m) == 0 && warned(m, "shorter than its header"));
     machine_free(m);
 }
 
@@ -756,5 +809,7 @@ int main(int argc, char **argv)
     RUN(hpet_bad);
     RUN(fuzz_tables);
     RUN(scan_rsdp);
+    RUN(real_mcfg);
+    RUN(mcfg_bad_entries);
     return CHECK_DONE();
 }

@@ -160,6 +160,45 @@ def numa_even_argv(nodes, cpus, mem):
     return argv
 
 
+# ---- NICs -------------------------------------------------------------------------
+
+# The NICs goro drives (drivers/net/): QEMU's device for each model name.
+NIC_MODELS = {
+    "virtio": "virtio-net-pci",                             # transitional: modern and legacy
+    "virtio-modern": "virtio-net-pci,disable-legacy=on",
+    "virtio-legacy": "virtio-net-pci,disable-modern=on",
+    "e1000e": "e1000e",
+}
+
+
+def nic_argv(model, netdev="user", hostfwd=(), mq=0):
+    """One NIC of model (NIC_MODELS) on a backend: "user" (QEMU's user
+    networking, restricted: the guest reaches 10.0.2.2 and what hostfwd
+    forwards to it from 127.0.0.1, nothing outside) or "none" (the NIC
+    with no backend: its link is down). hostfwd: (host port, guest port)
+    TCP pairs. mq: queue pairs to offer (virtio; the backend must have as
+    many queues, which user networking has not).
+
+    >>> nic_argv("virtio-modern")
+    ['-netdev', 'user,id=n0,restrict=on', '-device', 'virtio-net-pci,disable-legacy=on,netdev=n0']
+    >>> nic_argv("e1000e", hostfwd=[(22501, 8080)])
+    ['-netdev', 'user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:22501-:8080', '-device', 'e1000e,netdev=n0']
+    >>> nic_argv("virtio-legacy", netdev="none")
+    ['-device', 'virtio-net-pci,disable-modern=on']
+    """
+    if model not in NIC_MODELS:
+        raise ValueError(f"unknown NIC {model!r}: one of {', '.join(NIC_MODELS)}")
+    device = NIC_MODELS[model]
+    if mq > 1:
+        device += f",mq=on,vectors={2 * mq + 2}"
+    if netdev == "none":
+        return ["-device", device]
+    if netdev != "user":
+        raise ValueError(f"unknown NIC backend {netdev!r}: user or none")
+    opts = "user,id=n0,restrict=on" + "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for h, g in hostfwd)
+    return ["-netdev", opts, "-device", device + ",netdev=n0"]
+
+
 def fw_cfg_cmdline(cmdline):
     # The kernel appends opt/goro/cmdline to its loader's command line, so
     # this reaches every boot path. None for an empty line: QEMU refuses an
@@ -496,6 +535,9 @@ def main():
     ap.add_argument("--numa", type=int, default=1,
                     help="NUMA nodes sharing the vCPUs and memory evenly (default 1)")
     ap.add_argument("--gdb", action="store_true", help="wait for gdb on :1234 (-s -S)")
+    ap.add_argument("--nic", default="", choices=[""] + list(NIC_MODELS),
+                    help="a NIC on QEMU's user networking (default none)")
+    ap.add_argument("--machine", default="", help="pc or q35 (default QEMU's: pc)")
     ap.add_argument("--ctrl-c-to-guest", action="store_true",
                     help="Ctrl-C is a key for the guest (the shell's), not a signal; Ctrl-A x quits")
     ap.add_argument("elf")
@@ -509,7 +551,10 @@ def main():
         print(f"qemu.py: this boot {why}", file=sys.stderr)
         return 1
     extra += numa_even_argv(args.numa, int(args.smp.split(",")[0]), args.mem)
-    cmd = argv(args.smp, args.mem, serial=serial, extra=extra) + (["-s", "-S"] if args.gdb else []) + \
+    if args.nic:
+        extra += nic_argv(args.nic)
+    cmd = argv(args.smp, args.mem, machine=args.machine or None, serial=serial, extra=extra) + \
+        (["-s", "-S"] if args.gdb else []) + \
         kernel_boot(args.elf, args.cmdline)
     if args.gdb:
         print(f"gdb {args.elf} -ex 'target remote :1234'", file=sys.stderr)

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: MIT
+// The NIC drivers end to end, below any stack: frames built here go out
+// through the netdev interface and QEMU's user networking (slirp) answers
+// them. Slirp's gateway, 10.0.2.2, answers ARP for itself and ICMP echo
+// sent to it, so an ARP request and pings of every size up to the MTU
+// make a round trip through the driver's transmit and receive paths and
+// its interrupt. Each test skips when the machine has no NIC (most runs
+// have none); tests/matrix.py's net-* configurations give it one.
+#include "kernel/ktest.h"
+#include "drivers/net/netdev.h"
+#include "drivers/pci/pci.h"
+#include "lib/string.h"
+
+#define GUEST_IP 0x0A00020Fu    // 10.0.2.15, slirp's guest address
+#define GW_IP 0x0A000202u       // 10.0.2.2, slirp's gateway
+#define ETH_ARP 0x0806
+#define ETH_IP 0x0800
+
+static const uint8_t broadcast[ETH_ALEN] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+
+static void put16be(uint8_t *p, uint16_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
+static void put32be(uint8_t *p, uint32_t v) { put16be(p, (uint16_t)(v >> 16)); put16be(p + 2, (uint16_t)v); }
+static uint16_t get16be(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint32_t get32be(const uint8_t *p) { return (uint32_t)get16be(p) << 16 | get16be(p + 2); }
+
+// The Internet checksum (RFC 1071) of n bytes.
+static uint16_t inet_csum(const uint8_t *p, uint32_t n)
+{
+    uint32_t s = 0;
+    for (uint32_t i = 0; i + 1 < n; i += 2)
+        s += get16be(p + i);
+    if (n & 1)
+        s += (uint32_t)p[n - 1] << 8;
+    while (s >> 16)
+        s = (s & 0xFFFF) + (s >> 16);
+    return (uint16_t)~s;
+}
+
+// ---- the consumer: counts ready calls, checks where they ran -----------------
+
+struct watch {
+    struct netdev *dev;
+    uint64_t ready[NETDEV_MAX_QUEUES];      // NETDEV_EV_RX calls per queue
+    uint64_t wrong_core;                    // calls on another core than the queue's
+    uint64_t link_events;
+};
+static struct watch watch;
+
+static void on_ready(void *ctx, struct netdev *dev, uint16_t q, uint32_t events)
+{
+    struct watch *w = ctx;
+    (void)dev;
+    if (events & NETDEV_EV_LINK)
+        kt_add(&w->link_events, 1);
+    if (events & NETDEV_EV_RX) {
+        if ((uint32_t)core_id() != w->dev->queues[q].cpu)
+            kt_add(&w->wrong_core, 1);
+        kt_add(&w->ready[q], 1);
+    }
+}
+
+static const struct netdev_consumer consumer = { on_ready, &watch };
+
+// net0, attached to this file's consumer; NULL (after KT_SKIP) when the
+// machine has none.
+static struct netdev *open_net0(void)
+{
+    struct netdev *d = netdev_get(0);
+    if (!d)
+        return 0;
+    memset(&watch, 0, sizeof watch);
+    watch.dev = d;
+    return netdev_attach(d, &consumer) == 0 ? d : 0;
+}
+
+static void close_net(struct netdev *d)
+{
+    for (uint16_t q = 0; q < d->nqueues; q++)
+        d->ops->irq_disable(d, q);
+    netdev_detach(d, &consumer);
+}
+
+#define OPEN_OR_SKIP(d)                                                           \
+    struct netdev *d = open_net0();                                               \
+    if (!d)                                                                       \
+        KT_SKIP(netdev_get(0) ? "net0 has another consumer" : "no NIC (run a net-* configuration)")
+
+// ---- frames ---------------------------------------------------------------------
+
+static uint32_t arp_request(const struct netdev *d, uint8_t *f, uint32_t target)
+{
+    memcpy(f, broadcast, ETH_ALEN);
+    memcpy(f + 6, d->mac, ETH_ALEN);
+    put16be(f + 12, ETH_ARP);
+    uint8_t *a = f + ETH_HLEN;
+    put16be(a, 1);                  // Ethernet
+    put16be(a + 2, ETH_IP);
+    a[4] = ETH_ALEN;
+    a[5] = 4;
+    put16be(a + 6, 1);              // request
+    memcpy(a + 8, d->mac, ETH_ALEN);
+    put32be(a + 14, GUEST_IP);
+    memset(a + 18, 0, ETH_ALEN);
+    put32be(a + 24, target);
+    return ETH_HLEN + 28;
+}
+
+// An ICMP echo request to the gateway with payload bytes of a pattern
+// keyed on seq.
+static uint32_t echo_request(const struct netdev *d, const uint8_t *gw_mac, uint8_t *f, uint16_t seq,
+                             uint32_t payload)
+{
+    memcpy(f, gw_mac, ETH_ALEN);
+    memcpy(f + 6, d->mac, ETH_ALEN);
+    put16be(f + 12, ETH_IP);
+    uint8_t *ip = f + ETH_HLEN, *icmp = ip + 20;
+    memset(ip, 0, 20);
+    ip[0] = 0x45;
+    put16be(ip + 2, (uint16_t)(20 + 8 + payload));
+    put16be(ip + 4, seq);
+    ip[8] = 64;
+    ip[9] = 1;                      // ICMP
+    put32be(ip + 12, GUEST_IP);
+    put32be(ip + 16, GW_IP);
+    put16be(ip + 10, inet_csum(ip, 20));
+    icmp[0] = 8;                    // echo request
+    icmp[1] = 0;
+    put16be(icmp + 2, 0);
+    put16be(icmp + 4, 0x6f72);      // id "or"
+    put16be(icmp + 6, seq);
+    for (uint32_t i = 0; i < payload; i++)
+        icmp[8 + i] = (uint8_t)(seq * 7 + i);
+    put16be(icmp + 2, inet_csum(icmp, 8 + payload));
+    return ETH_HLEN + 20 + 8 + payload;
+}
+
+// What the receive side looks for, filled by deliver.
+struct want {
+    const struct netdev *dev;
+    int kind;                       // 0: the gateway's ARP reply, 1: an echo reply
+    uint16_t seq;
+    uint32_t payload;
+    bool found, bad;                // found it; found it damaged
+    uint8_t gw_mac[ETH_ALEN];
+    uint64_t frames;
+};
+
+static void deliver(void *ctx, const void *frame, uint32_t len, uint32_t flags)
+{
+    struct want *w = ctx;
+    const uint8_t *f = frame;
+    (void)flags;
+    w->frames++;
+    if (len < ETH_HLEN || memcmp(f, w->dev->mac, ETH_ALEN))
+        return;                     // not for us (or a broadcast)
+    uint16_t type = get16be(f + 12);
+    if (w->kind == 0 && type == ETH_ARP && len >= ETH_HLEN + 28) {
+        const uint8_t *a = f + ETH_HLEN;
+        if (get16be(a + 6) == 2 && get32be(a + 14) == GW_IP && get32be(a + 24) == GUEST_IP) {
+            memcpy(w->gw_mac, a + 8, ETH_ALEN);
+            w->found = true;
+        }
+    } else if (w->kind == 1 && type == ETH_IP && len >= ETH_HLEN + 28) {
+        const uint8_t *ip = f + ETH_HLEN, *icmp = ip + 20;
+        if (ip[9] != 1 || icmp[0] != 0 || get16be(icmp + 6) != w->seq || get16be(icmp + 4) != 0x6f72)
+            return;
+        w->found = true;
+        uint32_t total = get16be(ip + 2);
+        if (total != 28 + w->payload || len < ETH_HLEN + total || inet_csum(ip, 20) != 0 ||
+            inet_csum(icmp, total - 20) != 0)
+            w->bad = true;
+        for (uint32_t i = 0; i < w->payload && !w->bad; i++)
+            if (icmp[8 + i] != (uint8_t)(w->seq * 7 + i))
+                w->bad = true;
+    }
+}
+
+// Polls every queue until w is found: the netdev protocol's steps 2 and 3
+// (poll, then irq_enable; poll again while it answers false), waiting for
+// the interrupt's ready call in between (or a while, for a device without
+// interrupts: nic_irq=none). False when nothing came for a stall's worth
+// (only a lost frame or interrupt gets there).
+static bool wait_for(struct netdev *d, struct want *w)
+{
+    bool polled = d->queues[0].vector == 0;
+    uint64_t give_up = nanotime() + KT_STALL_NS;
+    for (;;) {
+        if (polled && nanotime() > give_up)
+            return false;
+        uint64_t seen[NETDEV_MAX_QUEUES];
+        bool busy = false;
+        for (uint16_t q = 0; q < d->nqueues; q++) {
+            seen[q] = kt_load(&watch.ready[q]);
+            while (d->ops->rx_poll(d, q, 16, deliver, w) == 16)
+                ;
+            if (!w->found && !d->ops->irq_enable(d, q))
+                busy = true;
+        }
+        if (w->found)
+            return true;
+        if (busy)
+            continue;
+        // Some queue's interrupt: the sum of the counters moves.
+        uint64_t sum = 0;
+        for (uint16_t q = 0; q < d->nqueues; q++)
+            sum += seen[q];
+        uint64_t stall_end = nanotime() + KT_STALL_NS;
+        for (;;) {
+            uint64_t now_sum = 0;
+            for (uint16_t q = 0; q < d->nqueues; q++)
+                now_sum += kt_load(&watch.ready[q]);
+            if (now_sum > sum || polled)
+                break;
+            if (nanotime() > stall_end)
+                return false;
+            sleep_ns(100000);
+        }
+    }
+}
+
+static enum netdev_xmit_result send1(struct netdev *d, uint16_t q, const void *f, uint32_t len)
+{
+    struct netdev_frag frag = { f, len };
+    return d->ops->xmit(d, q, &frag, 1, 0);
+}
+
+// Sends, retrying while the ring is full (it drains as QEMU sends).
+static bool send(struct netdev *d, uint16_t q, const void *f, uint32_t len)
+{
+    uint64_t end = nanotime() + KT_STALL_NS;
+    while (nanotime() < end) {
+        enum netdev_xmit_result r = send1(d, q, f, len);
+        if (r == NETDEV_TX_OK)
+            return true;
+        if (r == NETDEV_TX_DROPPED)
+            return false;
+        sleep_ns(100000);
+    }
+    return false;
+}
+
+// The gateway's MAC, by ARP on queue q.
+static bool arp_gateway(struct netdev *d, uint16_t q, uint8_t mac[ETH_ALEN])
+{
+    static uint8_t f[64];
+    struct want w = { .dev = d, .kind = 0 };
+    if (!send(d, q, f, arp_request(d, f, GW_IP)) || !wait_for(d, &w))
+        return false;
+    memcpy(mac, w.gw_mac, ETH_ALEN);
+    return true;
+}
+
+// ---- the tests --------------------------------------------------------------
+
+KTEST(net_found)
+{
+    struct netdev *d = netdev_get(0);
+    if (!d)
+        KT_SKIP("no NIC (run a net-* configuration)");
+    KT_ASSERT(d->nqueues >= 1 && d->queues && d->ops && d->driver);
+    KT_ASSERT(d->mac[0] != 0 || d->mac[1] != 0 || d->mac[2] != 0);
+    KT_ASSERT(!(d->mac[0] & 1));            // a unicast address
+    KT_ASSERT(d->mtu >= 576 && d->mtu <= 9000);
+    for (uint16_t q = 0; q < d->nqueues; q++)
+        KT_ASSERT(d->queues[q].cpu < (uint32_t)num_cpu());
+    printf("ktest: net0: %s at %s, %u queue pairs, %s, link %s\n", d->driver, d->bus_info, d->nqueues,
+           d->irq_mode, netdev_link_up(d) ? "up" : "down");
+}
+
+// QEMU's link comes up with the machine (e1000e's after its
+// auto-negotiation, which is quick in QEMU's model but not instant).
+KTEST(net_link_up)
+{
+    struct netdev *d = netdev_get(0);
+    if (!d)
+        KT_SKIP("no NIC (run a net-* configuration)");
+    uint64_t end = nanotime() + KT_STALL_NS;
+    while (!netdev_link_up(d) && nanotime() < end)
+        sleep_ns(1000000);
+    KT_ASSERT(netdev_link_up(d));
+}
+
+KTEST(net_arp_gateway)
+{
+    OPEN_OR_SKIP(d);
+    uint8_t mac[ETH_ALEN];
+    bool ok = arp_gateway(d, 0, mac);
+    close_net(d);
+    KT_ASSERT(ok);
+    KT_ASSERT(!(mac[0] & 1));
+    KT_ASSERT_EQ(kt_load(&watch.wrong_core), 0);
+}
+
+// Echo requests of sizes from empty to the MTU, each answered with the
+// same bytes: the transmit copy, the receive buffers and the largest frame.
+KTEST(net_ping_sizes)
+{
+    OPEN_OR_SKIP(d);
+    static uint8_t f[2048];
+    static const uint32_t sizes[] = { 0, 1, 18, 56, 511, 1000, 1400, 1471, 1472 };
+    uint8_t gw[ETH_ALEN];
+    const char *bad = 0;
+    if (!arp_gateway(d, 0, gw))
+        bad = "no ARP reply";
+    for (uint32_t i = 0; !bad && i < sizeof sizes / sizeof sizes[0]; i++) {
+        uint32_t payload = sizes[i];
+        if (payload + 28 > d->mtu)
+            continue;
+        struct want w = { .dev = d, .kind = 1, .seq = (uint16_t)(100 + i), .payload = payload };
+        if (!send(d, 0, f, echo_request(d, gw, f, w.seq, payload)))
+            bad = "an echo request not sent";
+        else if (!wait_for(d, &w))
+            bad = "no echo reply";
+        else if (w.bad)
+            bad = "an echo reply with other bytes";
+    }
+    close_net(d);
+    if (bad)
+        KT_FAIL("%s", bad);
+    KT_ASSERT_EQ(kt_load(&watch.wrong_core), 0);
+}
+
+// A frame given as many fragments arrives as one.
+KTEST(net_ping_fragments)
+{
+    OPEN_OR_SKIP(d);
+    static uint8_t f[2048];
+    uint8_t gw[ETH_ALEN];
+    bool ok = arp_gateway(d, 0, gw);
+    struct want w = { .dev = d, .kind = 1, .seq = 7, .payload = 1000 };
+    uint32_t len = echo_request(d, gw, f, w.seq, w.payload);
+    struct netdev_frag frags[5] = { { f, 1 }, { f + 1, 13 }, { f + 14, 20 }, { f + 34, 500 },
+                                    { f + 534, len - 534 } };
+    ok = ok && d->ops->xmit(d, 0, frags, 5, 0) == NETDEV_TX_OK && wait_for(d, &w) && !w.bad;
+    close_net(d);
+    KT_ASSERT(ok);
+}
+
+// Frames a device cannot send are refused, counted, and do no harm.
+KTEST(net_tx_malformed)
+{
+    OPEN_OR_SKIP(d);
+    static uint8_t f[4096];
+    memset(f, 0, sizeof f);
+    uint64_t dropped = d->queues[0].stats.tx_dropped;
+    struct netdev_frag none = { f, 0 };
+    bool ok = send1(d, 0, f, 0) == NETDEV_TX_DROPPED;
+    ok = ok && send1(d, 0, f, ETH_HLEN - 1) == NETDEV_TX_DROPPED;
+    ok = ok && send1(d, 0, f, netdev_max_frame(d) + 1) == NETDEV_TX_DROPPED;
+    ok = ok && send1(d, 0, f, 4096) == NETDEV_TX_DROPPED;
+    ok = ok && d->ops->xmit(d, 0, &none, 1, 0) == NETDEV_TX_DROPPED;
+    struct netdev_tx bad_csum = { NETDEV_TX_CSUM, 60, 100 };
+    struct netdev_frag sixty = { f, 60 };
+    ok = ok && d->ops->xmit(d, 0, &sixty, 1, &bad_csum) == NETDEV_TX_DROPPED;
+    uint64_t counted = d->queues[0].stats.tx_dropped - dropped;
+    // The device still works.
+    uint8_t gw[ETH_ALEN];
+    bool works = arp_gateway(d, 0, gw);
+    close_net(d);
+    KT_ASSERT(ok);
+    KT_ASSERT_EQ(counted, 6);
+    KT_ASSERT(works);
+}
+
+// More requests than the receive ring holds, sent before any is taken:
+// the device drops what it cannot hold, the driver loses nothing it was
+// given, and the NIC works after.
+KTEST(net_rx_overrun)
+{
+    OPEN_OR_SKIP(d);
+    static uint8_t f[64];
+    uint32_t len = arp_request(d, f, GW_IP);
+    uint32_t sent = 0;
+    for (int i = 0; i < 1000; i++)
+        sent += send(d, 0, f, len);
+    struct want w = { .dev = d, .kind = 0 };
+    uint64_t rx_before = 0;
+    for (uint16_t q = 0; q < d->nqueues; q++)
+        rx_before += d->queues[q].stats.rx_frames;
+    bool got = wait_for(d, &w);
+    // Drain what came.
+    for (uint16_t q = 0; q < d->nqueues; q++)
+        while (d->ops->rx_poll(d, q, 64, deliver, &w))
+            ;
+    uint64_t rx = 0;
+    for (uint16_t q = 0; q < d->nqueues; q++)
+        rx += d->queues[q].stats.rx_frames;
+    uint8_t gw[ETH_ALEN];
+    bool works = arp_gateway(d, 0, gw);
+    close_net(d);
+    KT_ASSERT_EQ(sent, 1000);
+    KT_ASSERT(got && works);
+    KT_ASSERT(rx - rx_before >= 1 && rx - rx_before <= 1000 + 16);
+    printf("ktest: net_rx_overrun: 1000 requests, %lu replies taken\n", (unsigned long)(rx - rx_before));
+}
+
+// Every queue pair transmits; the replies come back on whichever queue the
+// device picks, each ready call on its queue's core.
+KTEST(net_every_queue)
+{
+    OPEN_OR_SKIP(d);
+    bool ok = true;
+    for (uint16_t q = 0; q < d->nqueues && ok; q++) {
+        uint64_t before = d->queues[q].stats.tx_frames;
+        uint8_t gw[ETH_ALEN];
+        ok = arp_gateway(d, q, gw) && d->queues[q].stats.tx_frames == before + 1;
+    }
+    close_net(d);
+    KT_ASSERT(ok);
+    KT_ASSERT_EQ(kt_load(&watch.wrong_core), 0);
+}
+
+// The PCI walk found the NIC and a host bridge, and named no function
+// broken.
+KTEST(net_pci_enumerated)
+{
+    uint32_t n = pci_count(), host_bridges = 0, bad = 0;
+    if (n == 0)
+        KT_SKIP("no PCI bus");
+    for (uint32_t i = 0; i < n; i++) {
+        const struct pci_func *f = pci_get(i);
+        host_bridges += f->class == 6 && f->subclass == 0;
+        bad += f->error != PCI_OK;
+    }
+    uint32_t claimed = 0;
+    for (uint32_t i = 0; i < n; i++)
+        claimed += pci_claimed_by(pci_get(i)) != 0;
+    KT_ASSERT(host_bridges >= 1);
+    KT_ASSERT_EQ(bad, 0);
+    KT_ASSERT(claimed >= netdev_count());
+}
