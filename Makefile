@@ -34,7 +34,7 @@ DRIVERS_C := drivers/serial.c \
              drivers/fb.c drivers/font8x16.c drivers/ioapic.c drivers/ps2kbd.c drivers/keydecode.c \
              drivers/acpi_mcfg.c drivers/dma.c drivers/pci/pci_cfg.c drivers/pci/pci.c drivers/pci/pci_irq.c \
              drivers/net/netdev.c drivers/net/virtqueue.c drivers/net/virtio_caps.c drivers/net/virtio_pci.c \
-             drivers/net/virtio_net.c drivers/net/probe.c
+             drivers/net/virtio_net.c drivers/net/e1000e.c drivers/net/probe.c
 
 KERNEL_C := kernel/main.c kernel/boot_timeline.c kernel/console.c \
             kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \

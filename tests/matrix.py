@@ -289,8 +289,15 @@ def net(name, nic, machine, cores, boot="kernel", args="", expect=(), **kw):
 NET_CONFIGS = [
     net("virtio-modern-q35-smp8", "virtio-modern", "q35", 8, timeout=240),
     net("virtio-legacy-pc-smp8", "virtio-legacy", "pc", 8, timeout=240),
+    net("e1000e-q35-smp8", "e1000e", "q35", 8, timeout=240),
 ] + [net(f"virtio-modern-q35-smp{c}", "virtio-modern", "q35", c) for c in (4, 2, 1)] + [
     net(f"virtio-legacy-pc-smp{c}", "virtio-legacy", "pc", c) for c in (4, 2, 1)] + [
+    net(f"e1000e-q35-smp{c}", "e1000e", "q35", c) for c in (4, 2, 1)] + [
+    net("e1000e-pc-smp2", "e1000e", "pc", 2),
+    net("e1000e-efi-smp4", "e1000e", "q35", 4, boot="efi"),
+    net("e1000e-msi-pc-smp2", "e1000e", "pc", 2, args="nic_irq=msi", expect=[r"^net0: e1000e .* msi, "]),
+    net("e1000e-intx-q35-smp2", "e1000e", "q35", 2, args="nic_irq=intx",
+        expect=[r"^ioapic: PCI line \d+ -> GSI", r"^net0: e1000e .* intx, "]),
     net("virtio-pc-smp2", "virtio", "pc", 2),
     net("virtio-legacy-q35-smp2", "virtio-legacy", "q35", 2),
     net("virtio-modern-efi-smp4", "virtio-modern", "q35", 4, boot="efi"),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Which driver takes which PCI function (drivers/net/probe.h).
 #include "drivers/net/probe.h"
+#include "drivers/net/e1000e.h"
 #include "drivers/net/netdev.h"
 #include "drivers/net/virtio_net.h"
 #include "drivers/pci/pci.h"
@@ -13,6 +14,7 @@ struct nic_id {
 static const struct nic_id nics[] = {
     { 0x1AF4, 0x1000, virtio_net_probe },   // transitional (or legacy) virtio-net
     { 0x1AF4, 0x1041, virtio_net_probe },   // modern virtio-net
+    { 0x8086, 0x10D3, e1000e_probe },       // Intel 82574L
 };
 
 uint32_t net_probe(void)

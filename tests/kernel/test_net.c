@@ -134,22 +134,72 @@ static uint32_t echo_request(const struct netdev *d, const uint8_t *gw_mac, uint
     return ETH_HLEN + 20 + 8 + payload;
 }
 
+// A TFTP read request from UDP port sport to slirp's TFTP server
+// (10.0.2.2:69), which answers every request with an error (no directory
+// is served) after checking the UDP checksum, which it drops the
+// datagram for when wrong. csum: 0 computed here, 1 left to the device
+// (the field seeded with the pseudo-header's sum), 2 computed wrong.
+static uint32_t tftp_request(const struct netdev *d, const uint8_t *gw_mac, uint8_t *f, uint16_t sport,
+                             int csum, struct netdev_tx *tx)
+{
+    static const char rrq[] = "\0\1goro-net-test\0octet";
+    uint32_t n = sizeof rrq;        // with the final NUL
+    memcpy(f, gw_mac, ETH_ALEN);
+    memcpy(f + 6, d->mac, ETH_ALEN);
+    put16be(f + 12, ETH_IP);
+    uint8_t *ip = f + ETH_HLEN, *udp = ip + 20;
+    memset(ip, 0, 20);
+    ip[0] = 0x45;
+    put16be(ip + 2, (uint16_t)(20 + 8 + n));
+    ip[8] = 64;
+    ip[9] = 17;                     // UDP
+    put32be(ip + 12, GUEST_IP);
+    put32be(ip + 16, GW_IP);
+    put16be(ip + 10, inet_csum(ip, 20));
+    put16be(udp, sport);
+    put16be(udp + 2, 69);
+    put16be(udp + 4, (uint16_t)(8 + n));
+    put16be(udp + 6, 0);
+    memcpy(udp + 8, rrq, n);
+    // The pseudo-header: addresses, protocol, UDP length.
+    uint8_t ph[12];
+    memcpy(ph, ip + 12, 8);
+    ph[8] = 0;
+    ph[9] = 17;
+    put16be(ph + 10, (uint16_t)(8 + n));
+    uint32_t sum = (uint16_t)~inet_csum(ph, 12);
+    if (csum == 1) {
+        while (sum >> 16)
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        put16be(udp + 6, (uint16_t)sum);
+        *tx = (struct netdev_tx){ NETDEV_TX_CSUM, ETH_HLEN + 20, 6 };
+    } else {
+        uint32_t body = (uint16_t)~inet_csum(udp, 8 + n);
+        sum += body;
+        while (sum >> 16)
+            sum = (sum & 0xFFFF) + (sum >> 16);
+        uint16_t c = (uint16_t)~sum;
+        put16be(udp + 6, csum == 2 ? (uint16_t)(c ^ 0x5a5a) : (c ? c : 0xFFFF));
+    }
+    return ETH_HLEN + 20 + 8 + n;
+}
+
 // What the receive side looks for, filled by deliver.
 struct want {
     const struct netdev *dev;
-    int kind;                       // 0: the gateway's ARP reply, 1: an echo reply
-    uint16_t seq;
+    int kind;                       // 0: the gateway's ARP reply, 1: an echo reply, 2: a TFTP answer
+    uint16_t seq;                   // echo: the sequence; TFTP: the first port answered (out)
     uint32_t payload;
     bool found, bad;                // found it; found it damaged
     uint8_t gw_mac[ETH_ALEN];
     uint64_t frames;
+    uint32_t flags;                 // the rx flags it came with
 };
 
 static void deliver(void *ctx, const void *frame, uint32_t len, uint32_t flags)
 {
     struct want *w = ctx;
     const uint8_t *f = frame;
-    (void)flags;
     w->frames++;
     if (len < ETH_HLEN || memcmp(f, w->dev->mac, ETH_ALEN))
         return;                     // not for us (or a broadcast)
@@ -159,6 +209,13 @@ static void deliver(void *ctx, const void *frame, uint32_t len, uint32_t flags)
         if (get16be(a + 6) == 2 && get32be(a + 14) == GW_IP && get32be(a + 24) == GUEST_IP) {
             memcpy(w->gw_mac, a + 8, ETH_ALEN);
             w->found = true;
+        }
+    } else if (w->kind == 2 && type == ETH_IP && len >= ETH_HLEN + 28) {
+        const uint8_t *ip = f + ETH_HLEN, *udp = ip + 20;
+        if (ip[9] == 17 && get32be(ip + 12) == GW_IP && get16be(udp) == 69) {
+            w->found = true;
+            w->seq = get16be(udp + 2);
+            w->flags = flags;
         }
     } else if (w->kind == 1 && type == ETH_IP && len >= ETH_HLEN + 28) {
         const uint8_t *ip = f + ETH_HLEN, *icmp = ip + 20;
@@ -318,6 +375,45 @@ KTEST(net_ping_sizes)
     if (bad)
         KT_FAIL("%s", bad);
     KT_ASSERT_EQ(kt_load(&watch.wrong_core), 0);
+}
+
+// UDP checksums both ways. Slirp drops a datagram whose checksum is
+// wrong, so a request with a wrong one sent first and a right one after
+// (from another port) must be answered for the second only: the first
+// answer is the second's. Then, where the device offers it, the checksum
+// left to the device; and where the device checks received checksums,
+// the answer carries NETDEV_RX_CSUM_OK.
+KTEST(net_udp_checksums)
+{
+    OPEN_OR_SKIP(d);
+    static uint8_t f[256];
+    uint8_t gw[ETH_ALEN];
+    struct netdev_tx tx;
+    const char *bad = 0;
+    if (!arp_gateway(d, 0, gw))
+        bad = "no ARP reply";
+    struct want w = { .dev = d, .kind = 2 };
+    if (!bad && (!send(d, 0, f, tftp_request(d, gw, f, 40001, 2, &tx)) ||
+                 !send(d, 0, f, tftp_request(d, gw, f, 40002, 0, &tx)) || !wait_for(d, &w)))
+        bad = "no TFTP answer";
+    else if (!bad && w.seq != 40002)
+        bad = "the datagram with the wrong checksum was answered";
+    bool rx_ok = w.flags & NETDEV_RX_CSUM_OK;
+    if (!bad && (d->features & NETDEV_F_TX_CSUM)) {
+        struct netdev_frag frag = { f, tftp_request(d, gw, f, 40003, 1, &tx) };
+        w = (struct want){ .dev = d, .kind = 2 };
+        if (d->ops->xmit(d, 0, &frag, 1, &tx) != NETDEV_TX_OK || !wait_for(d, &w))
+            bad = "no answer to the datagram whose checksum the device made";
+        else if (w.seq != 40003)
+            bad = "an answer to another port";
+    }
+    close_net(d);
+    if (bad)
+        KT_FAIL("%s", bad);
+    if (d->features & NETDEV_F_RX_CSUM && !strcmp(d->driver, "e1000e"))
+        KT_ASSERT(rx_ok);           // virtio marks only what its host hands over checked
+    printf("ktest: net_udp_checksums: tx offload %s, rx %s\n",
+           d->features & NETDEV_F_TX_CSUM ? "tested" : "not offered", rx_ok ? "checked by the device" : "unchecked");
 }
 
 // A frame given as many fragments arrives as one.
