@@ -34,7 +34,7 @@ DRIVERS_C := drivers/serial.c \
              drivers/fb.c drivers/font8x16.c drivers/ioapic.c drivers/ps2kbd.c drivers/keydecode.c \
              drivers/acpi_mcfg.c drivers/dma.c drivers/pci/pci_cfg.c drivers/pci/pci.c drivers/pci/pci_irq.c \
              drivers/net/netdev.c drivers/net/virtqueue.c drivers/net/virtio_caps.c drivers/net/virtio_pci.c \
-             drivers/net/virtio_net.c drivers/net/e1000e.c drivers/net/probe.c
+             drivers/net/virtio_net.c drivers/net/e1000e.c drivers/net/l2reflect.c drivers/net/probe.c
 
 KERNEL_C := kernel/main.c kernel/boot_timeline.c kernel/console.c \
             kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
@@ -47,7 +47,7 @@ KERNEL_C := kernel/main.c kernel/boot_timeline.c kernel/console.c \
 # The shell and the console input it reads (docs/console.md): kernel code,
 # in a folder of its own above the scheduler.
 SHELL_C := shell/shell.c shell/shell_run.c shell/shell_sched.c shell/shell_machine.c \
-           shell/shell_metrics.c shell/shell_script.c shell/console_in.c shell/lineedit.c \
+           shell/shell_metrics.c shell/shell_script.c shell/console_in.c shell/lineedit.c shell/shell_net.c \
            shell/acpidump.c
 
 # The network stack (docs/net.md): goro's port of lwIP and its socket layer.
@@ -612,6 +612,19 @@ $(BUILD)/host/test_make: tests/host/test_make.sh
 	    '$(abspath $(BUILD))' > $@
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_make
+
+# The L2 reflector from the host (tools/bench/l2floor.py --check): frames
+# sent over QEMU's dgram backend to app=l2reflect come back, every NIC
+# model; then, as root only (SKIP otherwise), a 4-queue virtio-net over a
+# tap in a namespace of its own spreads them over its queue pairs. Counts
+# only, never a rate.
+$(BUILD)/host/test_l2floor: tools/bench/l2floor.py
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexport QEMU=%s\n%s %s --check --elf %s || exit 1\nexec %s %s --check --tap --smp 4 --frames 2000 --elf %s\n' \
+	    '$(QEMU)' '$(PYTHON)' '$(abspath tools/bench/l2floor.py)' '$(abspath $(BUILD))/goro.elf' \
+	    '$(PYTHON)' '$(abspath tools/bench/l2floor.py)' '$(abspath $(BUILD))/goro.elf' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_l2floor
 
 # The soak (docs/testing.md, *Soak*): app=soak over machine shapes, seeds,
 # time slices and round widths for MINUTES, two runs at once, at the lowest

@@ -34,6 +34,9 @@ static const struct shell_cmd cmds[] = {
     { "numa", "", "nodes: cores, memory ranges, distances, free pages", shell_cmd_numa },
     { "mem", "", "page pools per node, malloc size classes", shell_cmd_mem },
     { "cpus", "", "cores: APIC ids, nodes, TSC, timer mode, what each runs", shell_cmd_cpus },
+    { "pci", "[-v]", "PCI functions: ids, class, driver, capabilities (-v: BARs and interrupts)",
+      shell_cmd_pci },
+    { "net", "", "NICs: MAC, link, queues, their cores, vectors and counters", shell_cmd_net },
     { "halt", "[CODE]", "stop the machine with exit code CODE (default 0)", shell_cmd_halt },
     { "reboot", "", "reset the machine", shell_cmd_reboot },
 };

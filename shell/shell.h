@@ -8,6 +8,7 @@
 //   shell_sched.c    ps, sched, gomaxprocs, quantum, steal, trace, profile
 //   shell_machine.c  numa, mem, cpus, halt, reboot
 //   shell_metrics.c  metrics
+//   shell_net.c      pci, net, and app=l2reflect
 //   shell_script.c   the boot script
 //   console_in.c     keys from COM1 and the keyboard, lineedit.c their lines
 //   acpidump.c       app=acpidump, the firmware's tables as text
@@ -52,6 +53,8 @@ int shell_cmd_mem(int argc, char **argv);
 int shell_cmd_cpus(int argc, char **argv);
 int shell_cmd_halt(int argc, char **argv);
 int shell_cmd_reboot(int argc, char **argv);
+int shell_cmd_pci(int argc, char **argv);
+int shell_cmd_net(int argc, char **argv);
 
 // shell_run.c: from shell_main, before the first command. exit() from
 // any goroutine ends that goroutine from now on instead of the machine.

@@ -286,6 +286,8 @@ def net(name, nic, machine, cores, boot="kernel", args="", expect=(), **kw):
                  timeout=kw.pop("timeout", 180), **kw)
 
 
+HUB = ["-netdev", "hubport,id=h0,hubid=0", "-netdev", "hubport,id=h1,hubid=0"]
+
 NET_CONFIGS = [
     net("virtio-modern-q35-smp8", "virtio-modern", "q35", 8, timeout=240),
     net("virtio-legacy-pc-smp8", "virtio-legacy", "pc", 8, timeout=240),
@@ -310,6 +312,21 @@ NET_CONFIGS = [
     net("virtio-intx-q35-smp4", "virtio-modern", "q35", 4, args="nic_irq=intx"),
     net("virtio-polled-q35-smp2", "virtio-modern", "q35", 2, args="nic_irq=none"),
     net("virtio-debug-q35-smp4", "virtio-modern", "q35", 4, build="debug"),
+    # The L2 reflector between two NICs joined by a QEMU hub: net1 sends,
+    # net0 reflects from its interrupt, net1 checks every frame back.
+    ktest("net-l2reflect-virtio-e1000e-q35-smp2", "the L2 reflector on virtio-net, e1000e sending, q35",
+          cores=2, machine="q35", cmdline="app=ktest filter=net_l2reflect",
+          qemu_extra=HUB + ["-device", "virtio-net-pci,disable-legacy=on,netdev=h0", "-device", "e1000e,netdev=h1"],
+          expect=[r"^TEST PASS net_l2reflect"]),
+    ktest("net-l2reflect-e1000e-virtio-pc-smp4", "the L2 reflector on e1000e, legacy virtio-net sending, i440FX",
+          cores=4, cmdline="app=ktest filter=net_l2reflect",
+          qemu_extra=HUB + ["-device", "e1000e,netdev=h0", "-device", "virtio-net-pci,disable-modern=on,netdev=h1"],
+          expect=[r"^TEST PASS net_l2reflect"]),
+    Config("l2reflect-app", "app=l2reflect for a second on a virtio-net with no traffic: ready, counts, done",
+           cores=2, nic="virtio-modern", cmdline="app=l2reflect seconds=1",
+           expect=[r"^l2reflect: reflecting on net0 \(virtio-net, 1 queue pair, msi-x, mac [0-9a-f:]+\): ready$",
+                   r"^l2reflect: 1 s: 0 frames/s reflected, 0 dropped",
+                   r"^l2reflect: done: 0 frames reflected, 0 dropped, .*; per queue: 0$"], timeout=60),
 ]
 
 

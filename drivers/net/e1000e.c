@@ -486,24 +486,22 @@ static void interrupts(struct e1000e *e, uint32_t cpu)
     }
 }
 
-void e1000e_probe(struct pci_func *f)
+static bool setup(struct pci_func *f)
 {
-    if (!pci_claim(f, "e1000e"))
-        return;
     struct e1000e *e = dma_alloc(sizeof *e, 0);
     e->f = f;
     e->regs = pci_map_bar(f, 0, 0, 0x20000);
     if (!e->regs)
-        return;
+        return false;
     pci_enable(f);
     if (!reset(e)) {
         kprintf("e1000e: %02x:%02x.%x: the reset never finished; not used\n", f->bus, f->dev, f->fn);
-        return;
+        return false;
     }
     if (!read_mac(e)) {
         kprintf("e1000e: %02x:%02x.%x: no MAC address (EEPROM reads never finished); not used\n", f->bus,
                 f->dev, f->fn);
-        return;
+        return false;
     }
     struct netdev *nd = &e->nd;
     nd->driver = "e1000e";
@@ -521,9 +519,17 @@ void e1000e_probe(struct pci_func *f)
     nd->irq_mode = pci_irq_mode_name(e->irq);
     wr(e, CTRL, rd(e, CTRL) | CTRL_SLU);
     link_check(e);
-    if (netdev_register(nd) == 0)
-        kprintf("%s: e1000e at %02x:%02x.%x, mac %02x:%02x:%02x:%02x:%02x:%02x, mtu %u, 1 queue pair, %s, "
-                "checksum offload, link %s\n", nd->name, f->bus, f->dev, f->fn, nd->mac[0], nd->mac[1],
-                nd->mac[2], nd->mac[3], nd->mac[4], nd->mac[5], nd->mtu, nd->irq_mode,
-                netdev_link_up(nd) ? "up" : "down (negotiating)");
+    if (netdev_register(nd) != 0)
+        return false;
+    kprintf("%s: e1000e at %02x:%02x.%x, mac %02x:%02x:%02x:%02x:%02x:%02x, mtu %u, 1 queue pair, %s, "
+            "checksum offload, link %s\n", nd->name, f->bus, f->dev, f->fn, nd->mac[0], nd->mac[1],
+            nd->mac[2], nd->mac[3], nd->mac[4], nd->mac[5], nd->mtu, nd->irq_mode,
+            netdev_link_up(nd) ? "up" : "down (negotiating)");
+    return true;
+}
+
+void e1000e_probe(struct pci_func *f)
+{
+    if (pci_claim(f, "e1000e") && !setup(f))
+        pci_release(f);
 }

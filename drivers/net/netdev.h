@@ -65,7 +65,7 @@
 #define ETH_ALEN 6
 #define ETH_HLEN 14                 // destination, source, EtherType
 #define ETH_VLAN_HLEN 4
-#define NETDEV_MIN_FRAME ETH_HLEN   // a header and nothing else; devices pad to 60 bytes
+#define NETDEV_MIN_FRAME ETH_HLEN   // a header and nothing else (a driver whose wire needs 60 bytes pads)
 
 // features: what the device does for the consumer.
 enum {

@@ -520,25 +520,23 @@ static void fail(struct vnet *vn, const char *why)
     vp_set_status(&vn->vp, VIRTIO_STATUS_FAILED);
 }
 
-void virtio_net_probe(struct pci_func *f)
+static bool setup(struct pci_func *f)
 {
-    if (!pci_claim(f, "virtio-net"))
-        return;
     struct vnet *vn = dma_alloc(sizeof *vn, 0);
     if (!vp_open(&vn->vp, f, "virtio-net"))
-        return;
+        return false;
     pci_enable(f);
     uint32_t ncpu = arch_ncpu();
     uint16_t want = (uint16_t)(ncpu < NETDEV_MAX_QUEUES ? ncpu : NETDEV_MAX_QUEUES);
     uint16_t pairs = setup_irq_mode(vn, want);
     if (!vp_reset(&vn->vp)) {
         fail(vn, "a reset that never finished");
-        return;
+        return false;
     }
     const char *err = negotiate(vn);
     if (err) {
         fail(vn, err);
-        return;
+        return false;
     }
     read_config(vn);
     uint16_t max_pairs = 1;
@@ -559,7 +557,7 @@ void virtio_net_probe(struct pci_func *f)
     vn->q = dma_alloc(sizeof(struct vnet_queue) * pairs, 0);
     if (vn->irq == PCI_IRQ_MSIX && !vp_config_vector(&vn->vp, pairs)) {
         fail(vn, "its configuration vector refused");
-        return;
+        return false;
     }
     for (uint16_t i = 0; i < pairs && !err; i++)
         err = setup_pair(vn, i, arch_irq_cpu(i % ncpu), vn->irq == PCI_IRQ_MSIX ? i : VIRTIO_NO_VECTOR);
@@ -571,7 +569,7 @@ void virtio_net_probe(struct pci_func *f)
         err = "no interrupt vector left";
     if (err) {
         fail(vn, err);
-        return;
+        return false;
     }
     vp_set_status(&vn->vp, VIRTIO_STATUS_DRIVER_OK);
     if (vn->features & BIT(F_MQ) && !set_pairs(vn, pairs)) {
@@ -585,11 +583,19 @@ void virtio_net_probe(struct pci_func *f)
     }
     nd->irq_mode = pci_irq_mode_name(vn->irq);
     link_check(vn);
-    if (netdev_register(nd) == 0)
-        kprintf("%s: virtio-net (%s) at %02x:%02x.%x, mac %02x:%02x:%02x:%02x:%02x:%02x, mtu %u, %u queue "
-                "pair%s, %s, %s%s, link %s\n", nd->name, vn->vp.legacy ? "legacy" : "modern", f->bus,
-                f->dev, f->fn, nd->mac[0], nd->mac[1], nd->mac[2], nd->mac[3], nd->mac[4], nd->mac[5],
-                nd->mtu, nd->nqueues, nd->nqueues == 1 ? "" : "s", nd->irq_mode,
-                vn->mrg ? "mergeable buffers" : "whole buffers",
-                nd->features & NETDEV_F_TX_CSUM ? ", checksum offload" : "", netdev_link_up(nd) ? "up" : "down");
+    if (netdev_register(nd) != 0)
+        return false;
+    kprintf("%s: virtio-net (%s) at %02x:%02x.%x, mac %02x:%02x:%02x:%02x:%02x:%02x, mtu %u, %u queue "
+            "pair%s, %s, %s%s, link %s\n", nd->name, vn->vp.legacy ? "legacy" : "modern", f->bus,
+            f->dev, f->fn, nd->mac[0], nd->mac[1], nd->mac[2], nd->mac[3], nd->mac[4], nd->mac[5],
+            nd->mtu, nd->nqueues, nd->nqueues == 1 ? "" : "s", nd->irq_mode,
+            vn->mrg ? "mergeable buffers" : "whole buffers",
+            nd->features & NETDEV_F_TX_CSUM ? ", checksum offload" : "", netdev_link_up(nd) ? "up" : "down");
+    return true;
+}
+
+void virtio_net_probe(struct pci_func *f)
+{
+    if (pci_claim(f, "virtio-net") && !setup(f))
+        pci_release(f);
 }

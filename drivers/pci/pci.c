@@ -221,6 +221,11 @@ bool pci_claim(struct pci_func *f, const char *driver)
     return true;
 }
 
+void pci_release(struct pci_func *f)
+{
+    claimed[f - funcs] = 0;
+}
+
 void pci_enable(const struct pci_func *f)
 {
     uint16_t cmd = pci_cfg_read16(f, PCI_COMMAND);

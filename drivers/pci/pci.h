@@ -42,6 +42,8 @@ void pci_cfg_write32(const struct pci_func *f, uint16_t off, uint32_t v);
 // A driver takes f for itself: false when f is in error (f->error names
 // why, and this logs it) or another driver has it. Boot, one core.
 bool pci_claim(struct pci_func *f, const char *driver);
+// The driver gives f up (its set-up failed, after a log line saying why).
+void pci_release(struct pci_func *f);
 // Memory and I/O decoding and bus mastering on (the command register).
 void pci_enable(const struct pci_func *f);
 

@@ -7,6 +7,7 @@
 // its interrupt. Each test skips when the machine has no NIC (most runs
 // have none); tests/matrix.py's net-* configurations give it one.
 #include "kernel/ktest.h"
+#include "drivers/net/l2reflect.h"
 #include "drivers/net/netdev.h"
 #include "drivers/pci/pci.h"
 #include "lib/string.h"
@@ -504,6 +505,102 @@ KTEST(net_every_queue)
     close_net(d);
     KT_ASSERT(ok);
     KT_ASSERT_EQ(kt_load(&watch.wrong_core), 0);
+}
+
+// ---- the L2 reflector, between two NICs on one QEMU hub ------------------------
+
+#define REFLECT_TYPE 0x88B5         // IEEE 802's local experimental EtherType
+#define REFLECT_FRAMES 500
+#define REFLECT_WINDOW 16
+
+struct echoes {
+    const struct netdev *from, *to;     // the reflector's NIC, the sender's
+    uint64_t got, bad;
+    bool seen[REFLECT_FRAMES];
+};
+
+// Deliver on the sender: a frame back from the reflector, MACs swapped.
+static void echo_back(void *ctx, const void *frame, uint32_t len, uint32_t flags)
+{
+    struct echoes *e = ctx;
+    const uint8_t *f = frame;
+    (void)flags;
+    if (len < ETH_HLEN + 4 || get16be(f + 12) != REFLECT_TYPE)
+        return;
+    uint32_t seq = get32be(f + ETH_HLEN);
+    if (memcmp(f, e->to->mac, ETH_ALEN) || memcmp(f + 6, e->from->mac, ETH_ALEN) || seq >= REFLECT_FRAMES ||
+        e->seen[seq] || len != ETH_HLEN + 60 + seq % 1400) {
+        e->bad++;
+        return;
+    }
+    for (uint32_t i = 4; i < len - ETH_HLEN; i++)
+        if (f[ETH_HLEN + i] != (uint8_t)(seq + i)) {
+            e->bad++;
+            return;
+        }
+    e->seen[seq] = true;
+    e->got++;
+}
+
+static const struct netdev_consumer quiet_consumer = { on_ready, &watch };
+
+// net1 sends frames of every length to net0's reflector and gets each back
+// once, with its bytes, the addresses swapped; the reflector counts them.
+KTEST(net_l2reflect)
+{
+    struct netdev *refl = netdev_get(0), *snd = netdev_get(1);
+    if (!snd)
+        KT_SKIP("needs two NICs on one hub (net-l2reflect-*)");
+    static struct echoes e;
+    static uint8_t f[2048];
+    memset(&e, 0, sizeof e);
+    e.from = refl;
+    e.to = snd;
+    memset(&watch, 0, sizeof watch);
+    watch.dev = snd;
+    KT_ASSERT(netdev_attach(snd, &quiet_consumer) == 0);
+    uint64_t end = nanotime() + KT_STALL_NS;
+    while ((!netdev_link_up(refl) || !netdev_link_up(snd)) && nanotime() < end)
+        sleep_ns(1000000);
+    bool started = l2reflect_start(refl);
+    uint32_t sent = 0;
+    uint64_t last_move = nanotime(), last_got = 0;
+    while (started && e.got < REFLECT_FRAMES && nanotime() - last_move < KT_STALL_NS) {
+        while (sent < REFLECT_FRAMES && sent - e.got < REFLECT_WINDOW) {
+            uint32_t len = ETH_HLEN + 60 + sent % 1400;
+            memcpy(f, refl->mac, ETH_ALEN);
+            memcpy(f + 6, snd->mac, ETH_ALEN);
+            put16be(f + 12, REFLECT_TYPE);
+            put32be(f + ETH_HLEN, sent);
+            for (uint32_t i = 4; i < len - ETH_HLEN; i++)
+                f[ETH_HLEN + i] = (uint8_t)(sent + i);
+            if (!send(snd, 0, f, len))
+                break;
+            sent++;
+        }
+        for (uint16_t q = 0; q < snd->nqueues; q++)
+            while (snd->ops->rx_poll(snd, q, 32, echo_back, &e) == 32)
+                ;
+        if (e.got != last_got) {
+            last_got = e.got;
+            last_move = nanotime();
+        } else {
+            sleep_ns(200000);
+        }
+    }
+    struct l2reflect_stats st;
+    if (started) {
+        l2reflect_stop(refl);
+        l2reflect_stats(refl, &st);
+    }
+    netdev_detach(snd, &quiet_consumer);
+    KT_ASSERT(started);
+    KT_ASSERT_EQ(e.bad, 0);
+    KT_ASSERT_EQ(e.got, REFLECT_FRAMES);
+    KT_ASSERT_EQ(st.reflected, REFLECT_FRAMES);
+    KT_ASSERT_EQ(st.dropped, 0);
+    printf("ktest: net_l2reflect: %s reflected %lu frames to %s in %lu interrupts\n", refl->driver,
+           (unsigned long)st.reflected, snd->driver, (unsigned long)st.interrupts);
 }
 
 // The PCI walk found the NIC and a host bridge, and named no function

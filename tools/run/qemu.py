@@ -171,13 +171,15 @@ NIC_MODELS = {
 }
 
 
-def nic_argv(model, netdev="user", hostfwd=(), mq=0):
+def nic_argv(model, netdev="user", hostfwd=(), mq=0, dgram=None):
     """One NIC of model (NIC_MODELS) on a backend: "user" (QEMU's user
     networking, restricted: the guest reaches 10.0.2.2 and what hostfwd
-    forwards to it from 127.0.0.1, nothing outside) or "none" (the NIC
-    with no backend: its link is down). hostfwd: (host port, guest port)
-    TCP pairs. mq: queue pairs to offer (virtio; the backend must have as
-    many queues, which user networking has not).
+    forwards to it from 127.0.0.1, nothing outside), "dgram" (every frame
+    a UDP datagram between QEMU's port and a host program's on 127.0.0.1:
+    dgram=(QEMU's port, the program's)) or "none" (the NIC with no
+    backend: its link is down). hostfwd: (host port, guest port) TCP pairs.
+    mq: queue pairs to offer (virtio; the backend must have as many
+    queues, which user networking and dgram have not).
 
     >>> nic_argv("virtio-modern")
     ['-netdev', 'user,id=n0,restrict=on', '-device', 'virtio-net-pci,disable-legacy=on,netdev=n0']
@@ -185,6 +187,8 @@ def nic_argv(model, netdev="user", hostfwd=(), mq=0):
     ['-netdev', 'user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:22501-:8080', '-device', 'e1000e,netdev=n0']
     >>> nic_argv("virtio-legacy", netdev="none")
     ['-device', 'virtio-net-pci,disable-modern=on']
+    >>> nic_argv("e1000e", netdev="dgram", dgram=(22602, 22601))[1]
+    'dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port=22602,remote.type=inet,remote.host=127.0.0.1,remote.port=22601'
     """
     if model not in NIC_MODELS:
         raise ValueError(f"unknown NIC {model!r}: one of {', '.join(NIC_MODELS)}")
@@ -193,8 +197,13 @@ def nic_argv(model, netdev="user", hostfwd=(), mq=0):
         device += f",mq=on,vectors={2 * mq + 2}"
     if netdev == "none":
         return ["-device", device]
+    if netdev == "dgram":
+        mine, theirs = dgram
+        opts = (f"dgram,id=n0,local.type=inet,local.host=127.0.0.1,local.port={mine},"
+                f"remote.type=inet,remote.host=127.0.0.1,remote.port={theirs}")
+        return ["-netdev", opts, "-device", device + ",netdev=n0"]
     if netdev != "user":
-        raise ValueError(f"unknown NIC backend {netdev!r}: user or none")
+        raise ValueError(f"unknown NIC backend {netdev!r}: user, dgram or none")
     opts = "user,id=n0,restrict=on" + "".join(f",hostfwd=tcp:127.0.0.1:{h}-:{g}" for h, g in hostfwd)
     return ["-netdev", opts, "-device", device + ",netdev=n0"]
 

@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The emulator's floor: how many frames a second QEMU carries between the
+host and a guest NIC on this machine, with nothing of goro's above the
+driver. goro runs app=l2reflect (drivers/net/l2reflect.c), which sends
+every frame its NIC receives straight back from the interrupt; this tool
+sends frames from the host and counts what comes back.
+
+    tools/bench/l2floor.py [--nic virtio-modern] [--smp 2] [--frames 50000]
+                           [--window 32] [--size 64] [--runs 3]
+    tools/bench/l2floor.py --check         # make test's host test: every frame back
+    tools/bench/l2floor.py --tap --smp 4 --queues 4   # as root: multiqueue over a tap
+
+The NIC's backend is QEMU's dgram netdev: each Ethernet frame is one UDP
+datagram between QEMU's port and this tool's on 127.0.0.1, both picked
+free at run time (no root, no tap). A closed loop keeps --window frames in
+flight: a frame goes out each time one comes back, so the rate is what the
+path sustains, not what a burst overflows. The frames are of --size bytes
+(Ethernet header included), EtherType 0x88B5 (IEEE 802's local
+experimental type), numbered, and each must come back with the addresses
+swapped and its bytes intact. One line per run in goro's benchmark format:
+
+    BENCH l2floor nic=virtio-modern vcpus=2 size=64 window=32 frames=50000 pps=12345 lost=0 host_load=2.51
+
+with the host's 1-minute load average at the start: the rate is
+wall-clock under TCG, and moves with what else the host runs (take it on a
+quiet host, or compare runs made side by side). --check sends a few
+hundred frames through each NIC model and prints PASS or FAIL per model
+(the runner's host-test format), asserting counts, never a rate.
+
+--tap (root): the NIC is a multiqueue virtio-net (--queues pairs, one per
+vCPU by default) on a tap device in a network namespace this tool makes
+(--ns-prefix, default "goro-l2f"; removed at the end), QEMU running inside it.
+The frames go into the tap from a packet socket in the namespace, shaped
+as UDP datagrams between 198.18.0.1 and 198.18.0.2 from --flows source
+ports, so the tap spreads them over its queues by flow hash; the guest
+reflects each on the queue it came in on. The BENCH line adds queues= and
+the guest's count per queue pair (queue_frames=a/b/c/d); --check with
+--tap asserts every frame came back and at least two queue pairs carried
+some.
+
+Python 3 standard library only.
+"""
+import argparse
+import os
+import re
+import select
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+from tools.run import qemu  # noqa: E402
+
+ETHERTYPE = 0x88B5
+GUEST_MAC = bytes.fromhex("525400123456")       # QEMU's default first NIC's
+HOST_MAC = bytes.fromhex("020000000001")        # locally administered
+READY = "l2reflect: reflecting on"
+STALL_S = 60.0          # no frame back for this long: lost (only a hang gets there)
+
+
+def free_udp_port():
+    """A port nobody holds now on 127.0.0.1 (QEMU binds it a moment later;
+    a collision shows as QEMU failing to start, and is retried)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def ip_csum(b):
+    s = sum(struct.unpack(f">{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def frame(seq, size, flows=0):
+    """Frame seq: flows 0, the experimental EtherType and the number; else
+    an IPv4 UDP datagram 198.18.0.1 -> 198.18.0.2 from one of flows source
+    ports, the number in its payload."""
+    if not flows:
+        head = GUEST_MAC + HOST_MAC + struct.pack(">HI", ETHERTYPE, seq)
+    else:
+        total = size - 14
+        ip = struct.pack(">BBHHHBBH4s4s", 0x45, 0, total, seq & 0xFFFF, 0, 64, 17, 0,
+                         bytes([198, 18, 0, 1]), bytes([198, 18, 0, 2]))
+        ip = ip[:10] + struct.pack(">H", ip_csum(ip)) + ip[12:]
+        udp = struct.pack(">HHHH", 20000 + seq % flows, 9, total - 20, 0)
+        head = GUEST_MAC + HOST_MAC + struct.pack(">H", 0x0800) + ip + udp + struct.pack(">I", seq)
+    body = bytes((seq + i) & 0xFF for i in range(size - len(head)))
+    return head + body
+
+
+def check_echo(data, seq_expected, size, flows=0):
+    """The frame back: addresses swapped, the rest as sent. Its sequence
+    number, or None when it is not one of ours or is damaged."""
+    if len(data) != size or data[:6] != HOST_MAC or data[6:12] != GUEST_MAC:
+        return None
+    at = 14 if not flows else 42
+    seq = struct.unpack(">I", data[at:at + 4])[0]
+    if seq not in seq_expected or data[12:] != frame(seq, size, flows)[12:]:
+        return None
+    return seq
+
+
+class Guest:
+    """goro with app=l2reflect on one NIC whose frames reach this tool."""
+
+    def __init__(self, elf, nic, smp, machine, group):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        mine = self.sock.getsockname()[1]
+        self.qemu_port = free_udp_port()
+        cmd = qemu.argv(smp, "512M", machine=machine, serial="stdio",
+                        extra=qemu.nic_argv(nic, "dgram", dgram=(self.qemu_port, mine)))
+        self.cmd = cmd + qemu.kernel_boot(elf, "app=l2reflect")
+        self.group = group
+        self.log = []
+
+    def __enter__(self):
+        self.ctx = self.group.started(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.proc = self.ctx.__enter__()
+        deadline = time.monotonic() + 300
+        for raw in self.proc.stdout:
+            line = raw.decode(errors="replace").rstrip("\r\n")
+            self.log.append(line)
+            if line.startswith(READY):
+                return self
+            if time.monotonic() > deadline:
+                break
+        raise RuntimeError("l2reflect never said it was ready:\n  " + "\n  ".join(self.log[-15:]))
+
+    def __exit__(self, *exc):
+        self.ctx.__exit__(*exc)
+        self.sock.close()
+
+    def run(self, frames, window, size):
+        """Sends frames, window in flight; returns (frames back, seconds)."""
+        to = ("127.0.0.1", self.qemu_port)
+        return closed_loop(self.sock, lambda f: self.sock.sendto(f, to), frames, window, size, 0)
+
+
+def closed_loop(sock, send, frames, window, size, flows):
+    """Sends frames through send, window in flight, each answered on sock;
+    returns (frames back, seconds). A frame that does not come back within
+    STALL_S of the last one that did is lost."""
+    outstanding, sent, back = set(), 0, 0
+    t0 = last = time.monotonic()
+    while back < frames:
+        while sent < frames and len(outstanding) < window:
+            send(frame(sent, size, flows))
+            outstanding.add(sent)
+            sent += 1
+        ready, _, _ = select.select([sock], [], [], 1.0)
+        if not ready:
+            if time.monotonic() - last > STALL_S:
+                break
+            continue
+        data = sock.recv(4096)
+        seq = check_echo(data, outstanding, size, flows)
+        if seq is not None:
+            outstanding.discard(seq)
+            back += 1
+            last = time.monotonic()
+    return back, time.monotonic() - t0
+
+
+# ---- multiqueue over a tap (root) ---------------------------------------------------
+
+def sh(*cmd):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+class TapGuest:
+    """goro with app=l2reflect on a multiqueue virtio-net whose tap lives
+    in a network namespace made here; QEMU runs inside the namespace."""
+
+    def __init__(self, opts, group):
+        tag = f"{opts.ns_prefix}{os.getpid() % 100000}"
+        self.ns, self.tap = tag, (tag + "t")[:15]
+        self.queues = opts.queues or opts.smp
+        self.group, self.log = group, []
+        nic = (f"tap,id=n0,ifname={self.tap},script=no,downscript=no,queues={self.queues},vhost=off")
+        device = f"virtio-net-pci,disable-legacy=on,netdev=n0,mq=on,vectors={2 * self.queues + 2}"
+        cmd = qemu.argv(opts.smp, "512M", machine=opts.machine, serial="stdio",
+                        extra=["-netdev", nic, "-device", device])
+        self.cmd = ["ip", "netns", "exec", self.ns] + cmd + \
+            qemu.kernel_boot(qemu.image(opts), f"app=l2reflect gomaxprocs={opts.smp}")
+
+    def __enter__(self):
+        sh("ip", "netns", "add", self.ns)
+        try:
+            self.ctx = self.group.started(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+            self.proc = self.ctx.__enter__()
+            for raw in self.proc.stdout:
+                line = raw.decode(errors="replace").rstrip("\r\n")
+                self.log.append(line)
+                if line.startswith(READY):
+                    break
+            else:
+                raise RuntimeError("l2reflect never said it was ready:\n  " + "\n  ".join(self.log[-15:]))
+            sh("ip", "-n", self.ns, "link", "set", self.tap, "up")
+            self.lines = []
+            threading.Thread(target=self._read, daemon=True).start()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            self.lines.append(raw.decode(errors="replace").rstrip("\r\n"))
+
+    def __exit__(self, *exc):
+        if hasattr(self, "ctx"):
+            self.ctx.__exit__(*exc)
+        subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
+
+    def run(self, frames, window, size, flows):
+        """The sender runs in the namespace (this script again, --tap-sender):
+        (frames back, seconds)."""
+        out = subprocess.run(["ip", "netns", "exec", self.ns, sys.executable, os.path.abspath(__file__),
+                              "--tap-sender", self.tap, "--frames", str(frames), "--window", str(window),
+                              "--size", str(size), "--flows", str(flows)],
+                             capture_output=True, text=True, timeout=STALL_S * 4 + frames)
+        m = re.search(r"^SENT back=(\d+) secs=([\d.]+)$", out.stdout, re.M)
+        if not m:
+            raise RuntimeError(f"the sender failed: {out.stdout} {out.stderr}")
+        return int(m.group(1)), float(m.group(2))
+
+    def queue_counts(self):
+        """The guest's count per queue pair, from its latest per-second line."""
+        time.sleep(1.5)
+        for line in reversed(self.lines):
+            m = re.match(r"^l2reflect: \d+ s: .*; per queue:([\d ]+)$", line)
+            if m:
+                return [int(x) for x in m.group(1).split()]
+        return []
+
+
+def tap_sender(opts):
+    """Inside the namespace: a packet socket on the tap."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    s.bind((opts.tap_sender, 0))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
+    back, secs = closed_loop(s, s.send, opts.frames, opts.window, opts.size, opts.flows)
+    print(f"SENT back={back} secs={secs:.3f}", flush=True)
+    return 0
+
+
+def tap_bench(opts):
+    group = qemu.Group()
+    with TapGuest(opts, group) as g:
+        g.run(min(1000, opts.frames), opts.window, opts.size, opts.flows)
+        failed = 0
+        for _ in range(1 if opts.check else opts.runs):
+            load = host_load()
+            back, secs = g.run(opts.frames, opts.window, opts.size, opts.flows)
+            per_queue = g.queue_counts()
+            used = sum(1 for c in per_queue if c)
+            if opts.check:
+                name = f"l2floor/tap-mq{g.queues}"
+                if back != opts.frames or used < min(2, g.queues):
+                    print(f"FAIL {name}: {back} of {opts.frames} frames back, {used} queue pairs used "
+                          f"({'/'.join(map(str, per_queue))})")
+                    failed += 1
+                else:
+                    print(f"PASS {name}: {back} frames back over {used} of {g.queues} queue pairs "
+                          f"({'/'.join(map(str, per_queue))})")
+                continue
+            print(f"BENCH l2floor nic=virtio-modern-tap vcpus={opts.smp} queues={g.queues} size={opts.size} "
+                  f"window={opts.window} flows={opts.flows} frames={opts.frames} pps={back / secs:.0f} "
+                  f"lost={opts.frames - back} queue_frames={'/'.join(map(str, per_queue))} "
+                  f"host_load={load:.2f}", flush=True)
+    return 1 if failed else 0
+
+
+def host_load():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except OSError:
+        return -1.0
+
+
+def start(opts, nic, group, tries=3):
+    for i in range(tries):
+        g = Guest(qemu.image(opts), nic, opts.smp, opts.machine, group)
+        try:
+            return g.__enter__()
+        except RuntimeError as e:
+            if i == tries - 1 or "Address already in use" not in str(e):
+                raise
+    return None
+
+
+def bench(opts):
+    group = qemu.Group()
+    for nic in opts.nic.split(","):
+        g = start(opts, nic, group)
+        try:
+            g.run(min(1000, opts.frames), opts.window, opts.size)      # warm: the first frames translate code
+            for _ in range(opts.runs):
+                load = host_load()
+                back, secs = g.run(opts.frames, opts.window, opts.size)
+                print(f"BENCH l2floor nic={nic} vcpus={opts.smp} size={opts.size} window={opts.window} "
+                      f"frames={opts.frames} pps={back / secs:.0f} lost={opts.frames - back} "
+                      f"host_load={load:.2f}", flush=True)
+        finally:
+            g.__exit__(None, None, None)
+    return 0
+
+
+def check(opts):
+    """Every frame back, each model: counts only."""
+    group, failed = qemu.Group(), 0
+    for nic in ("virtio-modern", "virtio-legacy", "e1000e"):
+        name = f"l2floor/{nic}"
+        try:
+            g = start(opts, nic, group)
+        except RuntimeError as e:
+            print(f"FAIL {name}: {e}")
+            failed += 1
+            continue
+        try:
+            sizes = (60, 1514)
+            lost = 0
+            for size in sizes:
+                back, _ = g.run(300, 16, size)
+                lost += 300 - back
+            if lost:
+                print(f"FAIL {name}: {lost} of {300 * len(sizes)} frames never came back")
+                failed += 1
+            else:
+                print(f"PASS {name}: {300 * len(sizes)} frames of 60 and 1514 bytes reflected")
+        finally:
+            g.__exit__(None, None, None)
+    return 1 if failed else 0
+
+
+def main():
+    ap = qemu.image_argparser(__doc__)
+    ap.add_argument("--nic", default="virtio-modern",
+                    help="comma-separated NIC models (tools/run/qemu.py NIC_MODELS)")
+    ap.add_argument("--smp", type=int, default=2)
+    ap.add_argument("--machine", default="q35")
+    ap.add_argument("--frames", type=int, default=50000)
+    ap.add_argument("--window", type=int, default=32)
+    ap.add_argument("--size", type=int, default=64, help="frame bytes, 60..1514")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--check", action="store_true", help="make test's check: every frame back")
+    ap.add_argument("--tap", action="store_true", help="root: multiqueue virtio-net over a tap in a namespace")
+    ap.add_argument("--queues", type=int, default=0, help="--tap: queue pairs (default: one per vCPU)")
+    ap.add_argument("--flows", type=int, default=64, help="--tap: UDP source ports the frames come from")
+    ap.add_argument("--ns-prefix", default="goro-l2f", help="--tap: the namespace's name starts so")
+    ap.add_argument("--tap-sender", default="", help=argparse.SUPPRESS)
+    opts = ap.parse_args()
+    if not 60 <= opts.size <= 1514:
+        ap.error("--size: 60..1514")
+    if opts.tap_sender:
+        return tap_sender(opts)
+    if opts.tap:
+        if os.geteuid() != 0:
+            print("SKIP l2floor/tap: needs root (a network namespace and a tap)")
+            return 0
+        return tap_bench(opts)
+    return check(opts) if opts.check else bench(opts)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
