@@ -322,6 +322,16 @@ NET_CONFIGS = [
           cores=4, cmdline="app=ktest filter=net_l2reflect",
           qemu_extra=HUB + ["-device", "e1000e,netdev=h0", "-device", "virtio-net-pci,disable-modern=on,netdev=h1"],
           expect=[r"^TEST PASS net_l2reflect"]),
+    # Jumbo frames: two virtio-nets whose device MTU is 9000 (F_MTU). The
+    # longest frames span five 2 KiB receive buffers (mergeable buffers,
+    # joined by the driver) and a transmit buffer of their own size.
+    ktest("net-l2reflect-virtio-jumbo-q35-smp2", "the L2 reflector, two virtio-nets with MTU 9000: mergeable buffers",
+          cores=2, machine="q35", cmdline="app=ktest filter=net_l2reflect",
+          qemu_extra=HUB + ["-device", "virtio-net-pci,disable-legacy=on,host_mtu=9000,netdev=h0",
+                            "-device", "virtio-net-pci,disable-legacy=on,host_mtu=9000,netdev=h1"],
+          expect=[r"^net0: virtio-net \(modern\) .* mtu 9000, .* mergeable buffers",
+                  r"^ktest: net_l2reflect: virtio-net reflected 500 frames of 74 to 9018 bytes",
+                  r"^TEST PASS net_l2reflect"]),
     Config("l2reflect-app", "app=l2reflect for a second on a virtio-net with no traffic: ready, counts, done",
            cores=2, nic="virtio-modern", cmdline="app=l2reflect seconds=1",
            expect=[r"^l2reflect: reflecting on net0 \(virtio-net, 1 queue pair, msi-x, mac [0-9a-f:]+\): ready$",

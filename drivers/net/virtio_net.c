@@ -13,8 +13,11 @@
 // offer ANY_LAYOUT), posted once and given back after each frame is
 // delivered. With mergeable receive buffers a frame longer than one buffer
 // spans several (the header's num_buffers) and is joined into the queue's
-// scratch buffer. Each transmit descriptor owns a VNET_BUF bounce buffer
-// the frame is copied into, header first.
+// scratch buffer: that is how a device's MTU above VNET_BUF (F_MTU, up to
+// VNET_MAX_MTU) is received. Each transmit bounce buffer holds one whole
+// frame behind its header (tx_buf bytes), the frame copied in; a pair has
+// VNET_TX_BYTES of them, so a larger MTU means fewer frames in flight, not
+// more memory.
 //
 // Interrupts: the receive queue's interrupt is on while the consumer has
 // it on (irq_enable); the transmit queue's only while a NETDEV_TX_BUSY
@@ -66,6 +69,8 @@ struct vnet_hdr {
 #define CTRL_OK 0
 
 #define VNET_BUF 2048
+#define VNET_MAX_MTU 9000       // a jumbo frame: the largest MTU taken from a device
+#define VNET_TX_BYTES (256 * VNET_BUF)  // transmit bounce buffers per pair
 #define VNET_QSIZE 256          // at most, per virtqueue (modern devices let us choose)
 #define VNET_CTRL_QSIZE 64
 
@@ -96,6 +101,7 @@ struct vnet {
     struct virtio_pci vp;
     uint64_t features;
     uint32_t hdr_len;           // 12, or 10 for a legacy device without mergeable buffers
+    uint32_t tx_buf;            // bytes of a transmit bounce buffer: a header and a whole frame
     bool mrg;
     bool split;                 // header and frame in separate descriptors
     enum pci_irq_mode irq;
@@ -234,7 +240,7 @@ static void tx_reclaim(struct vnet_queue *q)
         uint32_t len;
         uint8_t *b = vq_get_used(&q->tx, &len);
         if (b)
-            q->tx_free[q->tx_nfree++] = (uint16_t)((b - q->tx_bufs) / VNET_BUF);
+            q->tx_free[q->tx_nfree++] = (uint16_t)((uint32_t)(b - q->tx_bufs) / q->vn->tx_buf);
     }
 }
 
@@ -270,7 +276,7 @@ static enum netdev_xmit_result vnet_xmit(struct netdev *nd, uint16_t qi, const s
         q->tx_cb_on = false;
     }
     uint16_t slot = q->tx_free[--q->tx_nfree];
-    uint8_t *b = q->tx_bufs + (uint32_t)slot * VNET_BUF;
+    uint8_t *b = q->tx_bufs + (uint32_t)slot * vn->tx_buf;
     struct vnet_hdr *h = (struct vnet_hdr *)b;
     memset(h, 0, vn->hdr_len);
     if (csum) {
@@ -380,8 +386,10 @@ static const char *setup_pair(struct vnet *vn, uint16_t i, uint32_t cpu, uint16_
         return err;
     uint16_t nrx = vn->split ? q->rx.size / 2 : q->rx.size;
     uint16_t ntx = vn->split ? q->tx.size / 2 : q->tx.size;
+    if (ntx > VNET_TX_BYTES / vn->tx_buf)
+        ntx = (uint16_t)(VNET_TX_BYTES / vn->tx_buf);
     q->rx_bufs = dma_alloc((size_t)nrx * VNET_BUF, cpu);
-    q->tx_bufs = dma_alloc((size_t)ntx * VNET_BUF, cpu);
+    q->tx_bufs = dma_alloc((size_t)ntx * vn->tx_buf, cpu);
     q->tx_free = dma_alloc(sizeof(uint16_t) * ntx, cpu);
     q->scratch = dma_alloc(netdev_max_frame(&vn->nd), cpu);
     for (uint16_t k = 0; k < ntx; k++)
@@ -500,12 +508,16 @@ static void read_config(struct vnet *vn)
                                   (uint8_t)t };
         memcpy(nd->mac, mac, ETH_ALEN);
     }
+    // The device's MTU is the most it takes (5.1.4.1): a smaller one is
+    // used as it is, a larger one up to what the buffers hold.
     nd->mtu = 1500;
     if (vn->features & BIT(F_MTU)) {
-        uint16_t mtu = vp_config16(&vn->vp, CFG_MTU);
-        if (mtu >= 68 && (vn->mrg || mtu + ETH_HLEN + ETH_VLAN_HLEN + vn->hdr_len <= VNET_BUF))
-            nd->mtu = mtu;
+        uint32_t mtu = vp_config16(&vn->vp, CFG_MTU);
+        uint32_t most = vn->mrg ? VNET_MAX_MTU : VNET_BUF - vn->hdr_len - ETH_HLEN - ETH_VLAN_HLEN;
+        if (mtu >= 68)
+            nd->mtu = (uint16_t)(mtu < most ? mtu : most);
     }
+    vn->tx_buf = (vn->hdr_len + netdev_max_frame(nd) + 63) & ~63u;
     nd->features = 0;
     if (vn->features & BIT(F_CSUM))
         nd->features |= NETDEV_F_TX_CSUM;
