@@ -615,12 +615,13 @@ host: $(BUILD)/host/test_make
 
 # The L2 reflector from the host (tools/bench/l2floor.py --check): frames
 # sent over QEMU's dgram backend to app=l2reflect come back, every NIC
-# model; then, as root only (SKIP otherwise), a 4-queue virtio-net over a
-# tap in a namespace of its own spreads them over its queue pairs. Counts
-# only, never a rate.
+# model; then, as root only (SKIP otherwise), a multiqueue virtio-net over
+# a tap in a namespace of its own, a queue pair per vCPU at 1, 2, 4 and 8
+# vCPUs, spreads them over its pairs, each pair's interrupt on its own
+# core. Counts only, never a rate.
 $(BUILD)/host/test_l2floor: tools/bench/l2floor.py
 	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexport QEMU=%s\n%s %s --check --elf %s || exit 1\nexec %s %s --check --tap --smp 4 --frames 2000 --elf %s\n' \
+	$(Q)printf '#!/bin/sh\nexport QEMU=%s\n%s %s --check --elf %s || exit 1\nexec %s %s --check --tap --smp 1,2,4,8 --frames 2000 --elf %s\n' \
 	    '$(QEMU)' '$(PYTHON)' '$(abspath tools/bench/l2floor.py)' '$(abspath $(BUILD))/goro.elf' \
 	    '$(PYTHON)' '$(abspath tools/bench/l2floor.py)' '$(abspath $(BUILD))/goro.elf' > $@
 	$(Q)chmod +x $@

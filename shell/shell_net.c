@@ -96,12 +96,13 @@ int shell_cmd_net(int argc, char **argv)
         for (uint16_t q = 0; q < d->nqueues; q++) {
             const struct netdev_queue *nq = &d->queues[q];
             const struct netdev_qstats *s = &nq->stats;
-            kprintf("  %5u %4u %6s %10lu %10lu %8lu %10lu %10lu %8lu %8lu %10lu\n", q, nq->cpu,
-                    nq->vector ? "" : "polled", SNAPSHOT(s->rx_frames), SNAPSHOT(s->rx_bytes),
-                    SNAPSHOT(s->rx_dropped), SNAPSHOT(s->tx_frames), SNAPSHOT(s->tx_bytes),
-                    SNAPSHOT(s->tx_busy), SNAPSHOT(s->tx_dropped), SNAPSHOT(s->irqs));
+            char vector[8] = "polled";
             if (nq->vector)
-                kprintf("  %5s %4s   0x%02x\n", "", "", nq->vector);
+                snprintf(vector, sizeof vector, "0x%02x", nq->vector);
+            kprintf("  %5u %4u %6s %10lu %10lu %8lu %10lu %10lu %8lu %8lu %10lu\n", q, nq->cpu, vector,
+                    SNAPSHOT(s->rx_frames), SNAPSHOT(s->rx_bytes), SNAPSHOT(s->rx_dropped),
+                    SNAPSHOT(s->tx_frames), SNAPSHOT(s->tx_bytes), SNAPSHOT(s->tx_busy),
+                    SNAPSHOT(s->tx_dropped), SNAPSHOT(s->irqs));
         }
     }
     return 0;
@@ -144,6 +145,10 @@ static int l2reflect_main(int argc, char **argv)
     printf("l2reflect: reflecting on %s (%s, %u queue pair%s, %s, mac %02x:%02x:%02x:%02x:%02x:%02x): ready\n",
            d->name, d->driver, d->nqueues, d->nqueues == 1 ? "" : "s", d->irq_mode, d->mac[0], d->mac[1],
            d->mac[2], d->mac[3], d->mac[4], d->mac[5]);
+    printf("l2reflect: queue pairs' cores:");
+    for (uint16_t q = 0; q < d->nqueues; q++)
+        printf(" %u", d->queues[q].cpu);
+    printf("\n");
     struct l2reflect_stats last = { 0 }, now;
     uint64_t t0 = nanotime(), prev = t0;
     for (uint64_t s = 1; !seconds || s <= seconds; s++) {
@@ -153,9 +158,10 @@ static int l2reflect_main(int argc, char **argv)
         t = nanotime();
         l2reflect_stats(d, &now);
         uint64_t dt = t - prev;
-        printf("l2reflect: %lu s: %lu frames/s reflected, %lu dropped, %lu interrupts; per queue:", s,
+        printf("l2reflect: %lu s: %lu frames/s reflected, %lu dropped, %lu interrupts (%lu off their "
+               "queue's core so far); per queue:", s,
                (uint64_t)((now.reflected - last.reflected) * SEC / (dt ? dt : 1)), now.dropped - last.dropped,
-               now.interrupts - last.interrupts);
+               now.interrupts - last.interrupts, now.off_core);
         for (uint16_t q = 0; q < d->nqueues; q++)
             printf(" %lu", now.queue_reflected[q]);
         printf("\n");
@@ -164,8 +170,8 @@ static int l2reflect_main(int argc, char **argv)
     }
     l2reflect_stop(d);
     l2reflect_stats(d, &now);
-    printf("l2reflect: done: %lu frames reflected, %lu dropped, %lu interrupts, %lu requeued; per queue:",
-           now.reflected, now.dropped, now.interrupts, now.requeued);
+    printf("l2reflect: done: %lu frames reflected, %lu dropped, %lu interrupts (%lu off their queue's core), "
+           "%lu requeued; per queue:", now.reflected, now.dropped, now.interrupts, now.off_core, now.requeued);
     for (uint16_t q = 0; q < d->nqueues; q++)
         printf(" %lu", now.queue_reflected[q]);
     printf("\n");

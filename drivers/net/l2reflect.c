@@ -26,6 +26,7 @@
 struct counters {
     // the queue's interrupt handler (one core at a time)
     uint64_t reflected, dropped, interrupts, requeued;
+    uint64_t off_core;          // interrupts that reached another core than the queue's
 };
 
 struct reflector {
@@ -65,6 +66,8 @@ static void ready(void *ctx, struct netdev *dev, uint16_t q, uint32_t events)
         return;
     struct pass p = { dev, q, &r->q[q] };
     netdev_stat_add(&p.c->interrupts, 1);
+    if (cpu_index() != dev->queues[q].cpu)
+        netdev_stat_add(&p.c->off_core, 1);
     for (int round = 0; round < ROUNDS; round++) {
         if (dev->ops->rx_poll(dev, q, BUDGET, reflect, &p) < BUDGET && dev->ops->irq_enable(dev, q))
             return;
@@ -125,5 +128,6 @@ void l2reflect_stats(const struct netdev *dev, struct l2reflect_stats *out)
         out->dropped += __atomic_load_n(&c->dropped, __ATOMIC_RELAXED);     // relaxed: as above
         out->interrupts += __atomic_load_n(&c->interrupts, __ATOMIC_RELAXED);  // relaxed: as above
         out->requeued += __atomic_load_n(&c->requeued, __ATOMIC_RELAXED);   // relaxed: as above
+        out->off_core += __atomic_load_n(&c->off_core, __ATOMIC_RELAXED);   // relaxed: as above
     }
 }

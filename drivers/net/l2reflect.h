@@ -25,6 +25,7 @@ struct l2reflect_stats {
     uint64_t dropped;           // frames the transmit ring had no room for
     uint64_t interrupts;        // ready calls
     uint64_t requeued;          // times a busy queue was left to a self-interrupt
+    uint64_t off_core;          // ready calls on another core than the queue's (netdev_queue.cpu)
     uint64_t queue_reflected[NETDEV_MAX_QUEUES];    // reflected, per queue pair
 };
 void l2reflect_stats(const struct netdev *dev, struct l2reflect_stats *out);

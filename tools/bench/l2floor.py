@@ -10,6 +10,7 @@ sends frames from the host and counts what comes back.
                            [--window 32] [--size 64] [--runs 3]
     tools/bench/l2floor.py --check         # make test's host test: every frame back
     tools/bench/l2floor.py --tap --smp 4 --queues 4   # as root: multiqueue over a tap
+    tools/bench/l2floor.py --check --tap --smp 1,2,4,8   # make test's: each vCPU count in turn
 
 The NIC's backend is QEMU's dgram netdev: each Ethernet frame is one UDP
 datagram between QEMU's port and this tool's on 127.0.0.1, both picked
@@ -36,8 +37,10 @@ as UDP datagrams between 198.18.0.1 and 198.18.0.2 from --flows source
 ports, so the tap spreads them over its queues by flow hash; the guest
 reflects each on the queue it came in on. The BENCH line adds queues= and
 the guest's count per queue pair (queue_frames=a/b/c/d); --check with
---tap asserts every frame came back and at least two queue pairs carried
-some.
+--tap asserts every frame came back, at least two queue pairs carried
+some, pair i's interrupt was aimed at core i, and every interrupt reached
+the core its pair's was aimed at. --smp takes a comma-separated list of
+vCPU counts: each is run in turn.
 
 Python 3 standard library only.
 """
@@ -236,10 +239,20 @@ class TapGuest:
         return int(m.group(1)), float(m.group(2))
 
     def queue_counts(self):
-        """The guest's count per queue pair, from its latest per-second line."""
+        """The guest's count per queue pair and its count of interrupts off
+        their queue's core, from its latest per-second line."""
         time.sleep(1.5)
         for line in reversed(self.lines):
-            m = re.match(r"^l2reflect: \d+ s: .*; per queue:([\d ]+)$", line)
+            m = re.match(r"^l2reflect: \d+ s: .*\((\d+) off their queue's core so far\); per queue:([\d ]+)$",
+                         line)
+            if m:
+                return [int(x) for x in m.group(2).split()], int(m.group(1))
+        return [], -1
+
+    def queue_cores(self):
+        """The core each queue pair's interrupt is aimed at, as the guest said."""
+        for line in self.lines:
+            m = re.match(r"^l2reflect: queue pairs' cores:([\d ]+)$", line)
             if m:
                 return [int(x) for x in m.group(1).split()]
         return []
@@ -263,17 +276,26 @@ def tap_bench(opts):
         for _ in range(1 if opts.check else opts.runs):
             load = host_load()
             back, secs = g.run(opts.frames, opts.window, opts.size, opts.flows)
-            per_queue = g.queue_counts()
+            per_queue, off_core = g.queue_counts()
             used = sum(1 for c in per_queue if c)
             if opts.check:
-                name = f"l2floor/tap-mq{g.queues}"
-                if back != opts.frames or used < min(2, g.queues):
-                    print(f"FAIL {name}: {back} of {opts.frames} frames back, {used} queue pairs used "
-                          f"({'/'.join(map(str, per_queue))})")
+                name = f"l2floor/tap-mq{g.queues}-smp{opts.smp}"
+                cores, want = g.queue_cores(), list(range(min(g.queues, opts.smp)))
+                problems = []
+                if back != opts.frames:
+                    problems.append(f"{back} of {opts.frames} frames back")
+                if used < min(2, g.queues):
+                    problems.append(f"{used} queue pairs used ({'/'.join(map(str, per_queue))})")
+                if cores != want:
+                    problems.append(f"queue pairs' cores {cores}, expected {want}")
+                if off_core != 0:
+                    problems.append(f"{off_core} interrupts off their queue's core")
+                if problems:
+                    print(f"FAIL {name}: {'; '.join(problems)}")
                     failed += 1
                 else:
                     print(f"PASS {name}: {back} frames back over {used} of {g.queues} queue pairs "
-                          f"({'/'.join(map(str, per_queue))})")
+                          f"({'/'.join(map(str, per_queue))}), each interrupt on its pair's core")
                 continue
             print(f"BENCH l2floor nic=virtio-modern-tap vcpus={opts.smp} queues={g.queues} size={opts.size} "
                   f"window={opts.window} flows={opts.flows} frames={opts.frames} pps={back / secs:.0f} "
@@ -349,7 +371,7 @@ def main():
     ap = qemu.image_argparser(__doc__)
     ap.add_argument("--nic", default="virtio-modern",
                     help="comma-separated NIC models (tools/run/qemu.py NIC_MODELS)")
-    ap.add_argument("--smp", type=int, default=2)
+    ap.add_argument("--smp", default="2", help="vCPUs; a comma-separated list runs each in turn")
     ap.add_argument("--machine", default="q35")
     ap.add_argument("--frames", type=int, default=50000)
     ap.add_argument("--window", type=int, default=32)
@@ -366,12 +388,18 @@ def main():
         ap.error("--size: 60..1514")
     if opts.tap_sender:
         return tap_sender(opts)
-    if opts.tap:
-        if os.geteuid() != 0:
-            print("SKIP l2floor/tap: needs root (a network namespace and a tap)")
-            return 0
-        return tap_bench(opts)
-    return check(opts) if opts.check else bench(opts)
+    try:
+        smps = [int(x) for x in opts.smp.split(",")]
+    except ValueError:
+        ap.error("--smp: a vCPU count, or several separated by commas")
+    if opts.tap and os.geteuid() != 0:
+        print("SKIP l2floor/tap: needs root (a network namespace and a tap)")
+        return 0
+    rc = 0
+    for smp in smps:
+        opts.smp = smp
+        rc |= tap_bench(opts) if opts.tap else check(opts) if opts.check else bench(opts)
+    return rc
 
 
 if __name__ == "__main__":
