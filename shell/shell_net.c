@@ -112,22 +112,25 @@ int shell_cmd_net(int argc, char **argv)
 
 #define SEC 1000000000ul
 
-// l2reflect [net=N] [seconds=S]: reflects every frame netN receives back
-// to its sender, MACs swapped, from the interrupt, for S seconds (0, the
-// default: until the machine stops), printing each second's rate and each
-// queue pair's count so far. A host tool sends the frames and counts what
-// comes back (tools/bench/l2floor.py).
+// l2reflect [net=N] [seconds=S] [csum=1]: reflects every frame netN
+// receives back to its sender, MACs swapped, from the interrupt, for S
+// seconds (0, the default: until the machine stops), printing each
+// second's rate and each queue pair's count so far; csum=1 leaves each UDP
+// datagram's checksum to the device (L2REFLECT_CSUM). A host tool sends
+// the frames and counts what comes back (tools/bench/l2floor.py).
 static int l2reflect_main(int argc, char **argv)
 {
-    uint64_t idx = 0, seconds = 0;
+    uint64_t idx = 0, seconds = 0, csum = 0;
     for (int i = 1; i < argc; i++) {
         bool ok = false;
         if (!strncmp(argv[i], "net=", 4))
             ok = shell_parse_u64(argv[i] + 4, &idx) && idx < NETDEV_MAX;
         else if (!strncmp(argv[i], "seconds=", 8))
             ok = shell_parse_u64(argv[i] + 8, &seconds);
+        else if (!strncmp(argv[i], "csum=", 5))
+            ok = shell_parse_u64(argv[i] + 5, &csum) && csum <= 1;
         if (!ok) {
-            printf("l2reflect: unknown argument \"%s\" (net=N, seconds=S)\n", argv[i]);
+            printf("l2reflect: unknown argument \"%s\" (net=N, seconds=S, csum=0|1)\n", argv[i]);
             return 2;
         }
     }
@@ -138,13 +141,16 @@ static int l2reflect_main(int argc, char **argv)
     }
     for (int i = 0; i < 600 && !netdev_link_up(d); i++)
         sleep_ns(SEC / 10);
-    if (!l2reflect_start(d)) {
+    if (!l2reflect_start(d, csum ? L2REFLECT_CSUM : 0)) {
         printf("l2reflect: %s has another consumer, or a queue without an interrupt (nic_irq=none)\n", d->name);
         return 1;
     }
     printf("l2reflect: reflecting on %s (%s, %u queue pair%s, %s, mac %02x:%02x:%02x:%02x:%02x:%02x): ready\n",
            d->name, d->driver, d->nqueues, d->nqueues == 1 ? "" : "s", d->irq_mode, d->mac[0], d->mac[1],
            d->mac[2], d->mac[3], d->mac[4], d->mac[5]);
+    if (csum)
+        printf("l2reflect: UDP checksums %s\n",
+               l2reflect_csum(d) ? "made by the device" : "left as they came: the NIC makes none");
     printf("l2reflect: queue pairs' cores:");
     for (uint16_t q = 0; q < d->nqueues; q++)
         printf(" %u", d->queues[q].cpu);
@@ -159,9 +165,12 @@ static int l2reflect_main(int argc, char **argv)
         l2reflect_stats(d, &now);
         uint64_t dt = t - prev;
         printf("l2reflect: %lu s: %lu frames/s reflected, %lu dropped, %lu interrupts (%lu off their "
-               "queue's core so far); per queue:", s,
+               "queue's core so far)", s,
                (uint64_t)((now.reflected - last.reflected) * SEC / (dt ? dt : 1)), now.dropped - last.dropped,
                now.interrupts - last.interrupts, now.off_core);
+        if (csum)
+            printf(", checksums: %lu known on receive, %lu made by the device", now.csum_known, now.csum_asked);
+        printf("; per queue:");
         for (uint16_t q = 0; q < d->nqueues; q++)
             printf(" %lu", now.queue_reflected[q]);
         printf("\n");

@@ -579,7 +579,7 @@ KTEST(net_l2reflect)
     uint64_t end = nanotime() + KT_STALL_NS;
     while ((!netdev_link_up(refl) || !netdev_link_up(snd)) && nanotime() < end)
         sleep_ns(1000000);
-    bool started = l2reflect_start(refl);
+    bool started = l2reflect_start(refl, 0);
     uint32_t sent = 0;
     uint64_t last_move = nanotime(), last_got = 0;
     while (started && e.got < REFLECT_FRAMES && nanotime() - last_move < KT_STALL_NS) {

@@ -42,6 +42,15 @@ some, pair i's interrupt was aimed at core i, and every interrupt reached
 the core its pair's was aimed at. --smp takes a comma-separated list of
 vCPU counts: each is run in turn.
 
+--csum (with --tap; always on with --check): checksum offload both ways.
+The sender's packet socket speaks virtio's header (PACKET_VNET_HDR): each
+datagram goes out with its checksum left to fill in (NEEDS_CSUM, the
+field holding the pseudo-header's sum), which the tap hands the guest as
+it is; the guest (app=l2reflect csum=1) asks its device to make each
+checksum on the way back. What comes back is completed as its header says
+and must carry the right checksum; the guest's counts say every datagram
+arrived marked NETDEV_RX_CSUM_OK and went back with NETDEV_TX_CSUM.
+
 Python 3 standard library only.
 """
 import argparse
@@ -76,17 +85,39 @@ def free_udp_port():
     return port
 
 
-def ip_csum(b):
+def ones_sum(b):
+    """The folded 16-bit ones-complement sum of b (RFC 1071), not inverted."""
+    if len(b) % 2:
+        b += b"\0"
     s = sum(struct.unpack(f">{len(b) // 2}H", b))
     while s >> 16:
         s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
+    return s
 
 
-def frame(seq, size, flows=0):
+def ip_csum(b):
+    return ~ones_sum(b) & 0xFFFF
+
+
+UDP_CSUM_AT = 14 + 20 + 6               # where frame()'s UDP checksum sits
+
+
+def udp_pseudo(f):
+    """The pseudo-header's folded sum for frame f's UDP datagram."""
+    return ones_sum(f[26:34] + struct.pack(">HH", 17, len(f) - 34))
+
+
+def udp_csum(f):
+    """Frame f's UDP checksum as its sender makes it (0 becomes 0xFFFF)."""
+    s = ~ones_sum(struct.pack(">H", udp_pseudo(f)) + f[34:UDP_CSUM_AT] + b"\0\0" + f[UDP_CSUM_AT + 2:]) & 0xFFFF
+    return s or 0xFFFF
+
+
+def frame(seq, size, flows=0, csum=False):
     """Frame seq: flows 0, the experimental EtherType and the number; else
     an IPv4 UDP datagram 198.18.0.1 -> 198.18.0.2 from one of flows source
-    ports, the number in its payload."""
+    ports, the number in its payload, its checksum made with csum (else 0,
+    none)."""
     if not flows:
         head = GUEST_MAC + HOST_MAC + struct.pack(">HI", ETHERTYPE, seq)
     else:
@@ -97,19 +128,48 @@ def frame(seq, size, flows=0):
         udp = struct.pack(">HHHH", 20000 + seq % flows, 9, total - 20, 0)
         head = GUEST_MAC + HOST_MAC + struct.pack(">H", 0x0800) + ip + udp + struct.pack(">I", seq)
     body = bytes((seq + i) & 0xFF for i in range(size - len(head)))
-    return head + body
+    f = head + body
+    if flows and csum:
+        f = f[:UDP_CSUM_AT] + struct.pack(">H", udp_csum(f)) + f[UDP_CSUM_AT + 2:]
+    return f
 
 
-def check_echo(data, seq_expected, size, flows=0):
-    """The frame back: addresses swapped, the rest as sent. Its sequence
-    number, or None when it is not one of ours or is damaged."""
+def check_echo(data, seq_expected, size, flows=0, csum=False):
+    """The frame back: addresses swapped, the rest as sent (with csum, the
+    UDP checksum the right one). Its sequence number, or None when it is not
+    one of ours or is damaged."""
     if len(data) != size or data[:6] != HOST_MAC or data[6:12] != GUEST_MAC:
         return None
     at = 14 if not flows else 42
     seq = struct.unpack(">I", data[at:at + 4])[0]
-    if seq not in seq_expected or data[12:] != frame(seq, size, flows)[12:]:
+    if seq not in seq_expected or data[12:] != frame(seq, size, flows, csum)[12:]:
         return None
     return seq
+
+
+# virtio's header before each frame on a PACKET_VNET_HDR socket (struct
+# virtio_net_hdr, host byte order): flags, gso_type, hdr_len, gso_size,
+# csum_start, csum_offset.
+VNET_HDR = struct.Struct("=BBHHHH")
+NEEDS_CSUM = 1
+SOL_PACKET = 263                # <linux/socket.h>; the socket module lacks it
+PACKET_VNET_HDR = 15            # <linux/if_packet.h>
+
+
+def vnet_out(f):
+    """Frame f (checksum made) as sent with its checksum left to fill in."""
+    partial = f[:UDP_CSUM_AT] + struct.pack(">H", udp_pseudo(f)) + f[UDP_CSUM_AT + 2:]
+    return VNET_HDR.pack(NEEDS_CSUM, 0, 0, 0, UDP_CSUM_AT - 6, 6) + partial
+
+
+def vnet_in(data):
+    """A frame read with its virtio header: the checksum it asks for made."""
+    flags, _, _, _, start, off = VNET_HDR.unpack_from(data)
+    f = data[VNET_HDR.size:]
+    if flags & NEEDS_CSUM and start + off + 2 <= len(f):
+        s = ~ones_sum(f[start:]) & 0xFFFF
+        f = f[:start + off] + struct.pack(">H", s or 0xFFFF) + f[start + off + 2:]
+    return f
 
 
 class Guest:
@@ -150,15 +210,17 @@ class Guest:
         return closed_loop(self.sock, lambda f: self.sock.sendto(f, to), frames, window, size, 0)
 
 
-def closed_loop(sock, send, frames, window, size, flows):
+def closed_loop(sock, send, frames, window, size, flows, csum=False):
     """Sends frames through send, window in flight, each answered on sock;
     returns (frames back, seconds). A frame that does not come back within
-    STALL_S of the last one that did is lost."""
+    STALL_S of the last one that did is lost. csum: sock speaks virtio's
+    header, and each frame leaves with its UDP checksum to fill in."""
     outstanding, sent, back = set(), 0, 0
     t0 = last = time.monotonic()
     while back < frames:
         while sent < frames and len(outstanding) < window:
-            send(frame(sent, size, flows))
+            f = frame(sent, size, flows, csum)
+            send(vnet_out(f) if csum else f)
             outstanding.add(sent)
             sent += 1
         ready, _, _ = select.select([sock], [], [], 1.0)
@@ -167,7 +229,9 @@ def closed_loop(sock, send, frames, window, size, flows):
                 break
             continue
         data = sock.recv(4096)
-        seq = check_echo(data, outstanding, size, flows)
+        if csum:
+            data = vnet_in(data)
+        seq = check_echo(data, outstanding, size, flows, csum)
         if seq is not None:
             outstanding.discard(seq)
             back += 1
@@ -190,12 +254,15 @@ class TapGuest:
         self.ns, self.tap = tag, (tag + "t")[:15]
         self.queues = opts.queues or opts.smp
         self.group, self.log = group, []
+        self.sent = 0                   # frames sent by every run so far
         nic = (f"tap,id=n0,ifname={self.tap},script=no,downscript=no,queues={self.queues},vhost=off")
         device = f"virtio-net-pci,disable-legacy=on,netdev=n0,mq=on,vectors={2 * self.queues + 2}"
         cmd = qemu.argv(opts.smp, "512M", machine=opts.machine, serial="stdio",
                         extra=["-netdev", nic, "-device", device])
+        self.csum = opts.csum
         self.cmd = ["ip", "netns", "exec", self.ns] + cmd + \
-            qemu.kernel_boot(qemu.image(opts), f"app=l2reflect gomaxprocs={opts.smp}")
+            qemu.kernel_boot(qemu.image(opts), f"app=l2reflect gomaxprocs={opts.smp}"
+                                               f"{' csum=1' if opts.csum else ''}")
 
     def __enter__(self):
         sh("ip", "netns", "add", self.ns)
@@ -231,23 +298,33 @@ class TapGuest:
         (frames back, seconds)."""
         out = subprocess.run(["ip", "netns", "exec", self.ns, sys.executable, os.path.abspath(__file__),
                               "--tap-sender", self.tap, "--frames", str(frames), "--window", str(window),
-                              "--size", str(size), "--flows", str(flows)],
+                              "--size", str(size), "--flows", str(flows)] + (["--csum"] if self.csum else []),
                              capture_output=True, text=True, timeout=STALL_S * 4 + frames)
         m = re.search(r"^SENT back=(\d+) secs=([\d.]+)$", out.stdout, re.M)
         if not m:
             raise RuntimeError(f"the sender failed: {out.stdout} {out.stderr}")
+        self.sent += frames
         return int(m.group(1)), float(m.group(2))
 
     def queue_counts(self):
-        """The guest's count per queue pair and its count of interrupts off
-        their queue's core, from its latest per-second line."""
-        time.sleep(1.5)
-        for line in reversed(self.lines):
-            m = re.match(r"^l2reflect: \d+ s: .*\((\d+) off their queue's core so far\); per queue:([\d ]+)$",
-                         line)
-            if m:
-                return [int(x) for x in m.group(2).split()], int(m.group(1))
-        return [], -1
+        """From the guest's per-second line, the first to count every frame
+        sent so far (or the last within 10 s): its count per queue pair, of
+        interrupts off their queue's core, and of checksums known on receive
+        and made by the device ((0, 0) without --csum)."""
+        found, deadline = ([], -1, (0, 0)), time.monotonic() + 10
+        while time.monotonic() < deadline:
+            for line in reversed(self.lines):
+                m = re.match(r"^l2reflect: \d+ s: .*\((\d+) off their queue's core so far\)"
+                             r"(?:, checksums: (\d+) known on receive, (\d+) made by the device)?"
+                             r"; per queue:([\d ]+)$", line)
+                if m:
+                    found = ([int(x) for x in m.group(4).split()], int(m.group(1)),
+                             (int(m.group(2) or 0), int(m.group(3) or 0)))
+                    break
+            if sum(found[0]) >= self.sent:
+                break
+            time.sleep(0.5)
+        return found
 
     def queue_cores(self):
         """The core each queue pair's interrupt is aimed at, as the guest said."""
@@ -261,9 +338,11 @@ class TapGuest:
 def tap_sender(opts):
     """Inside the namespace: a packet socket on the tap."""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+    if opts.csum:
+        s.setsockopt(SOL_PACKET, PACKET_VNET_HDR, 1)
     s.bind((opts.tap_sender, 0))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 22)
-    back, secs = closed_loop(s, s.send, opts.frames, opts.window, opts.size, opts.flows)
+    back, secs = closed_loop(s, s.send, opts.frames, opts.window, opts.size, opts.flows, opts.csum)
     print(f"SENT back={back} secs={secs:.3f}", flush=True)
     return 0
 
@@ -276,7 +355,7 @@ def tap_bench(opts):
         for _ in range(1 if opts.check else opts.runs):
             load = host_load()
             back, secs = g.run(opts.frames, opts.window, opts.size, opts.flows)
-            per_queue, off_core = g.queue_counts()
+            per_queue, off_core, (known, made) = g.queue_counts()
             used = sum(1 for c in per_queue if c)
             if opts.check:
                 name = f"l2floor/tap-mq{g.queues}-smp{opts.smp}"
@@ -290,12 +369,18 @@ def tap_bench(opts):
                     problems.append(f"queue pairs' cores {cores}, expected {want}")
                 if off_core != 0:
                     problems.append(f"{off_core} interrupts off their queue's core")
+                # Only the tool's frames are IPv4 UDP datagrams (the
+                # namespace's own are IPv6 neighbour discovery, if any).
+                if opts.csum and not (made == g.sent and known >= g.sent):
+                    problems.append(f"of {g.sent} datagrams sent, {known} arrived with their checksum "
+                                    f"known and {made} left with it made by the device")
                 if problems:
                     print(f"FAIL {name}: {'; '.join(problems)}")
                     failed += 1
                 else:
                     print(f"PASS {name}: {back} frames back over {used} of {g.queues} queue pairs "
-                          f"({'/'.join(map(str, per_queue))}), each interrupt on its pair's core")
+                          f"({'/'.join(map(str, per_queue))}), each interrupt on its pair's core"
+                          f"{', checksums offloaded both ways' if opts.csum else ''}")
                 continue
             print(f"BENCH l2floor nic=virtio-modern-tap vcpus={opts.smp} queues={g.queues} size={opts.size} "
                   f"window={opts.window} flows={opts.flows} frames={opts.frames} pps={back / secs:.0f} "
@@ -382,6 +467,8 @@ def main():
     ap.add_argument("--queues", type=int, default=0, help="--tap: queue pairs (default: one per vCPU)")
     ap.add_argument("--flows", type=int, default=64, help="--tap: UDP source ports the frames come from")
     ap.add_argument("--ns-prefix", default="goro-l2f", help="--tap: the namespace's name starts so")
+    ap.add_argument("--csum", action="store_true",
+                    help="--tap: checksum offload both ways (always on with --check)")
     ap.add_argument("--tap-sender", default="", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if not 60 <= opts.size <= 1514:
@@ -392,6 +479,8 @@ def main():
         smps = [int(x) for x in opts.smp.split(",")]
     except ValueError:
         ap.error("--smp: a vCPU count, or several separated by commas")
+    if opts.tap and opts.check:
+        opts.csum = True
     if opts.tap and os.geteuid() != 0:
         print("SKIP l2floor/tap: needs root (a network namespace and a tap)")
         return 0
