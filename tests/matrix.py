@@ -332,6 +332,20 @@ NET_CONFIGS = [
           expect=[r"^net0: virtio-net \(modern\) .* mtu 9000, .* mergeable buffers",
                   r"^ktest: net_l2reflect: virtio-net reflected 500 frames of 74 to 9018 bytes",
                   r"^TEST PASS net_l2reflect"]),
+    # Frames longer than the reflector's MTU between ones it takes, from a
+    # virtio-net with MTU 9000: dropped, never delivered, the rest back.
+    ktest("net-l2reflect-oversize-virtio-q35-smp2", "frames past a virtio-net's MTU: dropped and counted",
+          cores=2, machine="q35", cmdline="app=ktest filter=net_l2reflect",
+          qemu_extra=HUB + ["-device", "virtio-net-pci,disable-legacy=on,netdev=h0",
+                            "-device", "virtio-net-pci,disable-legacy=on,host_mtu=9000,netdev=h1"],
+          expect=[r"^ktest: net_l2reflect_oversize: virtio-net reflected 250 frames, 250 of 250 too long",
+                  r"^TEST PASS net_l2reflect_oversize", r"^TEST PASS net_l2reflect "]),
+    ktest("net-l2reflect-oversize-e1000e-pc-smp2", "frames past an e1000e's MTU: dropped by the device",
+          cores=2, cmdline="app=ktest filter=net_l2reflect",
+          qemu_extra=HUB + ["-device", "e1000e,netdev=h0",
+                            "-device", "virtio-net-pci,disable-modern=on,host_mtu=9000,netdev=h1"],
+          expect=[r"^ktest: net_l2reflect_oversize: e1000e reflected 250 frames",
+                  r"^TEST PASS net_l2reflect_oversize", r"^TEST PASS net_l2reflect "]),
     # The shell's pci and net commands: every function, its driver and
     # capabilities; -v its BARs and interrupts; each NIC and its queues.
     Config("shell-pci-net-q35", "the shell's pci, pci -v and net on q35 (ECAM): e1000e and virtio-net",
