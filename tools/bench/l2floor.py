@@ -11,6 +11,7 @@ sends frames from the host and counts what comes back.
     tools/bench/l2floor.py --check         # make test's host test: every frame back
     tools/bench/l2floor.py --tap --smp 4 --queues 4   # as root: multiqueue over a tap
     tools/bench/l2floor.py --check --tap --smp 1,2,4,8   # make test's: each vCPU count in turn
+    tools/bench/l2floor.py --insn --frames 20000         # guest instructions per frame
 
 The NIC's backend is QEMU's dgram netdev: each Ethernet frame is one UDP
 datagram between QEMU's port and this tool's on 127.0.0.1, both picked
@@ -41,6 +42,20 @@ the guest's count per queue pair (queue_frames=a/b/c/d); --check with
 some, pair i's interrupt was aimed at core i, and every interrupt reached
 the core its pair's was aimed at. --smp takes a comma-separated list of
 vCPU counts: each is run in turn.
+
+--insn: instead of a rate, the guest's instructions per reflected frame,
+counted by the insncount plugin (make insncount), which does not move
+with the host's load: two boots of app=l2reflect seconds=--insn-seconds
+per NIC model, one given no frames and one --frames, each ending with the
+plugin's count of every instruction every vCPU ran (its END line); the
+difference over the frames is the driver's, the reflector's and the
+interrupts' cost of a frame, one INSN line per model:
+
+    INSN l2floor nic=virtio-modern vcpus=2 size=64 frames=20000 insn_per_frame=2345 idle_insn=... loaded_insn=...
+
+Both boots run the same wall-clock time, so what idle cores execute meanwhile
+(timer ticks, sysmon) is in both and cancels, up to its jitter; the
+idle boot's total says how large that is.
 
 --csum (with --tap; always on with --check): checksum offload both ways.
 The sender's packet socket speaks virtio's header (PACKET_VNET_HDR): each
@@ -175,15 +190,15 @@ def vnet_in(data):
 class Guest:
     """goro with app=l2reflect on one NIC whose frames reach this tool."""
 
-    def __init__(self, elf, nic, smp, machine, group):
+    def __init__(self, elf, nic, smp, machine, group, args="", plugin=()):
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(("127.0.0.1", 0))
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
         mine = self.sock.getsockname()[1]
         self.qemu_port = free_udp_port()
         cmd = qemu.argv(smp, "512M", machine=machine, serial="stdio",
-                        extra=qemu.nic_argv(nic, "dgram", dgram=(self.qemu_port, mine)))
-        self.cmd = cmd + qemu.kernel_boot(elf, "app=l2reflect")
+                        extra=qemu.nic_argv(nic, "dgram", dgram=(self.qemu_port, mine)) + list(plugin))
+        self.cmd = cmd + qemu.kernel_boot(elf, f"app=l2reflect {args}".strip())
         self.group = group
         self.log = []
 
@@ -397,9 +412,9 @@ def host_load():
         return -1.0
 
 
-def start(opts, nic, group, tries=3):
+def start(opts, nic, group, tries=3, args="", plugin=()):
     for i in range(tries):
-        g = Guest(qemu.image(opts), nic, opts.smp, opts.machine, group)
+        g = Guest(qemu.image(opts), nic, opts.smp, opts.machine, group, args, plugin)
         try:
             return g.__enter__()
         except RuntimeError as e:
@@ -422,6 +437,46 @@ def bench(opts):
                       f"host_load={load:.2f}", flush=True)
         finally:
             g.__exit__(None, None, None)
+    return 0
+
+
+def insn_total(log):
+    """The plugin's END count of every instruction every vCPU ran."""
+    with open(log) as f:
+        m = re.search(r"^INSNCOUNT END total=(\d+)", f.read(), re.M)
+    if not m:
+        raise RuntimeError(f"{log}: no INSNCOUNT END line")
+    return int(m.group(1))
+
+
+def insn(opts):
+    """Guest instructions per reflected frame, each NIC model (see --insn)."""
+    plugin = os.path.abspath(opts.plugin)
+    if not os.path.exists(plugin):
+        print(f"l2floor: no {plugin} (make insncount)", file=sys.stderr)
+        return 1
+    group = qemu.Group()
+    for nic in opts.nic.split(","):
+        totals = []
+        for frames in (0, opts.frames):
+            log = os.path.join(os.path.dirname(plugin), f"l2floor-{nic}-{frames}.log")
+            g = start(opts, nic, group, args=f"seconds={opts.insn_seconds}",
+                      plugin=qemu.plugin_argv(plugin, log))
+            try:
+                t0 = time.monotonic()
+                back = g.run(frames, opts.window, opts.size)[0] if frames else 0
+                if back != frames:
+                    raise RuntimeError(f"{nic}: {back} of {frames} frames back")
+                if time.monotonic() - t0 > opts.insn_seconds / 2:
+                    raise RuntimeError(f"{nic}: the frames took more than half of --insn-seconds; raise it")
+                g.proc.stdout.read()                # to the guest's end: seconds= stops it
+                g.proc.wait()
+            finally:
+                g.__exit__(None, None, None)
+            totals.append(insn_total(log))
+        print(f"INSN l2floor nic={nic} vcpus={opts.smp} size={opts.size} frames={opts.frames} "
+              f"insn_per_frame={(totals[1] - totals[0]) / opts.frames:.0f} idle_insn={totals[0]} "
+              f"loaded_insn={totals[1]}", flush=True)
     return 0
 
 
@@ -467,6 +522,10 @@ def main():
     ap.add_argument("--queues", type=int, default=0, help="--tap: queue pairs (default: one per vCPU)")
     ap.add_argument("--flows", type=int, default=64, help="--tap: UDP source ports the frames come from")
     ap.add_argument("--ns-prefix", default="goro-l2f", help="--tap: the namespace's name starts so")
+    ap.add_argument("--insn", action="store_true", help="guest instructions per frame (the insncount plugin)")
+    ap.add_argument("--insn-seconds", type=int, default=30, help="--insn: each boot's length")
+    ap.add_argument("--plugin", default=os.path.join(ROOT, "build", "insncount", "libinsncount.so"),
+                    help="--insn: the insncount plugin")
     ap.add_argument("--csum", action="store_true",
                     help="--tap: checksum offload both ways (always on with --check)")
     ap.add_argument("--tap-sender", default="", help=argparse.SUPPRESS)
@@ -487,7 +546,8 @@ def main():
     rc = 0
     for smp in smps:
         opts.smp = smp
-        rc |= tap_bench(opts) if opts.tap else check(opts) if opts.check else bench(opts)
+        rc |= (tap_bench(opts) if opts.tap else check(opts) if opts.check else insn(opts) if opts.insn
+               else bench(opts))
     return rc
 
 
