@@ -42,7 +42,7 @@ KERNEL_C := kernel/main.c kernel/boot_timeline.c kernel/console.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
-            kernel/irqwait.c kernel/trace.c kernel/profile.c kernel/metrics.c kernel/inject.c
+            kernel/irqwait.c kernel/netpoll.c kernel/trace.c kernel/profile.c kernel/metrics.c kernel/inject.c
 
 # The shell and the console input it reads (docs/console.md): kernel code,
 # in a folder of its own above the scheduler.
@@ -72,7 +72,7 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_clock.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_chan_pages.c tests/kernel/test_sync.c \
-           tests/kernel/test_numa.c tests/kernel/test_malloc.c tests/kernel/test_irqwait.c tests/kernel/test_timer_watch.c tests/kernel/test_timer_modify.c \
+           tests/kernel/test_numa.c tests/kernel/test_malloc.c tests/kernel/test_irqwait.c tests/kernel/test_netpoll.c tests/kernel/test_timer_watch.c tests/kernel/test_timer_modify.c \
            tests/kernel/go_proc_test.c tests/kernel/test_sched_races.c \
            tests/kernel/go_chan_test.c tests/kernel/go_select_test.c tests/kernel/go_sema_test.c tests/kernel/go_sync_test.c \
            tests/kernel/go_time_test.c \

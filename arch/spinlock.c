@@ -72,6 +72,8 @@ static const struct {
     enum lock_nest nest;
 } ranks[LOCK_RANK_COUNT] = {
     [LOCK_RANK_NONE] = { "no rank (uninitialised)", NEST_NEVER },
+    [LOCK_RANK_PDDEADLINE] = { "polldesc deadline", NEST_NEVER },
+    [LOCK_RANK_POLLDESC] = { "polldesc", NEST_NEVER },
     [LOCK_RANK_WAITQ] = { "wait queue", NEST_ADDRESS_ORDER },
     [LOCK_RANK_SCHED] = { "sched", NEST_NEVER },
     // timers_move holds two Ps' heaps only while the world is stopped, so

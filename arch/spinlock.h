@@ -22,6 +22,9 @@ enum lock_rank {
     LOCK_RANK_NONE,         // not a rank: a lock that was never initialised
     LOCK_RANK_GTIMER,       // a goroutine timer's stop and reset (kernel/timechan.c); takes
                             // its P's timer heap
+    LOCK_RANK_PDDEADLINE,   // a poll descriptor's deadline timers (kernel/netpoll.c); takes
+                            // the descriptor's lock, then its P's timer heap
+    LOCK_RANK_POLLDESC,     // a poll descriptor's closing flag and deadlines; takes nothing
     LOCK_RANK_WAITQ,        // a channel's, semaphore's or cond's wait queue (kernel/chan.h's
                             // word locks); readies Gs (sched). select holds several
                             // channels' at once, in address order

@@ -83,6 +83,7 @@
 #include "kernel/timer.h"
 #include "kernel/numa.h"
 #include "kernel/page.h"
+#include "kernel/netpoll.h"
 
 struct sched sched = { .lock = SPINLOCK_INIT("sched", LOCK_RANK_SCHED) };
 uint32_t scavenge_due;
@@ -425,7 +426,8 @@ static bool give_up_p(struct m *mp, struct g **found)
         spin_unlock(&sched.lock);
         return false;
     }
-    if (__atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE)) {        // pairs with ready_from_irq's release CAS
+    if (__atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE) ||       // pairs with ready_from_irq's release CAS
+        netpoll_pending()) {
         spin_unlock(&sched.lock);
         return false;
     }
@@ -440,7 +442,8 @@ static bool give_up_p(struct m *mp, struct g **found)
     if (mp->spinning) {
         mp->spinning = false;
         __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);  // full barrier before the re-check; pairs with wakep's fence
-        if (any_local_work() || __atomic_load_n(&sched.irqready, __ATOMIC_SEQ_CST)) {   // ordered after the decrement
+        if (any_local_work() || __atomic_load_n(&sched.irqready, __ATOMIC_SEQ_CST) ||   // ordered after the decrement
+            netpoll_pending()) {
             // Start a spinner for it, possibly this very M (then stopm
             // returns at once).
             __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // counted for startm's M, as wakep's CAS does
@@ -490,6 +493,10 @@ top:
             return gp;
     }
     if ((gp = irqready_take(pp)))
+        return gp;
+    // The network (kernel/netpoll.c, step 3): polled without waiting when
+    // it has work nobody took, before stealing.
+    if (netpoll_pending() && (gp = netpoll_find(pp)))
         return gp;
     // At most about half the busy Ps spin.
     uint32_t busy = sched.gomaxprocs - __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED);   // heuristic: racy

@@ -13,6 +13,7 @@
 #include "kernel/debugdelay.h"
 #include "lib/printf.h"
 #include "kernel/timer.h"
+#include "kernel/netpoll.h"
 
 static uint64_t next_look;          // TSC; 0 = asleep
 static uint64_t delay;
@@ -177,7 +178,8 @@ void sysmon_tick(uint64_t now)
     uint64_t look = __atomic_load_n(&next_look, __ATOMIC_RELAXED);   // a deadline only
     if (!look || now < look)
         return;
-    bool acted = retake(now);
+    bool acted = netpoll_sysmon(now);       // the network's Gs first: retake may preempt for them
+    acted |= retake(now);
     arch_clock_refine(now, false);      // the TSC's rate over a ten times longer window, when due
 #ifdef GORO_DEBUG
     irqoff_check(now);

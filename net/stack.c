@@ -33,6 +33,7 @@
 #include "net/sys_arch.h"
 #include "arch/arch.h"
 #include "goro.h"
+#include "kernel/netpoll.h"
 #include "kernel/timer.h"
 #include "lib/panic.h"
 #include "lib/printf.h"
@@ -47,7 +48,13 @@ static struct {
     uint32_t pending;           // NET_WORK_* bits for the holder
     // the holder only (read by net_assert_locked on any core)
     int32_t holder;             // core index of the holder, -1 when free
+    struct netpoll_list ready;  // goroutines the holder's work made ready
 } stack = { .holder = -1 };
+
+// A holder's rounds of posted work before it hands the rest to the
+// netpoller (netpoll_wake) and lets go: a flood of frames must not keep
+// one goroutine inside its unlock for ever.
+#define WORK_ROUNDS 16
 
 void net_lock(void)
 {
@@ -82,11 +89,18 @@ bool net_post(uint32_t what)
     return __atomic_load_n(&stack.locked, __ATOMIC_SEQ_CST);          // ordered after the post: see the essay
 }
 
-// Stack lock held: the posted work, and what lwIP queued for itself
-// (packets looped back to this machine), until there is none.
-static void do_work(void)
+struct netpoll_list *net_ready_list(void)
 {
-    for (;;) {
+    net_assert_locked();
+    return &stack.ready;
+}
+
+// Stack lock held: the posted work, and what lwIP queued for itself
+// (packets looped back to this machine), until there is none or
+// WORK_ROUNDS have gone by. True when work is left.
+static bool do_work(void)
+{
+    for (int round = 0; round < WORK_ROUNDS; round++) {
         uint32_t what = __atomic_exchange_n(&stack.pending, 0, __ATOMIC_ACQUIRE);   // pairs with net_post's seq-cst or
         if (what & NET_WORK_TIMERS)
             sys_check_timeouts();
@@ -99,24 +113,54 @@ static void do_work(void)
             }
         }
         if (!what && !looped)
-            return;
+            return false;
     }
+    return true;
 }
 
-void net_unlock(void)
+// Does the work, lets go, and moves the goroutines made ready to out.
+// After WORK_ROUNDS turns (a flood), what is left goes to the netpoller.
+static void unlock_to(struct netpoll_list *out)
 {
     net_assert_locked();
-    for (;;) {
-        do_work();
+    bool left;
+    for (int turns = 0;; turns++) {
+        left = do_work();
+        netpoll_list_move(out, &stack.ready);
         stack.holder = -1;
         __atomic_store_n(&stack.locked, 0, __ATOMIC_RELEASE);          // release: publishes the critical section
+        if (left)
+            break;
         __atomic_thread_fence(__ATOMIC_SEQ_CST);                        // the holder's half of the Dekker pair
-        if (!__atomic_load_n(&stack.pending, __ATOMIC_RELAXED) ||      // ordered by the fence above
-            __atomic_exchange_n(&stack.locked, 1, __ATOMIC_ACQUIRE))   // acquire: pairs with unlock's release; taken: its holder works
+        if (!__atomic_load_n(&stack.pending, __ATOMIC_RELAXED))        // ordered by the fence above
+            break;
+        if (turns >= WORK_ROUNDS) {
+            left = true;
+            break;
+        }
+        if (__atomic_exchange_n(&stack.locked, 1, __ATOMIC_ACQUIRE))   // acquire: pairs with unlock's release; taken: its holder works
             break;
         stack.holder = (int32_t)cpu_index();
     }
     preempt_enable();
+    if (left && !net_post(NET_WORK_RX))
+        netpoll_wake();         // the rest for the netpoller (kernel/netpoll.c)
+}
+
+void net_unlock(void)
+{
+    struct netpoll_list l = { 0 };
+    unlock_to(&l);
+    netpoll_ready_list(&l, false);
+}
+
+// The netpoller's poll (kernel/netpoll.h): any context, never waits.
+static bool stack_poll(struct netpoll_list *out)
+{
+    if (!net_trylock())
+        return false;           // the holder does the work
+    unlock_to(out);
+    return true;
 }
 
 // lwIP's timeouts (ARP, IP reassembly, DHCP, and TCP's 250 ms timer while
@@ -137,6 +181,7 @@ static void start_once(void *arg)
 {
     (void)arg;
     sys_arch_init();
+    netpoll_register(stack_poll);
     net_lock();
     lwip_init();                // the loopback interface, lo, at 127.0.0.1
     struct netif *lo = netif_find("lo0");

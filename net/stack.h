@@ -28,6 +28,11 @@ enum {
 };
 bool net_post(uint32_t what);
 
+// The stack lock's holder: the list its work readies goroutines onto
+// (lwIP's callbacks mark poll descriptors ready into it, netpoll_ready);
+// they run once the holder lets go.
+struct netpoll_list *net_ready_list(void);
+
 // Brings lwIP up (once; every entry of the network API calls it first):
 // the loopback interface at 127.0.0.1, lwIP's timers. From a goroutine.
 void net_start(void);
