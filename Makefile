@@ -52,7 +52,7 @@ SHELL_C := shell/shell.c shell/shell_run.c shell/shell_sched.c shell/shell_machi
 
 # The network stack (docs/net.md): goro's port of lwIP and its socket layer.
 # lwIP's own sources are not in the tree: see "lwIP" below.
-NET_C := net/stack.c net/netmem.c net/sys_arch.c
+NET_C := net/stack.c net/netmem.c net/sys_arch.c net/addr.c net/conn.c net/udp.c net/hooks.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
@@ -79,7 +79,7 @@ KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_
            tests/kernel/test_trace.c tests/kernel/test_tlb.c tests/kernel/test_x87.c tests/kernel/test_net.c
 
 # In-kernel tests that call lwIP itself, compiled with its headers (NET_CFLAGS).
-KTEST_NET_C := tests/kernel/test_net_port.c
+KTEST_NET_C := tests/kernel/test_net_port.c tests/kernel/go_net_test.c
 
 # An application from outside the tree: a directory of .c files or one file.
 # Each object is named after its source's absolute path, so two apps'

@@ -623,6 +623,105 @@ int irq_raise(uint8_t vector, int core);
 // core it reached has taken it).
 uint64_t irq_raised(uint8_t vector);
 
+// ---- network: Go's net in C (net/conn.c, net/udp.c; docs/net.md) ---------
+//
+// TCP and UDP over IPv4, with Go's semantics: a call that cannot proceed
+// parks the calling goroutine (holding no core) until the network, a
+// deadline or a close readies it. Call from a goroutine.
+//
+// Networks are "tcp"/"tcp4" and "udp"/"udp4". Addresses are "host:port":
+// host an IPv4 literal, "localhost", or empty (a listener: every address
+// of the machine; a dialer: this machine); port 0 in a listener picks a
+// free one (listener_addr says which).
+//
+// Results: an int or long that is >= 0 on success and one of the NET_E*
+// errors below otherwise (Go's error values, net_error(err) their text).
+// Deadlines are absolute nanotime() values (Go's time.Time); 0 means
+// none, and one not in the future makes the next (and any waiting) call
+// of that kind fail at once with NET_ETIMEOUT.
+//
+// C has no collector: a closed connection, listener or packet connection
+// still answers (NET_ECLOSED, as in Go) until the caller frees it with its
+// _free call, which waits for calls still in progress on other goroutines
+// and then returns its memory; nobody may use it afterwards. _free closes
+// first when that was not done.
+enum {
+    NET_EOF = -1,               // io.EOF: the peer closed its side (or CloseRead)
+    NET_ETIMEOUT = -2,          // os.ErrDeadlineExceeded, "i/o timeout": net_timeout() is true
+    NET_ECLOSED = -3,           // net.ErrClosed, "use of closed network connection"
+    NET_ECONNREFUSED = -4,      // "connection refused"
+    NET_ECONNRESET = -5,        // "connection reset by peer"
+    NET_EPIPE = -6,             // "broken pipe": a write after CloseWrite
+    NET_EADDRINUSE = -7,        // "address already in use"
+    NET_EADDR = -8,             // an address this API cannot parse
+    NET_ENETWORK = -9,          // a network other than tcp, tcp4, udp, udp4
+    NET_ENOBUFS = -10,          // the stack's memory budget is spent
+    NET_EUNREACH = -11,         // "network is unreachable": no route
+    NET_EMSGSIZE = -12,         // a datagram over 65,507 bytes
+    NET_ETIMEDOUT = -13,        // "connection timed out": the peer stopped answering (the stack
+                                // gave up retransmitting), or the stack ran out of memory for it;
+                                // net_timeout() is true, as for Go's ETIMEDOUT
+    NET_ENOTCONN = -14,         // "socket is not connected"
+};
+const char *net_error(long err);        // Go's text for err ("EOF", "i/o timeout", ...)
+bool net_timeout(long err);             // Go's net.Error Timeout()
+
+struct net_addr {
+    uint8_t ip[4];              // IPv4, in the order written (127.0.0.1: 127, 0, 0, 1)
+    uint16_t port;
+};
+// "A.B.C.D:port" into buf (at least 22 bytes for any address); its length.
+size_t net_addr_string(const struct net_addr *a, char *buf, size_t cap);
+
+typedef struct net_listener net_listener_t;    // Go's net.Listener (TCP)
+typedef struct net_conn net_conn_t;            // Go's net.Conn (*net.TCPConn)
+typedef struct net_pconn net_pconn_t;          // Go's net.PacketConn (*net.UDPConn)
+
+// Go's net.Listen, Listener.Accept, Close, Addr. listener_set_deadline is
+// TCPListener.SetDeadline (for accept).
+int net_listen(const char *network, const char *address, net_listener_t **l);
+int listener_accept(net_listener_t *l, net_conn_t **c);
+int listener_close(net_listener_t *l);
+void listener_free(net_listener_t *l);
+struct net_addr listener_addr(net_listener_t *l);
+int listener_set_deadline(net_listener_t *l, uint64_t t);
+
+// Go's net.Dial, net.DialTimeout (timeout_ns 0: none) and a Dialer with a
+// Deadline (a nanotime() value): the connect fails with NET_ETIMEOUT when
+// it is not established in time.
+int net_dial(const char *network, const char *address, net_conn_t **c);
+int net_dial_timeout(const char *network, const char *address, uint64_t timeout_ns, net_conn_t **c);
+int net_dial_deadline(const char *network, const char *address, uint64_t deadline, net_conn_t **c);
+
+// Go's Conn.Read: waits for data, then returns what there is (1..n
+// bytes); NET_EOF once the peer has closed and everything was read.
+long conn_read(net_conn_t *c, void *buf, size_t n);
+// Go's Conn.Write: returns n once all n bytes are queued for sending,
+// waiting for room as needed.
+long conn_write(net_conn_t *c, const void *buf, size_t n);
+// Go's Close, TCPConn.CloseRead and CloseWrite (a FIN: the peer reads EOF).
+int conn_close(net_conn_t *c);
+int conn_close_read(net_conn_t *c);
+int conn_close_write(net_conn_t *c);
+void conn_free(net_conn_t *c);
+int conn_set_deadline(net_conn_t *c, uint64_t t);
+int conn_set_read_deadline(net_conn_t *c, uint64_t t);
+int conn_set_write_deadline(net_conn_t *c, uint64_t t);
+struct net_addr conn_local_addr(net_conn_t *c);
+struct net_addr conn_remote_addr(net_conn_t *c);
+
+// Go's net.ListenPacket and PacketConn.ReadFrom, WriteTo, Close. A
+// datagram longer than n is cut to n bytes (the rest is lost, as Go's).
+int net_listen_packet(const char *network, const char *address, net_pconn_t **pc);
+long pconn_read_from(net_pconn_t *pc, void *buf, size_t n, struct net_addr *from);
+long pconn_write_to(net_pconn_t *pc, const void *buf, size_t n, const struct net_addr *to);
+int pconn_close(net_pconn_t *pc);
+void pconn_free(net_pconn_t *pc);
+int pconn_set_deadline(net_pconn_t *pc, uint64_t t);
+int pconn_set_read_deadline(net_pconn_t *pc, uint64_t t);
+int pconn_set_write_deadline(net_pconn_t *pc, uint64_t t);
+struct net_addr pconn_local_addr(net_pconn_t *pc);
+
 // ---- observability (kernel/profile.c, trace.c; docs/observability.md) -----
 
 // The sampling CPU profiler. profile=HZ at boot starts a run from boot;

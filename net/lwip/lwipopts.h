@@ -118,6 +118,12 @@
 #define LWIP_WND_SCALE 0
 #define LWIP_EVENT_API 0
 
+// ---- hooks (net/hooks.c): test filters on the receive path ----
+struct pbuf;
+struct netif;
+int net_hook_ip4_input(struct pbuf *p, struct netif *inp);
+#define LWIP_HOOK_IP4_INPUT(p, inp) net_hook_ip4_input(p, inp)
+
 // ---- statistics: off; LWIP_DEBUG undefined (lwIP tests it with #ifdef); asserts on (cc.h) ----
 #define LWIP_STATS 0
 #define LWIP_STATS_DISPLAY 0
