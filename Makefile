@@ -52,7 +52,7 @@ SHELL_C := shell/shell.c shell/shell_run.c shell/shell_sched.c shell/shell_machi
 
 # The network stack (docs/net.md): goro's port of lwIP and its socket layer.
 # lwIP's own sources are not in the tree: see "lwIP" below.
-NET_C := net/stack.c net/netmem.c net/sys_arch.c net/addr.c net/conn.c net/udp.c net/hooks.c
+NET_C := net/stack.c net/ether.c net/netmem.c net/sys_arch.c net/addr.c net/conn.c net/udp.c net/hooks.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
@@ -61,7 +61,7 @@ KERNEL_VEC_C := lib/printf_float.c kernel/printf_app.c
 APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/bench_chan.c apps/demos/worker_pool.c apps/demos/batching.c apps/demos/task_pool.c \
           apps/demos/prodcons.c apps/demos/locked_counter.c apps/demos/cancel.c apps/demos/webserver.c \
-          apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c \
+          apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c apps/netecho.c \
           apps/bench_time.c apps/gobench.c apps/gobench_proc.c apps/gobench_chan.c \
           apps/gobench_select.c apps/gobench_sync.c apps/gobench_sema.c apps/gobench_time.c \
           apps/gobench_goro.c apps/gobench_floor.c apps/schedlat.c \
@@ -300,11 +300,23 @@ NUMA ?= 1
 # networking (tools/run/qemu.py --nic); MACHINE=q35 for the q35 chipset.
 NIC ?=
 MACHINE ?=
+# NET=user: a NIC (NIC, default virtio) on QEMU's user networking with
+# HOSTFWD=host:guest[,host:guest...] TCP ports forwarded from 127.0.0.1
+# (default 8080:8080): make run APP=netecho NET=user HOSTFWD=21007:7.
+NET ?=
+comma := ,
+HOSTFWD ?= 8080:8080
+ifeq ($(NET),user)
+NIC := $(or $(NIC),virtio)
+else ifneq ($(NET),)
+$(error NET=$(NET): only NET=user is supported (NET=tap: not yet))
+endif
 CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
 # The shell takes Ctrl-C itself (the running app's prompt back): QEMU then
 # quits with Ctrl-A x.
 RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/run/qemu.py --smp $(SMP) --mem $(MEM) --numa $(NUMA) \
-    $(if $(NIC),--nic $(NIC)) $(if $(MACHINE),--machine $(MACHINE)) \
+    $(if $(NIC),--nic $(NIC)) $(if $(NET),$(foreach f,$(subst $(comma), ,$(HOSTFWD)),--hostfwd $(f))) \
+    $(if $(MACHINE),--machine $(MACHINE)) \
     $(if $(filter shell,$(APP)),--ctrl-c-to-guest)
 
 # What each target needs from Debian is listed once, in tools/deps.list.
@@ -626,6 +638,16 @@ $(BUILD)/host/test_l2floor: tools/bench/l2floor.py
 	    '$(PYTHON)' '$(abspath tools/bench/l2floor.py)' '$(abspath $(BUILD))/goro.elf' > $@
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_l2floor
+
+# A host client against app=netecho over each NIC model on QEMU's user
+# networking (tools/net/echo_check.py): 4 MiB echoed on one connection,
+# then 100 connections at once, every byte compared. Counts only.
+$(BUILD)/host/test_netecho: tools/net/echo_check.py
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexport QEMU=%s\nexec %s %s --elf %s\n' \
+	    '$(QEMU)' '$(PYTHON)' '$(abspath tools/net/echo_check.py)' '$(abspath $(BUILD))/goro.elf' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_netecho
 
 # The soak (docs/testing.md, *Soak*): app=soak over machine shapes, seeds,
 # time slices and round widths for MINUTES, two runs at once, at the lowest

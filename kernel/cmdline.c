@@ -342,6 +342,49 @@ static enum verdict set_nic_irq(struct kparams *p, const char *val)
     return V_OK;
 }
 
+// An IPv4 address "A.B.C.D" (each 0..255) at s, as a host-order number;
+// returns the rest of s, or NULL when s does not start with one.
+static const char *parse_ipv4(const char *s, uint32_t *out)
+{
+    uint32_t a = 0;
+    for (int i = 0; i < 4; i++) {
+        uint64_t b;
+        const char *end = parse_decimal(s, &b);
+        if (!end || end == s || b > 255 || (i < 3 && *end != '.'))
+            return 0;
+        a = a << 8 | (uint32_t)b;
+        s = i < 3 ? end + 1 : end;
+    }
+    *out = a;
+    return s;
+}
+
+// ip=A.B.C.D/N: the first NIC's static address (no DHCP), N 1..32.
+static enum verdict set_ip(struct kparams *p, const char *val)
+{
+    uint32_t a;
+    uint64_t n;
+    const char *rest = parse_ipv4(val, &a);
+    if (!rest || *rest != '/' || !parse_u64(rest + 1, &n))
+        return V_MALFORMED;
+    if (n < 1 || n > 32 || a == 0)
+        return V_RANGE;
+    p->ip_addr = a;
+    p->ip_prefix = (uint8_t)n;
+    return V_OK;
+}
+
+// gw=A.B.C.D: the static address's gateway.
+static enum verdict set_gw(struct kparams *p, const char *val)
+{
+    uint32_t a;
+    const char *rest = parse_ipv4(val, &a);
+    if (!rest || *rest)
+        return V_MALFORMED;
+    p->ip_gw = a;
+    return V_OK;
+}
+
 // delay=NAME:US[,NAME:US...]: names of [a-z0-9_], US up to a second. All
 // or nothing: one bad pair rejects the word.
 static enum verdict set_delay(struct kparams *p, const char *val)
@@ -478,6 +521,8 @@ static const struct key keys[] = {
     { "init_delay", set_init_delay, "auto, 0 or 1us..100ms with a unit: us, ms or s", "auto" },
     { "ap_timeout", set_ap_timeout, "1us..10s with a unit: us, ms or s", "2s" },
     { "nic_irq", set_nic_irq, "msix, msi, intx or none", "msix" },
+    { "ip", set_ip, "A.B.C.D/N, N 1..32", "DHCP" },
+    { "gw", set_gw, "A.B.C.D", "none (DHCP's)" },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= 32, "keys_set is a 32-bit mask");

@@ -84,6 +84,9 @@ struct kparams {
     uint64_t init_delay_ns;     // wait after INIT: INIT_DELAY_AUTO (by CPU) or 0..100ms
     uint64_t ap_timeout_ns;     // how long the APs get to come online: 1us..10s, default 2s
     enum nic_irq nic_irq;       // msix (default), msi, intx or none
+    uint32_t ip_addr;           // ip=A.B.C.D/N: the first NIC's static address (host order); 0: DHCP
+    uint8_t ip_prefix;          // its N
+    uint32_t ip_gw;             // gw=A.B.C.D (host order); 0: none
     char buf[CMDLINE_MAX];      // private: the words, split
 };
 

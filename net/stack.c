@@ -29,6 +29,7 @@
 // its holder takes the page allocator's lock (net/netmem.c), a device's
 // transmit lock and the console's, and holds nothing when it takes it.
 #include "net/stack.h"
+#include "net/ether.h"
 #include "net/netmem.h"
 #include "net/sys_arch.h"
 #include "arch/arch.h"
@@ -104,6 +105,8 @@ static bool do_work(void)
         uint32_t what = __atomic_exchange_n(&stack.pending, 0, __ATOMIC_ACQUIRE);   // pairs with net_post's seq-cst or
         if (what & NET_WORK_TIMERS)
             sys_check_timeouts();
+        if ((what & NET_WORK_RX) && ether_poll())
+            net_post(NET_WORK_RX);      // a queue still has frames: another round
         bool looped = false;
         struct netif *nif;
         NETIF_FOREACH(nif) {
@@ -187,6 +190,7 @@ static void start_once(void *arg)
     struct netif *lo = netif_find("lo0");
     if (lo)
         NETIF_SET_CHECKSUM_CTRL(lo, NETIF_CHECKSUM_DISABLE_ALL);   // nothing corrupts a copy in memory
+    ether_attach_all();         // an interface per NIC (net/ether.c)
     net_unlock();
     lwip_timer.when = timer_deadline_ns((uint64_t)TCP_TMR_INTERVAL * 1000000);
     lwip_timer.period = arch_ns_to_cycles((uint64_t)TCP_TMR_INTERVAL * 1000000);

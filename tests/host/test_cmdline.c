@@ -238,6 +238,25 @@ static void test_boot_keys(void)
 
 // The keys kernel/main.c reads from the text before the parse: a word
 // that starts with the prefix, and only a whole word's start.
+// ip=A.B.C.D/N and gw=A.B.C.D: the first NIC's static address.
+static void test_ip(void)
+{
+    CHECK(parse("") == 0 && p.ip_addr == 0 && p.ip_gw == 0);
+    CHECK(parse("ip=10.0.2.15/24 gw=10.0.2.2") == 0 && p.ip_addr == 0x0a00020f && p.ip_prefix == 24 &&
+          p.ip_gw == 0x0a000202);
+    CHECK(parse("ip=198.18.0.2/15") == 0 && p.ip_addr == 0xc6120002 && p.ip_prefix == 15);
+    CHECK(parse("ip=255.255.255.255/32") == 0 && p.ip_addr == 0xffffffff && p.ip_prefix == 32);
+    expect_bad("ip=10.0.2.15", "ip=10.0.2.15 is not valid (A.B.C.D/N, N 1..32)");
+    expect_bad("ip=10.0.2/24", "ip=10.0.2/24 is not valid (A.B.C.D/N, N 1..32)");
+    expect_bad("ip=10.0.2.256/24", "ip=10.0.2.256/24 is not valid (A.B.C.D/N, N 1..32)");
+    expect_bad("ip=10.0.2.15/33", "ip=10.0.2.15/33 is out of range (A.B.C.D/N, N 1..32)");
+    expect_bad("ip=10.0.2.15/0", "ip=10.0.2.15/0 is out of range (A.B.C.D/N, N 1..32)");
+    expect_bad("ip=0.0.0.0/8", "ip=0.0.0.0/8 is out of range (A.B.C.D/N, N 1..32)");
+    expect_bad("ip=1..2.3/8", "ip=1..2.3/8 is not valid (A.B.C.D/N, N 1..32)");
+    expect_bad("gw=10.0.2.2.", "gw=10.0.2.2. is not valid (A.B.C.D)");
+    expect_bad("gw=10.0.2", "gw=10.0.2 is not valid (A.B.C.D)");
+}
+
 static void test_has_word(void)
 {
     CHECK(cmdline_has_word("init_delay=10ms", "init_delay="));
@@ -484,6 +503,7 @@ int main(void)
     RUN(test_flags);
     RUN(test_choices);
     RUN(test_boot_keys);
+    RUN(test_ip);
     RUN(test_has_word);
     RUN(test_seed);
     RUN(test_delay);

@@ -27,7 +27,7 @@ static void udp_got(void *arg, struct udp_pcb *pcb, struct pbuf *p, const ip_add
 }
 
 // A datagram to 127.0.0.1 arrives, from the port it was sent from.
-KTEST(net_port_udp_loopback)
+KTEST(lwip_port_udp_loopback)
 {
     net_start();
     net_lock();
@@ -90,7 +90,7 @@ static err_t got_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 // The three-way handshake, a write and its receipt over 127.0.0.1, then
 // both ends closed and every byte of lwIP's memory back (TIME_WAIT's
 // connection aside, which lwIP frees later).
-KTEST(net_port_tcp_loopback)
+KTEST(lwip_port_tcp_loopback)
 {
     net_start();
     struct netmem_stats before, after;

@@ -546,6 +546,8 @@ def main():
     ap.add_argument("--gdb", action="store_true", help="wait for gdb on :1234 (-s -S)")
     ap.add_argument("--nic", default="", choices=[""] + list(NIC_MODELS),
                     help="a NIC on QEMU's user networking (default none)")
+    ap.add_argument("--hostfwd", action="append", default=[], metavar="HOST:GUEST",
+                    help="with --nic: forward TCP port HOST on 127.0.0.1 to the guest's GUEST (repeatable)")
     ap.add_argument("--machine", default="", help="pc or q35 (default QEMU's: pc)")
     ap.add_argument("--ctrl-c-to-guest", action="store_true",
                     help="Ctrl-C is a key for the guest (the shell's), not a signal; Ctrl-A x quits")
@@ -560,8 +562,16 @@ def main():
         print(f"qemu.py: this boot {why}", file=sys.stderr)
         return 1
     extra += numa_even_argv(args.numa, int(args.smp.split(",")[0]), args.mem)
+    fwd = []
+    for pair in args.hostfwd:
+        h, _, g = pair.partition(":")
+        if not (h.isdigit() and g.isdigit() and 0 < int(h) < 65536 and 0 < int(g) < 65536):
+            ap.error(f"--hostfwd {pair}: want HOST:GUEST, two TCP ports")
+        fwd.append((int(h), int(g)))
+    if fwd and not args.nic:
+        ap.error("--hostfwd needs --nic")
     if args.nic:
-        extra += nic_argv(args.nic)
+        extra += nic_argv(args.nic, hostfwd=fwd)
     cmd = argv(args.smp, args.mem, machine=args.machine or None, serial=serial, extra=extra) + \
         (["-s", "-S"] if args.gdb else []) + \
         kernel_boot(args.elf, args.cmdline)
