@@ -354,8 +354,10 @@ KTEST(netpoll_parked_goroutines_hold_no_core)
     KT_ASSERT_EQ(netpoll_waiters(), before + IDLE_WAITERS);
     // Every other P gives up once it finds nothing: a parked G is on no
     // queue, and no M waits for it.
+    // Looked at every millisecond up to the stall bound, not for a fixed
+    // count: a vCPU the host does not run for a while goes idle late.
     uint32_t others = (uint32_t)gomaxprocs(0) - 1, idle = 0;
-    for (int i = 0; i < 1000 && idle != others; i++) {
+    for (uint64_t start = nanotime(); idle != others && nanotime() - start < KT_STALL_NS;) {
         sleep_ns(1000000);
         idle = __atomic_load_n(&sched.npidle, __ATOMIC_ACQUIRE);     // pairs with pidleput's seq-cst add
     }
