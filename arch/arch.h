@@ -405,6 +405,12 @@ void arch_exit(int code) __attribute__((noreturn));
 // inject=ap-silent: the AP with this APIC id will never answer
 // INIT-SIPI-SIPI (set before arch_start_aps; arch/inject.c).
 void arch_inject_ap_silent(uint32_t apic_id);
+// inject=tickets:N: the broadcast start (arch_start_aps_early) hands out
+// only N start-up tickets, so that the APs beyond them are started again
+// by the second round (arch/smp.c). Set before arch_start_aps_early.
+void arch_inject_tickets(uint32_t n);
+// The broadcast start's tickets, 0 if the APs were not broadcast to.
+uint32_t arch_broadcast_tickets(void);
 
 // This core begins a fatal report (a panic's, an exception's): from here
 // on a fault on this core prints one line, naming it, and ends the

@@ -2,6 +2,8 @@
 // inject=ap-silent (kernel/inject.c): the AP with this APIC id halts
 // before it answers the boot core, as a dead core would. One predicate,
 // which AP start-up consults before the AP reports itself.
+// (inject=tickets:N is arch/smp.c's, arch_inject_tickets: the broadcast
+// start reads it on the boot's first page.)
 #include "arch/arch_private.h"
 
 // Written by the boot core before the first INIT-SIPI-SIPI, read by APs

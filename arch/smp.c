@@ -16,6 +16,24 @@
 //   disabled too, and Linux never broadcasts for that reason; a hypervisor
 //   has no such cores (QEMU's hot-plug slots have no vCPU behind them).
 //
+//   The second round, when the broadcast started more APs than there are
+//   tickets (MAX_CPUS - 1; fewer with inject=tickets:N): the ones the host
+//   ran last halt in the trampoline without one, whether the plan names
+//   them or not. Once the MADT is read, the boot core waits (a bound) until
+//   every AP it lists has taken its number and every ticket holder has
+//   checked in; then each planned AP without a slot gets one, a slot no
+//   ticket reached or one held by an AP the plan does not name. Such a
+//   holder is told to leave (ARRIVED -> EVICT, and a nudge): in its wait
+//   for go it moves its slot to FREE in the same asm block that halts it,
+//   so it touches nothing of the slot after, and once the boot core sees
+//   FREE an INIT makes it inert for good (an INIT'd core waits for a
+//   STARTUP and takes no interrupt, an NMI included). Then new tickets,
+//   each naming its slot (ticket_slot[]), and INIT and STARTUP by APIC id
+//   to the planned APs left out (INIT resets one halted in the
+//   trampoline). The alternative, more tickets than slots, fails past any
+//   fixed count (q35 takes 4096 vCPUs), and a ticket cannot know whether
+//   the plan, unread yet, names its AP.
+//
 //   arch_start_aps, right after the MADT is read: each core named there
 //   gets a start-up slot (the boot core is slot 0, the others in MADT
 //   order); the boot core (its local APIC enabled by arch_early_init,
@@ -66,6 +84,9 @@
 //   WAITING --AP: checked in--> ARRIVED --AP: ready--> ONLINE
 //   WAITING or ARRIVED --boot core, at the timeout--> LATE
 //   ARRIVED --AP at go, not in the MADT (broadcast only)--> LATE
+//   ARRIVED --boot core before go, a planned AP needs the slot--> EVICT
+//   EVICT --AP, its last store--> FREE --boot core, second round--> WAITING
+//   EVICT or FREE --boot core, numbering: the slot was not reused--> LATE
 //
 // with a CAS at each step, so an AP and the boot core's timeout never both
 // win: a LATE core halts, interrupts off, and touches nothing shared but
@@ -111,14 +132,28 @@ static size_t trampoline_len(void)
     return (size_t)(ap_trampoline_end - ap_trampoline_start);
 }
 
-enum slot_state { SLOT_WAITING, SLOT_ARRIVED, SLOT_ONLINE, SLOT_LATE };
+enum slot_state { SLOT_WAITING, SLOT_ARRIVED, SLOT_ONLINE, SLOT_LATE, SLOT_EVICT, SLOT_FREE };
 
 static uint32_t ncpu = 1;
 // Set by the boot core before the first STARTUP, read-only after:
 static bool broadcast;                      // arch_start_aps_early started every AP
-static uint64_t early_stack_top[MAX_CPUS];  // by ticket
 static uint64_t init_wait;                  // us between INIT and STARTUP
-static uint8_t early_stacks[MAX_CPUS - 1][AP_EARLY_STACK] __attribute__((aligned(16)));
+static uint8_t early_stacks[MAX_CPUS - 1][AP_EARLY_STACK] __attribute__((aligned(16)));   // slot s's at s - 1
+// By ticket: its early stack (the trampoline's) and, when broadcast, its
+// slot (ap_entry's). Set by the boot core before the STARTUP of the round
+// that hands the tickets out, read by the APs after it (the IPI orders
+// them); the second round rewrites the first entries once every first-round
+// AP has passed its ticket (second_round).
+static uint64_t early_stack_top[MAX_CPUS];
+static uint32_t ticket_slot[MAX_CPUS];
+// Broadcast, boot core only: the first round's tickets (MAX_CPUS - 1, or
+// inject=tickets:N's), the APs the MADT lists (every one of them the
+// broadcast started), and the second round: undecided, done, or given up
+// (its wait ran out); what it did, for the report.
+static uint32_t round1_tickets, madt_aps;
+static uint32_t tickets_limit;              // inject=tickets:N; 0: none (set before the broadcast)
+static enum { ROUND2_PENDING, ROUND2_DONE, ROUND2_GIVEN_UP } round2;
+static uint32_t round2_restarted, round2_evicted, round2_not_freed;
 
 // The plan: the MADT's cores, the boot core first. Set by the boot core in
 // arch_start_aps (before the first STARTUP, or after the broadcast's),
@@ -186,7 +221,12 @@ void smp_nudge_boot_core(void)
 // An AP just checked in. The last of the plan nudges the boot core if it
 // waits for it. planned is 1 until the plan is read and only grows: a
 // stale read makes an AP take itself for the last, which costs at most a
-// needless nudge.
+// needless nudge. Short of tickets the boot core waits for every ticket
+// holder's check-in, then the second round's (check_ins_wanted): as many
+// as the plan's or more, so every check-in from the plan's count on
+// nudges and the last one among them; only a first round with fewer
+// tickets than the plan (inject=tickets) or a second round one short (a
+// slot not freed) leaves the last one to the wait's look every 1 ms.
 static void count_check_in(void)
 {
     uint32_t in = __atomic_add_fetch(&checked_in, 1, __ATOMIC_SEQ_CST);    // seq_cst: Dekker with bsp_waits_last
@@ -284,15 +324,39 @@ static void __attribute__((noreturn)) ap_setup(uint32_t slot)
     smp_ap_halt();
 }
 
-// An AP checked in: halted until go. Interrupts are off at each look, so
-// a nudge that comes after it stays pending and ends the halt at once.
-// A nudge that came before this core's APIC was enabled may be lost, but
-// then go was set before the look (the boot core sets go, then nudges;
-// the fence in ap_entry keeps the look after the enabling).
-static void wait_for_go(void)
+// An AP told to leave its slot (EVICT, broadcast only, before go): FREE
+// and halted for good in one asm block, so that nothing after the store
+// touches the slot's stack, descriptors or struct cpu, which the boot
+// core hands to another AP once it sees FREE (and INITs this one). The
+// CAS fails only if the boot core gave up on the slot meanwhile (LATE):
+// halting is right then too.
+// Off the boot's first page (noinline, not in boot/text_order.txt): only
+// an evicted AP runs it.
+static void __attribute__((noreturn, noinline)) leave_slot(uint32_t slot)
 {
-    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))    // acquire: pairs with arch_finish_aps's store
+    uint8_t expect = SLOT_EVICT;
+    // lock cmpxchg, seq_cst: pairs with second_round's slot_get of FREE.
+    __asm__ volatile("lock cmpxchgb %2, %0\n"
+                     "1: cli\n"
+                     "hlt\n"
+                     "jmp 1b"
+                     : "+m"(slot_state[slot]), "+a"(expect) : "q"((uint8_t)SLOT_FREE) : "memory");
+    __builtin_unreachable();
+}
+
+// An AP checked in: halted until go, or until told to leave its slot.
+// Interrupts are off at each look, so a nudge that comes after it stays
+// pending and ends the halt at once. A nudge that came before this core's
+// APIC was enabled may be lost, but then go (or EVICT) was set before the
+// look (the boot core sets it, then nudges; the fence in ap_entry keeps
+// the look after the enabling).
+static void wait_for_go(uint32_t slot)
+{
+    while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE)) {  // acquire: pairs with arch_finish_aps's store
+        if (slot_get(slot) == SLOT_EVICT)
+            leave_slot(slot);
         arch_idle_halt();
+    }
 }
 
 // 64-bit entry of every AP, on its early stack, interrupts off, on the
@@ -302,9 +366,9 @@ static void ap_entry(uint64_t ticket)
 {
     uint32_t apic = my_apic_id_cpuid();
     uint32_t slot;
-    if (broadcast) {        // the ticket's slot (the trampoline bounds it); the plan is not known yet
-        slot = (uint32_t)ticket + 1;
-        ASSERT(slot < MAX_CPUS);
+    if (broadcast) {        // the ticket's slot (the trampoline bounds the ticket); the plan is not known yet
+        slot = ticket_slot[ticket];
+        ASSERT(slot && slot < MAX_CPUS);
         __atomic_store_n(&apic_of[slot], apic, __ATOMIC_RELAXED);    // relaxed: published by the check-in's seq_cst CAS
     } else {                // the ticket picked the early stack; the slot is the plan's
         slot = plan_index(apic);
@@ -320,7 +384,7 @@ static void ap_entry(uint64_t ticket)
     smp_nudge_boot_core();  // wait_online may be waiting for the check-in
     count_check_in();       // or arch_wait_checked_in, for the last one
     __atomic_thread_fence(__ATOMIC_SEQ_CST);    // the APIC enabled before go is looked at (wait_for_go)
-    wait_for_go();
+    wait_for_go(slot);
     uint32_t k = plan_index(apic);
     if (!k || ap_never_answers(apic)) {     // broadcast: not in the MADT, or silenced by inject= since
         if (slot_move(slot, SLOT_ARRIVED, SLOT_LATE))
@@ -367,6 +431,7 @@ static uint32_t plan_cpus(const uint32_t *apic_ids, uint32_t count)
         uint32_t id = apic_ids[i];
         if (id == cpus[0].apic_id)
             continue;
+        madt_aps++;
         if (id > 0xFF && !lapic_x2apic()) {
             need_x2apic[n_need_x2apic++] = id;
             continue;
@@ -390,15 +455,24 @@ static void report_skipped(void)
         kprintf("smp: more than %d cores; the rest (%u) are not used\n", MAX_CPUS, over_max);
 }
 
-// The trampoline page and its parameters, the boot page tables' CR3 (the
-// direct map does not exist yet), and an early stack per ticket.
-static void trampoline_prepare(uint32_t n)
+static uint64_t early_stack_of(uint32_t slot)
 {
+    return (uint64_t)&early_stacks[slot - 1][AP_EARLY_STACK];
+}
+
+// The trampoline page and its parameters, the boot page tables' CR3 (the
+// direct map does not exist yet), and tickets 0 .. tickets - 1, ticket t
+// for slot t + 1 and its early stack.
+static void trampoline_prepare(uint32_t tickets)
+{
+    ASSERT(tickets < MAX_CPUS);
     memcpy((void *)(uintptr_t)AP_TRAMPOLINE, ap_trampoline_start, trampoline_len());
     struct ap_params *p = (struct ap_params *)(uintptr_t)AP_TRAMPOLINE;
-    for (uint32_t i = 1; i < n; i++)
-        early_stack_top[i - 1] = (uint64_t)&early_stacks[i - 1][AP_EARLY_STACK];
-    p->tickets = n - 1;
+    for (uint32_t t = 0; t < tickets; t++) {
+        ticket_slot[t] = t + 1;
+        early_stack_top[t] = early_stack_of(t + 1);
+    }
+    p->tickets = tickets;
     ASSERT(read_cr3() < (4ull << 30));
     p->cr3 = read_cr3();
     p->entry = (uint64_t)ap_entry;
@@ -534,7 +608,8 @@ bool arch_start_aps_early(void)
     boot_core_online();
     broadcast = true;
     planned = 1;            // until the MADT is read
-    trampoline_prepare(MAX_CPUS);
+    round1_tickets = tickets_limit && tickets_limit < MAX_CPUS - 1 ? tickets_limit : MAX_CPUS - 1;
+    trampoline_prepare(round1_tickets);
     // Under a hypervisor no wait after INIT (init_wait_us); both IPIs
     // reach every core but this one, whatever their APIC ids.
     lapic_send(0, ICR_INIT | ICR_ASSERT | ICR_LEVEL | ICR_ALL_BUT_SELF);
@@ -565,23 +640,125 @@ void arch_boot_yield_to_aps(void)
     lapic_timer_oneshot(0, VEC_TIMER);
 }
 
+// Boot core, broadcast: how many APs have taken a number in the
+// trampoline, with a ticket or without.
+static uint32_t tickets_taken(void)
+{
+    uint32_t *counter = (uint32_t *)(uintptr_t)(AP_TRAMPOLINE + offsetof(struct ap_params, ticket));
+    return __atomic_load_n(counter, __ATOMIC_RELAXED);     // relaxed: a count only; the check-ins (seq_cst) order the rest
+}
+
+// Whether the broadcast started more APs than the first round had
+// tickets for (the second round's case).
+static bool short_of_tickets(void)
+{
+    return madt_aps > round1_tickets;
+}
+
+// The check-ins the boot core waits for: the plan's, or, short of
+// tickets, every ticket holder's (the plan's and the others) and the
+// second round's. An unplanned holder told to leave was counted when it
+// checked in, and the AP that takes its slot counts again.
+static uint32_t check_ins_wanted(void)
+{
+    return short_of_tickets() ? round1_tickets + round2_restarted : planned - 1;
+}
+
+// Boot core, the second round (the comment at the top): every AP the MADT
+// lists has taken its number and every first-round holder has checked in,
+// so apic_of[] says which planned APs hold no slot, and no first-round AP
+// reads a ticket's entries again.
+static void second_round(uint64_t deadline)
+{
+    static uint32_t missing[MAX_CPUS], reuse[MAX_CPUS], leaving[MAX_CPUS];
+    uint32_t k = 0, n = 0;
+    for (uint32_t i = 1; i < planned; i++)
+        if (slot_holding(plan_apic[i]) == UINT32_MAX)
+            missing[k++] = plan_apic[i];
+    for (uint32_t s = round1_tickets + 1; s < MAX_CPUS && n < k; s++)
+        reuse[n++] = s;                 // no ticket named it: WAITING, never held
+    uint32_t first_evicted = n;
+    for (uint32_t s = 1; s <= round1_tickets && n < k; s++) {
+        uint32_t apic = __atomic_load_n(&apic_of[s], __ATOMIC_RELAXED);   // relaxed: its check-in (seq_cst) was seen
+        if (!plan_index(apic) && slot_move(s, SLOT_ARRIVED, SLOT_EVICT)) {
+            leaving[n] = apic;
+            reuse[n++] = s;
+            smp_nudge(apic);            // it halts in wait_for_go: the nudge makes it look
+        }
+    }
+    ASSERT(n == k);     // the slots the plan's first-round holders leave are at least k
+    // Every one told to leave moves to FREE and halts for good; the slot
+    // is reused only then. One that has not by the deadline keeps its
+    // slot (EVICT), and the planned AP meant for it stays down.
+    for (uint32_t j = first_evicted; j < n; j++) {
+        while (slot_get(reuse[j]) != SLOT_FREE && rdtsc() < deadline) {
+            lapic_timer_oneshot(YIELD_COUNT, VEC_TIMER);
+            arch_idle_halt();           // its host CPU to the AP that has to move
+        }
+    }
+    lapic_timer_oneshot(0, VEC_TIMER);
+    struct ap_params *p = (struct ap_params *)(uintptr_t)AP_TRAMPOLINE;
+    uint32_t t = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t s = reuse[j];
+        if (j >= first_evicted) {
+            if (!slot_move(s, SLOT_FREE, SLOT_WAITING)) {
+                round2_not_freed++;
+                continue;
+            }
+            lapic_send(leaving[j], ICR_INIT | ICR_ASSERT | ICR_LEVEL);    // inert: it waits for a STARTUP it never gets
+            round2_evicted++;
+        }
+        __atomic_store_n(&apic_of[s], UINT32_MAX, __ATOMIC_RELAXED);    // relaxed: the fence below publishes it
+        ticket_slot[t] = s;
+        early_stack_top[t] = early_stack_of(s);
+        missing[t++] = missing[j];
+    }
+    p->ticket = 0;
+    p->tickets = t;
+    round2_restarted = t;
+    round2 = ROUND2_DONE;
+    // seq_cst fence: the tickets and slots are in memory before the INITs
+    // (APIC writes, which a plain release does not order).
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    for (uint32_t j = 0; j < t; j++)
+        lapic_send(missing[j], ICR_INIT | ICR_ASSERT | ICR_LEVEL);     // one halted in the trampoline starts over
+    for (uint32_t j = 0; j < t; j++)
+        lapic_send(missing[j], ICR_STARTUP | ICR_ASSERT | (AP_TRAMPOLINE >> 12));
+}
+
+// Boot core, broadcast: halts until every check-in it waits for is in
+// (check_ins_wanted), short of tickets the second round in between, or
+// until the deadline (TSC cycles). Returns whether all came in.
+static bool wait_check_ins(uint64_t deadline)
+{
+    __atomic_store_n(&bsp_waits_last, 1, __ATOMIC_SEQ_CST);    // seq_cst: Dekker with count_check_in
+    bool all;
+    for (;;) {
+        uint32_t in = __atomic_load_n(&checked_in, __ATOMIC_SEQ_CST);     // seq_cst: Dekker with count_check_in
+        if (round2 == ROUND2_PENDING && tickets_taken() >= madt_aps && in >= round1_tickets) {
+            second_round(deadline);
+            continue;
+        }
+        all = round2 != ROUND2_PENDING && in >= check_ins_wanted();
+        if (all || rdtsc() >= deadline)
+            break;
+        lapic_timer_oneshot(CHECK_IN_LOOK_COUNT, VEC_TIMER);
+        arch_idle_halt();   // interrupts are off between the look and the halt: a nudge then ends it at once
+    }
+    __atomic_store_n(&bsp_waits_last, 0, __ATOMIC_RELAXED);    // relaxed: a stale 1 costs the last AP a needless nudge
+    lapic_timer_oneshot(0, VEC_TIMER);                          // a count of 0 stops it
+    return all;
+}
+
 void arch_wait_checked_in(void)
 {
     if (!broadcast)
         return;
     ASSERT(cpu_index() == 0);
     check_in_wait_start = rdtsc();
-    __atomic_store_n(&bsp_waits_last, 1, __ATOMIC_SEQ_CST);    // seq_cst: Dekker with count_check_in
-    bool all;
-    while (!(all = __atomic_load_n(&checked_in, __ATOMIC_SEQ_CST) + 1 >= planned) &&  // seq_cst: Dekker
-           rdtsc() - check_in_wait_start < CHECK_IN_WAIT_CYCLES) {
-        lapic_timer_oneshot(CHECK_IN_LOOK_COUNT, VEC_TIMER);
-        arch_idle_halt();   // interrupts are off between the look and the halt: a nudge then ends it at once
-    }
-    __atomic_store_n(&bsp_waits_last, 0, __ATOMIC_RELAXED);    // relaxed: a stale 1 costs the last AP a needless nudge
-    lapic_timer_oneshot(0, VEC_TIMER);                          // a count of 0 stops it
+    check_in_wait_all = wait_check_ins(check_in_wait_start + CHECK_IN_WAIT_CYCLES);
     check_in_wait_end = rdtsc();
-    check_in_wait_all = all;
 }
 
 void arch_start_aps(const struct arch_ap_start *how)
@@ -589,6 +766,7 @@ void arch_start_aps(const struct arch_ap_start *how)
     uint32_t n = plan_cpus(how->apic_ids, how->count);
     if (broadcast) {        // started already; the plan says which of them are used
         __atomic_store_n(&planned, n, __ATOMIC_RELAXED);   // relaxed: the APs read it after go; the boot core alone before
+        round2 = short_of_tickets() ? ROUND2_PENDING : ROUND2_DONE;
         return;
     }
     arch_boot_mark("aps");
@@ -599,13 +777,40 @@ void arch_start_aps(const struct arch_ap_start *how)
         return;
     for (uint32_t i = 1; i < n; i++)
         apic_of[i] = plan_apic[i];
-    trampoline_prepare(n);
+    trampoline_prepare(n - 1);
     for (uint32_t i = 1; i < n; i++)
         lapic_send(apic_of[i], ICR_INIT | ICR_ASSERT | ICR_LEVEL);
     if (init_wait)
         tsc_delay_us(init_wait);    // only where the TSC is calibrated (kernel/main.c starts the APs late then)
     arch_boot_mark("startup");
     send_startup(n, false);
+}
+
+void arch_inject_tickets(uint32_t n)
+{
+    tickets_limit = n;
+}
+
+uint32_t arch_broadcast_tickets(void)
+{
+    return broadcast ? round1_tickets : 0;
+}
+
+static void report_second_round(void)
+{
+    if (!broadcast || !short_of_tickets())
+        return;
+    if (round2 == ROUND2_GIVEN_UP) {
+        kprintf("smp: %u APs started for %u ticket%s, and not all had taken a number or checked in when "
+                "the wait ran out: no second round; a planned core without a ticket stays down\n",
+                madt_aps, round1_tickets, round1_tickets == 1 ? "" : "s");
+        return;
+    }
+    kprintf("smp: %u APs started for %u ticket%s; second round: %u planned AP%s restarted, %u unplanned AP%s "
+            "evicted from %s slot%s%s\n", madt_aps, round1_tickets, round1_tickets == 1 ? "" : "s",
+            round2_restarted, round2_restarted == 1 ? "" : "s",
+            round2_evicted, round2_evicted == 1 ? "" : "s", round2_evicted == 1 ? "its" : "their",
+            round2_evicted == 1 ? "" : "s", round2_not_freed ? " (some told to leave did not)" : "");
 }
 
 static uint64_t us_since_entry(uint64_t tsc)
@@ -618,6 +823,13 @@ void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void))
 {
     uint32_t n = planned;
     report_skipped();
+    // Broadcast, short of tickets: the second round comes before go (an
+    // AP told to leave its slot looks for that only before go), with the
+    // AP timeout as its bound if the check-in wait's ran out first.
+    if (broadcast && round2 == ROUND2_PENDING && !wait_check_ins(rdtsc() + arch_ns_to_cycles(timeout_ns)) &&
+        round2 == ROUND2_PENDING)
+        round2 = ROUND2_GIVEN_UP;
+    report_second_round();
     // Broadcast: go even with a plan of one, so that the arrivals halt
     // with interrupts off (LATE) instead of waiting with them on.
     if (n > 1 || broadcast) {

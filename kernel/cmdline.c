@@ -124,7 +124,11 @@ static bool parse_u64_or_hex(const char *s, uint64_t *out)
 // Runs before the first STARTUP (kmain), where under TCG every basic block
 // run costs its translation: the comparison runs only where a word's first
 // letter matches, so a line without such a word runs a few blocks, not 11.
-bool cmdline_has_word(const char *line, const char *prefix)
+// The first word of line that starts with prefix, from the character
+// after the prefix; NULL if there is none. Inlined: cmdline_has_word runs
+// before the APs' start, on the boot's first page (boot/text_order.txt),
+// cmdline_word_number only for a word that is there.
+static inline __attribute__((always_inline)) const char *word_after(const char *line, const char *prefix)
 {
     bool start = true;                          // w begins a word
     for (const char *w = line; *w; w++) {
@@ -133,11 +137,23 @@ bool cmdline_has_word(const char *line, const char *prefix)
             while (prefix[i] && w[i] == prefix[i])
                 i++;
             if (!prefix[i])
-                return true;
+                return w + i;
         }
         start = is_sep(*w);
     }
-    return false;
+    return NULL;
+}
+
+bool cmdline_has_word(const char *line, const char *prefix)
+{
+    return word_after(line, prefix) != NULL;
+}
+
+bool cmdline_word_number(const char *line, const char *prefix, uint64_t *out)
+{
+    const char *v = word_after(line, prefix);
+    const char *end = v ? parse_decimal(v, out) : NULL;
+    return end && (*end == '\0' || is_sep(*end));
 }
 
 bool cmdline_duration(const char *s, uint64_t default_unit_ns, uint64_t *out_ns)
@@ -420,12 +436,12 @@ static enum verdict set_delay(struct kparams *p, const char *val)
 }
 
 // ap-silent[:APICID], acpi:SIG (MADT and FADT stand for APIC and FACP),
-// node-full[:N], stack-full.
+// node-full[:N], stack-full, tickets:N (N >= 1).
 static enum verdict set_inject(struct kparams *p, const char *val)
 {
-    static const char *const names[] = { "ap-silent", "acpi", "node-full", "stack-full", NULL };
+    static const char *const names[] = { "ap-silent", "acpi", "node-full", "stack-full", "tickets", NULL };
     static const enum inject_fault kinds[] = { INJECT_AP_SILENT, INJECT_ACPI, INJECT_NODE_FULL,
-                                               INJECT_STACK_FULL };
+                                               INJECT_STACK_FULL, INJECT_TICKETS };
     size_t n = 0;
     while (val[n] && val[n] != ':')
         n++;
@@ -442,6 +458,10 @@ static enum verdict set_inject(struct kparams *p, const char *val)
     case INJECT_AP_SILENT:
     case INJECT_NODE_FULL:
         if (arg && (!parse_u64(arg, &num) || num > UINT32_MAX))
+            return V_MALFORMED;
+        break;
+    case INJECT_TICKETS:
+        if (!arg || !parse_u64(arg, &num) || num < 1 || num > UINT32_MAX)
             return V_MALFORMED;
         break;
     case INJECT_ACPI:
@@ -514,7 +534,7 @@ static const struct key keys[] = {
     { "seed", set_seed, "a decimal or 0x-hex 64-bit number", "no fixed seed" },
     { "simd", set_simd, "on or off", "on" },
     { "delay", set_delay, "NAME:US[,NAME:US...], up to 8, US <= 1000000", "none" },
-    { "inject", set_inject, "ap-silent[:APICID], acpi:SIG, node-full[:NODE] or stack-full", "none" },
+    { "inject", set_inject, "ap-silent[:APICID], acpi:SIG, node-full[:NODE], stack-full or tickets:N", "none" },
     { "script", set_script, "shell commands separated by ';', quoted when they have spaces",
       "no script" },
     { "boot_timeline", set_boot_timeline, "0 or 1", "0" },

@@ -55,6 +55,7 @@ enum inject_fault {
     INJECT_ACPI,            // acpi:SIG: table SIG (or RSDP) corrupted before it is parsed
     INJECT_NODE_FULL,       // node-full[:N]: node N's pages all taken when the app starts (default 0)
     INJECT_STACK_FULL,      // stack-full: the goroutine stack region full when the app starts
+    INJECT_TICKETS,         // tickets:N: the APs' broadcast start has N tickets (the loader's line only)
 };
 
 struct kparams {
@@ -101,6 +102,11 @@ int cmdline_parse(const char *line, struct kparams *p, cmdline_warn_fn warn, voi
 // the line (kernel/main.c). A word inside an application's arguments counts
 // too, so a caller takes a hit as the cautious answer. prefix is not empty.
 bool cmdline_has_word(const char *line, const char *prefix);
+
+// The same look, for a number right after prefix ("inject=tickets:" and
+// "2" in "inject=tickets:2"): the first word that starts with prefix and
+// goes on with decimal digits to its end. Returns false if there is none.
+bool cmdline_word_number(const char *line, const char *prefix, uint64_t *out);
 
 // Parses a duration "250us", "10ms", "1s", or a bare number of default_unit_ns.
 // Returns false on a malformed value or overflow.

@@ -15,6 +15,14 @@
 //   stack-full          the goroutine stack region is used up as the app
 //                       starts: the next new G ends in "fatal error: out of
 //                       goroutine stacks".
+//   tickets:N           the APs' broadcast start hands out N tickets, as
+//                       when more vCPUs than slots race for them: the
+//                       planned APs left out are started again by APIC id
+//                       (arch/smp.c's second round), and every core comes
+//                       up. Read from the loader's line before the start
+//                       (kernel/main.c); through fw_cfg it comes too late,
+//                       and says so. Not a fault that must fail: the
+//                       diagnosis is the second round's "smp:" line.
 //
 // Each announces itself with an "inject:" line, so a log never hides it.
 #include "kernel/inject.h"
@@ -37,6 +45,17 @@ void inject_at_boot(void)
     case INJECT_ACPI:
         kprintf("inject: acpi: the %s table will be corrupted before it is parsed\n", kparams.inject_sig);
         acpi_inject_corrupt(kparams.inject_sig);
+        break;
+    case INJECT_TICKETS:
+        if (arch_broadcast_tickets() && arch_broadcast_tickets() == kparams.inject_arg)
+            kprintf("inject: tickets: the APs' broadcast start had %u ticket%s\n", kparams.inject_arg,
+                    kparams.inject_arg == 1 ? "" : "s");
+        else if (arch_broadcast_tickets() && arch_broadcast_tickets() < kparams.inject_arg)
+            kprintf("inject: tickets: %u asked; the broadcast start had %u, one per slot\n",
+                    kparams.inject_arg, arch_broadcast_tickets());
+        else
+            kprintf("inject: tickets: nothing limited: the APs were not started by one broadcast with the "
+                    "loader's command line (not under a hypervisor, or the word came through fw_cfg)\n");
         break;
     default:
         break;

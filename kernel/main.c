@@ -110,6 +110,8 @@ static uint64_t boot_seed(void)
 //  - init_delay= and inject= keep the APs from starting first: the wait
 //    between INIT and STARTUP is timed by the calibrated TSC, and inject=
 //    may corrupt the MADT or silence an AP, both before the first STARTUP.
+//    inject=tickets:N is the exception: it acts on the start at once (its
+//    N tickets for the broadcast), so it is read from this text too.
 //    With either, the MADT is read after the parse and the APs start once
 //    the clock is calibrated. The loader's line decides whether the APs
 //    are started at once under a hypervisor (arch_start_aps_early), before
@@ -129,7 +131,17 @@ static uint64_t boot_seed(void)
 //    trampoline's, could not run the boot core's translations.
 static bool aps_may_start_first(const char *line)
 {
-    return !cmdline_has_word(line, "init_delay=") && !cmdline_has_word(line, "inject=");
+    return !cmdline_has_word(line, "init_delay=") &&
+           (!cmdline_has_word(line, "inject=") || cmdline_has_word(line, "inject=tickets:"));
+}
+
+// inject=tickets:N: armed before the broadcast start that it limits. A
+// test's hook, kept off the boot's first page (boot/text_order.txt).
+static __attribute__((noinline)) void inject_tickets_early(const char *line)
+{
+    uint64_t n;
+    if (cmdline_word_number(line, "inject=tickets:", &n) && n && n <= UINT32_MAX)
+        arch_inject_tickets((uint32_t)n);
 }
 
 // INIT and STARTUP to the MADT's enabled cores: the APs come online while
@@ -160,7 +172,10 @@ void kmain(struct boot_info *bi)
     uint64_t tramp, tramp_len;
     arch_ap_trampoline_range(&tramp, &tramp_len);
     boot_keep(tramp, tramp_len);                    // the loader's bytes the APs' start-up page will cover
-    bool broadcast = aps_may_start_first(boot_early_cmdline(bi)) && arch_start_aps_early();   // under a hypervisor: every AP at once
+    const char *early = boot_early_cmdline(bi);
+    if (cmdline_has_word(early, "inject="))
+        inject_tickets_early(early);
+    bool broadcast = aps_may_start_first(early) && arch_start_aps_early();   // under a hypervisor: every AP at once
     boot_after_startup(bi, broadcast);
 }
 

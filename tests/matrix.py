@@ -496,6 +496,9 @@ def check_in_wait_check(lines):
             for c, t in late]
 
 
+# arch/arch.h's: the cores goro takes, and the broadcast start's tickets + 2.
+MAX_CPUS = 64
+
 # inject=ap-silent's diagnosis, however the word reached the kernel.
 AP_SILENT_SEQ = [r"^inject: ap-silent: the core with APIC id 1 will not answer INIT-SIPI-SIPI$",
                  r"^smp: core with APIC id 1 did not come up; continuing without it$",
@@ -596,6 +599,30 @@ CONFIGS = [
     Config("late-aps-smp8", "ap_timeout=2ms: APs late on purpose are reported and halt; the rest run ktest",
            cores=8, cmdline="ap_timeout=2ms app=ktest filter=stack", ktest=True, check_cores=False,
            timeout=180, log_check=late_aps_check),
+    # Fewer start-up tickets than APs (arch/smp.c's second round): the
+    # planned APs the broadcast left without one are started again by APIC
+    # id. inject=tickets:N limits the first round on purpose; past
+    # MAX_CPUS + 1 vCPUs the APs race for MAX_CPUS - 1 tickets, and the
+    # APs the plan does not use (the MADT's last) that won one are evicted
+    # from their slots for the planned ones that did not (by chance: at 65
+    # vCPUs in most boots, at 66 in nearly all).
+] + [Config(f"tickets{t}-smp{c}", f"inject=tickets:{t} at {c} vCPUs: the APs left out start in a second round",
+            cores=c, cmdline=f"inject=tickets:{t} app=ktest filter=boot_", ktest=True, timeout=120,
+            expect_seq=[rf"^inject: tickets: the APs' broadcast start had {t} tickets?$",
+                        rf"^smp: {c - 1} APs started for {t} tickets?; second round: {c - 1 - t} planned APs? "
+                        r"restarted, 0 unplanned APs evicted from their slots$",
+                        rf"^smp: {c} of {c} cores online"],
+            reject=[r"did not come up"]) for c, t in ((4, 1), (8, 2))] + [
+    Config("tickets-fwcfg", "inject=tickets: through fw_cfg comes after the broadcast start: named, nothing limited",
+           cores=2, boot="iso", cmdline="inject=tickets:1 app=hello", timeout=60,
+           expect=[r"^inject: tickets: nothing limited: the APs were not started by one broadcast with the "
+                   r"loader's command line", r"^hello from goro: 2 cores"]),
+] + [Config(f"tickets-smp{c}", f"{c} vCPUs race for {MAX_CPUS - 1} tickets: every planned AP comes up",
+            cores=c, cmdline="app=ktest filter=boot_", ktest=True, check_cores=False, timeout=240,
+            expect_seq=[rf"^smp: {c - 1} APs started for {MAX_CPUS - 1} tickets; second round: (\d+) planned "
+                        r"APs? restarted, \1 unplanned APs? evicted from (its|their) slots?$",
+                        rf"^smp: {MAX_CPUS} of {MAX_CPUS} cores online"],
+            reject=[r"did not come up"]) for c in (65, 66)] + [
     ktest("smp2-kernel", "ktest, -kernel, 2 vCPUs", cores=2),
     ktest("smp1-kernel", "ktest, -kernel, 1 vCPU", cores=1),
     # Under -icount an APIC timer tick is one instruction and the clock

@@ -273,6 +273,18 @@ static void test_has_word(void)
     CHECK(!cmdline_has_word("app=x\rinjec", "inject="));             // the line ends inside the prefix
 }
 
+static void test_word_number(void)
+{
+    uint64_t n = 0;
+    CHECK(cmdline_word_number("inject=tickets:2", "inject=tickets:", &n) && n == 2);
+    CHECK(cmdline_word_number("app=hello inject=tickets:17\tx", "inject=tickets:", &n) && n == 17);
+    CHECK(!cmdline_word_number("inject=tickets:", "inject=tickets:", &n));      // no digits
+    CHECK(!cmdline_word_number("inject=tickets:2x", "inject=tickets:", &n));    // not a number to the word's end
+    CHECK(!cmdline_word_number("xinject=tickets:2", "inject=tickets:", &n));
+    CHECK(!cmdline_word_number("app=hello", "inject=tickets:", &n));
+    CHECK(!cmdline_word_number("inject=tickets:99999999999999999999999", "inject=tickets:", &n));   // overflow
+}
+
 static void test_seed(void)
 {
     CHECK(parse("seed=0") == 0 && p.seed_given && p.seed == 0);
@@ -302,7 +314,12 @@ static void test_inject(void)
     CHECK(parse("inject=node-full") == 0 && p.inject == INJECT_NODE_FULL && p.inject_arg == 0);
     CHECK(parse("inject=node-full:1") == 0 && p.inject_arg == 1);
     CHECK(parse("inject=stack-full app=hello") == 0 && p.inject == INJECT_STACK_FULL);
-    expect_bad("inject=ap", "inject=ap is not valid (ap-silent[:APICID], acpi:SIG, node-full[:NODE] or stack-full)");
+    CHECK(parse("inject=tickets:2") == 0 && p.inject == INJECT_TICKETS && p.inject_arg == 2);
+    expect_bad("inject=ap", "inject=ap is not valid (ap-silent[:APICID], acpi:SIG, node-full[:NODE], stack-full "
+                            "or tickets:N)");
+    expect_bad("inject=tickets", "is not valid");
+    expect_bad("inject=tickets:0", "is not valid");
+    expect_bad("inject=tickets:2x", "is not valid");
     expect_bad("inject=acpi", "is not valid");
     expect_bad("inject=acpi:APICS", "is not valid");
     expect_bad("inject=ap-silent:x", "is not valid");
@@ -505,6 +522,7 @@ int main(void)
     RUN(test_boot_keys);
     RUN(test_ip);
     RUN(test_has_word);
+    RUN(test_word_number);
     RUN(test_seed);
     RUN(test_delay);
     RUN(test_inject);
