@@ -117,6 +117,11 @@
 #define LWIP_ALTCP 0
 #define LWIP_WND_SCALE 0
 #define LWIP_EVENT_API 0
+// Initial sequence numbers from the port's generator (LWIP_RAND, arch/cc.h):
+// without the hook lwIP counts them up from 6510 by its tick count, which
+// a peer can predict and so inject into another's connection (RFC 6528).
+#define LWIP_HOOK_TCP_ISN(local_ip, local_port, remote_ip, remote_port) \
+    ((void)(local_ip), (void)(local_port), (void)(remote_ip), (void)(remote_port), LWIP_RAND())
 
 // ---- hooks (net/hooks.c): test filters on the receive path ----
 struct pbuf;
