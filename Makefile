@@ -461,7 +461,7 @@ $(LOADGEN): tools/net/loadgen/loadgen.c tools/net/loadgen/proto.c tools/net/load
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
-FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline keys http memcache pci
+FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline keys http memcache pci netrx
 FUZZ_SRCS_acpi := drivers/acpi.c drivers/acpi_mcfg.c
 FUZZ_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c
@@ -474,6 +474,13 @@ FUZZ_SRCS_keys := drivers/keydecode.c shell/lineedit.c
 FUZZ_SRCS_http := apps/httpd/http_parse.c
 FUZZ_SRCS_memcache := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
 FUZZ_SRCS_pci := drivers/pci/pci_cfg.c drivers/net/virtio_caps.c
+# The receive path: lwIP's port and goro's sockets over lwIP, with lwIP
+# itself (FUZZ_LWIP_OBJS: its sources from LWIP_DIR, on the host's C
+# library, so its memory is the host's malloc and ASan sees every block).
+FUZZ_SRCS_netrx := net/ether.c net/stack.c net/hooks.c net/conn.c net/udp.c net/addr.c net/sys_arch.c
+FUZZ_LWIP_OBJS := $(patsubst $(LWIPDIR)/%.c,$(BUILD)/fuzz/obj/lwip/%.o,$(LWIP_C))
+FUZZ_EXTRA_netrx := $(FUZZ_LWIP_OBJS)
+FUZZ_NET_CFLAGS = -Inet/lwip -I$(LWIPDIR)/include
 # The parsers are compiled with libFuzzer's coverage and comparison tracing;
 # the harnesses themselves without it: their checks are not what the fuzzer
 # should explore, and tracing every comparison of an O(n^2) check had them
@@ -498,7 +505,15 @@ fuzz-build:
 $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o: tests/fuzz/fuzz_%.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCC,$<)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(if $(filter netrx,$*),$(FUZZ_NET_CFLAGS)) -c $< -o $@
+$(BUILD)/fuzz/obj/tests/fuzz/fuzz_netrx.o $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRCS_netrx)): \
+    $(LWIP_DIR)/fetched $(wildcard net/*.h net/lwip/*.h net/lwip/arch/*.h)
+$(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRCS_netrx)): FUZZ_CFLAGS += $(FUZZ_NET_CFLAGS)
+
+$(FUZZ_LWIP_OBJS): $(BUILD)/fuzz/obj/lwip/%.o: $(LWIPDIR)/%.c $(LWIP_DIR)/fetched $(wildcard net/lwip/*.h net/lwip/arch/*.h)
+	@mkdir -p $(dir $@)
+	$(call say,FUZZCC,lwip/$*.c)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_NET_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(BUILD)/fuzz/obj/%.o: %.c $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
@@ -507,7 +522,7 @@ $(BUILD)/fuzz/obj/%.o: %.c $(FUZZ_HEADERS)
 
 .PRECIOUS: $(BUILD)/fuzz/obj/%.o $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o
 fuzz_objs = $(patsubst %.c,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRCS_$(1)))
-$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o $$(call fuzz_objs,$$*)
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/obj/tests/fuzz/fuzz_%.o $$(call fuzz_objs,$$*) $$(FUZZ_EXTRA_$$*)
 	$(call say,FUZZLD,$@)
 	$(Q)$(FUZZ_CC) -fsanitize=fuzzer,address,undefined $^ -o $@
 
@@ -527,7 +542,7 @@ fuzz-coverage: deps-for-fuzz
 $(BUILD)/fuzz/cov/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
 	@mkdir -p $(dir $@)
 	$(call say,FUZZCOV,$@)
-	$(Q)$(FUZZ_CC) $(FUZZ_COV_CFLAGS) $< $(FUZZ_SRCS_$*) -o $@
+	$(Q)$(FUZZ_CC) $(FUZZ_COV_CFLAGS) $(if $(filter netrx,$*),$(FUZZ_NET_CFLAGS) $(LWIP_C)) $< $(FUZZ_SRCS_$*) -o $@
 
 # The include rules between layers (lib < arch, drivers < kernel < apps).
 check-layers:
@@ -648,6 +663,18 @@ $(BUILD)/host/test_netecho: tools/net/echo_check.py
 	    '$(QEMU)' '$(PYTHON)' '$(abspath tools/net/echo_check.py)' '$(abspath $(BUILD))/goro.elf' > $@
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_netecho
+
+# Malformed frames at app=netecho (tools/net/badframes.py): over QEMU's
+# dgram backend from 127.0.0.1 with virtio-net and e1000e; then, as root
+# only (SKIP otherwise), over a tap in a namespace of its own, with a ping
+# and a connection from the namespace's kernel after. Counts only.
+$(BUILD)/host/test_badframes: tools/net/badframes.py
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexport QEMU=%s\n%s %s --nic virtio-modern,e1000e --elf %s || exit 1\nexec %s %s --tap --elf %s\n' \
+	    '$(QEMU)' '$(PYTHON)' '$(abspath tools/net/badframes.py)' '$(abspath $(BUILD))/goro.elf' \
+	    '$(PYTHON)' '$(abspath tools/net/badframes.py)' '$(abspath $(BUILD))/goro.elf' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_badframes
 
 # The soak (docs/testing.md, *Soak*): app=soak over machine shapes, seeds,
 # time slices and round widths for MINUTES, two runs at once, at the lowest

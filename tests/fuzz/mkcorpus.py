@@ -22,6 +22,11 @@
   pci               the QEMU dumps of tests/data/pci, laid out as
                     tests/fuzz/fuzz_pci.c says (each BAR's write mask from
                     Linux's resource lines), through ports and through ECAM
+  netrx             frames from a host at 10.0.0.1 to the harness's net0
+                    (tests/fuzz/fuzz_netrx.c's records): ARP, a ping, UDP
+                    echo, a whole TCP connection (its acknowledgements
+                    computed from the harness's sequence numbers), fragments,
+                    a DHCP offer to net1
 
 Run from the top of the tree: python3 tests/fuzz/mkcorpus.py
 
@@ -435,6 +440,82 @@ def pci_seeds():
         write("pci", name + "-ports", b"\x01" + body)
 
 
+# ---- the network receive path (tests/fuzz/fuzz_netrx.c) --------------------------
+
+def netrx_isns(n):
+    """The first n initial sequence numbers the harness's stack picks: its
+    generator (net/sys_arch.c, xorshift64*) seeded from cputicks() = 1."""
+    x, out = 0x9E3779B97F4A7C15, []
+    for _ in range(n):
+        x ^= x >> 12
+        x ^= (x << 25) & (2**64 - 1)
+        x ^= x >> 27
+        out.append(((x * 2685821657736338717) & (2**64 - 1)) >> 32)
+    return out
+
+
+def netrx_seeds():
+    sys.path.insert(0, ROOT)
+    from tools.net import badframes as b
+    me, guest, port = "10.0.0.1", "10.0.0.2", 7
+    mymac, g0, g1 = bytes.fromhex("020000000001"), bytes.fromhex("525400123456"), bytes.fromhex("525400123457")
+
+    def rec(frame, ms=0, net1=False, csum_ok=False, more=False, close=False, shut=False):
+        ctl = ms | (8 if net1 else 0) | (16 if csum_ok else 0) | (32 if more else 0) | \
+            (64 if close else 0) | (128 if shut else 0)
+        return struct.pack("<BH", ctl, len(frame)) + frame
+
+    def ip(payload_ip, dst=g0):
+        return b.eth(dst, mymac, b.ETH_IP, payload_ip)
+
+    def seg(sport, seq, ack, flags, data=b"", **kw):
+        return ip(b.ipv4(me, guest, b.PROTO_TCP, b.tcp(me, guest, sport, port, seq, ack, flags, data, **kw)))
+
+    arp = b.eth(b.BCAST, mymac, b.ETH_ARP, b.arp(1, mymac, me, b"\0" * 6, guest))
+    write("netrx", "arp", rec(arp))
+    write("netrx", "ping", rec(ip(b.ipv4(me, guest, b.PROTO_ICMP, b.icmp_echo(1, 1, b"p" * 56)))))
+    write("netrx", "udp", rec(arp) + rec(ip(b.ipv4(me, guest, b.PROTO_UDP, b.udp(me, guest, 5000, port, b"hi")))))
+    write("netrx", "udp-csum-ok", rec(ip(b.ipv4(me, guest, b.PROTO_UDP, b.udp(me, guest, 5000, port, b"x" * 99))),
+                                     csum_ok=True))
+    # A whole connection: SYN, the handshake's ACK, data, the echo's ACK,
+    # FIN; the guest's ISN is the second number of the harness's generator.
+    isn = netrx_isns(3)[1:]
+    mss = struct.pack("!BBH", 2, 4, 1460)
+    conn = (rec(arp) + rec(seg(40000, 1000, 0, b.SYN, options=mss)) +
+            rec(seg(40000, 1001, isn[0] + 1, b.ACK)) +
+            rec(seg(40000, 1001, isn[0] + 1, b.ACK | b.PSH, b"hello, goro\n")) +
+            rec(seg(40000, 1013, isn[0] + 13, b.ACK), ms=2) +
+            rec(seg(40000, 1013, isn[0] + 13, b.FIN | b.ACK)) +
+            rec(seg(40000, 1014, isn[0] + 14, b.ACK), ms=2))
+    write("netrx", "tcp-conn", conn)
+    two = (rec(arp) + rec(seg(40001, 5000, 0, b.SYN, options=mss)) + rec(seg(40002, 9000, 0, b.SYN, options=mss), more=True) +
+           rec(seg(40001, 5001, isn[0] + 1, b.ACK)) + rec(seg(40002, 9001, isn[1] + 1, b.ACK)) +
+           rec(seg(40001, 5001, isn[0] + 1, b.ACK | b.PSH, b"a" * 1400), shut=True) +
+           rec(seg(40002, 9001, isn[1] + 1, b.ACK | b.PSH, b"b" * 700), close=True) +
+           rec(seg(40002, 9701, isn[1] + 1, b.RST)) + rec(b"", ms=7))
+    write("netrx", "tcp-two", two)
+    write("netrx", "tcp-ooo", rec(arp) + rec(seg(40003, 100, 0, b.SYN, options=mss)) + rec(seg(40003, 101, isn[0] + 1, b.ACK)) +
+          rec(seg(40003, 601, isn[0] + 1, b.ACK, b"z" * 500)) + rec(seg(40003, 101, isn[0] + 1, b.ACK, b"y" * 500)))
+    body = b.udp(me, guest, 5001, port, bytes(range(256)) * 8)
+    frags = (rec(arp) + rec(ip(b.ipv4(me, guest, b.PROTO_UDP, body[:1480], ident=9, frag=0x2000))) +
+             rec(ip(b.ipv4(me, guest, b.PROTO_UDP, body[1480:], ident=9, frag=185))))
+    write("netrx", "frags", frags)
+    write("netrx", "frag-lost", rec(ip(b.ipv4(me, guest, b.PROTO_UDP, body[:1480], ident=10, frag=0x2000))) +
+          rec(b"", ms=7) + rec(b"", ms=7) + rec(b"", ms=7) + rec(b"", ms=7))
+    # A DHCP offer and ack to net1, whose discover carries the generator's
+    # first number as its transaction id.
+    xid = netrx_isns(1)[0]
+
+    def dhcp(kind):
+        opts = bytes([53, 1, kind, 54, 4]) + b.ip4("10.1.0.1") + bytes([51, 4, 0, 0, 14, 16, 1, 4, 255, 255, 255, 0,
+                                                                       3, 4]) + b.ip4("10.1.0.1") + b"\xff"
+        msg = struct.pack("!BBBBIHH4s4s4s4s16s64s128s4s", 2, 1, 6, 0, xid, 0, 0, b"\0" * 4, b.ip4("10.1.0.9"),
+                          b.ip4("10.1.0.1"), b"\0" * 4, g1 + b"\0" * 10, b"", b"", bytes([99, 130, 83, 99])) + opts
+        return b.eth(b.BCAST, mymac, b.ETH_IP, b.ipv4("10.1.0.1", "255.255.255.255", b.PROTO_UDP,
+                                                    b.udp("10.1.0.1", "255.255.255.255", 67, 68, msg)))
+    write("netrx", "dhcp", rec(b"", ms=4) + rec(dhcp(2), net1=True) + rec(dhcp(5), net1=True, ms=1))
+
+
 def main():
     acpi_seeds()
     pci_seeds()
@@ -449,6 +530,7 @@ def main():
     keys_seeds()
     http_seeds()
     memcache_seeds()
+    netrx_seeds()
     return 0
 
 
