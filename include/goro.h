@@ -365,7 +365,31 @@ static inline void sema_acquire(sema_t *s)
         sema_acquire_slow(s);
 }
 bool sema_try_acquire(sema_t *s);
-void sema_release(sema_t *s);
+// internal: the semaphore table (kernel/sync_sema.c): waiters queue in the
+// root their semaphore's address hashes to; sema_release reads its nwait.
+#define GORO_SEMTABLE_SIZE 256
+struct goro_semroot {
+    struct goro_waitq q;        // q.lock held: the list; q.nwait read without it as a hint
+} __attribute__((aligned(64)));
+extern struct goro_semroot goro_semtable[GORO_SEMTABLE_SIZE];
+static inline struct goro_semroot *goro_semroot(const sema_t *s)
+{
+    // Fibonacci hashing: the top 8 bits of the address times 2^64 / phi.
+    return &goro_semtable[((uintptr_t)s * 0x9E3779B97F4A7C15ull) >> 56];
+}
+void sema_release_slow(sema_t *s);
+// The fast path inline, as Go inlines semrelease's check of nwait: one
+// atomic add and a load of the root's waiter count, no call unless a
+// goroutine waits there. seq_cst: the add and the load are the release's
+// side of the Dekker with the waiters' count (kernel/sync_sema.c); after
+// the add s may be freed, so only its address is used.
+static inline void sema_release(sema_t *s)
+{
+    struct goro_semroot *root = goro_semroot(s);
+    __atomic_fetch_add(&s->count, 1, __ATOMIC_SEQ_CST);                     // seq_cst: see above
+    if (__atomic_load_n(&root->q.nwait, __ATOMIC_SEQ_CST) != 0)             // seq_cst: see above
+        sema_release_slow(s);
+}
 // Goroutines parked on s now: a snapshot, for tests and benchmarks that
 // must know a waiter has parked before they release it.
 uint32_t sema_waiters(const sema_t *s);
@@ -465,7 +489,8 @@ void wg_wait_slow(waitgroup_t *wg, uint64_t state);
 static inline __attribute__((always_inline)) void wg_add(waitgroup_t *wg, int delta)
 {
     uint64_t state = __atomic_add_fetch(&wg->state, (uint64_t)(int64_t)delta << 32, __ATOMIC_SEQ_CST);   // seq_cst: see above
-    if ((int32_t)(state >> 32) < 0 || (uint32_t)state != 0)
+    // A negative counter (its sign is the word's) or waiters to wake.
+    if ((int64_t)state < 0 || (uint32_t)state != 0)
         wg_add_slow(wg, delta, state);
 }
 static inline __attribute__((always_inline)) void wg_done(waitgroup_t *wg)

@@ -34,16 +34,9 @@
 #include "kernel/sched.h"
 #include "lib/panic.h"
 
-#define SEMTABLE_SIZE 251
-
-static struct semroot {
-    struct goro_waitq q;            // q.lock held: the list; q.nwait as above
-} __attribute__((aligned(64))) semtable[SEMTABLE_SIZE];
-
-static struct semroot *semroot(const sema_t *s)
-{
-    return &semtable[((uintptr_t)s >> 2) % SEMTABLE_SIZE];
-}
+// The table and its hash are goro.h's (struct goro_semroot), for
+// sema_release's inline check of nwait.
+struct goro_semroot goro_semtable[GORO_SEMTABLE_SIZE];
 
 static bool cansemacquire(uint32_t *count)
 {
@@ -60,7 +53,7 @@ void semacquire(sema_t *s, bool lifo, const char *reason)
 {
     if (cansemacquire(&s->count))
         return;
-    struct semroot *root = semroot(s);
+    struct goro_semroot *root = goro_semroot(s);
     struct sudog sg = { .elem = s };
     for (;;) {
         uint64_t fl = irq_save();
@@ -86,12 +79,11 @@ void semacquire(sema_t *s, bool lifo, const char *reason)
     }
 }
 
-void semrelease(sema_t *s, bool handoff)
+// semrelease after its add found waiters on s's root: wakes the first
+// that waits on s, if any.
+static void semrelease_wake(sema_t *s, bool handoff)
 {
-    struct semroot *root = semroot(s);
-    __atomic_fetch_add(&s->count, 1, __ATOMIC_SEQ_CST);   // seq_cst: before the nwait read; s may die now
-    if (__atomic_load_n(&root->q.nwait, __ATOMIC_SEQ_CST) == 0)    // seq_cst: Dekker with semacquire (see top)
-        return;
+    struct goro_semroot *root = goro_semroot(s);
     uint64_t fl = irq_save();
     wq_lock(&root->q.lock);
     struct sudog *sg = 0;
@@ -123,9 +115,17 @@ void semrelease(sema_t *s, bool handoff)
         gosched();
 }
 
+void semrelease(sema_t *s, bool handoff)
+{
+    struct goro_semroot *root = goro_semroot(s);
+    __atomic_fetch_add(&s->count, 1, __ATOMIC_SEQ_CST);   // seq_cst: before the nwait read; s may die now
+    if (__atomic_load_n(&root->q.nwait, __ATOMIC_SEQ_CST) != 0)    // seq_cst: Dekker with semacquire (see top)
+        semrelease_wake(s, handoff);
+}
+
 uint32_t sema_waiters(const sema_t *s)
 {
-    struct semroot *root = semroot(s);
+    struct goro_semroot *root = goro_semroot(s);
     uint32_t n = 0;
     uint64_t fl = irq_save();
     wq_lock(&root->q.lock);
@@ -147,9 +147,10 @@ bool sema_try_acquire(sema_t *s)
     return cansemacquire(&s->count);
 }
 
-void sema_release(sema_t *s)
+// goro.h's sema_release made its add and found waiters on s's root.
+void sema_release_slow(sema_t *s)
 {
-    semrelease(s, false);
+    semrelease_wake(s, false);
 }
 
 // ---- sync.Cond ------------------------------------------------------------------
