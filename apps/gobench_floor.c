@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The floors of Go's benchmarks (package "floor", app=gobench
 // bench=^BenchmarkFloor$): for a row whose op needs no goroutine switch,
+// and for the channel hand-off rows on one core (see "switches" below),
 // the least an op can do, as a loop in the row's own harness (b.N or
 // b.RunParallel with pb_next) that makes the op's unavoidable atomic
 // read-modify-writes and memory accesses and nothing else: no waiter
@@ -499,6 +500,159 @@ static void bench_chan_sem(struct gb *b)
     free(buf);
 }
 
+// ---- switches -------------------------------------------------------------------
+//
+// The rows whose op needs a goroutine switch, on one vCPU, where the
+// partner must run for the value to move: the least a switch can be is a
+// coroutine's, the callee-saved registers pushed, one stack pointer saved
+// and another loaded, the registers popped (fl_swap). Two coroutines on
+// heap stacks take turns through it inside the benchmark's goroutine,
+// with no scheduler, run queue or timer between them, and pass values
+// through fl_chan's locked ring. At 2 vCPUs the rows hand values across
+// cores, which these floors do not model: they run on one core there too.
+
+#define FL_STACK (16 * 1024)
+
+struct fl_co {
+    uint64_t sp;                // saved stack pointer while not running
+};
+
+// Saves the running coroutine's callee-saved registers and stack pointer
+// (in *from, rdi) and resumes the one whose stack pointer is to (rsi).
+__attribute__((naked, noinline)) static void fl_swap(__attribute__((unused)) uint64_t *from,
+                                                     __attribute__((unused)) uint64_t to)
+{
+    __asm__("push %rbp\n\tpush %rbx\n\tpush %r12\n\tpush %r13\n\tpush %r14\n\tpush %r15\n\t"
+            "mov %rsp, (%rdi)\n\tmov %rsi, %rsp\n\t"
+            "pop %r15\n\tpop %r14\n\tpop %r13\n\tpop %r12\n\tpop %rbx\n\tpop %rbp\n\tret");
+}
+
+// A new coroutine's first fl_swap returns here, with fn in r12 and its
+// argument in r13; fn never returns (it ends by swapping away for good).
+__attribute__((naked, noinline)) static void fl_co_entry(void)
+{
+    __asm__("mov %r13, %rdi\n\tcall *%r12\n\tud2");
+}
+
+static void fl_co_make(struct fl_co *co, uint8_t *stack, void (*fn)(void *), void *arg)
+{
+    uint64_t *sp = (uint64_t *)(((uintptr_t)stack + FL_STACK) & ~(uintptr_t)15);
+    *--sp = (uint64_t)(uintptr_t)fl_co_entry;   // fl_swap's ret; fl_co_entry's call then sees rsp 16-aligned
+    *--sp = 0;                                  // rbp
+    *--sp = 0;                                  // rbx
+    *--sp = (uint64_t)(uintptr_t)fn;            // r12
+    *--sp = (uint64_t)(uintptr_t)arg;           // r13
+    *--sp = 0;                                  // r14
+    *--sp = 0;                                  // r15
+    co->sp = (uint64_t)(uintptr_t)sp;
+}
+
+// ChanSync: A sends, B receives and sends back, A receives; a switch each
+// way. Per two ops (an iteration of each goroutine): four channel
+// operations and two switches.
+struct fl_sync {
+    struct fl_co main, a, b;
+    struct fl_chan ab, ba;
+    uint64_t n;
+};
+
+static void sync_a(void *arg)
+{
+    struct fl_sync *s = arg;
+    for (uint64_t i = 0; i < s->n; i += 2) {
+        fl_send(&s->ab, (int64_t)i);
+        fl_swap(&s->a.sp, s->b.sp);
+        (void)fl_recv(&s->ba);
+    }
+    fl_swap(&s->a.sp, s->main.sp);
+    __builtin_trap();
+}
+
+static void sync_b(void *arg)
+{
+    struct fl_sync *s = arg;
+    for (;;) {
+        fl_send(&s->ba, fl_recv(&s->ab));
+        fl_swap(&s->b.sp, s->a.sp);
+    }
+}
+
+static void bench_chan_sync(struct gb *b)
+{
+    static int64_t ab, ba;
+    struct fl_sync *s = calloc(1, sizeof *s);
+    uint8_t *stacks = malloc(2 * FL_STACK);
+    FL_CHECK(s && stacks);
+    s->n = b->n;
+    s->ab = (struct fl_chan){ .cap = 1, .buf = &ab };
+    s->ba = (struct fl_chan){ .cap = 1, .buf = &ba };
+    fl_co_make(&s->a, stacks, sync_a, s);
+    fl_co_make(&s->b, stacks + FL_STACK, sync_b, s);
+    gb_start(b);
+    fl_swap(&s->main.sp, s->a.sp);
+    gb_stop(b);
+    free(stacks);
+    free(s);
+}
+
+// ChanProdCons: a producer and a consumer on one core. The producer can
+// run ahead by the buffer plus two values (one in a parked receiver's
+// slot, one held by the sender that then parks), so a ring of cap + 2
+// slots: the producer fills it, then the consumer drains it, two switches
+// per cap + 2 ops. A 0 ends the stream, as in the row.
+struct fl_pc {
+    struct fl_co main, prod, cons;
+    struct fl_chan ch;
+    uint64_t n;
+};
+
+static void pc_prod(void *arg)
+{
+    struct fl_pc *s = arg;
+    for (uint64_t i = 0; i <= s->n; i++) {
+        if (s->ch.count == s->ch.cap)
+            fl_swap(&s->prod.sp, s->cons.sp);
+        fl_send(&s->ch, i < s->n);
+    }
+    fl_swap(&s->prod.sp, s->cons.sp);
+    __builtin_trap();
+}
+
+static void pc_cons(void *arg)
+{
+    struct fl_pc *s = arg;
+    for (;;) {
+        if (s->ch.count == 0)
+            fl_swap(&s->cons.sp, s->prod.sp);
+        if (fl_recv(&s->ch) == 0)
+            break;
+    }
+    fl_swap(&s->cons.sp, s->main.sp);
+    __builtin_trap();
+}
+
+static void prod_cons(struct gb *b, uint32_t size)
+{
+    struct fl_pc *s = calloc(1, sizeof *s);
+    int64_t *buf = malloc((size + 2) * sizeof *buf);
+    uint8_t *stacks = malloc(2 * FL_STACK);
+    FL_CHECK(s && buf && stacks);
+    s->n = b->n;
+    s->ch = (struct fl_chan){ .cap = size + 2, .buf = buf };
+    fl_co_make(&s->prod, stacks, pc_prod, s);
+    fl_co_make(&s->cons, stacks + FL_STACK, pc_cons, s);
+    gb_start(b);
+    fl_swap(&s->main.sp, s->prod.sp);
+    gb_stop(b);
+    free(stacks);
+    free(buf);
+    free(s);
+}
+
+static void bench_prod_cons0(struct gb *b) { prod_cons(b, 0); }
+static void bench_prod_cons10(struct gb *b) { prod_cons(b, 10); }
+static void bench_prod_cons100(struct gb *b) { prod_cons(b, 100); }
+
 const struct gobench gobench_floor[] = {
     { "Floor/ChanNonblocking", 20000, bench_chan_nonblocking },
     { "Floor/SelectNonblock", 20000, bench_select_nonblock },
@@ -523,5 +677,9 @@ const struct gobench gobench_floor[] = {
     { "Floor/WaitGroupUncontended", 20000, bench_wg_uncontended },
     { "Floor/WaitGroupAddDone", 50000, bench_wg_add_done },
     { "Floor/WaitGroupWait", 100000, bench_wg_wait },
+    { "Floor/ChanSync", 20000, bench_chan_sync },
+    { "Floor/ChanProdCons0", 20000, bench_prod_cons0 },
+    { "Floor/ChanProdCons10", 20000, bench_prod_cons10 },
+    { "Floor/ChanProdCons100", 20000, bench_prod_cons100 },
     { 0 },
 };

@@ -40,13 +40,15 @@ REQUIRED = {
     "time": ["AfterFunc", "After", "Stop", "SimultaneousAfterFunc", "StartStop", "Reset", "Sleep",
              "Ticker", "TickerReset", "TickerResetNaive"],
     "goro": ["KnownWork"] + [f"SpawnBatch/{b}" for b in (10, 100, 300, 1000, 3000, 10000)],
-    # apps/gobench_floor.c: the floors of the rows whose op needs no switch.
+    # apps/gobench_floor.c: the floors of the rows whose op needs no switch,
+    # and of the channel hand-off rows on one core.
     "floor": [f"Floor/{n}" for n in (
         "ChanNonblocking", "SelectNonblock", "ChanUncontended", "ChanContended", "ChanSem", "ChanClosed",
         "MutexUncontended", "Mutex", "MutexSlack", "MutexWork", "MutexWorkSlack", "Once",
         "RWMutexUncontended", "RWMutexWrite100", "RWMutexWorkWrite100", "SemaUncontended",
         "SemaSyntNonblock", "SemaSyntBlock", "SemaWorkNonblock", "SemaWorkBlock",
-        "WaitGroupUncontended", "WaitGroupAddDone", "WaitGroupWait")],
+        "WaitGroupUncontended", "WaitGroupAddDone", "WaitGroupWait",
+        "ChanSync", "ChanProdCons0", "ChanProdCons10", "ChanProdCons100")],
 }
 
 
