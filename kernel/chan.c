@@ -242,11 +242,15 @@ static inline bool empty(struct chan *c)
     return __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) == 0;            // relaxed: see full()
 }
 
-// c->lock held, interrupts off (fl: what to restore), and the operation's
-// common case ruled out. Completes the send if it can (a parked receiver,
-// a free slot), else fails (!block) or parks until a receiver takes elem.
-static __attribute__((noinline)) bool send_slow(struct chan *c, const void *elem, bool block, uint64_t fl, void *pc)
+// Interrupts off (fl: what to restore), c->lock held if locked, and the
+// operation's common case ruled out or the lock busy. Completes the send
+// if it can (a parked receiver, a free slot), else fails (!block) or
+// parks until a receiver takes elem.
+static __attribute__((noinline)) bool send_slow(struct chan *c, const void *elem, bool block, uint64_t fl, void *pc,
+                                                bool locked)
 {
+    if (!locked)
+        wq_lock(&c->lock);
     struct g *wake = 0;
     if (send_locked(c, elem, &wake, pc)) {
         wq_unlock(&c->lock);
@@ -274,7 +278,8 @@ static __attribute__((noinline)) bool send_slow(struct chan *c, const void *elem
 
 // The common case inline: an open channel with a free slot and no parked
 // receiver, an 8-byte value (read before interrupts go off: the read maps
-// its pages, see elem_premap) or none.
+// its pages, see elem_premap) or none; other sizes copy in send_slow,
+// since a call to memcpy here would make this path save registers.
 HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
 {
     if (!c) {
@@ -294,31 +299,36 @@ HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
         elem_premap(elem, size);    // read with interrupts off, now or by a receiver once parked
     }
     uint64_t fl = irq_off(block);
-    wq_lock(&c->lock);
-    if (__builtin_expect(!(c->closed | (uintptr_t)c->recvq.head) && c->qcount < c->dataqsiz, 1)) {
+    // A busy lock is waited for in send_slow: a wait here would keep c in
+    // a register this path then saves and restores every time.
+    bool locked = wq_trylock(&c->lock);
+    if (__builtin_expect(locked && (size == sizeof v || size == 0) && !(c->closed | (uintptr_t)c->recvq.head) &&
+                             c->qcount < c->dataqsiz,
+                         1)) {
         // The indices first: the copy might alias them, for all the
         // compiler knows. A racy reader that sees the count first takes
         // the lock to use it.
         size_t i = c->sendx;
         c->sendx = i + 1 == c->dataqsiz ? 0 : i + 1;
         __atomic_store_n(&c->qcount, c->qcount + 1, __ATOMIC_RELAXED);    // relaxed: c->lock orders it; racy readers: chan_len, fast paths
-        if (size == sizeof v)
+        if (size)
             *(uint64_t *)(c->buf + i * sizeof v) = v;
-        else
-            elem_copy(slot(c, i), elem, size);
         wq_unlock(&c->lock);
         irq_restore(fl);
         return true;
     }
-    return send_slow(c, elem, block, fl, pc);
+    return send_slow(c, elem, block, fl, pc, locked);
 }
 
-// c->lock held, interrupts off (fl: what to restore), and the operation's
-// common case ruled out. Completes the receive if it can (a parked sender,
-// a buffered value, a closed channel), else fails (!block) or parks until
-// a sender fills elem or the channel closes.
-static __attribute__((noinline)) int recv_slow(struct chan *c, void *elem, bool block, uint64_t fl)
+// Interrupts off (fl: what to restore), c->lock held if locked, and the
+// operation's common case ruled out or the lock busy. Completes the
+// receive if it can (a parked sender, a buffered value, a closed
+// channel), else fails (!block) or parks until a sender fills elem or the
+// channel closes.
+static __attribute__((noinline)) int recv_slow(struct chan *c, void *elem, bool block, uint64_t fl, bool locked)
 {
+    if (!locked)
+        wq_lock(&c->lock);
     struct g *wake = 0;
     int r = recv_locked(c, elem, &wake);
     if (r != CHAN_WOULD_BLOCK || !block) {
@@ -340,7 +350,8 @@ static __attribute__((noinline)) int recv_slow(struct chan *c, void *elem, bool 
     return sg.success ? CHAN_RECEIVED : CHAN_CLOSED;
 }
 
-// The common case inline: a buffered value and no parked sender.
+// The common case inline: a buffered 8-byte value (or none) and no
+// parked sender; other sizes copy in recv_slow, as in chansend.
 HOT int chanrecv(struct chan *c, void *elem, bool block)
 {
     if (!c) {
@@ -361,24 +372,20 @@ HOT int chanrecv(struct chan *c, void *elem, bool block)
     uint32_t size = c->elemsize;
     elem_premap(elem, size);        // written with interrupts off, now or by a sender once parked
     uint64_t fl = irq_off(block);
-    wq_lock(&c->lock);
-    if (__builtin_expect(c->qcount != 0 && !c->sendq.head, 1)) {
+    bool locked = wq_trylock(&c->lock);     // a busy lock is recv_slow's, as in chansend
+    if (__builtin_expect(locked && (size == sizeof(uint64_t) || size == 0) && c->qcount != 0 && !c->sendq.head, 1)) {
         // The indices first, as in chansend; the slot stays ours until we
         // unlock.
         size_t i = c->recvx;
         c->recvx = i + 1 == c->dataqsiz ? 0 : i + 1;
         __atomic_store_n(&c->qcount, c->qcount - 1, __ATOMIC_RELAXED);    // relaxed: c->lock orders it; racy readers: chan_len, fast paths
-        if (size == sizeof(uint64_t)) {
-            if (elem)
-                *(uint64_t *)elem = *(const uint64_t *)(c->buf + i * sizeof(uint64_t));
-        } else {
-            elem_copy(elem, slot(c, i), size);
-        }
+        if (size && elem)
+            *(uint64_t *)elem = *(const uint64_t *)(c->buf + i * sizeof(uint64_t));
         wq_unlock(&c->lock);
         irq_restore(fl);
         return CHAN_RECEIVED;
     }
-    return recv_slow(c, elem, block, fl);
+    return recv_slow(c, elem, block, fl, locked);
 }
 
 void chan_send(chan_t *c, const void *elem)

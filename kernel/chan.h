@@ -87,6 +87,15 @@ static inline void wq_lock(uint32_t *l)
         wq_lock_slow(l);
 }
 
+// wq_lock without the wait: false, nothing taken, when the lock is held.
+static inline bool wq_trylock(uint32_t *l)
+{
+    if (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) != 0)  // acquire: pairs with wq_unlock's release
+        return false;
+    lockrank_acquire(l, LOCK_RANK_WAITQ, (uintptr_t)__builtin_return_address(0));
+    return true;
+}
+
 static inline void wq_unlock(uint32_t *l)
 {
     __atomic_store_n(l, 0, __ATOMIC_RELEASE);               // release: publishes the critical section
