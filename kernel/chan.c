@@ -26,10 +26,13 @@
 // (chan_try_send, chan_try_recv); the ones here serve a nil channel and
 // a check that raced.
 //
-// The common blocking cases (a send into a free slot, a receive of a
-// buffered value, no goroutine parked on the other side) complete inline
-// in chansend and chanrecv; everything else, parking included, is
-// send_slow's and recv_slow's, entered with the lock held.
+// The common blocking cases of a buffered channel (a send into a free
+// slot, a receive of a buffered value, no goroutine parked on the other
+// side, an 8-byte or empty element) complete inline in chansend and
+// chanrecv, with no call; everything else, parking included, is out of
+// line: send_whole/recv_whole for what is never tried inline (unbuffered
+// channels, other element sizes), send_slow/recv_slow for a try that
+// failed.
 //
 // Memory: the header and the buffer are one calloc'd block (kernel/malloc.c),
 // on the node of the core that makes the channel.
@@ -242,15 +245,11 @@ static inline bool empty(struct chan *c)
     return __atomic_load_n(&c->qcount, __ATOMIC_RELAXED) == 0;            // relaxed: see full()
 }
 
-// Interrupts off (fl: what to restore), c->lock held if locked, and the
-// operation's common case ruled out or the lock busy. Completes the send
+// c->lock held, interrupts off (fl: what to restore). Completes the send
 // if it can (a parked receiver, a free slot), else fails (!block) or
-// parks until a receiver takes elem.
-static __attribute__((noinline)) bool send_slow(struct chan *c, const void *elem, bool block, uint64_t fl, void *pc,
-                                                bool locked)
+// parks until a receiver takes elem (mapped: see elem_premap).
+HOT bool send_finish(struct chan *c, const void *elem, bool block, uint64_t fl, void *pc)
 {
-    if (!locked)
-        wq_lock(&c->lock);
     struct g *wake = 0;
     if (send_locked(c, elem, &wake, pc)) {
         wq_unlock(&c->lock);
@@ -276,10 +275,42 @@ static __attribute__((noinline)) bool send_slow(struct chan *c, const void *elem
     return true;
 }
 
-// The common case inline: an open channel with a free slot and no parked
+// A send chansend does not try inline (an unbuffered channel's hand-off
+// or park, an element of another size than 8 or 0): the whole of it, out
+// of line once per value of block, so that the interrupt flag's handling
+// folds as it does inline.
+HOT bool send_whole(struct chan *c, const void *elem, bool block, void *pc)
+{
+    elem_premap(elem, c->elemsize);     // read with interrupts off, now or by a receiver once parked
+    uint64_t fl = irq_off(block);
+    wq_lock(&c->lock);
+    return send_finish(c, elem, block, fl, pc);
+}
+
+static __attribute__((noinline)) bool send_whole_block(struct chan *c, const void *elem, void *pc)
+{
+    return send_whole(c, elem, true, pc);
+}
+
+static __attribute__((noinline)) bool send_whole_try(struct chan *c, const void *elem, void *pc)
+{
+    return send_whole(c, elem, false, pc);
+}
+
+// The inline try failed: interrupts off (fl), c->lock held if locked.
+static __attribute__((noinline)) bool send_slow(struct chan *c, const void *elem, bool block, uint64_t fl, void *pc,
+                                                bool locked)
+{
+    if (!locked)
+        wq_lock(&c->lock);
+    return send_finish(c, elem, block, fl, pc);
+}
+
+// The common case inline: a free slot in a buffered channel, no parked
 // receiver, an 8-byte value (read before interrupts go off: the read maps
-// its pages, see elem_premap) or none; other sizes copy in send_slow,
-// since a call to memcpy here would make this path save registers.
+// its pages, see elem_premap) or none. No call on that path: an unbuffered
+// channel and another element size are send_whole's, a busy lock and a
+// failed try send_slow's, tail-called, so that the path saves no register.
 HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
 {
     if (!c) {
@@ -291,20 +322,14 @@ HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
     if (!block && !__atomic_load_n(&c->closed, __ATOMIC_RELAXED) && full(c))
         return false;
     uint32_t size = c->elemsize;
+    if (c->dataqsiz == 0 || (size != sizeof(uint64_t) && size != 0))
+        return block ? send_whole_block(c, elem, pc) : send_whole_try(c, elem, pc);
     uint64_t v = 0;
-    if (size == sizeof v) {
-        if (elem)
-            v = *(const volatile uint64_t *)elem;
-    } else {
-        elem_premap(elem, size);    // read with interrupts off, now or by a receiver once parked
-    }
+    if (size && elem)
+        v = *(const volatile uint64_t *)elem;
     uint64_t fl = irq_off(block);
-    // A busy lock is waited for in send_slow: a wait here would keep c in
-    // a register this path then saves and restores every time.
     bool locked = wq_trylock(&c->lock);
-    if (__builtin_expect(locked && (size == sizeof v || size == 0) && !(c->closed | (uintptr_t)c->recvq.head) &&
-                             c->qcount < c->dataqsiz,
-                         1)) {
+    if (__builtin_expect(locked && !(c->closed | (uintptr_t)c->recvq.head) && c->qcount < c->dataqsiz, 1)) {
         // The indices first: the copy might alias them, for all the
         // compiler knows. A racy reader that sees the count first takes
         // the lock to use it.
@@ -320,15 +345,12 @@ HOT bool chansend(struct chan *c, const void *elem, bool block, void *pc)
     return send_slow(c, elem, block, fl, pc, locked);
 }
 
-// Interrupts off (fl: what to restore), c->lock held if locked, and the
-// operation's common case ruled out or the lock busy. Completes the
-// receive if it can (a parked sender, a buffered value, a closed
-// channel), else fails (!block) or parks until a sender fills elem or the
-// channel closes.
-static __attribute__((noinline)) int recv_slow(struct chan *c, void *elem, bool block, uint64_t fl, bool locked)
+// c->lock held, interrupts off (fl: what to restore). Completes the
+// receive if it can (a parked sender, a buffered value, a closed channel),
+// else fails (!block) or parks until a sender fills elem (mapped: see
+// elem_premap) or the channel closes.
+HOT int recv_finish(struct chan *c, void *elem, bool block, uint64_t fl)
 {
-    if (!locked)
-        wq_lock(&c->lock);
     struct g *wake = 0;
     int r = recv_locked(c, elem, &wake);
     if (r != CHAN_WOULD_BLOCK || !block) {
@@ -350,8 +372,35 @@ static __attribute__((noinline)) int recv_slow(struct chan *c, void *elem, bool 
     return sg.success ? CHAN_RECEIVED : CHAN_CLOSED;
 }
 
-// The common case inline: a buffered 8-byte value (or none) and no
-// parked sender; other sizes copy in recv_slow, as in chansend.
+// A receive chanrecv does not try inline, as in send_whole.
+HOT int recv_whole(struct chan *c, void *elem, bool block)
+{
+    elem_premap(elem, c->elemsize);     // written with interrupts off, now or by a sender once parked
+    uint64_t fl = irq_off(block);
+    wq_lock(&c->lock);
+    return recv_finish(c, elem, block, fl);
+}
+
+static __attribute__((noinline)) int recv_whole_block(struct chan *c, void *elem)
+{
+    return recv_whole(c, elem, true);
+}
+
+static __attribute__((noinline)) int recv_whole_try(struct chan *c, void *elem)
+{
+    return recv_whole(c, elem, false);
+}
+
+// The inline try failed, as in send_slow.
+static __attribute__((noinline)) int recv_slow(struct chan *c, void *elem, bool block, uint64_t fl, bool locked)
+{
+    if (!locked)
+        wq_lock(&c->lock);
+    return recv_finish(c, elem, block, fl);
+}
+
+// The common case inline, as in chansend: a buffered 8-byte value (or
+// none) and no parked sender; the rest is recv_whole's or recv_slow's.
 HOT int chanrecv(struct chan *c, void *elem, bool block)
 {
     if (!c) {
@@ -370,10 +419,12 @@ HOT int chanrecv(struct chan *c, void *elem, bool block)
         }
     }
     uint32_t size = c->elemsize;
+    if (c->dataqsiz == 0 || (size != sizeof(uint64_t) && size != 0))
+        return block ? recv_whole_block(c, elem) : recv_whole_try(c, elem);
     elem_premap(elem, size);        // written with interrupts off, now or by a sender once parked
     uint64_t fl = irq_off(block);
-    bool locked = wq_trylock(&c->lock);     // a busy lock is recv_slow's, as in chansend
-    if (__builtin_expect(locked && (size == sizeof(uint64_t) || size == 0) && c->qcount != 0 && !c->sendq.head, 1)) {
+    bool locked = wq_trylock(&c->lock);
+    if (__builtin_expect(locked && c->qcount != 0 && !c->sendq.head, 1)) {
         // The indices first, as in chansend; the slot stays ours until we
         // unlock.
         size_t i = c->recvx;
