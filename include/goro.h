@@ -172,13 +172,30 @@ int boot_times(uint64_t *online_ns, int max, const char **loader);
 
 // A G that must not be preempted or moved to another core between these
 // calls (they nest). A preemption that comes due meanwhile happens at the
-// outermost preempt_enable.
+// outermost preempt_enable. Between them the G may not wait (block or
+// yield): that is a fatal error naming the call.
 void preempt_disable(void);
 void preempt_enable(void);
 
 // A blocking call that holds the core (a device poll, a long computation
-// the scheduler should not count on): while inside, sysmon may hand this
-// G's P to an idle core so the Gs queued behind it run there.
+// the scheduler should not count on), as Go's entersyscall/exitsyscall.
+// Between the two the goroutine keeps its core, unpreempted, but gives up
+// its P: sysmon may hand the P to another core, so that the goroutines
+// queued behind it do not wait for the call. exitsyscall takes
+// a P back: its own if nobody took it, else an idle one, else the
+// goroutine waits in the global run queue. Calls do not nest.
+//
+// The code between may compute, read and write memory (malloc and free
+// too), print, read the clock, and make other goroutines runnable without
+// waiting itself: a send or receive that finds its partner waiting,
+// chan_try_send/chan_try_recv, chan_close, mutex_unlock, rwmutex unlocks,
+// sema_release, cond_signal/cond_broadcast, wg_done, gtimer_stop. Those it
+// readies go to an idle core or the global run queue, as ones an
+// interrupt readies. It may not wait (block or yield: a held lock, a send
+// with no receiver, sleep_ns, irq_wait with nothing pending, gosched,
+// exit), start goroutines (go) or timers (time_after, time_afterfunc,
+// gtimer_new/reset, ticker_new/reset), or call gomaxprocs: each of those
+// is a fatal error naming the call and its call site.
 void entersyscall(void);
 void exitsyscall(void);
 

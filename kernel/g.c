@@ -270,6 +270,8 @@ uint64_t go(void (*fn)(void *), void *arg)
 {
     struct m *mp = acquirem();
     struct p *pp = mp->p;
+    if (__builtin_expect(!pp, 0))
+        sched_fatal_without_p("go", __builtin_return_address(0));
     struct g *gp = gfget(pp);
     if (!gp)
         gp = g_alloc(pp->node);
@@ -411,10 +413,11 @@ static void park_m(void *arg)
 // another M in between.
 void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on)
 {
+    if (__builtin_expect(preempt_count() != 0, 0))
+        sched_fatal_pinned(reason, __builtin_return_address(0));     // it would block
     irq_disable();
     struct m *mp = getm();
     struct g *gp = mp->curg;
-    ASSERT(preempt_count() == 0);
     gp->waitunlockf = unlockf;
     gp->waitlock = lock;
     gp->waitreason = reason;
@@ -423,15 +426,22 @@ void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason,
 }
 
 // Owner of the P (a G, or g0 with a P): makes a parked G runnable on this
-// P, in runnext when next (it inherits the time slice).
+// P, in runnext when next (it inherits the time slice). A G between
+// entersyscall and exitsyscall holds no P: gp goes to an idle P or the
+// global queue, as from an interrupt (injectglist).
 void gready(struct g *gp, bool next)
 {
     ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
     struct m *mp = acquirem();
     trace_g(TR_GO_UNPARK, gp);
-    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by queue_on_p's release store
-    queue_on_p(mp->p, gp, next);
-    wakep();
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the queue's release
+    if (__builtin_expect(!mp->p, 0)) {
+        gp->schedlink = 0;
+        injectglist(gp, 0);
+    } else {
+        queue_on_p(mp->p, gp, next);
+        wakep();
+    }
     releasem(mp);
 }
 

@@ -107,6 +107,8 @@ static void rearm_timers_from(struct m *mp, uint64_t floor)
         }
         if (!(pending & PREEMPT_QUANTUM))
             d = min_nz(d, mp->tick_when + quantum_cycles);
+    } else if (mp->curg && mp->oldp && !(preempt_pending_here() & PREEMPT_QUANTUM)) {
+        d = mp->tick_when + quantum_cycles;     // in a blocking call: its G's slice runs on (preempt_check)
     }
     if (mp->id == 0)
         d = min_nz(d, sysmon_deadline());
@@ -230,11 +232,39 @@ void core_leave_idle(struct m *mp)
 }
 
 // The quantum and timer checks for a core running a G. Interrupts off.
+// The time slice check of the G running on pp (or, in a blocking call,
+// on the P it left, read racily: a P that changed hands shows a new
+// slice). A request made in a call waits for exitsyscall's releasem, and
+// goes if the call lost its P (mcall's dropg).
+static void quantum_check(struct m *mp, struct p *pp, uint64_t now, bool force)
+{
+    uint32_t tick = __atomic_load_n(&pp->schedtick, __ATOMIC_RELAXED);    // racy in a call: the owner may be another M
+    if (tick != mp->tick_seen) {
+        mp->tick_seen = tick;
+        mp->tick_when = now;
+    } else if (force || now - mp->tick_when >= quantum_cycles) {
+        if (others_runnable(pp))
+            preempt_request(PREEMPT_QUANTUM);
+        else
+            mp->tick_when = now;        // alone on its P: a new slice
+    }
+}
+
 static void preempt_check(struct m *mp, uint64_t now, bool force)
 {
     struct p *pp = mp->p;
-    if (!pp || !mp->curg)
+    if (!mp->curg)
         return;
+    if (!pp) {
+        // In a blocking call, the G's slice still runs: a G that spends it
+        // in calls, leaving each within the 20 us sysmon gives it, is
+        // preempted when it leaves one (Go's sysmon retakes its P when the
+        // slice is over; here the M is the only one that could run the
+        // rest, TestPreemptionAfterSyscall on 1 vCPU).
+        if ((pp = mp->oldp))
+            quantum_check(mp, pp, now, force);
+        return;
+    }
     // A due timer of its P preempts the G, at most TIMER_PREEMPTS_PER_WINDOW
     // times a TIMER_PREEMPT_WINDOW_NS window: past that, the P's timers run
     // when it schedules (schedule_m) or when the window ends. Without a
@@ -256,15 +286,7 @@ static void preempt_check(struct m *mp, uint64_t now, bool force)
     if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE) &&     // pairs with stop_the_world's store
         __atomic_load_n(&pp->status, __ATOMIC_RELAXED) == P_RUNNING)   // not the stopper's own P
         preempt_request(PREEMPT_STW);
-    if (pp->schedtick != mp->tick_seen) {
-        mp->tick_seen = pp->schedtick;
-        mp->tick_when = now;
-    } else if (force || now - mp->tick_when >= quantum_cycles) {
-        if (others_runnable(pp))
-            preempt_request(PREEMPT_QUANTUM);
-        else
-            mp->tick_when = now;        // alone on its P: a new slice
-    }
+    quantum_check(mp, pp, now, force);
 }
 
 static void timer_irq(uint8_t vector)
@@ -278,16 +300,18 @@ static void timer_irq(uint8_t vector)
     preempt_check(mp, now, false);
     if (mp->id == 0)
         sysmon_tick(now);
-    // An M without a P takes interrupts only inside stopm's idle_wait,
-    // whose loop looks at the timers and arms again before it waits
-    // again: nothing is armed here. Arming here would mostly re-arm the
-    // watched deadline that just fired, already past (no timer has run
-    // yet): its interrupt would come back on the first instruction after
-    // the iret, before the loop could take a P for it, every time. That
-    // livelocked an idle core under -icount (the APIC timer's one tick is
-    // one instruction) and, by the same arithmetic, would on hardware,
-    // where one tick is shorter than the way out of this handler.
-    if (mp->p)
+    // An idle M (no P, no G) takes interrupts only inside stopm's
+    // idle_wait, whose loop looks at the timers and arms again before it
+    // waits again: nothing is armed here. Arming here would mostly re-arm
+    // the watched deadline that just fired, already past (no timer has
+    // run yet): its interrupt would come back on the first instruction
+    // after the iret, before the loop could take a P for it, every time.
+    // That livelocked an idle core under -icount (the APIC timer's one
+    // tick is one instruction) and, by the same arithmetic, would on
+    // hardware, where one tick is shorter than the way out of this
+    // handler. An M in a blocking call has a G and no P: it arms what it
+    // still watches, sysmon's next look on core 0.
+    if (mp->p || mp->curg)
         core_rearm(mp, now);
 }
 

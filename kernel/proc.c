@@ -75,6 +75,7 @@
 // allg locks, the allocators and the console). No scheduler lock is held
 // across a context switch.
 #include "kernel/sched.h"
+#include "kernel/chan.h"
 #include "kernel/steal_order.h"
 #include "arch/arch.h"
 #include "kernel/cmdline.h"
@@ -358,6 +359,56 @@ out:
     return gp;
 }
 
+// Any context (a G whose M holds no P, an interrupt handler, sysmon), or
+// the owner of pp when pp is not NULL. list: Gs made runnable outside any
+// P's scheduling (G_RUNNABLE, with their GoUnpark traced by whoever readied
+// them), linked by schedlink, oldest first. Go's injectglist: each idle P
+// for which an idle M is free gets the next G in its queue, and that M is
+// woken to run it; what is left goes to pp's queue, or with pp NULL to the
+// global queue's tail (an M looks there before it halts, and every time
+// slice ends while it is not empty: preempt.c). The idle P and its M are
+// paired under one hold of sched.lock, so a P never waits on the idle list
+// with a G in its queue.
+void injectglist(struct g *list, struct p *pp)
+{
+    struct m *woken[MAX_CPUS];
+    uint32_t nwoken = 0;
+    if (!list)
+        return;
+    spin_lock(&sched.lock);
+    while (list && sched.pidle && sched.midle) {
+        struct g *gp = list;
+        list = gp->schedlink;
+        struct p *ip = pidleget();
+        struct m *nmp = mget();
+        bool put = runq_put_fast(&ip->runq, &gp, false);   // ours until nextp hands it on; empty, so it fits
+        ASSERT(put);
+        nmp->nextspinning = false;
+        __atomic_store_n(&nmp->nextp, ip, __ATOMIC_RELEASE);   // pairs with stopm's acquire
+        woken[nwoken++] = nmp;
+    }
+    while (list && !pp) {
+        struct g *gp = list;
+        list = gp->schedlink;
+        globrunq_put(gp);
+    }
+    spin_unlock(&sched.lock);
+    struct m *self = getm();
+    for (uint32_t i = 0; i < nwoken; i++) {
+        if (woken[i] == self)
+            continue;               // an idle M's own interrupt: stopm looks at nextp next
+        trace_event(TR_WAKE_IPI, 0, woken[i]->id);
+        arch_send_ipi(woken[i]->id, VEC_WAKE);
+    }
+    if (nwoken)
+        sysmon_wake();
+    while (list) {
+        struct g *gp = list;
+        list = gp->schedlink;
+        queue_on_p(pp, gp, false);
+    }
+}
+
 // The ready-from-interrupt list is a Treiber stack: handlers push with a
 // CAS; find_runnable takes the whole list with one exchange, so there is no
 // ABA (nothing is ever popped singly).
@@ -547,15 +598,34 @@ void schedule(void)
     schedule_m(mp);
 }
 
+// The fatal errors of a G that breaks goro.h's rules for pinned code:
+// what it called, and from where (chan_fatal's form).
+void sched_fatal_pinned(const char *what, void *pc)
+{
+    char msg[192];
+    snprintf(msg, sizeof msg, "%s with the preempt count held (inside preempt_disable or "
+             "between entersyscall and exitsyscall)", what);
+    chan_fatal(msg, pc);
+}
+
+void sched_fatal_without_p(const char *what, void *pc)
+{
+    char msg[192];
+    snprintf(msg, sizeof msg, "%s between entersyscall and exitsyscall (the goroutine's "
+             "M holds no P there)", what);
+    chan_fatal(msg, pc);
+}
+
 // From a G: saves it and runs fn(gp) on this M's g0 stack, where fn
 // starts with dropg. Interrupts go off before the M is read, so the G
 // cannot move to another core in between.
 void mcall(void (*fn)(struct g *))
 {
+    if (__builtin_expect(preempt_count() != 0, 0))
+        sched_fatal_pinned("a switch (gosched, goexit)", __builtin_return_address(0));
     irq_disable();
     struct m *mp = getm();
     struct g *gp = mp->curg;    // never NULL on a G: page 0 is unmapped, &gp->rsp would fault
-    ASSERT(preempt_count() == 0);
     arch_mcall(&gp->rsp, mp->g0_top, (void (*)(void *))fn, gp);   // returns when gp is resumed
 }
 

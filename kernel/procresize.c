@@ -4,7 +4,9 @@
 // stop_the_world takes every P: idle ones straight from the idle list, Ps
 // whose G is in a blocking call by a CAS of their status (the call's
 // exitsyscall then finds no P and queues the G), one sysmon has just
-// taken from such a G when handoffp gets the lock (sysmon.c), and running ones when
+// taken from such a G when handoffp gets the lock (sysmon.c), one whose M
+// entered a call just after that look in entersyscall_stw (sysmon.c),
+// and running ones when
 // their M next enters the scheduler (find_runnable sees sched.stw_pending
 // and calls stw_stopm). So that a G that never calls the scheduler cannot
 // hold the world up, every running P's core is sent a preemption IPI
@@ -39,10 +41,19 @@ static void preemptall(struct m *self)
 void stop_the_world(const char *why)
 {
     (void)why;
-    mutex_lock(&worldsema);         // may park: before the pin
     struct m *mp = acquirem();
+    bool in_call = !mp->p;
+    releasem(mp);
+    if (in_call)
+        sched_fatal_without_p(why, __builtin_return_address(0));
+    mutex_lock(&worldsema);         // may park: before the pin
+    mp = acquirem();
     spin_lock(&sched.lock);
     ASSERT(!sched.stw_pending);
+    // Pending before the look at the Ps in calls (Go sets gcwaiting first):
+    // an M whose entersyscall stores P_SYSCALL after that look sees it and
+    // stops its P itself (entersyscall_stw), once the counts below are set.
+    __atomic_store_n(&sched.stw_pending, 1, __ATOMIC_SEQ_CST);     // pairs with entersyscall's, find_runnable's and preempt_check's loads
     uint32_t wait = sched.gomaxprocs - 1;
     mp->p->status = P_STOPPED;
     struct p *pp;
@@ -68,14 +79,13 @@ void stop_the_world(const char *why)
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
         uint32_t want = P_SYSCALL;
         pp = allp[i];
-        if (__atomic_compare_exchange_n(&pp->status, &want, P_STOPPED, false, __ATOMIC_ACQ_REL,   // one of this, exitsyscall's and retake's CAS wins
+        if (__atomic_compare_exchange_n(&pp->status, &want, P_STOPPED, false, __ATOMIC_ACQ_REL,   // one of this, exitsyscall's, retake's and entersyscall_stw's CAS wins
                                         __ATOMIC_RELAXED)) {   // lost: not in a call (or taken)
-            pp->m = 0;
+            pp->syscalltick++;
             wait--;
         }
     }
-    __atomic_store_n(&sched.stopwait, wait, __ATOMIC_RELAXED);     // published by the release below
-    __atomic_store_n(&sched.stw_pending, 1, __ATOMIC_SEQ_CST);     // pairs with find_runnable's and preempt_check's loads; before the IPIs
+    __atomic_store_n(&sched.stopwait, wait, __ATOMIC_RELAXED);     // published by sched.lock to the Ms that stop
     preemptall(mp);
     spin_unlock(&sched.lock);
     uint64_t resend = arch_cycles() + arch_ns_to_cycles(1000000);

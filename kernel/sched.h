@@ -25,8 +25,8 @@ enum gstatus {
     G_RUNNING,      // executing on g->m, which owns it and its stack
     G_WAITING,      // parked: owned by whatever will ready it (a channel,
                     // a timer, an interrupt); its stack is not in use
-    G_SYSCALL,      // inside entersyscall/exitsyscall: owns its M; its P may be
-                    // handed to another M by sysmon
+    G_SYSCALL,      // inside entersyscall/exitsyscall: owns its M, which holds
+                    // no P meanwhile (its P may be handed to another M)
     G_DEAD,         // exited: on a free list, stack kept for reuse
 };
 
@@ -34,7 +34,9 @@ enum gstatus {
 enum pstatus {
     P_IDLE,         // on sched.pidle, no M
     P_RUNNING,      // held by p->m, which runs Gs with it
-    P_SYSCALL,      // its M runs a G inside a blocking call; sysmon may retake it
+    P_SYSCALL,      // held by no M: the M that left it runs a G inside a blocking
+                    // call and takes it back at exitsyscall unless sysmon, a
+                    // stop-the-world or another M leaving a call took it first (a CAS)
     P_STOPPED,      // taken by a stop-the-world
     P_DEAD,         // beyond gomaxprocs
 };
@@ -108,6 +110,9 @@ struct m {
     uint64_t tick_when;             // when tick_seen was first seen (TSC)
     // atomic: written by the owner core, read by timer_stop on any core
     struct timer *running_timer;    // the timer whose function this M runs now
+    // owner core only, between entersyscall and exitsyscall (p is NULL then)
+    struct p *oldp;                 // the P it left for the call, to take back
+    uint32_t syscalltick;           // oldp->syscalltick when it left it
     // atomic, any core: the waker hands an idle M its P here
     struct p *nextp;
     bool nextspinning;              // with nextp: start out spinning
@@ -134,15 +139,20 @@ struct p {
     uint32_t ntimers, timers_cap;
     uint64_t timer0;                // earliest when, 0 = none
     bool timer0_fast;               // the earliest is a periodic timer of under timer_fast_period_cycles
-    // the holder M (and sysmon, through status)
-    uint64_t syscall_when;          // TSC at entersyscall
+    // the holder M, and whoever wins the CAS of status out of P_SYSCALL
+    uint64_t syscall_when;          // TSC at entersyscall (read by sysmon after status)
+    uint32_t syscalltick;           // calls left on this P that ended: each exit, retake
+                                    // and stop-the-world of one adds 1
     uint32_t sysmon_tick;           // schedtick sysmon saw last
     uint64_t sysmon_when;
     // lock-free: see kernel/runq.c
     struct runq runq;
-    // sched.lock held
+    // status: under sched.lock, or by its holder (P_RUNNING -> P_SYSCALL),
+    // or by whoever wins the CAS out of P_SYSCALL; m: by whoever makes an M
+    // its holder, read racily by sysmon and stop_the_world
     uint32_t status;                // enum pstatus
     struct m *m;                    // holder, or NULL
+    // sched.lock held
     struct p *link;                 // sched.pidle
     // read-only after creation
     uint32_t id;
@@ -297,6 +307,11 @@ static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m 
     schedule_slow(mp);
 }
 void mcall(void (*fn)(struct g *));
+// Fatal errors naming what a G called where goro.h forbids it, and pc, the
+// app's call site: a switch or block while pinned (preempt_disable, a
+// blocking call), and what needs a P between entersyscall and exitsyscall.
+void sched_fatal_pinned(const char *what, void *pc) __attribute__((noreturn, cold));
+void sched_fatal_without_p(const char *what, void *pc) __attribute__((noreturn, cold));
 void wakep(void);
 void runq_overflow(struct p *pp, struct g *gp);
 
@@ -316,6 +331,12 @@ void steal_order_reset(uint32_t nprocs);    // under a stopped world (or at boot
 uint32_t steal_victims(const struct p *pp, uint64_t r, uint32_t *out);
 void sched_init(uint32_t ncpu, uint32_t gomaxprocs, uint64_t seed, bool random_runnext);
 void sched_mstart(void) __attribute__((noreturn));
+
+// Gs made runnable from outside any P's scheduling (an interrupt, a G in a
+// blocking call, sysmon) go to idle Ps, waking an M for each, and the rest
+// to pp's queue (pp the caller's P) or, with pp NULL, the global queue.
+// Go's injectglist; proc.c says more.
+void injectglist(struct g *list, struct p *pp);
 
 // Interrupt context (or anywhere): gp, G_WAITING, becomes runnable. It is
 // pushed on sched.irqready, which find_runnable takes whole after the global

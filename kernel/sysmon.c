@@ -9,6 +9,7 @@
 // when there is not, as Go's sysmon does; with every P idle and no
 // schedtrace, sysmon sleeps and core 0 arms nothing for it. startm wakes it.
 #include "kernel/sched.h"
+#include "kernel/chan.h"
 #include "kernel/cmdline.h"
 #include "kernel/debugdelay.h"
 #include "lib/printf.h"
@@ -82,6 +83,7 @@ static bool retake(uint64_t now)
     uint64_t syscall_limit = arch_ns_to_cycles(20000);
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
         struct p *pp = allp[i];
+        struct m *pm;
         uint32_t s = __atomic_load_n(&pp->status, __ATOMIC_ACQUIRE);   // pairs with entersyscall's release (syscall_when)
         if (s == P_SYSCALL) {
             if (now - pp->syscall_when < syscall_limit)
@@ -93,17 +95,18 @@ static bool retake(uint64_t now)
             uint32_t want = P_SYSCALL;
             if (__atomic_compare_exchange_n(&pp->status, &want, P_IDLE, false, __ATOMIC_ACQ_REL,   // one of this, exitsyscall's and stop_the_world's CAS wins
                                             __ATOMIC_RELAXED)) {    // lost: the P is someone else's
+                pp->syscalltick++;
                 trace_event(TR_HANDOFF, 0, pp->id);
                 handoffp(pp);
                 acted = true;
             }
-        } else if (s == P_RUNNING && pp->m) {
+        } else if (s == P_RUNNING && (pm = __atomic_load_n(&pp->m, __ATOMIC_RELAXED))) {   // racy: a stale M gets a spare IPI
             if (pp->schedtick != pp->sysmon_tick) {
                 pp->sysmon_tick = pp->schedtick;
                 pp->sysmon_when = now;
             } else if (now - pp->sysmon_when > quantum_cycles + quantum_cycles / 2 &&
-                       pp->m->id != 0) {
-                arch_send_ipi(pp->m->id, VEC_PREEMPT);
+                       pm->id != 0) {
+                arch_send_ipi(pm->id, VEC_PREEMPT);
                 pp->sysmon_when = now;
                 acted = true;
             }
@@ -222,19 +225,81 @@ void sysmon_init(void)
 }
 
 // ---- blocking calls ---------------------------------------------------------
+//
+// Go's entersyscall/exitsyscall. The G keeps its M, pinned (its preempt
+// count held: it is not preempted in the middle), and the M lets go of its
+// P: P_SYSCALL, held by no M, with m->oldp naming it for the way back. A P
+// in a call is nobody's, so whoever wins the CAS of its status out of
+// P_SYSCALL owns it: sysmon's retake, a stop-the-world, the M itself at
+// exitsyscall, or another M leaving a call that had this P before (after a
+// retake handed the P on and a G on it entered a call of its own; Go lets
+// that M take it too). Each such end of a call on the P adds 1 to its
+// syscalltick, so an M taking its P back knows whether it changed hands.
+// While the M held on to its P through the call, it still took the P back
+// from another M's call, and two Ms held it (stop-the-world's and sysmon's
+// IPIs went to the wrong core): race_exitsyscall_takes_back_a_p_in_another_call.
 
-// The G keeps its M (and, unless sysmon retakes it, its P) throughout; it
-// is pinned so it cannot be preempted in the middle.
+// A stop-the-world came between our store of P_SYSCALL and its look at the
+// Ps in calls: it counted this P as running and waits for it. Go's
+// entersyscall_gcwait: the P is stopped here, if the stop has not taken it.
+static void entersyscall_stw(struct p *pp)
+{
+    spin_lock(&sched.lock);         // the stop's counts are set under it
+    uint32_t want = P_SYSCALL;
+    if (sched.stw_pending && sched.stopwait &&
+        __atomic_compare_exchange_n(&pp->status, &want, P_STOPPED, false, __ATOMIC_ACQ_REL,   // one of this, retake's, exitsyscall's and stop_the_world's CAS wins
+                                    __ATOMIC_RELAXED)) {    // lost: someone took it
+        pp->syscalltick++;
+        trace_event(TR_HANDOFF, 0, pp->id);
+        __atomic_fetch_sub(&sched.stopwait, 1, __ATOMIC_RELEASE);  // pairs with stop_the_world's acquire
+    }
+    spin_unlock(&sched.lock);
+}
+
 void entersyscall(void)
 {
     struct m *mp = acquirem();
     struct p *pp = mp->p;
+    if (!pp)
+        sched_fatal_without_p("entersyscall", __builtin_return_address(0));     // calls do not nest
     __atomic_fetch_add(&sched.nsyscall, 1, __ATOMIC_RELAXED);          // sysmon's busy hint only (checkdead counts Ms)
     __atomic_store_n(&mp->curg->status, G_SYSCALL, __ATOMIC_RELAXED);   // read by dumps only
     pp->syscall_when = arch_cycles();
+    mp->syscalltick = pp->syscalltick;
+    mp->oldp = pp;
+    mp->p = 0;
+    __atomic_store_n(&pp->m, (struct m *)0, __ATOMIC_RELAXED);        // racy readers only (preemptall, retake)
     trace_event(TR_SYSCALL, mp->curg->id, 0);
-    __atomic_store_n(&pp->status, P_SYSCALL, __ATOMIC_RELEASE);    // pairs with retake's CAS
+    // seq-cst: publishes the fields above to the CAS winner (release), and
+    // is ordered before the stw_pending load below (stop_the_world stores
+    // stw_pending, then looks at the statuses: one of us sees the other)
+    __atomic_store_n(&pp->status, P_SYSCALL, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&sched.stw_pending, __ATOMIC_SEQ_CST))       // pairs with stop_the_world's store
+        entersyscall_stw(pp);
     sysmon_wake();              // asleep, it would never retake this P (Go does the same)
+}
+
+// The P is this M's again, by its CAS out of P_SYSCALL. If its syscalltick
+// moved, the P changed hands during the call (a retake handed it on, and
+// it is back in a call of another M's): it is taken as a new P, with the
+// quantum check started over, and the trace sees the G leave the call
+// that lost its P and start again. Go's wirep and exitsyscallfast_reacquired.
+static void exitsyscall_wirep(struct m *mp, struct p *pp)
+{
+    struct g *gp = mp->curg;
+    if (pp->syscalltick == mp->syscalltick) {
+        mp->p = pp;
+        __atomic_store_n(&pp->m, mp, __ATOMIC_RELAXED);               // racy readers only (preemptall, retake)
+        trace_event(TR_SYSCALL_EXIT, gp->id, 0);
+    } else {
+        trace_event(TR_SYSCALL_EXIT, gp->id, 1);
+        uint64_t f = irq_save();    // acquirep's and core_rearm's callers keep this core
+        acquirep(mp, pp);
+        core_rearm(mp, arch_cycles());
+        irq_restore(f);
+        trace_g(TR_GO_START, gp);
+    }
+    pp->syscalltick++;
 }
 
 static void exitsyscall0(struct g *gp)
@@ -260,25 +325,27 @@ static void exitsyscall0(struct g *gp)
 void exitsyscall(void)
 {
     struct m *mp = getm();      // pinned since entersyscall
-    struct p *pp = mp->p;
-    uint32_t want = P_SYSCALL;
+    struct p *pp = mp->oldp;
+    if (!pp || mp->p)
+        chan_fatal("exitsyscall without entersyscall", __builtin_return_address(0));
+    mp->oldp = 0;
     __atomic_fetch_sub(&sched.nsyscall, 1, __ATOMIC_RELAXED);          // sysmon's busy hint only
     DEBUG_DELAY(exitsyscall_nsyscall);
-    if (__atomic_compare_exchange_n(&pp->status, &want, P_RUNNING, false, __ATOMIC_ACQ_REL,   // one of this, retake's and stop_the_world's CAS wins
+    uint32_t want = P_SYSCALL;
+    if (__atomic_compare_exchange_n(&pp->status, &want, P_RUNNING, false, __ATOMIC_ACQ_REL,   // one of this, retake's, stop_the_world's and another exiting M's CAS wins
                                     __ATOMIC_RELAXED)) {            // lost: the P was taken
+        exitsyscall_wirep(mp, pp);
         __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);   // read by dumps only
-        trace_event(TR_SYSCALL_EXIT, mp->curg->id, 0);
         releasem(mp);
         return;
     }
-    // sysmon (or a stop-the-world) took our P: find another, or queue the
-    // G and idle this core. Interrupts go off before the M lets go of the
-    // P: a preemption that came due during the call must not run on an M
-    // without one (mcall's dropg then drops it).
+    // Our P was taken: find another, or queue the G and idle this core.
+    // Interrupts go off before the preempt count drops, so the G cannot be
+    // preempted on an M without a P before mcall's dropg (which drops a
+    // request still pending).
     trace_event(TR_SYSCALL_EXIT, mp->curg->id, 1);
     irq_disable();
     trace_event(TR_PROC_STOP, 0, pp->id);
-    mp->p = 0;
     __atomic_store_n(&mp->curg->status, G_RUNNING, __ATOMIC_RELAXED);   // read by dumps only
     preempt_count_dec();        // mcall needs zero; interrupts are off
     DEBUG_DELAY(exitsyscall_retaken);

@@ -135,6 +135,8 @@ void timer_start(struct timer *t)
 {
     struct m *mp = acquirem();
     struct p *pp = mp->p;
+    if (__builtin_expect(!pp, 0))
+        sched_fatal_without_p("a timer start", __builtin_return_address(0));
     ASSERT(t->pp == 0);
     t->later = 0;
     spin_lock(&pp->timers_lock);
@@ -180,6 +182,8 @@ bool timer_modify(struct timer *t, uint64_t when, uint64_t period)
 {
     struct m *mp = acquirem();
     struct p *pp = mp->p;
+    if (__builtin_expect(!pp, 0))
+        sched_fatal_without_p("a timer reset", __builtin_return_address(0));
     // Only this P's heap is changed in place: a deadline moved earlier in
     // another P's heap would need that P's core re-armed.
     if (__atomic_load_n(&t->pp, __ATOMIC_ACQUIRE) == pp) {     // a hint, pairs with heap_push's release; the lock decides

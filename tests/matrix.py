@@ -911,6 +911,12 @@ CONFIGS = [
           r"fatal error: sync: unlock of unlocked mutex \(goroutine \d+, called from unlock_unlocked_main\+0x"),
     fatal("wg-negative", "a negative WaitGroup counter is fatal",
           r"fatal error: sync: negative WaitGroup counter \(goroutine \d+, called from wg_negative_main\+0x"),
+    fatal("syscall-go", "go() between entersyscall and exitsyscall is fatal, naming the call site",
+          r"fatal error: go between entersyscall and exitsyscall \(the goroutine's M holds no P there\) "
+          r"\(goroutine \d+, called from syscall_go_main\+0x"),
+    fatal("syscall-sleep", "a sleep between entersyscall and exitsyscall is fatal: the goroutine may not block",
+          r"fatal error: sleep with the preempt count held \(inside preempt_disable or between "
+          r"entersyscall and exitsyscall\) \(goroutine \d+, called from sleep_ns\+0x"),
     # Fault injection (inject=, kernel/inject.c): each fault ends in its
     # named diagnosis and a non-zero exit, never a hang or a reboot.
     Config("inject-ap-silent", "inject=ap-silent: an AP never answers INIT-SIPI-SIPI; named, and ktest fails",

@@ -317,6 +317,114 @@ KTEST(preempt_syscall_handoff_to_spare_core)
     KT_ASSERT_EQ(kt_load(&blocker_out), 8);
 }
 
+// ---- what a blocking call may do -------------------------------------------
+//
+// Between entersyscall and exitsyscall the M holds no P (goro.h says what
+// the call may do there): a G the call makes runnable goes to an idle P,
+// whose core is woken, or to the global queue, as one an interrupt
+// readies. Here a call sends to a parked receiver and unlocks a mutex a G
+// waits on. Both must run; with a core and a P to spare, while the call
+// still lasts.
+
+static chan_t *call_c;
+static mutex_t call_mu;
+static uint64_t call_woken;
+
+static void call_receiver(void *arg)
+{
+    (void)arg;
+    chan_recv(call_c, 0);
+    kt_add(&call_woken, 1);
+}
+
+static void call_locker(void *arg)
+{
+    (void)arg;
+    mutex_lock(&call_mu);
+    kt_add(&call_woken, 1);
+    mutex_unlock(&call_mu);
+}
+
+static void count_on_call_c(struct g *gp, void *arg)
+{
+    if (__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING && gp->waiton == call_c)
+        (*(uint32_t *)arg)++;
+}
+
+// A channel has no count of its receivers: their G states say it.
+static uint32_t receivers_parked(void)
+{
+    uint32_t n = 0;
+    g_for_each(count_on_call_c, &n);
+    return n;
+}
+
+// Sleeps until both Gs wait, the locker on the mutex and the receiver on
+// the channel; false at the stall limit.
+static bool call_waiters_parked(void)
+{
+    uint64_t end = nanotime() + KT_STALL_NS;
+    while (sema_waiters(&call_mu.sema) < 1 || receivers_parked() < 1)
+        if (nanotime() > end)
+            return false;
+        else
+            sleep_ns(20000);
+    return true;
+}
+
+KTEST(preempt_syscall_readies_through_idle_ps)
+{
+    int orig = gomaxprocs(num_cpu());
+    call_c = chan_make(0, 0);
+    memset(&call_mu, 0, sizeof call_mu);
+    kt_store(&call_woken, 0);
+    mutex_lock(&call_mu);
+    go(call_receiver, 0);
+    go(call_locker, 0);
+    bool parked = call_waiters_parked();
+    entersyscall();
+    bool sent = chan_try_send(call_c, 0);
+    mutex_unlock(&call_mu);
+    // With a P idle besides ours, both run on it (or another) while we
+    // are still inside; a stall limit, since the host may hold that vCPU.
+    bool spare = num_cpu() > 1;
+    uint64_t end = nanotime() + KT_STALL_NS;
+    while (spare && kt_load(&call_woken) < 2 && nanotime() < end)
+        cpu_relax();
+    uint64_t during = kt_load(&call_woken);
+    exitsyscall();
+    bool all = kt_wait_count(&call_woken, 2, KT_STALL_MS);
+    chan_free(call_c);
+    gomaxprocs(orig);
+    printf("ktest: readied inside a blocking call: %lu of 2 ran before it ended\n", during);
+    KT_ASSERT(parked && sent && all);
+    if (spare)
+        KT_ASSERT_EQ(during, 2);
+}
+
+// Each is an app of its own: the fatal error ends the machine.
+static int syscall_go_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    printf("syscall_go: go() between entersyscall and exitsyscall\n");
+    entersyscall();
+    go(call_receiver, 0);
+    exitsyscall();
+    return 1;
+}
+GORO_APP(syscall_go, "go() inside a blocking call (expect the fatal error, exit 255)", syscall_go_main);
+
+static int syscall_sleep_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    printf("syscall_sleep: sleep_ns between entersyscall and exitsyscall\n");
+    entersyscall();
+    sleep_ns(1000);
+    exitsyscall();
+    return 1;
+}
+GORO_APP(syscall_sleep, "sleep inside a blocking call (expect the fatal error, exit 255)", syscall_sleep_main);
+
 // ---- timers fire in order and never early ------------------------------------
 
 #define NTIMERS 300

@@ -470,6 +470,67 @@ KTEST(race_exitsyscall_retaken_with_a_preemption_pending)
     KT_ASSERT(retaken);
 }
 
+// ---- exitsyscall takes a P back only as its sole holder --------------------
+//
+// The M in a blocking call kept its P, and exitsyscall's fast path CASed
+// the P from P_SYSCALL back to P_RUNNING without asking whose call that
+// was, and without setting pp->m. Once sysmon had retaken the P and handed
+// it to M1, and M1's G had entered a call of its own on it, M0's exit
+// succeeded: two Ms held the P (M1 still named it), and pp->m named M1, so
+// stop-the-world's and sysmon's IPIs for the P's G went to M1's core. As
+// in Go, the M now lets go of its P for the call (a P in a call is
+// nobody's: an exiting M may take it, as Go's exitsyscallfast does) and
+// the exit makes it the P's holder (wirep). Here the first G stays in its
+// call until the second, run from the retaken P, is inside a call there;
+// then it leaves its call, and its P must be held by its M alone.
+
+static uint64_t aba_inside, aba_out, aba_done;
+
+static void aba_second(void *arg)
+{
+    (void)arg;
+    entersyscall();
+    kt_store(&aba_inside, 1);
+    uint64_t end = nanotime() + KT_STALL_NS;        // a stall limit: the host may hold a vCPU long
+    while (!kt_load(&aba_out) && nanotime() < end)
+        cpu_relax();
+    exitsyscall();
+    kt_add(&aba_done, 1);
+}
+
+KTEST(race_exitsyscall_takes_back_a_p_in_another_call)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs an idle core for sysmon to hand the P to");
+    int orig = gomaxprocs(1);
+    aba_inside = aba_out = aba_done = 0;
+    go(aba_second, 0);              // queued on our P: sysmon retakes it for an idle core
+    entersyscall();
+    uint64_t end = nanotime() + KT_STALL_NS;        // a stall limit: the host may hold a vCPU long
+    while (!kt_load(&aba_inside) && nanotime() < end)
+        cpu_relax();
+    bool inside = kt_load(&aba_inside);
+    exitsyscall();
+    struct m *mp = acquirem();
+    struct p *pp = mp->p;
+    struct m *holder = SNAPSHOT(pp->m);
+    int also = -1;
+    for (uint32_t i = 0; i < sched.ncpu; i++)
+        if (&allm[i] != mp && SNAPSHOT(allm[i].p) == pp)
+            also = (int)i;
+    releasem(mp);
+    kt_store(&aba_out, 1);
+    bool done = kt_wait_count(&aba_done, 1, KT_STALL_MS);
+    gomaxprocs(orig);
+    KT_ASSERT(inside);
+    KT_ASSERT(done);
+    if (holder != mp)
+        KT_FAIL("P%u's holder is M%d, not M%u, which runs on it", pp->id, holder ? (int)holder->id : -1,
+                mp->id);
+    if (also >= 0)
+        KT_FAIL("M%d holds P%u too, while M%u runs on it", also, pp->id, mp->id);
+}
+
 // ---- timer_stop of a periodic timer that is being run --------------------
 //
 // timers_run took a due periodic timer out of its heap and, under the same
