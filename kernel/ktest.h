@@ -38,6 +38,8 @@ bool ktest_failed(void);
     } while (0)
 #define KT_SKIP(reason) do { ktest_skip(reason); return; } while (0)
 
+// filter: substrings separated by commas; a test whose name holds any of
+// them runs (NULL: every test).
 int ktest_run_all(const char *filter);
 
 // What the tests share: counters touched from many goroutines. Stores are
@@ -90,6 +92,18 @@ void ktest_tail(const char *file, int line, const char *what, uint64_t ns, uint6
 #define KT_TAIL_BOUND(what, ns, bound_ns)                                         \
     do {                                                                          \
         ktest_tail(__FILE__, __LINE__, what, ns, bound_ns);                       \
+        if (ktest_failed()) return;                                               \
+    } while (0)
+
+// A bound that holds in the guest's own time, whatever the host does to
+// it, such as "within two time slices": asserted on bare metal and where
+// the guest's clock counts its instructions (app=ktest clock=exact, for
+// QEMU's -icount: a descheduled vCPU stops its clock too); printed always.
+void ktest_set_clock_exact(bool exact);
+void ktest_guest_bound(const char *file, int line, const char *what, uint64_t ns, uint64_t bound_ns);
+#define KT_GUEST_BOUND(what, ns, bound_ns)                                        \
+    do {                                                                          \
+        ktest_guest_bound(__FILE__, __LINE__, what, ns, bound_ns);                \
         if (ktest_failed()) return;                                               \
     } while (0)
 
