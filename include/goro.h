@@ -181,7 +181,10 @@ void preempt_enable(void);
 // the scheduler should not count on), as Go's entersyscall/exitsyscall.
 // Between the two the goroutine keeps its core, unpreempted, but gives up
 // its P: sysmon may hand the P to another core, so that the goroutines
-// queued behind it do not wait for the call. exitsyscall takes
+// queued behind it and its timers do not wait for the call (after 20 us
+// when goroutines or timers wait for it or no other P is free, after 10 ms
+// in any case, if a core can take it); the call still counts against the
+// goroutine's time slice. exitsyscall takes
 // a P back: its own if nobody took it, else an idle one, else the
 // goroutine waits in the global run queue. Calls do not nest.
 //

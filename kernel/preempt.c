@@ -35,9 +35,13 @@
 uint64_t quantum_cycles;
 uint64_t timer_fast_period_cycles;
 
-static bool others_runnable(struct p *pp)
+// Work waiting for pp's time slice to end: Gs in its own queue, in the
+// global queue, or readied from outside (an interrupt) and not yet taken.
+// Hints, as Go's.
+bool others_runnable(struct p *pp)
 {
-    return !runq_empty(&pp->runq) || __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED);   // a hint, as Go's
+    return !runq_empty(&pp->runq) || __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) ||   // a hint, as Go's
+           outside_pending();
 }
 
 static uint64_t min_nz(uint64_t a, uint64_t b)
@@ -350,6 +354,12 @@ static void preempt_m(void *arg)
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the queue's release (lock or tail store)
     if (reason & PREEMPT_QUANTUM) {
         pp->stats.preemptions_quantum++;
+        // The Gs readied from outside go ahead of the preempted G: they
+        // may be what ended its slice (others_runnable), and behind it on
+        // the global queue they would wait for the next look there.
+        struct g *outside = poll_outside(now);
+        if (outside)
+            injectglist(outside, pp);
         spin_lock(&sched.lock);
         globrunq_put(gp);
         spin_unlock(&sched.lock);

@@ -22,9 +22,15 @@
 //     looks there first (P.globcheck counts slices down and stays due below
 //     0 until the look; a runnext hand-off continues its slice, as in Go),
 //     so it cannot starve behind busy local queues.
+//   - sched.irqready: Gs readied outside any P (interrupt handlers), taken
+//     whole by an M that looks (poll_outside, in readiness order) and
+//     spread as Go's injectglist does: to idle Ps, each with an M woken,
+//     the rest to the taker's queue. A time slice ends for them as for
+//     queued Gs, and sysmon takes them when no M has looked for 10 ms.
 //
 // Finding work (find_runnable), in order: runnext, the local ring, the
-// global queue, then stealing: up to STEAL_ROUNDS (4) rounds over all Ps in
+// global queue, the Gs readied from outside (interrupts: poll_outside),
+// then stealing: up to STEAL_ROUNDS (4) rounds over all Ps in
 // a random order (kernel/steal_order.c, host-tested by tests/host/test_steal_order.c:
 // a random start and a random stride coprime with gomaxprocs),
 // taking half of a victim's ring; a victim's runnext only in the last
@@ -129,6 +135,8 @@ __attribute__((noinline, cold)) void runq_overflow(struct p *pp, struct g *gp)
 
 // The quantum check starts over on an M that takes a P: the slice count
 // it saw last may be the P's count from long ago, with the time it saw it.
+// A P that runs wakes sysmon, which sleeps only while every P is idle (an
+// idle M taking a P for a due timer wakes nobody else that would).
 void acquirep(struct m *mp, struct p *pp)
 {
     ASSERT(mp->p == 0);
@@ -138,6 +146,7 @@ void acquirep(struct m *mp, struct p *pp)
     pp->status = P_RUNNING;
     mp->tick_seen = pp->schedtick;
     mp->tick_when = arch_cycles();
+    sysmon_wake();
 }
 
 // Hands pp (or, with pp NULL, any idle P) to an idle M and wakes its core.
@@ -409,9 +418,54 @@ void injectglist(struct g *list, struct p *pp)
     }
 }
 
-// The ready-from-interrupt list is a Treiber stack: handlers push with a
-// CAS; find_runnable takes the whole list with one exchange, so there is no
-// ABA (nothing is ever popped singly).
+// Gs readied from outside the scheduler, which an M must come and take:
+// Go's netpoller results. Today that is sched.irqready, the Gs interrupt
+// handlers readied (ready_from_irq); a netpoller's netpoll(0) joins
+// poll_outside and outside_pending. Who looks: find_runnable, after the
+// global queue (first, every 61st time slice); a time slice that ends
+// while some wait (preempt.c: others_runnable counts them, and the
+// preemption takes them before its G goes to the global queue); an M
+// about to idle (give_up_p); and sysmon, when no M has looked for
+// OUTSIDE_POLL_STALE_NS (Go's sched.lastpoll check, 10 ms). Taken Gs go
+// where Go's injectglist puts them: one to idle Ps each, the rest to the
+// taker's queue (or, for sysmon, the global queue).
+//
+// The list is a Treiber stack: handlers push with a CAS, a taker takes it
+// whole with one exchange (no ABA: nothing is popped singly) and reverses
+// it, so Gs run in the order they were readied (FIFO), not the last first.
+
+// Any core, any context: the TSC of an M's last look at the outside work,
+// kept to within a millisecond (a look stores it only when it is older:
+// the line is written by every M that looks). Relaxed: a time, nothing
+// hangs on it; sysmon's CAS decides between two takers.
+static void poll_noted(uint64_t now)
+{
+    uint64_t last = __atomic_load_n(&sched.lastpoll, __ATOMIC_RELAXED);   // relaxed: a time (above)
+    if (now > last && now - last > arch_ns_to_cycles(1000000))
+        __atomic_store_n(&sched.lastpoll, now, __ATOMIC_RELAXED);       // relaxed: a time (above)
+}
+
+bool outside_pending(void)
+{
+    return __atomic_load_n(&sched.irqready, __ATOMIC_RELAXED) != 0;     // a hint; the exchange decides
+}
+
+struct g *poll_outside(uint64_t now)
+{
+    poll_noted(now);
+    if (!outside_pending())
+        return 0;
+    struct g *list = __atomic_exchange_n(&sched.irqready, 0, __ATOMIC_ACQUIRE);   // pairs with ready_from_irq's release CAS
+    struct g *fifo = 0;
+    while (list) {                  // newest first -> oldest first
+        struct g *next = list->schedlink;
+        list->schedlink = fifo;
+        fifo = list;
+        list = next;
+    }
+    return fifo;
+}
+
 void ready_from_irq(struct g *gp)
 {
     ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
@@ -420,28 +474,19 @@ void ready_from_irq(struct g *gp)
     struct g *head = __atomic_load_n(&sched.irqready, __ATOMIC_RELAXED);  // a first guess; the CAS checks it
     do
         gp->schedlink = head;
-    while (!__atomic_compare_exchange_n(&sched.irqready, &head, gp, true, __ATOMIC_RELEASE,   // pairs with irqready_take's acquire
+    while (!__atomic_compare_exchange_n(&sched.irqready, &head, gp, true, __ATOMIC_RELEASE,   // pairs with poll_outside's acquire
                                         __ATOMIC_RELAXED));
-    wakep();
+    wakep();                    // its fence orders the push before the npidle load (give_up_p)
 }
 
-// Owner of pp. Moves every interrupt-readied G to pp's queue (overflow to
-// the global queue) and returns one to run.
-static struct g *irqready_take(struct p *pp)
+// Owner of pp: the outside work, the oldest G returned to run now, the
+// rest injected (idle Ps first, then pp's queue).
+static struct g *take_outside(struct p *pp)
 {
-    if (!__atomic_load_n(&sched.irqready, __ATOMIC_RELAXED))          // a hint; the exchange decides
-        return 0;
-    struct g *list = __atomic_exchange_n(&sched.irqready, 0, __ATOMIC_ACQUIRE);   // pairs with ready_from_irq's release CAS
-    if (!list)
-        return 0;
-    struct g *first = list;
-    list = list->schedlink;
-    while (list) {
-        struct g *next = list->schedlink;
-        queue_on_p(pp, list, false);
-        list = next;
-    }
-    return first;
+    struct g *gp = poll_outside(arch_cycles());
+    if (gp)
+        injectglist(gp->schedlink, pp);
+    return gp;
 }
 
 static bool any_local_work(void)
@@ -460,7 +505,9 @@ static bool any_local_work(void)
 // looks at every local queue again: a G queued after the steal and before
 // the decrement saw a spinner and woke nobody (wakep's fence and this
 // decrement are the two halves of that handshake), so this look is the
-// G's only chance. Work found here gets a spinner, possibly this M.
+// G's only chance. Every idling M, spinning or not, looks at the outside
+// work again the same way (after its seq-cst pidleput): its pusher has no
+// P that would run it. Work found here gets a spinner, possibly this M.
 // Returns true with the P given up (the caller waits in stopm), false
 // with the P kept: *found is a G of the global queue to run, or NULL to
 // look again (a stop-the-world or a G readied by an interrupt).
@@ -477,8 +524,7 @@ static bool give_up_p(struct m *mp, struct g **found)
         spin_unlock(&sched.lock);
         return false;
     }
-    if (__atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE) ||       // pairs with ready_from_irq's release CAS
-        netpoll_pending()) {
+    if (outside_pending() || netpoll_pending()) {
         spin_unlock(&sched.lock);
         return false;
     }
@@ -490,16 +536,22 @@ static bool give_up_p(struct m *mp, struct g **found)
     mput(mp);
     checkdead();
     spin_unlock(&sched.lock);
-    if (mp->spinning) {
+    bool was_spinning = mp->spinning;
+    if (was_spinning) {
         mp->spinning = false;
         __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);  // full barrier before the re-check; pairs with wakep's fence
-        if (any_local_work() || __atomic_load_n(&sched.irqready, __ATOMIC_SEQ_CST) ||   // ordered after the decrement
-            netpoll_pending()) {
-            // Start a spinner for it, possibly this very M (then stopm
-            // returns at once).
-            __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // counted for startm's M, as wakep's CAS does
-            startm(0, true);
-        }
+    }
+    // Gs readied from outside after the look above: their pusher's wakep
+    // read npidle before our pidleput, or it started an M. So every M
+    // that idles looks again after its (seq-cst) pidleput, spinning or
+    // not; only a spinner looks at the local queues again (step 3).
+    if ((was_spinning && any_local_work()) ||
+        __atomic_load_n(&sched.irqready, __ATOMIC_SEQ_CST) ||           // ordered after pidleput and the decrement
+        netpoll_pending()) {
+        // Start a spinner for it, possibly this very M (then stopm
+        // returns at once).
+        __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // counted for startm's M, as wakep's CAS does
+        startm(0, true);
     }
     return true;
 }
@@ -525,7 +577,7 @@ top:
     // Every 61st time slice the Gs readied by interrupts and the global
     // queue come before the local queue, so a P whose Gs keep yielding to
     // each other cannot starve them.
-    if (global_first && (gp = irqready_take(pp)))
+    if (global_first && (gp = take_outside(pp)))
         return gp;
     if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {   // a hint: the lock decides
         spin_lock(&sched.lock);
@@ -543,7 +595,7 @@ top:
         if (gp)
             return gp;
     }
-    if ((gp = irqready_take(pp)))
+    if ((gp = take_outside(pp)))
         return gp;
     // The network (kernel/netpoll.c, step 3): polled without waiting when
     // it has work nobody took, before stealing.

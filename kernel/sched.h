@@ -179,7 +179,9 @@ struct sched {
     bool started;                   // main G created; wakep active
     bool random_runnext;            // seed= given: one new G in four skips runnext
     uint64_t timer_watch;           // the timer deadline an idle M is armed for (atomic)
-    struct g *irqready;             // Gs readied by interrupt handlers: a lock-free stack
+    struct g *irqready;             // Gs readied by interrupt handlers: a lock-free stack,
+                                    // taken whole (poll_outside)
+    uint64_t lastpoll;              // TSC of an M's last look at it, to within 1 ms (Go's)
     uint64_t seed;
     uint32_t ncpu;                  // Ms (cores); read-only after sched_init
 };
@@ -339,11 +341,20 @@ void sched_mstart(void) __attribute__((noreturn));
 void injectglist(struct g *list, struct p *pp);
 
 // Interrupt context (or anywhere): gp, G_WAITING, becomes runnable. It is
-// pushed on sched.irqready, which find_runnable takes whole after the global
-// queue, and an idle core is woken. The caller counts gp in
+// pushed on sched.irqready, which an M that looks takes whole (proc.c says
+// who looks), and an idle core is woken. The caller counts gp in
 // sched.nexternal while it waits and uncounts it after this returns
 // (checkdead reads nexternal first, then irqready).
 void ready_from_irq(struct g *gp);
+// The Gs readied outside the scheduler (Go's netpoll(0)): any context,
+// returns them oldest first, linked by schedlink, and notes the look in
+// sched.lastpoll. outside_pending is the cheap hint that there are some.
+// A netpoller's own list joins both.
+struct g *poll_outside(uint64_t now);
+bool outside_pending(void);
+// sysmon takes the outside work itself when no M has looked for this long
+// (Go's sysmon polls the network after 10 ms without a poll).
+#define OUTSIDE_POLL_STALE_NS 10000000
 
 // globrunq.c: the global run queue (sched.lock held)
 void globrunq_put(struct g *gp);
@@ -402,6 +413,7 @@ void core_rearm_new_timer(struct m *mp, uint64_t now);
 void core_arm_idle(struct m *mp);               // interrupts off; mp has no P
 void core_leave_idle(struct m *mp);             // mp got a P: hand its timer watch on
 void preempt_init(void);
+bool others_runnable(struct p *pp);             // work waits for pp's time slice to end (hints)
 extern uint64_t quantum_cycles;                 // the time slice (atomic, relaxed: a new value applies from each core's next check)
 extern uint64_t timer_fast_period_cycles;       // TIMER_PREEMPT_WINDOW_NS / TIMER_PREEMPTS_PER_WINDOW (set once at boot)
 void sysmon_init(void);
@@ -409,6 +421,8 @@ void sysmon_wake(void);                         // pinned: something started run
 void sysmon_tick(uint64_t now);                 // core 0's timer interrupt
 uint64_t sysmon_deadline(void);                 // sysmon's next look (TSC), 0 when asleep
 extern uint64_t sysmon_irqoff_reports;          // debug builds: interrupts-off reports made (atomic)
+extern uint64_t sysmon_outside_takes;           // times sysmon took the outside work itself (atomic)
+extern uint64_t sysmon_timer_handons;           // times a retaken P's timers went to a running P (atomic)
 
 // procresize.c: from a G. stop_the_world returns with every other P
 // stopped and the caller pinned; start_the_world(n) resizes to n Ps, lets

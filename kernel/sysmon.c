@@ -1,13 +1,28 @@
 // SPDX-License-Identifier: MIT
-// sysmon: the monitor, run from core 0's timer interrupt.
+// sysmon: the monitor, Go's, run from core 0's timer interrupt.
 //
-// Each look: Ps whose G has been inside entersyscall for more than 20 us
-// while work waits are handed to an idle core; a core whose G overran its
-// quantum by half a quantum more (its own timer should have acted) gets a
-// preemption IPI; schedtrace lines are printed when due. Looks come every
-// 20 us while there is something to do, backing off by doubling to 10 ms
-// when there is not, as Go's sysmon does; with every P idle and no
-// schedtrace, sysmon sleeps and core 0 arms nothing for it. startm wakes it.
+// Each look (retake, then the rest of sysmon_tick):
+//   - A P whose G has run one time slice while anything waits (its queue,
+//     the global queue, Gs readied from outside, a due timer of its P) has
+//     its core sent a preemption IPI: the core's own timer check should
+//     have acted, and sysmon is the backstop, as Go's retake is.
+//   - A P in a blocking call for 20 us (one look) is retaken when its
+//     queue has Gs or a timer of it is due, when no P is idle or spinning
+//     to take other work (Go's rule), or when the call has lasted 10 ms;
+//     handoffp then hands it to an idle M, which runs its queue and due
+//     timers, or, with no M free, sends its Gs to the global queue and its
+//     timers to a running P. A timer of a P in a call brings the next look
+//     forward to when it comes due. So no timer waits for a blocking call.
+//   - The Gs readied from outside (interrupts) are taken when no M has
+//     looked for 10 ms (Go's sched.lastpoll) and injected: to idle Ps,
+//     each with its M woken, the rest to the global queue.
+//   - An idle P's timer overdue by a millisecond starts an M; dead Gs'
+//     stacks are marked for trimming about once a second; schedtrace
+//     lines are printed when due.
+// Looks come every 20 us while there is something to do, backing off by
+// doubling to 10 ms when there is not, as Go's sysmon does; with every P
+// idle and no schedtrace, sysmon sleeps and core 0 arms nothing for it.
+// startm (and entersyscall) wake it.
 #include "kernel/sched.h"
 #include "kernel/chan.h"
 #include "kernel/cmdline.h"
@@ -20,6 +35,18 @@ static uint64_t next_look;          // TSC; 0 = asleep
 static uint64_t delay;
 static uint64_t next_trace;
 static uint64_t boot_tsc;
+// What sysmon did, for tests (atomic: sysmon writes, any core reads)
+uint64_t sysmon_outside_takes;      // times it took the outside work itself
+uint64_t sysmon_timer_handons;      // times a retaken P's timers went to a running P
+
+#define SYSMON_MIN_NS 20000         // one look: a call's grace, and the shortest delay
+#define SYSMON_MAX_NS 10000000      // the longest delay
+#define LONG_CALL_NS 10000000       // a call this long is retaken whatever waits (Go's)
+
+static uint64_t min_nz(uint64_t a, uint64_t b)
+{
+    return !a ? b : !b ? a : a < b ? a : b;
+}
 
 uint64_t sysmon_deadline(void)
 {
@@ -32,7 +59,7 @@ void sysmon_wake(void)
 {
     if (__atomic_load_n(&next_look, __ATOMIC_RELAXED) != 0)    // a deadline only: no data hangs on it
         return;
-    __atomic_store_n(&next_look, arch_cycles() + arch_ns_to_cycles(20000), __ATOMIC_RELAXED);   // racing sysmon_tick only moves a deadline
+    __atomic_store_n(&next_look, arch_cycles() + arch_ns_to_cycles(SYSMON_MIN_NS), __ATOMIC_RELAXED);   // racing sysmon_tick only moves a deadline
     if (cpu_index() != 0) {
         arch_send_ipi(0, VEC_TIMER);        // core 0 re-arms in its handler, or idle, in stopm before it halts again
         return;
@@ -42,16 +69,44 @@ void sysmon_wake(void)
     irq_restore(f);
 }
 
-// A P just taken from a G in a blocking call (status P_IDLE, not yet on
-// the idle list): to an idle core when there is work, else to the idle
-// list. With no core free its queue goes global, for whoever runs next.
-// A stop-the-world that came between retake's CAS and this lock found the
-// P neither on the idle list nor in a call, and waits for it: the P is
-// stopped here, as Go's handoffp does. Put on the idle list instead, it
-// stopped only if some M took it from there, and none may: a CI run's
-// ktest (go-smp8-seed3) hung in gomaxprocs's stop that way.
-static void handoffp(struct p *pp)
+// sched.lock held, no stop-the-world pending (so gomaxprocs holds still):
+// from, a P going idle while no idle M could watch its timers, gives them
+// to a running P, whose M runs them when due (its timer check preempts its
+// G for them). Returns that P's M, to be sent a timer interrupt so that it
+// arms for them, or NULL when no P runs (then the first M to idle watches
+// them: core_arm_idle looks at every P's timers). The P chosen may stop
+// running meanwhile; its timers are still watched: an idle P's by an idle
+// M, one in a call's by sysmon, which retakes it when one comes due.
+static struct m *timers_hand_on(struct p *from)
 {
+    for (uint32_t k = 1; k < sched.gomaxprocs; k++) {
+        struct p *to = allp[(from->id + k) % sched.gomaxprocs];
+        struct m *pm = __atomic_load_n(&to->m, __ATOMIC_RELAXED);     // racy: see above
+        if (__atomic_load_n(&to->status, __ATOMIC_RELAXED) == P_RUNNING && pm) {   // racy: see above
+            timers_move(from, to);
+            __atomic_fetch_add(&sysmon_timer_handons, 1, __ATOMIC_RELAXED);       // a count tests read
+            return pm;
+        }
+    }
+    return 0;
+}
+
+// A P just taken from a G in a blocking call (status P_IDLE, not yet on
+// the idle list), Go's handoffp: to an idle M when its queue, the global
+// queue or a due timer has work, or, when no P is idle and nobody spins,
+// to an idle M that spins with it (work may wait on busy Ps); else to the
+// idle list, its queue to the global queue, and its timers, when no idle
+// M could watch them there, to a running P. A stop-the-world that came
+// between retake's CAS and this lock found the P neither on the idle list
+// nor in a call, and waits for it: the P is stopped here, as Go's handoffp
+// does. Put on the idle list instead, it stopped only if some M took it
+// from there, and none may: a CI run's ktest (go-smp8-seed3) hung in
+// gomaxprocs's stop that way.
+static void handoffp(struct p *pp, uint64_t now)
+{
+    uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);    // pairs with timer0_update's release
+    struct m *kick = 0;
+    uint8_t kick_vec = VEC_WAKE;
     spin_lock(&sched.lock);
     pp->m = 0;
     if (sched.stw_pending) {        // sched.lock orders it with stop_the_world's count
@@ -60,59 +115,108 @@ static void handoffp(struct p *pp)
         spin_unlock(&sched.lock);
         return;
     }
-    bool work = !runq_empty(&pp->runq) || sched.runq_size;
-    struct m *nmp = work ? mget() : 0;
-    if (!nmp) {
-        struct g *gs[RUNQ_SIZE + 1];
-        globrunq_putbatch(gs, runq_drain(&pp->runq, gs));
-        pidleput(pp);
+    bool work = !runq_empty(&pp->runq) || sched.runq_size || (t0 && t0 <= now);
+    uint32_t zero = 0;
+    bool spin = !work && !sched.npidle && sched.midle &&
+                __atomic_compare_exchange_n(&sched.nmspinning, &zero, 1, false, __ATOMIC_SEQ_CST,   // claims the spinner, as wakep's CAS
+                                            __ATOMIC_RELAXED);      // someone spins: it will steal
+    struct m *nmp = work || spin ? mget() : 0;
+    if (nmp) {
+        nmp->nextspinning = spin;
+        __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
         spin_unlock(&sched.lock);
+        if (nmp != getm()) {        // core 0 idle in stopm: it sees nextp when this interrupt returns
+            trace_event(TR_WAKE_IPI, 0, nmp->id);
+            arch_send_ipi(nmp->id, VEC_WAKE);
+        }
         return;
     }
-    pp->m = 0;
-    nmp->nextspinning = false;
-    __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
+    struct g *gs[RUNQ_SIZE + 1];
+    globrunq_putbatch(gs, runq_drain(&pp->runq, gs));
+    if (t0 && !sched.midle) {
+        kick = timers_hand_on(pp);
+        kick_vec = VEC_TIMER;
+    } else if (t0) {
+        // An idle M watches the idle Ps' earliest timer; if this one is
+        // earlier than the watch, the M at the idle list's head is woken
+        // to watch again (core_arm_idle, on its way back to halt).
+        uint64_t w = __atomic_load_n(&sched.timer_watch, __ATOMIC_ACQUIRE);   // pairs with core_arm_idle's CAS
+        if (!w || t0 < w)
+            kick = sched.midle;
+    }
+    pidleput(pp);
     spin_unlock(&sched.lock);
-    trace_event(TR_WAKE_IPI, 0, nmp->id);
-    arch_send_ipi(nmp->id, VEC_WAKE);
+    if (kick && kick != getm())     // our own core: timer_irq re-arms after sysmon_tick
+        arch_send_ipi(kick->id, kick_vec);
 }
 
-static bool retake(uint64_t now)
+// The preemption backstop and the retake of Ps in blocking calls (the
+// header says when). Returns how many it acted on; *recheck: when a P in
+// a call needs the next look (its grace ends with work waiting, or its
+// earliest timer comes due), 0 for none.
+static uint32_t retake(uint64_t now, uint64_t *recheck)
 {
-    bool acted = false;
-    uint64_t syscall_limit = arch_ns_to_cycles(20000);
+    uint32_t n = 0;
+    uint64_t one_look = arch_ns_to_cycles(SYSMON_MIN_NS), long_call = arch_ns_to_cycles(LONG_CALL_NS);
+    *recheck = 0;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
         struct p *pp = allp[i];
         struct m *pm;
-        uint32_t s = __atomic_load_n(&pp->status, __ATOMIC_ACQUIRE);   // pairs with entersyscall's release (syscall_when)
+        uint32_t s = __atomic_load_n(&pp->status, __ATOMIC_ACQUIRE);   // pairs with entersyscall's store (syscall_when)
+        uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);  // pairs with timer0_update's release
         if (s == P_SYSCALL) {
-            if (now - pp->syscall_when < syscall_limit)
+            uint64_t in_call = now - pp->syscall_when;
+            bool work = !runq_empty(&pp->runq) || (t0 && t0 <= now);   // hints: the CAS and handoffp decide
+            bool help = (!__atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) &&        // hints: Go's rule, nobody
+                         !__atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED)) ||  // else would take other work
+                        in_call >= long_call;
+            bool core_free = __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED);  // a hint: handoffp copes without one
+            if (in_call < one_look || (!work && !(help && core_free))) {
+                if (in_call < one_look && (work || t0))
+                    *recheck = min_nz(*recheck, pp->syscall_when + one_look);
+                else if (t0)
+                    *recheck = min_nz(*recheck, t0);
                 continue;
-            if (runq_empty(&pp->runq) && !__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED))   // hints
-                continue;       // nothing waits for it
-            if (!__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED))    // a hint: handoffp copes without one
-                continue;       // no core could take it
+            }
             uint32_t want = P_SYSCALL;
-            if (__atomic_compare_exchange_n(&pp->status, &want, P_IDLE, false, __ATOMIC_ACQ_REL,   // one of this, exitsyscall's and stop_the_world's CAS wins
+            if (__atomic_compare_exchange_n(&pp->status, &want, P_IDLE, false, __ATOMIC_ACQ_REL,   // one of this, exitsyscall's, entersyscall_stw's and stop_the_world's CAS wins
                                             __ATOMIC_RELAXED)) {    // lost: the P is someone else's
                 pp->syscalltick++;
                 trace_event(TR_HANDOFF, 0, pp->id);
-                handoffp(pp);
-                acted = true;
+                handoffp(pp, now);
+                n++;
             }
         } else if (s == P_RUNNING && (pm = __atomic_load_n(&pp->m, __ATOMIC_RELAXED))) {   // racy: a stale M gets a spare IPI
             if (pp->schedtick != pp->sysmon_tick) {
                 pp->sysmon_tick = pp->schedtick;
                 pp->sysmon_when = now;
-            } else if (now - pp->sysmon_when > quantum_cycles + quantum_cycles / 2 &&
-                       pm->id != 0) {
+            } else if (now - pp->sysmon_when >= quantum_cycles && pm->id != 0 &&   // core 0's own check runs before this look
+                       (others_runnable(pp) || (t0 && t0 <= now))) {
                 arch_send_ipi(pm->id, VEC_PREEMPT);
                 pp->sysmon_when = now;
-                acted = true;
+                n++;
             }
         }
     }
-    return acted;
+    return n;
+}
+
+// The outside work (Gs readied by interrupts) when no M has looked for
+// OUTSIDE_POLL_STALE_NS: taken and injected from outside any P. The CAS on
+// lastpoll keeps sysmon from taking it twice in one window, as Go's.
+static bool poll_if_stale(uint64_t now)
+{
+    uint64_t last = __atomic_load_n(&sched.lastpoll, __ATOMIC_RELAXED);   // relaxed: a time, as poll_noted's
+    if (!outside_pending() || now < last || now - last < arch_ns_to_cycles(OUTSIDE_POLL_STALE_NS) ||
+        !__atomic_compare_exchange_n(&sched.lastpoll, &last, now, false, __ATOMIC_RELAXED,   // relaxed: a time
+                                     __ATOMIC_RELAXED))
+        return false;
+    struct g *list = poll_outside(now);
+    if (!list)
+        return false;
+    __atomic_fetch_add(&sysmon_outside_takes, 1, __ATOMIC_RELAXED);    // a count tests read
+    injectglist(list, 0);
+    return true;
 }
 
 // Go's format: SCHED 1004ms: gomaxprocs=4 idleprocs=1 threads=4
@@ -182,7 +286,9 @@ void sysmon_tick(uint64_t now)
     if (!look || now < look)
         return;
     bool acted = netpoll_sysmon(now);       // the network's Gs first: retake may preempt for them
-    acted |= retake(now);
+    uint64_t recheck;
+    acted |= retake(now, &recheck) != 0;
+    acted |= poll_if_stale(now);
     arch_clock_refine(now, false);      // the TSC's rate over a ten times longer window, when due
 #ifdef GORO_DEBUG
     irqoff_check(now);
@@ -207,13 +313,15 @@ void sysmon_tick(uint64_t now)
         schedtrace(now);
         next_trace = now + arch_ns_to_cycles(kparams.schedtrace_ns);
     }
-    uint64_t min = arch_ns_to_cycles(20000), max = arch_ns_to_cycles(10000000);
+    uint64_t min = arch_ns_to_cycles(SYSMON_MIN_NS), max = arch_ns_to_cycles(SYSMON_MAX_NS);
     delay = acted || !delay ? min : delay * 2 > max ? max : delay * 2;
     bool busy = __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) < sched.gomaxprocs ||   // hints: sysmon_wake
                 __atomic_load_n(&sched.nsyscall, __ATOMIC_RELAXED);                     // restarts a sleeping sysmon
     uint64_t next = now + delay;
     if (kparams.schedtrace_ns && next_trace < next)
         next = next_trace;
+    if (recheck && recheck < next)
+        next = recheck > now + min ? recheck : now + min;   // a P in a call: its timer, or its grace
     __atomic_store_n(&next_look, busy || kparams.schedtrace_ns ? next : 0, __ATOMIC_RELAXED);   // a deadline only
 }
 

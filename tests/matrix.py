@@ -637,6 +637,14 @@ CONFIGS = [
           cores=2, apic="xapic", qemu_extra=["-icount", "shift=0,sleep=off"]),
     ktest("icount-debug-smp2", "ktest, debug build, 2 vCPUs, -icount shift=0,sleep=off, xAPIC",
           build="debug", cores=2, apic="xapic", qemu_extra=["-icount", "shift=0,sleep=off"]),
+    # sysmon's bounds in guest time: under -icount the guest's clock counts
+    # instructions and stops with its vCPU, so "within two time slices" is
+    # asserted (clock=exact), not only printed. xAPIC, as the runs above.
+    *[ktest(f"sysmon-icount-smp{n}", f"sysmon's bounds in guest time, -icount, {n} vCPU(s), xAPIC", cores=n,
+            apic="xapic", cmdline="app=ktest clock=exact filter=irqwait_readied_g_runs,preempt_sleep_beside",
+            qemu_extra=["-icount", "shift=0,sleep=off"],
+            expect=[r"^ktest: guest time .*asserted: the clock counts instructions"], timeout=120)
+      for n in (1, 2, 4, 8)],
     # The scheduler race regressions in the debug build (make DEBUG=1), whose
     # delay points widen each race's window (tests/kernel/test_sched_races.c).
     ktest("race-debug-smp2", "race regressions, debug build (delay points), 2 vCPUs",

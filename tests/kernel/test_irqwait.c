@@ -302,3 +302,212 @@ KTEST(irqwait_device_irq_no_deadlock)
     KT_ASSERT(halts > 0);                  // every P did go idle
     KT_TAIL_BOUND("irq_wait for the PIT's 55 ms one-shot", waited, 5 * SEC);
 }
+
+// ---- a G readied by an interrupt runs while every P runs a call-free loop ----
+//
+// ready_from_irq pushed the G on sched.irqready and called wakep, which
+// does nothing when no P is idle. Only find_runnable looked at irqready,
+// the time slice check counted the local and global queues only, and
+// sysmon never looked: a G alone on its P was never preempted for the
+// readied G, which ran only when the loops stopped (3016 ms later, 2
+// vCPUs; the console reader is such a G). Now a time slice ends for Gs
+// readied from outside as for queued ones, and the preemption takes them
+// ahead of its G. Here every P runs a call-free loop; one of them sends
+// the interrupt once all of them run and nothing else waits, and every
+// loop goes on until the readied G has run. How long it waited, in time
+// slices, is printed, and asserted (at most two) where guest time is
+// exact: bare metal, and -icount (the sysmon-icount runs).
+
+#define SPIN_ROUNDS 5
+static uint64_t spin_started, spin_stop, spin_sent_at, spin_ran_at, spin_stalled;
+static chan_t *spin_done;
+
+static bool nothing_else_waits(void)
+{
+    if (SNAPSHOT(sched.npidle) || SNAPSHOT(sched.runq_size))
+        return false;
+    for (uint32_t i = 0; i < SNAPSHOT(sched.gomaxprocs); i++)
+        if (!runq_empty(&allp[i]->runq))
+            return false;
+    return true;
+}
+
+static void spin_hog(void *arg)
+{
+    bool sender = arg != 0;
+    kt_add(&spin_started, 1);
+    if (sender) {
+        // Every P runs a loop, and has for two time slices (a slice's
+        // check counts from the first timer interrupt that sees it: up to
+        // a slice after it began), before the interrupt is sent.
+        uint64_t hz = cputicks_hz(), until = cputicks() + KT_STALL_NS / 1000000000 * hz;   // a stall limit
+        uint64_t settle = 2 * sched_quantum_ns() * hz / 1000000000, since = 0;
+        while (cputicks() < until) {
+            if (kt_load(&spin_started) < (uint64_t)gomaxprocs(0) || !nothing_else_waits())
+                since = 0;
+            else if (!since)
+                since = cputicks();
+            else if (cputicks() - since >= settle)
+                break;
+        }
+        kt_store(&spin_sent_at, cputicks());
+        arch_send_ipi((uint32_t)core_id(), IRQ_VEC_TEST);
+        // call-free but for the clock, read every 2^20 rounds
+        for (uint64_t i = 1; !__atomic_load_n(&spin_stop, __ATOMIC_RELAXED); i++)
+            if (!(i & 0xFFFFF) && cputicks() > until + KT_STALL_NS / 1000000000 * cputicks_hz()) {
+                kt_store(&spin_stalled, 1);
+                kt_store(&spin_stop, 1);
+            }
+    } else {
+        while (!__atomic_load_n(&spin_stop, __ATOMIC_RELAXED))
+            ;
+    }
+    chan_send(spin_done, 0);
+}
+
+static void spin_waiter(void *arg)
+{
+    (void)arg;
+    irq_wait(IRQ_VEC_TEST);
+    kt_store(&spin_ran_at, cputicks());
+    kt_store(&spin_stop, 1);
+    chan_send(spin_done, 0);
+}
+
+KTEST(irqwait_readied_g_runs_while_every_p_spins)
+{
+    KT_ASSERT_EQ(irq_attach(IRQ_VEC_TEST, 0), 0);
+    int procs = gomaxprocs(0);
+    uint64_t quantum = sched_quantum_ns(), worst = 0;
+    spin_done = chan_make(0, (size_t)procs + 1);
+    for (int r = 0; r < SPIN_ROUNDS; r++) {
+        irq_take_pending(IRQ_VEC_TEST);
+        spin_started = spin_stop = spin_sent_at = spin_ran_at = spin_stalled = 0;
+        go(spin_waiter, 0);
+        if (!wait_waiters(IRQ_VEC_TEST, 1))
+            KT_FAIL("round %d: the waiter never parked", r);
+        for (int i = 0; i < procs; i++)
+            go(spin_hog, (void *)(uintptr_t)(i == 0));
+        for (int i = 0; i < procs + 1; i++)
+            chan_recv(spin_done, 0);        // parked: no runnable G but the loops
+        if (kt_load(&spin_stalled))
+            KT_FAIL("round %d: the readied G did not run while %d P(s) ran loops (%d s)", r, procs,
+                    (int)(KT_STALL_NS / 1000000000));
+        uint64_t ns = (kt_load(&spin_ran_at) - kt_load(&spin_sent_at)) * 1000000000 / cputicks_hz();
+        if (ns > worst)
+            worst = ns;
+    }
+    chan_free(spin_done);
+    KT_ASSERT(nexternal_settles());
+    printf("ktest: irq-readied G beside %d spinning P(s): longest wait %lu us = %lu.%02lu time slices\n",
+           procs, worst / 1000, worst / quantum, worst % quantum * 100 / quantum);
+    KT_GUEST_BOUND("irq-readied G's wait while every P spins, longest", worst, 2 * quantum);
+}
+
+// ---- Gs readied by interrupts run in the order they were readied ---------
+//
+// sched.irqready was a LIFO stack taken as it stood: the G readied last
+// ran first. It is taken whole and reversed now. On one P, while the only
+// running G is pinned, three waiters on three vectors are readied one
+// after the other; then that G parks, and they must run in that order.
+
+#define ORDER_N 3
+// Soft vectors (IRQ_VEC_LAST - 1 stays unattached: irqwait_rejects_bad_vectors)
+static const uint8_t order_vec[ORDER_N] = { IRQ_VEC_SOFT_FIRST, IRQ_VEC_SOFT_FIRST + 1, IRQ_VEC_TEST };
+static uint64_t order_next, order_seen[ORDER_N];
+static chan_t *order_done;
+
+static void order_waiter(void *arg)
+{
+    uint64_t i = (uint64_t)(uintptr_t)arg;
+    irq_wait(order_vec[i]);
+    order_seen[__atomic_fetch_add(&order_next, 1, __ATOMIC_ACQ_REL)] = i;
+    chan_send(order_done, 0);
+}
+
+// One round; false when sysmon took part of the list meanwhile (then the
+// order across its take and the rest is not this test's to judge).
+static bool order_round(uint32_t target, bool *ok)
+{
+    order_next = 0;
+    uint64_t takes = kt_load(&sysmon_outside_takes);
+    for (uint64_t i = 0; i < ORDER_N; i++) {
+        irq_take_pending(order_vec[i]);
+        go(order_waiter, (void *)(uintptr_t)i);
+    }
+    for (uint64_t i = 0; i < ORDER_N; i++)
+        *ok = wait_waiters(order_vec[i], 1) && *ok;
+    preempt_disable();              // nobody looks at the readied Gs meanwhile
+    for (uint64_t i = 0; i < ORDER_N; i++) {
+        uint8_t v = order_vec[i];
+        uint64_t before = irq_count(v);
+        arch_send_ipi(target, v);
+        uint64_t end = nanotime() + STALL;
+        while (irq_count(v) == before && nanotime() < end)
+            cpu_relax();
+    }
+    preempt_enable();
+    for (int i = 0; i < ORDER_N; i++)
+        chan_recv(order_done, 0);
+    return kt_load(&sysmon_outside_takes) == takes;
+}
+
+KTEST(irqwait_readied_gs_run_in_readiness_order)
+{
+    for (uint64_t i = 0; i < ORDER_N; i++)
+        KT_ASSERT_EQ(irq_attach(order_vec[i], 0), 0);
+    int orig = gomaxprocs(1);
+    order_done = chan_make(0, ORDER_N);
+    bool ok = true, alone = false;
+    for (int r = 0; r < 3 && !alone && ok; r++)
+        alone = order_round(other_core(), &ok);
+    chan_free(order_done);
+    gomaxprocs(orig);
+    KT_ASSERT(ok);
+    KT_ASSERT(nexternal_settles());
+    if (!alone)
+        KT_SKIP("sysmon took part of the readied Gs in each of 3 rounds (the host held this vCPU)");
+    for (uint64_t i = 0; i < ORDER_N; i++)
+        if (order_seen[i] != i)
+            KT_FAIL("readied 0 1 2, ran %lu %lu %lu", order_seen[0], order_seen[1], order_seen[2]);
+}
+
+// ---- sysmon takes the readied Gs when no M looks ------------------------
+//
+// With every P's G pinned, no M schedules, so none looks at the Gs
+// interrupts readied. Go's sysmon polls the network when nobody has for
+// 10 ms and injects what it finds; here it takes sched.irqready the same
+// way: the readied G must reach the global queue (no P is idle) while the
+// only P stays pinned. Before, nothing took it until the pin ended.
+
+KTEST(irqwait_sysmon_takes_readied_gs_when_no_m_looks)
+{
+    KT_ASSERT_EQ(irq_attach(IRQ_VEC_TEST, 0), 0);
+    irq_take_pending(IRQ_VEC_TEST);
+    int orig = gomaxprocs(1);
+    kt_store(&woke_done, 0);
+    go(waiter, 0);
+    bool parked = wait_waiters(IRQ_VEC_TEST, 1);
+    preempt_disable();
+    uint64_t before = irq_count(IRQ_VEC_TEST);
+    arch_send_ipi(other_core(), IRQ_VEC_TEST);
+    uint64_t t0 = nanotime(), end = t0 + STALL;
+    while (irq_count(IRQ_VEC_TEST) == before && nanotime() < end)
+        cpu_relax();
+    uint64_t t1 = nanotime();
+    // The G leaves irqready for the global queue: sysmon's injection
+    while ((__atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE) || !SNAPSHOT(sched.runq_size)) &&
+           nanotime() < end)
+        cpu_relax();
+    bool taken = !__atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE) && SNAPSHOT(sched.runq_size);
+    uint64_t t2 = nanotime();
+    preempt_enable();
+    bool woke = wait_until(&woke_done, 1, STALL);
+    gomaxprocs(orig);
+    KT_ASSERT(parked && woke);
+    printf("ktest: sysmon took the readied G %lu us after its interrupt\n", (t2 - t1) / 1000);
+    if (!taken)
+        KT_FAIL("the readied G stayed untaken for %d s while the only P was pinned",
+                (int)(STALL / SEC));
+    KT_ASSERT(nexternal_settles());
+}

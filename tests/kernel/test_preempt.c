@@ -317,6 +317,122 @@ KTEST(preempt_syscall_handoff_to_spare_core)
     KT_ASSERT_EQ(kt_load(&blocker_out), 8);
 }
 
+// ---- a timer of a P held by a blocking call fires during the call -----------
+//
+// retake skipped a P in a blocking call whose run queues were empty and
+// never looked at its timers, and idle cores and sysmon's overdue-timer
+// backstop act only for idle Ps: with gomaxprocs(1) on 2 cores, a 2 ms
+// sleep beside a 500 ms call took 500 ms. Now sysmon retakes such a P (as
+// Go's, when no P is idle or spinning, or when a timer of it is due, and
+// looks again when one comes due), and an idle core runs its timers. Here
+// the sleeper is this G; the call lasts until the sleep has ended (a stall
+// limit: a slow host cannot end the call first). How late the sleep was is
+// printed, and asserted (a time slice plus sysmon's longest period) where
+// guest time is exact: bare metal, and -icount (the sysmon-icount runs).
+
+#define CALL_SLEEP_NS 2000000ull
+static uint64_t call_sleep_over, call_saw_it, call_left;
+
+// Holds its core in a call until the sleep is over (or the stall limit),
+// and says which it was.
+static void long_call(void *arg)
+{
+    (void)arg;
+    entersyscall();
+    uint64_t end = nanotime() + KT_STALL_NS;
+    while (!kt_load(&call_sleep_over) && nanotime() < end)
+        cpu_relax();
+    kt_store(&call_saw_it, kt_load(&call_sleep_over));
+    exitsyscall();
+    kt_store(&call_left, 1);
+}
+
+KTEST(preempt_sleep_beside_a_blocking_call_wakes_during_it)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs a core besides the blocking call's");
+    int orig = gomaxprocs(1);
+    call_sleep_over = call_saw_it = call_left = 0;
+    uint64_t worst = 0;
+    bool during = true;
+    for (int r = 0; r < 5 && during; r++) {
+        kt_store(&call_sleep_over, 0);
+        kt_store(&call_left, 0);
+        go(long_call, 0);           // runs on our P once we sleep, and holds it
+        uint64_t t0 = nanotime();
+        sleep_ns(CALL_SLEEP_NS);
+        uint64_t late = nanotime() - t0 - CALL_SLEEP_NS;
+        kt_store(&call_sleep_over, 1);
+        kt_wait_count(&call_left, 1, KT_STALL_MS);
+        during = kt_load(&call_saw_it);
+        if (late > worst)
+            worst = late;
+    }
+    gomaxprocs(orig);
+    printf("ktest: 2 ms sleep on a P held by a blocking call: late by %lu us at most (slice %lu us)\n",
+           worst / 1000, sched_quantum_ns() / 1000);
+    if (!during)
+        KT_FAIL("the sleep ended only when the blocking call did");
+    KT_GUEST_BOUND("2 ms sleep beside a blocking call, lateness", worst, sched_quantum_ns() + 10000000);
+}
+
+// ---- ... and with no core free, its timers go to a running P ---------------
+//
+// The same with every core busy: gomaxprocs = cores, a call-free loop on
+// every P but ours, and the blocking call on ours. No idle M can take the
+// retaken P, so handoffp gives its timers to a running P, whose core is
+// sent a timer interrupt and preempts its loop for them. Before, the P was
+// never retaken (nothing in its queue, no idle core) and the sleep lasted
+// as long as the call.
+
+static uint64_t busy_started, busy_stop, busy_done;
+
+static void busy_loop(void *arg)
+{
+    (void)arg;
+    kt_add(&busy_started, 1);
+    while (!__atomic_load_n(&busy_stop, __ATOMIC_RELAXED))     // relaxed: a flag; call-free
+        ;
+    kt_add(&busy_done, 1);
+}
+
+KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs a running P to take the timers");
+    int procs = num_cpu(), orig = gomaxprocs(procs);
+    busy_started = busy_stop = busy_done = 0;
+    kt_store(&call_saw_it, 0);
+    kt_store(&call_sleep_over, 0);
+    kt_store(&call_left, 0);
+    uint64_t handons = kt_load(&sysmon_timer_handons);
+    for (int i = 0; i < procs - 1; i++)
+        go(busy_loop, 0);
+    // Every P busy (the loops and this G) and every core holding one.
+    uint64_t end = nanotime() + KT_STALL_NS;
+    while ((kt_load(&busy_started) < (uint64_t)procs - 1 || SNAPSHOT(sched.npidle) ||
+            SNAPSHOT(sched.nmidle)) && nanotime() < end)
+        sleep_ns(100000);
+    bool settled = nanotime() < end;
+    go(long_call, 0);               // runs on our P once we sleep, and holds it
+    uint64_t t0 = nanotime();
+    sleep_ns(CALL_SLEEP_NS);
+    uint64_t late = nanotime() - t0 - CALL_SLEEP_NS;
+    kt_store(&call_sleep_over, 1);
+    kt_wait_count(&call_left, 1, KT_STALL_MS);
+    bool during = kt_load(&call_saw_it);
+    kt_store(&busy_stop, 1);
+    kt_wait_count(&busy_done, (uint64_t)procs - 1, KT_STALL_MS);
+    gomaxprocs(orig);
+    printf("ktest: 2 ms sleep beside a blocking call, %d busy P(s): late by %lu us, timers handed on %lu time(s)\n",
+           procs - 1, late / 1000, kt_load(&sysmon_timer_handons) - handons);
+    KT_ASSERT(settled);
+    if (!during)
+        KT_FAIL("the sleep ended only when the blocking call did");
+    KT_GUEST_BOUND("2 ms sleep beside a blocking call, every core busy, lateness", late,
+                   sched_quantum_ns() + 10000000);
+}
+
 // ---- what a blocking call may do -------------------------------------------
 //
 // Between entersyscall and exitsyscall the M holds no P (goro.h says what
