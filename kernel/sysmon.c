@@ -16,7 +16,8 @@
 //   - The Gs readied from outside (interrupts) are taken when no M has
 //     looked for 10 ms (Go's sched.lastpoll) and injected: to idle Ps,
 //     each with its M woken, the rest to the global queue.
-//   - An idle P's timer overdue by a millisecond starts an M; dead Gs'
+//   - A timer overdue by a millisecond while a P is idle starts an M, or,
+//     with none idle, the idle Ps' due timers go to a running P; dead Gs'
 //     stacks are marked for trimming about once a second; schedtrace
 //     lines are printed when due.
 // Looks come every 20 us while there is something to do, backing off by
@@ -201,6 +202,57 @@ static uint32_t retake(uint64_t now, uint64_t *recheck)
     return n;
 }
 
+// The backstop for timers nobody runs. A timer overdue by a millisecond
+// while some P is idle means no idle M watched it: one is started, as Go's
+// sysmon does (it runs the idle P's timers, or steals a busy P's overdue
+// ones). With no M idle (every core runs a G or is in a call) nobody
+// could start, and an idle P's timer waited until some core went idle (a
+// P retaken from a call before its timer was due, the idle M woken to
+// watch it taken for other work): the idle Ps' due timers go to a running
+// P, as handoffp's do when it finds no M. *recheck: the next look, while
+// an idle P's timer is pending with no M to watch it.
+static bool timers_backstop(uint64_t now, uint64_t *recheck)
+{
+    uint64_t late = arch_ns_to_cycles(1000000);
+    if (!__atomic_load_n(&sched.npidle, __ATOMIC_RELAXED))   // a hint: wakep and the lock decide
+        return false;
+    if (__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED)) {  // a hint, as above
+        uint64_t due = timers_next();
+        if (!due || now <= due || now - due <= late)
+            return false;
+        wakep();
+        return true;
+    }
+    uint64_t due = 0;
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++)
+        if (__atomic_load_n(&allp[i]->status, __ATOMIC_RELAXED) == P_IDLE)   // a hint: the lock decides
+            due = min_nz(due, __atomic_load_n(&allp[i]->timer0, __ATOMIC_ACQUIRE));   // pairs with timer0_update's release
+    if (!due)
+        return false;
+    if (now <= due || now - due <= late) {
+        *recheck = min_nz(*recheck, due + late + 1);
+        return false;
+    }
+    // The Ms sent a timer interrupt (after the lock, as handoffp's); one
+    // past the first few finds its due timers at its next slice check.
+    struct m *kick[4];
+    uint32_t nkick = 0;
+    spin_lock(&sched.lock);
+    if (!sched.stw_pending && !sched.midle) {   // a stop moves no timers; an idle M takes its P itself
+        for (struct p *pp = sched.pidle; pp; pp = pp->link) {
+            uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);  // pairs with timer0_update's release
+            struct m *pm = t0 && t0 <= now ? timers_hand_on(pp) : 0;
+            if (pm && nkick < sizeof kick / sizeof kick[0])
+                kick[nkick++] = pm;
+        }
+    }
+    spin_unlock(&sched.lock);
+    for (uint32_t i = 0; i < nkick; i++)
+        if (kick[i] != getm())      // our own core: timer_irq re-arms after sysmon_tick
+            arch_send_ipi(kick[i]->id, VEC_TIMER);
+    return nkick != 0;
+}
+
 // The outside work (Gs readied by interrupts) when no M has looked for
 // OUTSIDE_POLL_STALE_NS: taken and injected from outside any P. The CAS on
 // lastpoll keeps sysmon from taking it twice in one window, as Go's.
@@ -293,14 +345,7 @@ void sysmon_tick(uint64_t now)
 #ifdef GORO_DEBUG
     irqoff_check(now);
 #endif
-    // Backstop: a timer of an idle P overdue by a millisecond means no idle
-    // core watched it; start one (Go's sysmon does the same).
-    uint64_t due = timers_next();
-    if (due && now > due && now - due > arch_ns_to_cycles(1000000) &&
-        __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED)) {   // a hint: wakep decides
-        wakep();
-        acted = true;
-    }
+    acted |= timers_backstop(now, &recheck);
     // About once a second, dead Gs' grown stacks are worth trimming; an
     // idle core does it on its way to halt.
     static uint64_t next_scavenge;

@@ -433,6 +433,162 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
                    sched_quantum_ns() + 10000000);
 }
 
+// ---- ... and an idle P's timer with no M to watch it ------------------------
+//
+// A P retaken from a long call while an idle M was free goes to the idle
+// list, and that M watches the idle Ps' timers; once it is taken for other
+// work (a G the call readies) no M is idle, and a timer of another idle P
+// had nobody to run it until some core went idle: here, until the call
+// ended. sysmon's backstop now gives such timers to a running P. The
+// set-up: every P but two runs a call-free loop; a helper sleeps on the
+// second P (Pb: readied from a call, it goes to the idle P); our P (Pa) goes into a call; sysmon retakes it after
+// 10 ms; the call then readies a G that loops, and the idle M takes Pa
+// (the idle list's head) for it. The helper's sleep must end during the
+// call.
+
+#define STRAND_SLEEP_NS 200000000ull    // well after the retake, so the watch is not what wakes it
+static uint64_t strand_p, strand_woke, strand_loop_stop, strand_loop_done;
+static uint64_t strand_set_up, strand_during;
+static chan_t *strand_c, *strand_hc;
+static waitgroup_t strand_wg;
+
+struct chan_waiters {
+    chan_t *c;
+    uint32_t n;
+};
+
+static void count_on_chan(struct g *gp, void *arg)
+{
+    struct chan_waiters *w = arg;
+    if (__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING && gp->waiton == w->c)
+        w->n++;
+}
+
+// A channel has no count of its receivers: their G states say it.
+static uint32_t parked_on(chan_t *c)
+{
+    struct chan_waiters w = { c, 0 };
+    g_for_each(count_on_chan, &w);
+    return w.n;
+}
+
+static void strand_helper(void *arg)
+{
+    (void)arg;
+    chan_recv(strand_hc, 0);
+    struct m *mp = acquirem();
+    kt_store(&strand_p, mp->p->id + 1);
+    releasem(mp);
+    sleep_ns(STRAND_SLEEP_NS);
+    kt_store(&strand_woke, 1);
+}
+
+static void strand_loop(void *arg)
+{
+    (void)arg;
+    chan_recv(strand_c, 0);
+    while (!__atomic_load_n(&strand_loop_stop, __ATOMIC_RELAXED))     // relaxed: a flag; call-free
+        ;
+    kt_add(&strand_loop_done, 1);
+}
+
+// Holds our P in a call until sysmon retakes it, readies the loop, then
+// stays in until the helper's sleep is over (or the stall limit).
+static void strand_call(void *arg)
+{
+    uint32_t pb = (uint32_t)(uintptr_t)arg;
+    entersyscall();
+    struct p *pa = getm()->oldp;
+    uint64_t end = nanotime() + KT_STALL_NS;
+    while (__atomic_load_n(&pa->status, __ATOMIC_ACQUIRE) == P_SYSCALL && nanotime() < end)   // pairs with retake's CAS
+        cpu_relax();
+    bool retaken = __atomic_load_n(&pa->status, __ATOMIC_ACQUIRE) != P_SYSCALL;   // as above
+    bool sent = retaken && chan_try_send(strand_c, 0);
+    // The loop's M took Pa, Pb is idle with the helper's timer, no M idle.
+    while (sent && SNAPSHOT(sched.nmidle) && nanotime() < end)
+        cpu_relax();
+    kt_store(&strand_set_up, sent && !SNAPSHOT(sched.nmidle) && SNAPSHOT(allp[pb]->status) == P_IDLE &&
+                                 !kt_load(&strand_woke));
+    while (!kt_load(&strand_woke) && nanotime() < end)
+        cpu_relax();
+    kt_store(&strand_during, kt_load(&strand_woke));
+    exitsyscall();
+    wg_done(&strand_wg);
+}
+
+KTEST(preempt_idle_p_timer_runs_with_no_m_free)
+{
+    // On two cores the helper's timer was often run by other means before
+    // the set-up was complete (the set-up check failed five rounds in two
+    // of four runs); from three on, the first round sets it up.
+    if (num_cpu() < 3)
+        KT_SKIP("needs a third core: a running P besides the call's and the timer's");
+    int procs = num_cpu(), orig = gomaxprocs(procs);
+    busy_started = busy_stop = busy_done = 0;
+    strand_loop_stop = strand_loop_done = 0;
+    strand_c = chan_make(0, 0);
+    strand_hc = chan_make(0, 0);
+    memset(&strand_wg, 0, sizeof strand_wg);
+    uint64_t handons = kt_load(&sysmon_timer_handons);
+    for (int i = 0; i < procs - 2; i++)
+        go(busy_loop, 0);
+    bool set_up = false, during = true;
+    int round = 0;
+    for (; round < 5 && !set_up && during; round++) {
+        kt_store(&strand_p, 0);
+        kt_store(&strand_woke, 0);
+        kt_store(&strand_set_up, 0);
+        go(strand_loop, 0);
+        go(strand_helper, 0);
+        // Every P but ours and one runs a loop, and the strand loop and the
+        // helper wait on their channels.
+        uint64_t end = nanotime() + KT_STALL_NS;
+        while ((kt_load(&busy_started) < (uint64_t)procs - 2 || SNAPSHOT(sched.npidle) != 1 ||
+                !parked_on(strand_c) || !parked_on(strand_hc)) && nanotime() < end)
+            sleep_ns(100000);
+        // Readied from a call, the helper goes to the idle P (injectglist)
+        // and sleeps there.
+        struct m *mp = acquirem();
+        uint32_t pa = mp->p->id;
+        releasem(mp);
+        entersyscall();
+        chan_try_send(strand_hc, 0);
+        while (!kt_load(&strand_p) && nanotime() < end)
+            cpu_relax();
+        exitsyscall();
+        uint32_t pb = (uint32_t)kt_load(&strand_p) - 1;
+        if (pb == pa) {                 // it ran here: wait out its sleep and try again
+            kt_wait_count(&strand_woke, 1, KT_STALL_MS);
+            kt_store(&strand_loop_stop, 1);
+            chan_send(strand_c, 0);     // the loop ends at once
+            kt_wait_count(&strand_loop_done, (uint64_t)round + 1, KT_STALL_MS);
+            kt_store(&strand_loop_stop, 0);
+            continue;
+        }
+        // Our wait holds no timer of Pa's (a sleep would, and Pa would be
+        // retaken for it): the call's wg_done readies us.
+        wg_add(&strand_wg, 1);
+        go(strand_call, (void *)(uintptr_t)pb);
+        wg_wait(&strand_wg);
+        set_up = kt_load(&strand_set_up);
+        during = kt_load(&strand_during);
+        kt_wait_count(&strand_woke, 1, KT_STALL_MS);
+        kt_store(&strand_loop_stop, 1);
+        kt_wait_count(&strand_loop_done, (uint64_t)round + 1, KT_STALL_MS);
+        kt_store(&strand_loop_stop, 0);
+    }
+    kt_store(&busy_stop, 1);
+    kt_wait_count(&busy_done, (uint64_t)procs - 2, KT_STALL_MS);
+    chan_free(strand_c);
+    chan_free(strand_hc);
+    gomaxprocs(orig);
+    printf("ktest: idle P's timer with no M free: %d round(s) to set up, timers handed on %lu time(s)\n",
+           round, kt_load(&sysmon_timer_handons) - handons);
+    if (!during)
+        KT_FAIL("the idle P's timer ran only when the blocking call ended");
+    KT_ASSERT(set_up);
+}
+
 // ---- what a blocking call may do -------------------------------------------
 //
 // Between entersyscall and exitsyscall the M holds no P (goro.h says what
@@ -461,26 +617,12 @@ static void call_locker(void *arg)
     mutex_unlock(&call_mu);
 }
 
-static void count_on_call_c(struct g *gp, void *arg)
-{
-    if (__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING && gp->waiton == call_c)
-        (*(uint32_t *)arg)++;
-}
-
-// A channel has no count of its receivers: their G states say it.
-static uint32_t receivers_parked(void)
-{
-    uint32_t n = 0;
-    g_for_each(count_on_call_c, &n);
-    return n;
-}
-
 // Sleeps until both Gs wait, the locker on the mutex and the receiver on
 // the channel; false at the stall limit.
 static bool call_waiters_parked(void)
 {
     uint64_t end = nanotime() + KT_STALL_NS;
-    while (sema_waiters(&call_mu.sema) < 1 || receivers_parked() < 1)
+    while (sema_waiters(&call_mu.sema) < 1 || parked_on(call_c) < 1)
         if (nanotime() > end)
             return false;
         else
