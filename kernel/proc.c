@@ -377,39 +377,44 @@ out:
 // global queue's tail (an M looks there before it halts, and every time
 // slice ends while it is not empty: preempt.c). The idle P and its M are
 // paired under one hold of sched.lock, so a P never waits on the idle list
-// with a G in its queue.
+// with a G in its queue. The Ms are woken after the lock, a batch at a
+// time (a frame holding one per core would not fit at 1024 cores).
+#define INJECT_BATCH 16
 void injectglist(struct g *list, struct p *pp)
 {
-    struct m *woken[MAX_CPUS];
-    uint32_t nwoken = 0;
-    if (!list)
-        return;
-    spin_lock(&sched.lock);
-    while (list && sched.pidle && sched.midle) {
-        struct g *gp = list;
-        list = gp->schedlink;
-        struct p *ip = pidleget();
-        struct m *nmp = mget();
-        bool put = runq_put_fast(&ip->runq, &gp, false);   // ours until nextp hands it on; empty, so it fits
-        ASSERT(put);
-        nmp->nextspinning = false;
-        __atomic_store_n(&nmp->nextp, ip, __ATOMIC_RELEASE);   // pairs with stopm's acquire
-        woken[nwoken++] = nmp;
-    }
-    while (list && !pp) {
-        struct g *gp = list;
-        list = gp->schedlink;
-        globrunq_put(gp);
-    }
-    spin_unlock(&sched.lock);
+    struct m *woken[INJECT_BATCH];
+    uint32_t nwoken, total = 0;
     struct m *self = getm();
-    for (uint32_t i = 0; i < nwoken; i++) {
-        if (woken[i] == self)
-            continue;               // an idle M's own interrupt: stopm looks at nextp next
-        trace_event(TR_WAKE_IPI, 0, woken[i]->id);
-        arch_send_ipi(woken[i]->id, VEC_WAKE);
-    }
-    if (nwoken)
+    do {
+        nwoken = 0;
+        spin_lock(&sched.lock);
+        while (list && sched.pidle && sched.midle && nwoken < INJECT_BATCH) {
+            struct g *gp = list;
+            list = gp->schedlink;
+            struct p *ip = pidleget();
+            struct m *nmp = mget();
+            bool put = runq_put_fast(&ip->runq, &gp, false);   // ours until nextp hands it on; empty, so it fits
+            ASSERT(put);
+            nmp->nextspinning = false;
+            __atomic_store_n(&nmp->nextp, ip, __ATOMIC_RELEASE);   // pairs with stopm's acquire
+            woken[nwoken++] = nmp;
+        }
+        bool more = list && nwoken == INJECT_BATCH;    // more idle pairs may be left: another batch
+        while (list && !pp && !more) {
+            struct g *gp = list;
+            list = gp->schedlink;
+            globrunq_put(gp);
+        }
+        spin_unlock(&sched.lock);
+        for (uint32_t i = 0; i < nwoken; i++) {
+            if (woken[i] == self)
+                continue;           // an idle M's own interrupt: stopm looks at nextp next
+            trace_event(TR_WAKE_IPI, 0, woken[i]->id);
+            arch_send_ipi(woken[i]->id, VEC_WAKE);
+        }
+        total += nwoken;
+    } while (list && nwoken == INJECT_BATCH);
+    if (total)
         sysmon_wake();
     while (list) {
         struct g *gp = list;
