@@ -184,9 +184,11 @@ void preempt_enable(void);
 // queued behind it and its timers do not wait for the call (after 20 us
 // when goroutines or timers wait for it or no other P is free, after 10 ms
 // in any case, if a core can take it); the call still counts against the
-// goroutine's time slice. exitsyscall takes
-// a P back: its own if nobody took it, else an idle one, else the
-// goroutine waits in the global run queue. Calls do not nest.
+// goroutine's time slice. exitsyscall takes its P back if nobody took
+// it; if it was taken, the goroutine takes an idle P (or its own, back
+// from another core) and goes on at once only when no other goroutine
+// waits, else it waits in the global run queue behind them. Calls do not
+// nest.
 //
 // The code between may compute, read and write memory (malloc and free
 // too), print, read the clock, and make other goroutines runnable without
