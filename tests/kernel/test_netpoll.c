@@ -354,11 +354,14 @@ KTEST(netpoll_parked_goroutines_hold_no_core)
     KT_ASSERT_EQ(netpoll_waiters(), before + IDLE_WAITERS);
     // Every other P gives up once it finds nothing: a parked G is on no
     // queue, and no M waits for it.
-    // Looked at every millisecond up to the stall bound, not for a fixed
-    // count: a vCPU the host does not run for a while goes idle late.
+    // Looked at up to the stall bound (a vCPU the host does not run for a
+    // while goes idle late), with this goroutine keeping its P: one that
+    // slept between looks idled its P too, and each wake-up took an idle
+    // P for the timer and started a spinner that held the other P just
+    // when it looked (icount-smp2 saw none idle for 60 s, every look).
     uint32_t others = (uint32_t)gomaxprocs(0) - 1, idle = 0;
     for (uint64_t start = nanotime(); idle != others && nanotime() - start < KT_STALL_NS;) {
-        sleep_ns(1000000);
+        cpu_relax();
         idle = __atomic_load_n(&sched.npidle, __ATOMIC_ACQUIRE);     // pairs with pidleput's seq-cst add
     }
     KT_ASSERT_EQ(idle, others);
