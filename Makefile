@@ -70,6 +70,10 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/soak/soak_ops_sys.c apps/soak/soak_ops_big.c \
           apps/cpuburn.c apps/flightrec.c apps/latency.c
 
+# The network servers (docs/api.md, "Servers").
+APPS_C += apps/httpd/httpd.c apps/httpd/http_parse.c \
+          apps/kvd/kvd.c apps/kvd/kv_table.c apps/kvd/mc_exec.c apps/kvd/mc_parse.c
+
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_clock.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_chan_pages.c tests/kernel/test_sync.c \
            tests/kernel/test_numa.c tests/kernel/test_malloc.c tests/kernel/test_irqwait.c tests/kernel/test_netpoll.c tests/kernel/test_timer_watch.c tests/kernel/test_timer_modify.c \

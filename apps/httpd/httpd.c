@@ -471,8 +471,8 @@ static void serve(void *arg)
 
 // ---- main -------------------------------------------------------------------------------------
 
-// A decimal with an optional unit (us, ms, s for durations; k, m, g for
-// sizes), times the unit; false when malformed.
+// A decimal with an optional unit (us, ms, s, m, h for durations, as Go
+// writes them; k, m, g for sizes), times the unit; false when malformed.
 static bool arg_number(const char *s, uint64_t unit_default, bool duration, uint64_t *out)
 {
     uint64_t v = 0;
@@ -492,6 +492,10 @@ static bool arg_number(const char *s, uint64_t unit_default, bool duration, uint
             unit = 1000000;
         else if (!strcmp(p, "s"))
             unit = 1000000000;
+        else if (!strcmp(p, "m"))
+            unit = 60000000000ull;
+        else if (!strcmp(p, "h"))
+            unit = 3600000000000ull;
         else if (*p)
             return false;
     } else if (*p) {

@@ -200,7 +200,8 @@ static void serve(void *arg)
     __atomic_sub_fetch(&counts.open, 1, __ATOMIC_RELAXED);
 }
 
-// A decimal with an optional unit: k, m, g for sizes; ms, s for durations.
+// A decimal with an optional unit: k, m, g for sizes; ms, s, m, h for
+// durations (Go's).
 static bool arg_number(const char *s, bool duration, uint64_t *out)
 {
     uint64_t v = 0, unit = duration ? 1000000000 : 1;
@@ -213,7 +214,8 @@ static bool arg_number(const char *s, bool duration, uint64_t *out)
         v = v * 10 + (uint64_t)(*p - '0');
     }
     if (duration && *p)
-        unit = !strcmp(p, "ms") ? 1000000 : !strcmp(p, "s") ? 1000000000 : 0;
+        unit = !strcmp(p, "ms") ? 1000000 : !strcmp(p, "s") ? 1000000000 : !strcmp(p, "m") ? 60000000000ull
+             : !strcmp(p, "h") ? 3600000000000ull : 0;
     else if (*p)
         unit = p[1] ? 0 : *p == 'k' || *p == 'K' ? 1024 : *p == 'm' || *p == 'M' ? 1 << 20 : *p == 'g' || *p == 'G' ? 1 << 30 : 0;
     if (!unit || (v && unit > UINT64_MAX / v))

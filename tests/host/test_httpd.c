@@ -294,6 +294,7 @@ static void arguments(void)
     CHECK(run("port=0") == 2);
     CHECK(run("port=70000") == 2);
     CHECK(run("idle_timeout=5x") == 2);
+    CHECK(run("idle_timeout=10m read_timeout=1h") == 1 && cfg.idle_ns == 600 * SEC && cfg.read_ns == 3600 * SEC);
     CHECK(run("max_header=10") == 2);
     CHECK(run("nonsense") == 2);
     CHECK(run("port=8081 idle_timeout=500ms read_timeout=2s write_timeout=3s max_header=4k max_body=0 "

@@ -199,11 +199,12 @@ static void arguments(void)
     CHECK(run("mem=0") == 2);
     CHECK(run("shards=3") == 2);
     CHECK(run("port=65536") == 2);
-    CHECK(run("idle_timeout=1h") == 2);
+    CHECK(run("idle_timeout=1d") == 2);
     CHECK(run("mem=200m") == 2);    // over half of the 256 MiB free
     CHECK(run("port=11311 mem=8m shards=4 idle_timeout=250ms max_conns=7 unixtime=1700000000") == 1);
     CHECK(cfg.port == 11311 && cfg.mem == 8u << 20 && cfg.shards == 4 && cfg.idle_ns == 250 * MS &&
           cfg.max_conns == 7 && cfg.unixtime == 1700000000);
+    CHECK(run("idle_timeout=2m") == 1 && cfg.idle_ns == 120 * SEC);
     check_clean();
 }
 
