@@ -559,7 +559,7 @@ check-atomics:
 # The Python tools' shared helpers, and the parsers of the tools that need
 # root to run (boot_qemu_probe.py), by their examples (doctest).
 DOCTESTS := tools/trace/varint.py tools/run/qemu.py tools/bench/boot_qemu_probe.py \
-            tools/bench/boot_blocks.py tools/check/check_deps.py
+            tools/bench/boot_blocks.py tools/check/check_deps.py tests/net/netcheck.py
 check-tools:
 	@for f in $(DOCTESTS); do \
 	    $(PYTHON) -m doctest $$f || exit 1; echo "check-tools: $$f's examples hold"; \
@@ -657,6 +657,18 @@ $(BUILD)/host/test_l2floor: tools/bench/l2floor.py
 	    '$(PYTHON)' '$(abspath tools/bench/l2floor.py)' '$(abspath $(BUILD))/goro.elf' > $@
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_l2floor
+
+# goro's servers from the host (tests/net/goro_servers.py): app=httpd and
+# app=kvd at 1, 2 and 4 vCPUs on QEMU's user networking, each through a
+# port picked free, checked by tests/net's check_httpd.py and check_kvd.py
+# (curl, netcat, memcaslap, raw sockets). Answers and counts only.
+$(BUILD)/host/test_servers: tests/net/goro_servers.py tests/net/check_httpd.py tests/net/check_kvd.py \
+        tests/net/netcheck.py
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexport QEMU=%s\nexec %s %s --build %s\n' \
+	    '$(QEMU)' '$(PYTHON)' '$(abspath tests/net/goro_servers.py)' '$(abspath $(BUILD))' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_servers
 
 # A host client against app=netecho over each NIC model on QEMU's user
 # networking (tools/net/echo_check.py): 4 MiB echoed on one connection,

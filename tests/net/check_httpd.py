@@ -13,18 +13,15 @@ failed.
 
     tests/net/check_httpd.py 127.0.0.1:8080
 """
-import os
 import re
 import socket
 import subprocess
 import sys
 import time
 
+from netcheck import Failed, expect, run_checks
+
 HANG_S = 60.0                       # no single answer may take longer than this
-
-
-class Failed(Exception):
-    pass
 
 
 def connect(addr):
@@ -70,11 +67,6 @@ def closed(s, within=HANG_S):
         return True
     except socket.timeout:
         return False
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failed(what)
 
 
 # ---- the checks -----------------------------------------------------------------------------
@@ -221,16 +213,8 @@ CHECKS = [check_curl_get, check_curl_work_and_sleep, check_curl_echo, check_bad_
 
 
 def run(addr, out=sys.stdout, prefix="httpd"):
-    failed = 0
-    for c in CHECKS:
-        name = c.__name__[len("check_"):]
-        try:
-            c(addr)
-            print(f"PASS {prefix}/{name}", file=out, flush=True)
-        except (Failed, OSError) as e:
-            print(f"FAIL {prefix}/{name}: {e}", file=out, flush=True)
-            failed += 1
-    return failed
+    """Every check against the server at addr; the number that failed."""
+    return run_checks([(c.__name__[len("check_"):], c) for c in CHECKS], addr, out, prefix)
 
 
 if __name__ == "__main__":

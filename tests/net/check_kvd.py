@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 """kvd's behaviour as memcached's clients see it, checked over the network:
 the ASCII protocol's commands with every value read back, its error lines,
-noreply, many keys pipelined, and the server still serving after nonsense.
-memcached 1.6 itself passes the same checks (their answers are its own).
+noreply, many keys pipelined, commands typed through netcat, memcached's
+own load tool (memcaslap) with every value it reads verified, and the
+server still serving after nonsense. memcached 1.6 itself passes the same
+checks (their answers are its own).
 
     tests/net/check_kvd.py 127.0.0.1:11211 [--keys 100000]
 
@@ -14,18 +16,12 @@ import argparse
 import os
 import random
 import socket
+import subprocess
 import sys
 
+from netcheck import Failed, expect, run_checks
+
 HANG_S = 60.0
-
-
-class Failed(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failed(what)
 
 
 class Conn:
@@ -200,6 +196,37 @@ def check_many_keys(addr, keys):
     c.close()
 
 
+def check_netcat(addr):
+    """Commands typed through netcat, a client that knows nothing of the
+    protocol: memcached's answers, then the connection closed once the
+    input ends (nc -N shuts its side down)."""
+    host, port = addr.rsplit(":", 1)
+    typed = b"set nc 5 0 2\r\nhi\r\nget nc\r\nincr nc 1\r\ndelete nc\r\nget nc\r\n"
+    want = b"STORED\r\nVALUE nc 5 2\r\nhi\r\nEND\r\n" \
+           b"CLIENT_ERROR cannot increment or decrement non-numeric value\r\nDELETED\r\nEND\r\n"
+    p = subprocess.run(["nc", "-N", "-w", str(int(HANG_S)), host, port], input=typed, capture_output=True,
+                       timeout=2 * HANG_S)
+    expect(p.returncode == 0 and p.stdout == want, f"nc exit {p.returncode}: {p.stdout!r} {p.stderr.strip()!r}")
+
+
+def check_memcaslap(addr, ops=4000):
+    """memcached's own load tool: ops sets and gets (a tenth sets) from 8
+    connections at once, every value a get returns compared with the one
+    set (--verify=1.0); none may miss or differ."""
+    p = subprocess.run(["memcaslap", f"--servers={addr}", "--threads=2", "--concurrency=8", f"--execute_number={ops}",
+                        "--verify=1.0", "--fixed_size=200"], capture_output=True, text=True, timeout=10 * HANG_S)
+    got = {}
+    for line in p.stdout.splitlines():
+        k, sep, v = line.partition(":")
+        if sep and v.strip().isdigit():
+            got[k.strip()] = int(v)
+    expect(p.returncode == 0, f"memcaslap exit {p.returncode}: {p.stderr.strip()[-200:]}")
+    expect(got.get("cmd_get", 0) + got.get("cmd_set", 0) == ops, f"{got.get('cmd_get')} gets and "
+           f"{got.get('cmd_set')} sets, not {ops} operations")
+    bad = {k: got.get(k) for k in ("get_misses", "verify_misses", "verify_failed") if got.get(k) != 0}
+    expect(not bad, f"memcaslap counted {bad}")
+
+
 def check_still_serving(addr):
     c = Conn(addr)
     expect(c.cmd(b"version").startswith(b"VERSION "), "no answer to version")
@@ -207,19 +234,13 @@ def check_still_serving(addr):
 
 
 def run(addr, keys=10000, out=sys.stdout, prefix="kvd"):
-    checks = [check_set_get, check_add_replace_append, check_cas, check_incr_decr_touch_delete, check_errors,
-              check_noreply_pipelined, check_stats_flush, lambda a: check_many_keys(a, keys), check_still_serving]
-    names = ["set_get", "add_replace_append", "cas", "incr_decr_touch_delete", "errors", "noreply_pipelined",
-             "stats_flush", f"many_keys_{keys}", "still_serving"]
-    failed = 0
-    for name, c in zip(names, checks):
-        try:
-            c(addr)
-            print(f"PASS {prefix}/{name}", file=out, flush=True)
-        except (Failed, OSError) as e:
-            print(f"FAIL {prefix}/{name}: {e}", file=out, flush=True)
-            failed += 1
-    return failed
+    """Every check against the server at addr; the number that failed."""
+    checks = [("set_get", check_set_get), ("add_replace_append", check_add_replace_append), ("cas", check_cas),
+              ("incr_decr_touch_delete", check_incr_decr_touch_delete), ("errors", check_errors),
+              ("noreply_pipelined", check_noreply_pipelined), ("stats_flush", check_stats_flush),
+              (f"many_keys_{keys}", lambda a: check_many_keys(a, keys)), ("netcat", check_netcat),
+              ("memcaslap", check_memcaslap), ("still_serving", check_still_serving)]
+    return run_checks(checks, addr, out, prefix)
 
 
 if __name__ == "__main__":

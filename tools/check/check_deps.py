@@ -330,10 +330,13 @@ class Scan:
                 if prog not in optional:
                     self.use(prog, f"{rel}:{line}")
             for name in python_imports(text):
-                mod = in_tree_module(name, os.path.dirname(path))
+                # "from netcheck import run_checks" names netcheck.run_checks:
+                # the module is its first part, beside the importer.
+                first = name.split(".")[0]
+                mod = in_tree_module(name, os.path.dirname(path)) or in_tree_module(first, os.path.dirname(path))
                 if mod:
                     self.file(mod)
-                elif name.split(".")[0] not in STDLIB and not in_tree_module(name.split(".")[0], ROOT):
+                elif first not in STDLIB and not in_tree_module(first, ROOT):
                     self.uses.append((f"py:{name.split('.')[0]}", rel))
         elif path.endswith(".sh") or text.startswith("#!/bin/sh"):
             for prog, line in shell_programs(text):

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""goro's servers over a real network: app=httpd and app=kvd each booted
+under QEMU with a virtio-net NIC on QEMU's user networking, a TCP port of
+127.0.0.1 picked free at run time forwarded to the server's port, and
+tests/net's checks run against it from the host (check_httpd.py: curl and
+raw sockets; check_kvd.py: raw sockets, netcat and memcaslap), once per
+vCPU count. One line per check, the host tests' format:
+
+    PASS httpd-smp2/curl_get
+    PASS kvd-smp1/memcaslap
+    FAIL kvd-smp4/boot: no "kvd: listening" line within 300 s (log: ...)
+
+    tests/net/goro_servers.py [--elf build/goro.elf] [--smp 1,2,4] [--keys 10000]
+
+A server is ready once its log says it listens: user networking accepts a
+connection before the guest listens, so a connect proves nothing. When
+QEMU cannot bind the port picked (another run took it meanwhile) the boot
+is tried again on another, up to PORT_TRIES times. Every wait is a bound
+on a hang, never a measurement: the boot's log must not stay silent for
+BOOT_S, and each check bounds its own waits; the guest is killed after
+its checks. The serial logs are kept in BUILD/test-logs/servers-*.log.
+
+Python 3 standard library only.
+"""
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.dirname(os.path.dirname(HERE))]
+import check_httpd  # noqa: E402  (tests/net, beside this file)
+import check_kvd  # noqa: E402
+from tools.run import qemu  # noqa: E402
+
+BOOT_S = 300                # the log may stay silent this long before the boot counts as hung
+PORT_TRIES = 5
+# The server, its port in the guest, its arguments (check_httpd.py's
+# timeout checks want 2 s), the line that says it listens.
+SERVERS = {
+    "httpd": (8080, "idle_timeout=2s read_timeout=2s", r"^httpd: listening on port 8080"),
+    "kvd": (11211, "", r"^kvd: listening on port 11211"),
+}
+FORWARD_REFUSED = re.compile(r"host forwarding|hostfwd", re.I)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Boot:
+    """One guest: QEMU started with its serial log in log; port the host
+    side of its forward."""
+
+    def __init__(self, group, elf, smp, app, log):
+        self.group, self.elf, self.smp, self.app, self.log = group, elf, smp, app, log
+        self.cm = self.p = None
+
+    def start(self):
+        """Boots and waits for the listening line; None when ready, else
+        why not."""
+        guest_port, args, ready = SERVERS[self.app]
+        for _ in range(PORT_TRIES):
+            self.port = free_port()
+            if os.path.exists(self.log):
+                os.remove(self.log)
+            cmd = qemu.argv(self.smp, "512M", serial=f"file:{self.log}",
+                            extra=qemu.nic_argv("virtio", hostfwd=[(self.port, guest_port)])) + \
+                qemu.kernel_boot(self.elf, f"app={self.app} {args}".strip())
+            self.cm = self.group.started(cmd, stderr=subprocess.PIPE)
+            self.p = self.cm.__enter__()
+            why = self._wait(ready)
+            if why is None:
+                return None
+            err = self.stop()
+            if not FORWARD_REFUSED.search(err):
+                return why + (f"; qemu: {err.strip().splitlines()[-1]}" if err.strip() else "")
+        return f"QEMU could not forward any of {PORT_TRIES} free ports picked"
+
+    def _wait(self, ready):
+        silence = qemu.Silence(self.log, BOOT_S)
+        rx = re.compile(ready, re.M)
+        while True:
+            if rx.search(self.text()):
+                return None
+            if self.p.poll() is not None:
+                return f"QEMU exited ({qemu.describe_status(self.p.returncode)}) before the server listened"
+            if silence.expired():
+                return f"no /{ready}/ line, the log silent for {BOOT_S} s"
+            time.sleep(0.2)
+
+    def text(self):
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read().replace("\r", "")
+        except OSError:
+            return ""
+
+    def stop(self):
+        """Kills the guest; QEMU's stderr."""
+        err = ""
+        if self.cm:
+            if self.p.poll() is None:
+                qemu.kill_group(self.p)
+            err = self.p.communicate()[1].decode(errors="replace")
+            self.cm.__exit__(None, None, None)
+            self.cm = None
+        return err
+
+
+def run_one(group, opts, smp, app):
+    """Boots app on smp vCPUs and runs its checks; the number failed."""
+    name = f"{app}-smp{smp}"
+    log = os.path.join(opts.build, "test-logs", f"servers-{name}.log")
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    b = Boot(group, qemu.image(opts), smp, app, log)
+    try:
+        why = b.start()
+        if why:
+            print(f"FAIL {name}/boot: {why} (log: {os.path.relpath(log)})", flush=True)
+            return 1
+        print(f"PASS {name}/boot", flush=True)
+        addr = f"127.0.0.1:{b.port}"
+        if app == "httpd":
+            failed = check_httpd.run(addr, prefix=name)
+        else:
+            failed = check_kvd.run(addr, opts.keys, prefix=name)
+        # Whatever the checks did, the guest must not have fallen over.
+        bad = [l for l in b.text().splitlines() if re.match(r"(EXCEPTION|PANIC|panic|fatal)", l)]
+        if bad or b.p.poll() is not None:
+            print(f"FAIL {name}/alive: {bad[0] if bad else 'QEMU exited'} (log: {os.path.relpath(log)})", flush=True)
+            failed += 1
+        else:
+            print(f"PASS {name}/alive", flush=True)
+        return failed
+    finally:
+        b.stop()
+
+
+def main():
+    ap = qemu.image_argparser(__doc__)
+    ap.add_argument("--smp", default="1,2,4", help="vCPU counts, comma-separated (default 1,2,4)")
+    ap.add_argument("--apps", default="httpd,kvd")
+    ap.add_argument("--keys", type=int, default=10000, help="check_kvd.py's many_keys count")
+    opts = ap.parse_args()
+    group, failed = qemu.Group(), 0
+    try:
+        for smp in [int(s) for s in opts.smp.split(",")]:
+            for app in opts.apps.split(","):
+                failed += run_one(group, opts, smp, app)
+    finally:
+        group.stop()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
