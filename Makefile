@@ -70,9 +70,13 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/soak/soak_ops_sys.c apps/soak/soak_ops_big.c \
           apps/cpuburn.c apps/flightrec.c apps/latency.c
 
-# The network servers (docs/api.md, "Servers").
-APPS_C += apps/httpd/httpd.c apps/httpd/http_parse.c \
-          apps/kvd/kvd.c apps/kvd/kv_table.c apps/kvd/mc_exec.c apps/kvd/mc_parse.c
+# The network servers (docs/api.md, "Servers") and what they share
+# (apps/netserve), which they include by its path from the top: the one
+# part of the tree besides include/ that they see (check-layers holds them
+# to it).
+SERVERS_C := apps/netserve/netserve.c apps/httpd/httpd.c apps/httpd/http_parse.c \
+             apps/kvd/kvd.c apps/kvd/kv_table.c apps/kvd/mc_exec.c apps/kvd/mc_parse.c
+APPS_C += $(SERVERS_C)
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_clock.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
            tests/kernel/test_chan.c tests/kernel/test_chan_pages.c tests/kernel/test_sync.c \
@@ -228,6 +232,7 @@ $(AOBJS): $(BUILD)/obj/%.o: %.c $(BUILD)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)
 	$(Q)$(CC) $(APP_CFLAGS) -c $< -o $@
+$(call obj,$(SERVERS_C)): APP_CFLAGS += -iquote .
 
 $(NOBJS): $(BUILD)/obj/%.o: %.c $(BUILD)/cflags.stamp $(LWIP_DIR)/fetched
 	@mkdir -p $(dir $@)
@@ -418,8 +423,8 @@ HOST_SRCS_http_parse := apps/httpd/http_parse.c
 # test_httpd and test_kvd_conn include the servers' main files whole, over
 # the network of tests/host/fakenet.h.
 HOST_TESTS += httpd kvd_conn
-HOST_SRCS_httpd := apps/httpd/http_parse.c
-HOST_SRCS_kvd_conn := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
+HOST_SRCS_httpd := apps/httpd/http_parse.c apps/netserve/netserve.c
+HOST_SRCS_kvd_conn := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c apps/netserve/netserve.c
 HOST_SRCS_kvd := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
 HOST_SRCS_loadgen_proto := tools/net/loadgen/proto.c
 HOST_SRCS_pci := drivers/pci/pci_cfg.c drivers/net/virtio_caps.c

@@ -35,6 +35,7 @@
 // free at start; a request whose buffers would go over it is answered 503
 // and its connection closed, and a connection over max_conns is answered
 // 503 at once. Go's net/http has neither bound; it has a heap that grows.
+#include "apps/netserve/netserve.h"
 #include "http_parse.h"
 #include "httpd_sys.h"
 
@@ -50,49 +51,15 @@ static struct {
 } cfg = { 8080, 60000000000ull, 10000000000ull, 60000000000ull, HTTP_MAX_HEAD_DEFAULT, 1u << 20, 0 };
 
 static struct {
-    uint64_t accepted, open, requests, errors, refused;     // atomic, relaxed: statistics
-    uint64_t buf_bytes;             // atomic, relaxed: charged against buf_budget
+    uint64_t requests, errors;      // atomic, relaxed: statistics
 } counts;
-static uint64_t buf_budget;         // set before the first connection
 
+static void serve(void *arg);
 
-// ---- the network (goro.h's Go net in C) ------------------------------------------------
+// The answer to a connection over max_conns.
+#define BUSY "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
-// Conn.Write: all of n bytes within write_timeout, or an error.
-static int write_all(net_conn_t *c, const void *buf, size_t n)
-{
-    conn_set_write_deadline(c, nanotime() + cfg.write_ns);
-    long w = conn_write(c, buf, n);
-    return w == (long)n ? 0 : w < 0 ? (int)w : NET_EPIPE;
-}
-
-static void close_conn(net_conn_t *c)
-{
-    conn_close(c);
-    conn_free(c);
-}
-
-// Accept as Go's net/http Server.Serve does it: an error that is the
-// listener's own ends the loop; one of a connection, or of memory, is
-// waited out (5 ms, doubling to 1 s) and accepting goes on.
-static int accept_conn(net_listener_t *ln, net_conn_t **c, uint64_t *backoff_ns)
-{
-    for (;;) {
-        int err = listener_accept(ln, c);
-        if (err == 0) {
-            *backoff_ns = 0;
-            return 0;
-        }
-        if (err == NET_ECLOSED)
-            return err;
-        *backoff_ns = *backoff_ns ? *backoff_ns * 2 : 5000000;
-        if (*backoff_ns > 1000000000)
-            *backoff_ns = 1000000000;
-        printf("httpd: accept: %s; retrying in %llu ms\n", net_error(err),
-               (unsigned long long)(*backoff_ns / 1000000));
-        sleep_ns(*backoff_ns);
-    }
-}
+static struct netserve srv = { .name = "httpd", .busy = BUSY, .busy_len = sizeof BUSY - 1, .serve = serve };
 
 // ---- a connection's buffers ------------------------------------------------------------
 
@@ -106,18 +73,6 @@ struct conn {
     bool starved;                   // memory was refused (answer 503)
 };
 
-// Charges n bytes of buffer to the budget; false (nothing charged) when
-// they do not fit.
-static bool charge(int64_t n)
-{
-    uint64_t used = __atomic_add_fetch(&counts.buf_bytes, (uint64_t)n, __ATOMIC_RELAXED);
-    if (n > 0 && used > buf_budget) {
-        __atomic_sub_fetch(&counts.buf_bytes, (uint64_t)n, __ATOMIC_RELAXED);
-        return false;
-    }
-    return true;
-}
-
 // Makes *buf hold at least need bytes; false when the budget refuses.
 static bool grow(struct conn *k, char **buf, size_t *cap, size_t need)
 {
@@ -126,7 +81,7 @@ static bool grow(struct conn *k, char **buf, size_t *cap, size_t need)
     size_t n = *cap ? *cap : BUF_MIN;
     while (n < need)
         n *= 2;
-    if (!charge((int64_t)(n - *cap))) {
+    if (!netserve_charge(&srv, (int64_t)(n - *cap))) {
         k->starved = k->broken = true;
         return false;
     }
@@ -137,7 +92,7 @@ static bool grow(struct conn *k, char **buf, size_t *cap, size_t need)
 
 static void release(char **buf, size_t *cap)
 {
-    charge(-(int64_t)*cap);
+    netserve_charge(&srv, -(int64_t)*cap);
     free(*buf);
     *buf = NULL;
     *cap = 0;
@@ -153,7 +108,7 @@ static void put(struct conn *k, const void *p, size_t n)
 
 static void flush(struct conn *k)
 {
-    if (k->olen && !k->broken && write_all(k->c, k->out, k->olen) != 0)
+    if (k->olen && !k->broken && netserve_write(&srv, k->c, k->out, k->olen) != 0)
         k->broken = true;
     k->olen = 0;
     if (k->ocap > OUT_FLUSH)        // a large answer went out: give its room back
@@ -278,8 +233,8 @@ static void stats(struct conn *k, const struct http_request *r)
                      "requests %llu\nconnections_open %llu\nconnections_accepted %llu\nerrors %llu\n"
                      "goroutines %d\ngomaxprocs %d\nruns %llu\nsteals %llu\npreemptions %llu\nhalts %llu\n",
                      (unsigned long long)__atomic_load_n(&counts.requests, __ATOMIC_RELAXED),
-                     (unsigned long long)__atomic_load_n(&counts.open, __ATOMIC_RELAXED),
-                     (unsigned long long)__atomic_load_n(&counts.accepted, __ATOMIC_RELAXED),
+                     (unsigned long long)__atomic_load_n(&srv.open, __ATOMIC_RELAXED),
+                     (unsigned long long)__atomic_load_n(&srv.accepted, __ATOMIC_RELAXED),
                      (unsigned long long)__atomic_load_n(&counts.errors, __ATOMIC_RELAXED), num_goroutine(),
                      s.gomaxprocs, (unsigned long long)s.total.runs, (unsigned long long)s.total.steals,
                      (unsigned long long)s.total.preemptions, (unsigned long long)s.total.halts);
@@ -348,7 +303,7 @@ static int read_body(struct conn *k, const struct http_request *r, uint64_t dead
     *body = "", *blen = 0, *owned = NULL, *owned_cap = 0, *used = 0;
     if (r->expect_continue && k->len == r->head_len) {
         static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-        if (write_all(k->c, cont, sizeof cont - 1) != 0)
+        if (netserve_write(&srv, k->c, cont, sizeof cont - 1) != 0)
             return -1;
     }
     if (!r->chunked) {
@@ -404,7 +359,7 @@ static void answer_starved(struct conn *k)
                               "Content-Length: 39\r\nConnection: close\r\n\r\n503 Service Unavailable: out of memory\n";
     __atomic_add_fetch(&counts.errors, 1, __ATOMIC_RELAXED);
     k->olen = 0;                    // what was gathered may be cut: the client gets the 503 alone
-    write_all(k->c, msg, sizeof msg - 1);
+    netserve_write(&srv, k->c, msg, sizeof msg - 1);
 }
 
 static void serve(void *arg)
@@ -463,51 +418,12 @@ static void serve(void *arg)
         answer_starved(&k);
     else
         flush(&k);
-    close_conn(k.c);
     release(&k.in, &k.cap);
     release(&k.out, &k.ocap);
-    __atomic_sub_fetch(&counts.open, 1, __ATOMIC_RELAXED);
+    netserve_done(&srv, k.c);
 }
 
 // ---- main -------------------------------------------------------------------------------------
-
-// A decimal with an optional unit (us, ms, s, m, h for durations, as Go
-// writes them; k, m, g for sizes), times the unit; false when malformed.
-static bool arg_number(const char *s, uint64_t unit_default, bool duration, uint64_t *out)
-{
-    uint64_t v = 0;
-    const char *p = s;
-    if (*p < '0' || *p > '9')
-        return false;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        if (v > UINT64_MAX / 10 - 9)
-            return false;
-        v = v * 10 + (uint64_t)(*p - '0');
-    }
-    uint64_t unit = unit_default;
-    if (duration) {
-        if (!strcmp(p, "us"))
-            unit = 1000;
-        else if (!strcmp(p, "ms"))
-            unit = 1000000;
-        else if (!strcmp(p, "s"))
-            unit = 1000000000;
-        else if (!strcmp(p, "m"))
-            unit = 60000000000ull;
-        else if (!strcmp(p, "h"))
-            unit = 3600000000000ull;
-        else if (*p)
-            return false;
-    } else if (*p) {
-        if (p[1] || !strchr("kKmMgG", *p))
-            return false;
-        unit = *p == 'k' || *p == 'K' ? 1024 : *p == 'm' || *p == 'M' ? 1 << 20 : 1 << 30;
-    }
-    if (v && unit > UINT64_MAX / v)
-        return false;
-    *out = v * unit;
-    return true;
-}
 
 static int httpd_main(int argc, char **argv)
 {
@@ -516,19 +432,19 @@ static int httpd_main(int argc, char **argv)
         uint64_t v;
         bool ok;
         if (!strncmp(a, "port=", 5))
-            ok = arg_number(a + 5, 1, false, &v) && v >= 1 && v <= 65535 && (cfg.port = (uint16_t)v);
+            ok = netserve_number(a + 5, false, &v) && v >= 1 && v <= 65535 && (cfg.port = (uint16_t)v);
         else if (!strncmp(a, "idle_timeout=", 13))
-            ok = arg_number(a + 13, 1000000000, true, &v) && (cfg.idle_ns = v, true);
+            ok = netserve_number(a + 13, true, &v) && (cfg.idle_ns = v, true);
         else if (!strncmp(a, "read_timeout=", 13))
-            ok = arg_number(a + 13, 1000000000, true, &v) && (cfg.read_ns = v, true);
+            ok = netserve_number(a + 13, true, &v) && (cfg.read_ns = v, true);
         else if (!strncmp(a, "write_timeout=", 14))
-            ok = arg_number(a + 14, 1000000000, true, &v) && (cfg.write_ns = v, true);
+            ok = netserve_number(a + 14, true, &v) && (cfg.write_ns = v, true);
         else if (!strncmp(a, "max_header=", 11))
-            ok = arg_number(a + 11, 1, false, &v) && v >= 256 && v <= (1u << 20) && (cfg.max_head = v, true);
+            ok = netserve_number(a + 11, false, &v) && v >= 256 && v <= (1u << 20) && (cfg.max_head = v, true);
         else if (!strncmp(a, "max_body=", 9))
-            ok = arg_number(a + 9, 1, false, &v) && v <= (64u << 20) && (cfg.max_body = v, true);
+            ok = netserve_number(a + 9, false, &v) && v <= (64u << 20) && (cfg.max_body = v, true);
         else if (!strncmp(a, "max_conns=", 10))
-            ok = arg_number(a + 10, 1, false, &v) && v >= 1 && (cfg.max_conns = v, true);
+            ok = netserve_number(a + 10, false, &v) && v >= 1 && (cfg.max_conns = v, true);
         else
             ok = false;
         if (!ok) {
@@ -538,48 +454,26 @@ static int httpd_main(int argc, char **argv)
         }
     }
     // 0 means "none": a deadline far away.
+    srv.write_ns = cfg.write_ns;
     if (!cfg.idle_ns)
         cfg.idle_ns = UINT64_MAX / 4;
     if (!cfg.read_ns)
         cfg.read_ns = UINT64_MAX / 4;
-    if (!cfg.write_ns)
-        cfg.write_ns = UINT64_MAX / 4;
     uint64_t free_bytes = page_free_count() * 4096;
-    buf_budget = free_bytes / 4;
+    srv.budget = free_bytes / 4;
     if (!cfg.max_conns)
         cfg.max_conns = free_bytes / CONN_COST;
+    srv.port = cfg.port;
+    srv.max_conns = cfg.max_conns;
     net_listener_t *ln;
-    char addr[16];
-    snprintf(addr, sizeof addr, ":%u", cfg.port);
-    int err = net_listen("tcp", addr, &ln);
-    if (err) {
-        printf("httpd: listen on port %u: %s\n", cfg.port, net_error(err));
+    if (netserve_listen(&srv, &ln))
         return 1;
-    }
     printf("httpd: listening on port %u, %d cores, idle_timeout %llu ms, read_timeout %llu ms, max_conns %llu, "
            "buffers up to %llu MiB\n", cfg.port, gomaxprocs(0), (unsigned long long)(cfg.idle_ns / 1000000),
            (unsigned long long)(cfg.read_ns / 1000000), (unsigned long long)cfg.max_conns,
-           (unsigned long long)(buf_budget >> 20));
-    uint64_t backoff = 0;
-    for (;;) {
-        net_conn_t *c;
-        err = accept_conn(ln, &c, &backoff);
-        if (err) {
-            printf("httpd: accept: %s\n", net_error(err));
-            return 1;
-        }
-        __atomic_add_fetch(&counts.accepted, 1, __ATOMIC_RELAXED);
-        if (__atomic_add_fetch(&counts.open, 1, __ATOMIC_RELAXED) > cfg.max_conns) {
-            static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
-                                       "Connection: close\r\n\r\n";
-            __atomic_sub_fetch(&counts.open, 1, __ATOMIC_RELAXED);
-            __atomic_add_fetch(&counts.refused, 1, __ATOMIC_RELAXED);
-            write_all(c, busy, sizeof busy - 1);
-            close_conn(c);
-            continue;
-        }
-        go(serve, c);
-    }
+           (unsigned long long)(srv.budget >> 20));
+    netserve_run(&srv, ln);
+    return 1;
 }
 GORO_APP(httpd, "an HTTP/1.1 server: port= idle_timeout= read_timeout= write_timeout= max_header= max_body= max_conns=",
          httpd_main);

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
-// What kvd takes from the system. The table: a lock that may be held
-// across an allocation, memory from a chosen NUMA node, and the node
-// count. The server (kvd.c): goro.h's Go net in C, its clock and
-// goroutines. goro's in the kernel; under the host tests and the fuzzer
-// (GORO_HOST_TEST) pthreads and libc's malloc, and the network, clock and
-// go() the test supplies (tests/host/fakenet.h).
+// What kvd's table takes from the system: a lock that may be held across
+// an allocation, memory from a chosen NUMA node, and the node count;
+// goro's in the kernel, under the host tests and the fuzzer
+// (GORO_HOST_TEST) pthreads and libc's malloc. The server's network,
+// clock and goroutines are every server's (apps/netserve/netserve_sys.h).
 #ifndef KVD_KV_SYS_H
 #define KVD_KV_SYS_H
 
@@ -32,34 +31,7 @@ static inline size_t kv_usable(void *p) { return malloc_usable_size(p); }
 static inline void *kv_realloc(void *p, size_t n) { return realloc(p, n); }
 static inline void kv_free(void *p) { free(p); }
 
-// goro.h's net API as declared there: the same names and meanings.
-typedef struct net_listener net_listener_t;
-typedef struct net_conn net_conn_t;
-enum {
-    NET_EOF = -1,
-    NET_ETIMEOUT = -2,
-    NET_ECLOSED = -3,
-    NET_ECONNRESET = -5,
-    NET_EPIPE = -6,
-};
-const char *net_error(long err);
-int net_listen(const char *network, const char *address, net_listener_t **l);
-int listener_accept(net_listener_t *l, net_conn_t **c);
-long conn_read(net_conn_t *c, void *buf, size_t n);
-long conn_write(net_conn_t *c, const void *buf, size_t n);
-int conn_close(net_conn_t *c);
-void conn_free(net_conn_t *c);
-int conn_set_read_deadline(net_conn_t *c, uint64_t t);
-int conn_set_write_deadline(net_conn_t *c, uint64_t t);
-uint64_t nanotime(void);
-void sleep_ns(uint64_t ns);
-uint64_t go(void (*fn)(void *), void *arg);
-int gomaxprocs(int n);
-uint64_t page_free_count(void);
 static inline int numa_nodes(void) { return kv_host_nodes; }
-
-// The app's entry point, callable by the test.
-#define GORO_APP(name_, help_, main_fn_) int name_##_app_main(int argc, char **argv) { return main_fn_(argc, argv); }
 #else
 #include "goro.h"
 

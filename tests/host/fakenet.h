@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
 // The system under the servers' host tests (test_httpd.c, test_kvd_conn.c):
-// goro.h's net API, clock and go() as apps/httpd/httpd_sys.h and
-// apps/kvd/kv_sys.h declare them for GORO_HOST_TEST. A connection is a
-// script of byte chunks, each arriving at a time on a virtual clock, then
-// EOF (the client closed its side), an error (a reset), or silence; reads
-// honour the read deadline by moving the clock to it, and a read with no
-// deadline and nothing coming is marked hung (a real server would wait
-// forever). go() queues the goroutine; fake_run runs them once the
-// accept loop has taken every scripted connection, so limits on
-// connections see them all open at once. Each connection's times count
-// from its goroutine's start. Included by one test file per binary.
+// goro.h's net API, clock and go() as apps/netserve/netserve_sys.h declares
+// them for GORO_HOST_TEST. A connection is a script of byte chunks, each
+// arriving at a time on a virtual clock, then EOF (the client closed its
+// side), an error (a reset), or silence; reads honour the read deadline by
+// moving the clock to it, and a read with no deadline and nothing coming is
+// marked hung (a real server would wait forever). go() queues the
+// goroutine; fake_run runs them once the accept loop has taken every
+// scripted connection, so limits on connections see them all open at once.
+// Each connection's times count from its goroutine's start. Included by one
+// test file per binary.
 #ifndef GORO_TESTS_HOST_FAKENET_H
 #define GORO_TESTS_HOST_FAKENET_H
 

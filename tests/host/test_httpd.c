@@ -49,8 +49,8 @@ static void reset(void)
 static void check_clean(void)
 {
     fake_check_conns();
-    CHECKF(counts.open == 0, "%llu connections still counted open", (unsigned long long)counts.open);
-    CHECKF(counts.buf_bytes == 0, "%llu bytes of budget still charged", (unsigned long long)counts.buf_bytes);
+    CHECKF(srv.open == 0, "%llu connections still counted open", (unsigned long long)srv.open);
+    CHECKF(srv.buf_bytes == 0, "%llu bytes of budget still charged", (unsigned long long)srv.buf_bytes);
 }
 
 static int count(const char *hay, const char *needle)
@@ -284,7 +284,7 @@ static void limits(void)
     CHECKF(b->out && !strncmp(b->out, "HTTP/1.1 200 ", 13), "b %.40s", b->out ? b->out : "(none)");
     CHECKF(c->out && !strncmp(c->out, "HTTP/1.1 503 ", 13) && c->closed_at < MS, "c %.40s",
            c->out ? c->out : "(none)");
-    CHECK(counts.refused >= 1);
+    CHECK(srv.refused >= 1);
     check_clean();
 }
 

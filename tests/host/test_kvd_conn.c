@@ -5,8 +5,9 @@
 // fakenet.h. The protocol's answers themselves are test_kvd's (memcached's
 // transcripts); here, what a connection does with them: commands split
 // anywhere, a value of 1 MB in pieces, one too large, nonsense, a line
-// with no end (hung up on), quit, a half-close, a failed write, the idle
-// timeout, the buffer budget and max_conns. After every case no budget
+// with no end (hung up on), quit, a half-close, a failed write, a client
+// that never reads (closed at write_timeout), the idle timeout, the buffer
+// budget and max_conns. After every case no budget
 // is left charged and no connection counted open.
 #include "check.h"
 #include "apps/kvd/kvd.c"
@@ -15,7 +16,7 @@
 
 int kv_host_nodes = 1;
 
-static const __typeof__(cfg) cfg_default_copy = { 11211, 64u << 20, 0, 0, 0, 0 };
+static const __typeof__(cfg) cfg_default_copy = { 11211, 64u << 20, 0, 60000000000ull, 0, 0, 0 };
 
 static int run(const char *args)
 {
@@ -31,8 +32,8 @@ static int run(const char *args)
 static void check_clean(void)
 {
     fake_check_conns();
-    CHECKF(counts.open == 0, "%llu connections still counted open", (unsigned long long)counts.open);
-    CHECKF(counts.buf_bytes == 0, "%llu bytes of budget still charged", (unsigned long long)counts.buf_bytes);
+    CHECKF(srv.open == 0, "%llu connections still counted open", (unsigned long long)srv.open);
+    CHECKF(srv.buf_bytes == 0, "%llu bytes of budget still charged", (unsigned long long)srv.buf_bytes);
 }
 
 static bool out_is(const struct net_conn *c, const char *want)
@@ -154,6 +155,21 @@ static void write_fails(void)
 
 // idle_timeout=5s: a silent connection closes at 5 s. (Without it kvd,
 // as memcached, waits for a client forever: not checked here.)
+// A client that sends and never reads: the write waits its deadline, then
+// the connection closes; write_timeout=0 would leave it waiting forever.
+static void never_reads(void)
+{
+    fake_reset();
+    static const struct step s[] = { { 0, "version\r\nversion\r\n", 0 } };
+    struct net_conn *c = conn(s, 1, false);
+    c->unread = true;
+    run("write_timeout=30s");
+    CHECKF(c->writes == 1, "%d writes", c->writes);
+    CHECKF(c->closed && c->closed_at >= 30 * SEC && c->closed_at < 31 * SEC, "closed at %llu ms",
+           (unsigned long long)(c->closed_at / MS));
+    check_clean();
+}
+
 static void idle(void)
 {
     fake_reset();
@@ -205,6 +221,9 @@ static void arguments(void)
     CHECK(cfg.port == 11311 && cfg.mem == 8u << 20 && cfg.shards == 4 && cfg.idle_ns == 250 * MS &&
           cfg.max_conns == 7 && cfg.unixtime == 1700000000);
     CHECK(run("idle_timeout=2m") == 1 && cfg.idle_ns == 120 * SEC);
+    CHECK(run("write_timeout=0") == 1 && cfg.write_ns == 0);
+    CHECK(run("write_timeout=5") == 1 && cfg.write_ns == 5 * SEC);
+    CHECK(run("write_timeout=-1") == 2);
     check_clean();
 }
 
@@ -217,6 +236,7 @@ int main(void)
     RUN(nonsense);
     RUN(quit_and_half_close);
     RUN(write_fails);
+    RUN(never_reads);
     RUN(idle);
     RUN(limits);
     RUN(arguments);

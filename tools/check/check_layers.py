@@ -58,17 +58,19 @@ RULES = {
     # the build directory.
     "net/": ["lib/", "kernel/", "drivers/", "arch/arch.h", "net/", "lwip/", "netif/", PUBLIC],
     # Applications include goro.h and their own headers, written beside
-    # them, as an application outside the tree does (make APP_SRC=).
+    # them, as an application outside the tree does (make APP_SRC=); the
+    # network servers also what they share, apps/netserve.
     "apps/": [PUBLIC],
-    "apps/httpd/": [PUBLIC],
-    "apps/kvd/": [PUBLIC],
+    "apps/netserve/": [PUBLIC],
+    "apps/httpd/": [PUBLIC, "apps/netserve/"],
+    "apps/kvd/": [PUBLIC, "apps/netserve/"],
     # In-kernel tests may look at anything below the applications.
     "tests/kernel/": ["lib/", "kernel/", "drivers/", "boot/", "arch/arch.h", "arch/pit.h",
                       "net/", PUBLIC],
     # Host tests compile the pure parts on the host, the servers' protocol
     # parsers and table (apps/httpd, apps/kvd) among them.
     "tests/host/": ["lib/", "kernel/", "drivers/", "boot/", "shell/", "net/", "tests/host/",
-                    "apps/httpd/", "apps/kvd/", "tools/net/loadgen/", PUBLIC],
+                    "apps/httpd/", "apps/kvd/", "apps/netserve/", "tools/net/loadgen/", PUBLIC],
     "tests/fuzz/": ["lib/", "kernel/", "drivers/", "boot/", "shell/", "net/", "tests/host/",
                     "tests/fuzz/", "apps/httpd/", "apps/kvd/", PUBLIC],
     # Host programs built against the host's libc: the peers and the tools
