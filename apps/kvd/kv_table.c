@@ -417,7 +417,7 @@ static bool value_number(const struct kv_item *it, uint64_t *out)
     return true;
 }
 
-static uint32_t format_u64(uint64_t v, char *out)
+uint32_t kv_format_u64(uint64_t v, char *out)
 {
     char d[24];
     int i = (int)sizeof d;
@@ -461,7 +461,7 @@ enum kv_result kv_delta(struct kv_table *t, const char *key, uint32_t nkey, bool
         v = delta > v ? 0 : v - delta;
         sh->st.decr_hits++;
     }
-    uint32_t n = format_u64(v, out);
+    uint32_t n = kv_format_u64(v, out);
     if (n <= it->nbytes) {              // in place, padded with spaces (memcached's way)
         char *val = it->data + it->nkey;
         memcpy(val, out, n);

@@ -115,4 +115,7 @@ void kv_flush(struct kv_table *t, uint32_t at, uint32_t now);
 void kv_stats(struct kv_table *t, struct kv_stats *s);
 void kv_stats_reset(struct kv_table *t);
 
+// v's decimal digits in out (at least 21 bytes), NUL-terminated; their count.
+uint32_t kv_format_u64(uint64_t v, char *out);
+
 #endif

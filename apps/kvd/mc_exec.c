@@ -40,12 +40,7 @@ static void put_str(struct mc_out *o, const char *s)
 static void put_u64(struct mc_out *o, uint64_t v)
 {
     char d[24];
-    int i = (int)sizeof d;
-    do {
-        d[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    mc_out_put(o, d + i, sizeof d - (size_t)i);
+    mc_out_put(o, d, kv_format_u64(v, d));
 }
 
 uint32_t mc_realtime(int32_t exptime, const struct mc_env *env)

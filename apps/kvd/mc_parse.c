@@ -293,28 +293,18 @@ enum mc_status mc_parse(const char *buf, size_t len, size_t scanned, struct mc_c
         REPLY("ERROR\r\n");
     }
     cmd->kind = commands[k].kind;
-    switch (cmd->kind) {
-    case MC_GET:
-    case MC_GETS: {
-        if (nw < 2)
-            REPLY("ERROR\r\n");
-        cmd->keys = w[1].s;
-        cmd->keys_len = (uint32_t)(buf + n - w[1].s);
-        const char *p = cmd->keys, *end = p + cmd->keys_len, *key;
-        uint32_t nkey;
-        while (mc_next_key(&p, end, &key, &nkey))
-            if (nkey > MC_KEY_MAX)
-                REPLY("CLIENT_ERROR bad command line format\r\n");
-        return MC_COMMAND;
-    }
-    case MC_SET:
-    case MC_ADD:
-    case MC_REPLACE:
-    case MC_APPEND:
-    case MC_PREPEND:
-    case MC_CAS:
+    if (mc_is_storage(cmd->kind))
         return storage(cmd, w, nw, buf, len, line_len, used, swallow, reply);
-    default:
+    if (cmd->kind != MC_GET && cmd->kind != MC_GETS)
         return command(cmd, w, nw, reply);
-    }
+    if (nw < 2)
+        REPLY("ERROR\r\n");
+    cmd->keys = w[1].s;
+    cmd->keys_len = (uint32_t)(buf + n - w[1].s);
+    const char *p = cmd->keys, *end = p + cmd->keys_len, *key;
+    uint32_t nkey;
+    while (mc_next_key(&p, end, &key, &nkey))
+        if (nkey > MC_KEY_MAX)
+            REPLY("CLIENT_ERROR bad command line format\r\n");
+    return MC_COMMAND;
 }

@@ -48,6 +48,12 @@ enum mc_kind {
     MC_DECR, MC_TOUCH, MC_FLUSH_ALL, MC_VERSION, MC_STATS, MC_VERBOSITY, MC_QUIT,
 };
 
+// The storage commands: a data block follows their line.
+static inline bool mc_is_storage(enum mc_kind k)
+{
+    return k >= MC_SET && k <= MC_CAS;
+}
+
 struct mc_cmd {
     enum mc_kind kind;
     bool noreply;

@@ -119,6 +119,14 @@ func (t *table) live(s *shard, key string, now int64) *item {
 	return it
 }
 
+// lockLive locks key's shard and returns it with key's live item (nil
+// when there is none); the caller unlocks.
+func (t *table) lockLive(key string, now int64) (*shard, *item) {
+	s := t.shard(key)
+	s.mu.Lock()
+	return s, t.live(s, key, now)
+}
+
 func (s *shard) remove(it *item) {
 	s.lru.Remove(it.elem)
 	delete(s.items, it.key)
@@ -256,6 +264,28 @@ func (c *conn) serve() {
 }
 
 // command carries out one line; false hangs up.
+// keyAndNumber checks the line of a command of a key and a number (incr,
+// decr, touch: "cmd key number [noreply]") as memcached does, in its
+// order: the word count, the key's length, then the number, which parse
+// reads; on a fault it answers memcached's error line (badNumber for the
+// number) and returns false.
+func (c *conn) keyAndNumber(w [][]byte, noreply bool, badNumber string, parse func([]byte) bool) bool {
+	if len(w) != 3 && len(w) != 4 {
+		c.out(false, "ERROR\r\n")
+		return false
+	}
+	ok := parse(w[2])
+	if len(w[1]) > keyMax {
+		c.out(noreply, "CLIENT_ERROR bad command line format\r\n")
+		return false
+	}
+	if !ok {
+		c.out(noreply, badNumber)
+		return false
+	}
+	return true
+}
+
 func (c *conn) command(line []byte) bool {
 	w := fields(line)
 	if len(w) == 0 {
@@ -278,9 +308,7 @@ func (c *conn) command(line []byte) bool {
 		}
 		for _, k := range w[1:] {
 			key := string(k)
-			s := t.shard(key)
-			s.mu.Lock()
-			it := t.live(s, key, now)
+			s, it := t.lockLive(key, now)
 			if it != nil {
 				s.lru.MoveToFront(it.elem)
 				c.w.WriteString("VALUE " + key + " " + strconv.FormatUint(uint64(it.flags), 10) + " " +
@@ -317,9 +345,7 @@ func (c *conn) command(line []byte) bool {
 			return true
 		}
 		key := string(w[1])
-		s := t.shard(key)
-		s.mu.Lock()
-		it := t.live(s, key, now)
+		s, it := t.lockLive(key, now)
 		if it != nil {
 			s.remove(it)
 		}
@@ -330,23 +356,13 @@ func (c *conn) command(line []byte) bool {
 			c.out(noreply, "NOT_FOUND\r\n")
 		}
 	case "incr", "decr":
-		if len(w) != 3 && len(w) != 4 {
-			c.out(false, "ERROR\r\n")
-			return true
-		}
-		delta, ok := parseU64(w[2])
-		if len(w[1]) > keyMax {
-			c.out(noreply, "CLIENT_ERROR bad command line format\r\n")
-			return true
-		}
-		if !ok {
-			c.out(noreply, "CLIENT_ERROR invalid numeric delta argument\r\n")
+		var delta uint64
+		if !c.keyAndNumber(w, noreply, "CLIENT_ERROR invalid numeric delta argument\r\n",
+			func(b []byte) (ok bool) { delta, ok = parseU64(b); return }) {
 			return true
 		}
 		key := string(w[1])
-		s := t.shard(key)
-		s.mu.Lock()
-		it := t.live(s, key, now)
+		s, it := t.lockLive(key, now)
 		var reply string
 		if it == nil {
 			reply = "NOT_FOUND\r\n"
@@ -375,23 +391,13 @@ func (c *conn) command(line []byte) bool {
 		s.mu.Unlock()
 		c.out(noreply, reply)
 	case "touch":
-		if len(w) != 3 && len(w) != 4 {
-			c.out(false, "ERROR\r\n")
-			return true
-		}
-		exp, ok := parseI32(w[2])
-		if len(w[1]) > keyMax {
-			c.out(noreply, "CLIENT_ERROR bad command line format\r\n")
-			return true
-		}
-		if !ok {
-			c.out(noreply, "CLIENT_ERROR invalid exptime argument\r\n")
+		var exp int32
+		if !c.keyAndNumber(w, noreply, "CLIENT_ERROR invalid exptime argument\r\n",
+			func(b []byte) (ok bool) { exp, ok = parseI32(b); return }) {
 			return true
 		}
 		key := string(w[1])
-		s := t.shard(key)
-		s.mu.Lock()
-		it := t.live(s, key, now)
+		s, it := t.lockLive(key, now)
 		if it != nil {
 			it.exptime = t.realtime(int64(exp))
 			s.lru.MoveToFront(it.elem)
@@ -510,9 +516,7 @@ func (c *conn) store(cmd string, w [][]byte, noreply bool, now int64) bool {
 	}
 	data = data[:vlen]
 	t := c.t
-	s := t.shard(key)
-	s.mu.Lock()
-	old := t.live(s, key, now)
+	s, old := t.lockLive(key, now)
 	reply := "STORED\r\n"
 	switch {
 	case cmd == "add" && old != nil:
