@@ -67,7 +67,7 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/gobench_goro.c apps/gobench_floor.c apps/schedlat.c \
           apps/soak/soak_main.c apps/soak/soak_gen.c apps/soak/soak_check.c \
           apps/soak/soak_ops_chan.c apps/soak/soak_ops_sync.c apps/soak/soak_ops_time.c \
-          apps/soak/soak_ops_sys.c apps/soak/soak_ops_big.c \
+          apps/soak/soak_ops_sys.c apps/soak/soak_ops_big.c apps/soak/soak_ops_net.c \
           apps/cpuburn.c apps/flightrec.c apps/latency.c
 
 # The network servers (docs/api.md, "Servers") and what they share

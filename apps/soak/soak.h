@@ -5,7 +5,8 @@
 //
 // Files: soak_main.c (arguments, rounds, the report), soak_gen.c (the
 // random program of a round), soak_ops_*.c (the operations; soak_ops_big.c
-// the large channel elements and stack frames), soak_check.c
+// the large channel elements and stack frames, soak_ops_net.c TCP over the
+// machine's loopback), soak_check.c
 // (the ledgers: every G completes once, every message arrives once; the
 // watcher: no runnable G waits while a P idles; the stall watchdog).
 #ifndef SOAK_H
@@ -140,6 +141,7 @@ void prog_gomaxprocs(rng_t *r);
 void prog_irq(rng_t *r);
 void prog_bigchan(rng_t *r);
 void prog_bigframe(rng_t *r);
+void prog_net(rng_t *r);
 
 // A short random duration for timers and sleeps: mostly microseconds,
 // sometimes zero, now and then a few milliseconds.

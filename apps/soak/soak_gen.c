@@ -22,9 +22,7 @@ static const struct soak_op_kind kinds[] = {
     { "irq", prog_irq, 3 },
     { "bigchan", prog_bigchan, 3 },
     { "bigframe", prog_bigframe, 2 },
-    // The network programs join here once goro.h has sockets (a file
-    // soak_ops_net.c: connections opened, written, read with deadlines,
-    // closed from the other side), with a NIC in tools/run/soak.py's NET_ARGV.
+    { "net", prog_net, 3 },
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
 

@@ -46,10 +46,9 @@ NUMAS = (1, 2, 4)
 # sleep of a few ms), so a wider one keeps the vCPUs busier: on one vCPU
 # 64 ran about three times the operations a second of 16.
 WIDTHS = (16, 32, 64)
-# The guest's network for the soak's programs: none yet. Programs that
-# open, write, read with deadlines and close connections (goro.h's net
-# API) get a NIC here (user networking, hostfwd on 127.0.0.1, a port
-# picked at run time) and their kind in apps/soak/soak_gen.c's table.
+# The guest's network: no NIC. The soak's network programs
+# (apps/soak/soak_ops_net.c) connect over the machine's own loopback,
+# 127.0.0.1, which needs none, and nothing of the host's network is used.
 NET_ARGV = ["-net", "none"]
 
 
