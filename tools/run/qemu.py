@@ -376,16 +376,58 @@ def kill_group(p):
 # A guest's serial log as its sign of life: a run watched through it times
 # out once the log has been silent for its timeout, or after HARD_LIMIT
 # times that in all (a guest that prints forever). A slow host makes a
-# guest slower, not silent, so only a hang ends a run that way.
+# guest slower, not silent, so only a hang ends a run that way. A run
+# that counts its limit in the CPU time QEMU had (the soak's, niced on a
+# shared host) has BACKSTOP times its timeout of wall time as the last word.
 HARD_LIMIT = 4
+BACKSTOP = 24
+
+
+def cpu_seconds(pid):
+    """CPU seconds process pid has had, every thread, user and system
+    (/proc/PID/stat); None once it is gone.
+
+    >>> cpu_seconds(os.getpid()) >= 0
+    True
+    >>> cpu_seconds(-1) is None
+    True
+    """
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def over_hard_limit(timeout, wall, cpu=None):
+    """Whether a run wall seconds old is past its limit: HARD_LIMIT *
+    timeout of wall time, or, given the CPU seconds its QEMU had, of those
+    (then BACKSTOP * timeout of wall time at most). The soak run that
+    taught it: 1203 s on a host that gave its niced QEMU 6.7 s of CPU,
+    printing its progress all along.
+
+    >>> over_hard_limit(300, 1203)
+    True
+    >>> over_hard_limit(300, 1203, 6.7)
+    False
+    >>> over_hard_limit(300, 1203, 1300.0)
+    True
+    >>> over_hard_limit(300, 7201, 6.7)
+    True
+    """
+    if cpu is None:
+        return wall > HARD_LIMIT * timeout
+    return cpu > HARD_LIMIT * timeout or wall > BACKSTOP * timeout
 
 
 class Silence:
     """expired() once the file at path has not grown for timeout seconds,
-    or HARD_LIMIT * timeout seconds after t0."""
+    or past the hard limit (over_hard_limit; in process pid's CPU time when
+    pid is given) since t0."""
 
-    def __init__(self, path, timeout, t0=None):
-        self.path, self.timeout = path, timeout
+    def __init__(self, path, timeout, t0=None, pid=None):
+        self.path, self.timeout, self.pid = path, timeout, pid
         self.t0 = time.monotonic() if t0 is None else t0
         self.size, self.spoke = -1, self.t0
 
@@ -397,18 +439,20 @@ class Silence:
             n = 0
         if n != self.size:
             self.size, self.spoke = n, now
-        return now - self.spoke > self.timeout or now - self.t0 > HARD_LIMIT * self.timeout
+        cpu = cpu_seconds(self.pid) if self.pid is not None else None
+        return now - self.spoke > self.timeout or over_hard_limit(self.timeout, now - self.t0, cpu)
 
 
-def wait(p, timeout, on_timeout=None, log=None):
+def wait(p, timeout, on_timeout=None, log=None, cpu_limit=False):
     """Waits for p at most timeout seconds (with log: until log has been
-    silent that long, see Silence); returns (exit status, or None after a
+    silent that long, see Silence; cpu_limit: its hard limit in p's CPU
+    time); returns (exit status, or None after a
     timeout, stdout bytes, stderr bytes). on_timeout() runs before a
     timed-out process group is killed (the hang dump). With log, stdout
     and stderr are read only at the end: they must stay small."""
     try:
         if log is not None:
-            silence = Silence(log, timeout)
+            silence = Silence(log, timeout, pid=p.pid if cpu_limit else None)
             while True:
                 try:
                     p.wait(timeout=0.25)
@@ -458,13 +502,14 @@ class Group:
                 self.procs.discard(p)
 
     def run(self, cmd, timeout, on_timeout=None, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            log=None):
+            log=None, cpu_limit=False):
         """Returns (exit status or None on timeout, stdout text, stderr
-        text, seconds). With log, timeout is how long it may stay silent."""
+        text, seconds). With log, timeout is how long it may stay silent
+        (and cpu_limit counts the hard limit in the CPU time QEMU had)."""
         t0 = time.monotonic()
         try:
             with self.started(cmd, stdout, stderr) as p:
-                status, out, err = wait(p, timeout, on_timeout, log)
+                status, out, err = wait(p, timeout, on_timeout, log, cpu_limit)
         except Stopped:
             return None, "", "runner stopped", 0.0
         return (status, out.decode(errors="replace"), err.decode(errors="replace"),

@@ -55,6 +55,9 @@ NET_ARGV = ["-net", "none"]
 # A run that prints nothing for this long has hung (the guest's own
 # watchdog reports a stall after 120 s of no operation at all). Booting
 # 16 or 32 vCPUs on a small loaded host is silent for minutes: longer.
+# A run's whole length is limited to 4 times this in the CPU time its
+# QEMU had, not in wall time (qemu.over_hard_limit): a niced run on a
+# host that gives it 0.6% of a core is slow, not hung, and talks all along.
 def silence_s(smp):
     return 300 if smp <= 8 else 900
 
@@ -88,7 +91,7 @@ def run_one(group, cpulog, build, smp, numa, quantum, width, seed, ops, logdir):
                      extra=qemu.numa_even_argv(numa, smp, mem_for(smp)) + NET_ARGV)
     argv += qemu.kernel_boot(os.path.join(build, "goro.elf"), cmdline)
     open(log, "w").close()
-    status, _, err, secs = group.run(argv, silence_s(smp), log=log)
+    status, _, err, secs = group.run(argv, silence_s(smp), log=log, cpu_limit=True)
     text = open(log, errors="replace").read()
     return status, text, err, secs, log, cpulog.take(log)
 
@@ -106,20 +109,11 @@ class CpuLog:
         self.group, self.samples, self.lock = group, {}, threading.Lock()
         threading.Thread(target=self.loop, daemon=True).start()
 
-    @staticmethod
-    def cpu_s(pid):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, IndexError, ValueError):
-            return None
-
     def loop(self):
         while True:
             for pid, argv in self.group.running():
                 log = next((a[5:] for a in argv if a.startswith("file:")), None)
-                cpu = self.cpu_s(pid)
+                cpu = qemu.cpu_seconds(pid)
                 if log and cpu is not None:
                     with self.lock:
                         self.samples.setdefault(log, []).append((time.monotonic(), cpu))
