@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The boot table: what the boot core does, in order, from kernel entry to
-// the main goroutine. Each line's comment says what must be true after it;
-// arch_boot_mark stamps the start of a phase for the boot timeline
-// (kernel/boot_timeline.c).
+// the main goroutine: kmain up to the APs' start, then the boot plan's
+// steps in the order it chose, then the scheduler. Each call's comment
+// says what holds after it; arch_boot_mark stamps the start of a phase for
+// the boot timeline (kernel/boot_timeline.c). docs/boot.md has the
+// measurements behind the order.
 #include "boot/bootinfo.h"
 #include "arch/arch.h"
 #include "drivers/acpi.h"
@@ -105,30 +107,7 @@ static uint64_t boot_seed(void)
     return (t ^ (t >> 29)) & 0xFFFFFFFFFFFFull;    // short enough to retype
 }
 
-// The keys the boot acts on before it parses the command line, read from
-// its text (cmdline_has_word, which errs on the cautious side):
-//  - init_delay= and inject= keep the APs from starting first: the wait
-//    between INIT and STARTUP is timed by the calibrated TSC, and inject=
-//    may corrupt the MADT or silence an AP, both before the first STARTUP.
-//    inject=tickets:N is the exception: it acts on the start at once (its
-//    N tickets for the broadcast), so it is read from this text too.
-//    With either, the MADT is read after the parse and the APs start once
-//    the clock is calibrated. The loader's line decides whether the APs
-//    are started at once under a hypervisor (arch_start_aps_early), before
-//    fw_cfg's words are read and, under multiboot 1, before the loader's
-//    information is parsed (the words are read from a copy of the loader's
-//    text then: boot_early_cmdline); a word there that would have kept them back
-//    finds them started: inject= still acts (a silenced AP halts at go, a
-//    corrupted MADT leaves the boot core alone), init_delay= is named and
-//    has nothing left to delay (a hypervisor needs no wait).
-//  - simd=off: SIMD is switched on (or left off) as soon as the line's
-//    text is loaded (the loader's and fw_cfg's words), before the ACPI
-//    parser and the parse, and under a hypervisor after the APs' start.
-//    Under TCG a translated block is keyed on CR0 and CR4, so code run on
-//    both sides of the switch is translated twice: switched after ACPI and
-//    the rest, that was 80 blocks; switched before the STARTUP, it put 17
-//    more blocks before it, and the APs, whose CR4 until go is the
-//    trampoline's, could not run the boot core's translations.
+// Whether the boot may take the aps_first order (the boot plan, below).
 static bool aps_may_start_first(const char *line)
 {
     return !cmdline_has_word(line, "init_delay=") &&
@@ -144,124 +123,196 @@ static __attribute__((noinline)) void inject_tickets_early(const char *line)
         arch_inject_tickets((uint32_t)n);
 }
 
-// INIT and STARTUP to the MADT's enabled cores: the APs come online while
-// the boot core goes on.
-static void start_aps(uint64_t init_delay_ns)
+// The boot plan. Under a hypervisor every AP is started at once from
+// kmain, before anything is parsed (arch_start_aps_early). Then the boot
+// takes one of two orders, decided once, from the command line's text
+// (cmdline_has_word, which errs on the cautious side), before any step
+// it orders runs:
+//  - aps_first: the MADT is read and the APs started and checked in
+//    before the console, the parse and the rest, which would otherwise
+//    compete with the APs for the host under TCG (docs/boot.md);
+//  - aps_late, with init_delay= or inject=: the APs start once the line is
+//    parsed and the clock calibrated. The wait between INIT and STARTUP is
+//    timed by the calibrated TSC, and inject= may corrupt the MADT or
+//    silence an AP, both before the first STARTUP. inject=tickets:N is
+//    the exception: it limits the broadcast start itself (its N
+//    tickets), so kmain arms it from the loader's text and the order
+//    stays aps_first. A word that asks for aps_late but appears only in
+//    fw_cfg's text, read after the broadcast, finds the APs started:
+//    inject= still acts, init_delay= is named and has nothing left to
+//    delay.
+struct boot {
+    struct boot_info *bi;
+    char line[CMDLINE_MAX];             // the loader's words, then fw_cfg's
+    bool broadcast;                     // the APs were started from kmain
+    uint64_t init_delay_ns;             // for arch_start_aps; the parse may set it
+};
+
+typedef void boot_step(struct boot *b);
+
+// The steps, in the aps_first order; the comments say what holds after
+// each call.
+static void step_acpi(struct boot *b)
+{
+    arch_boot_mark("acpi");
+    acpi_init(b->bi);                   // the MADT known (or the boot core only), nothing printed
+}
+
+static void step_aps(struct boot *b)
 {
     uint32_t ncores;
     const uint32_t *cores = enabled_cores(&ncores);
-    struct arch_ap_start aps = { .apic_ids = cores, .count = ncores, .init_delay_ns = init_delay_ns };
-    arch_start_aps(&aps);                           // every AP started: they check in meanwhile
+    struct arch_ap_start aps = { .apic_ids = cores, .count = ncores,
+                                 .init_delay_ns = b->init_delay_ns };
+    arch_start_aps(&aps);               // INIT and STARTUP to the MADT's cores (unless from kmain)
 }
 
-static void boot_after_startup(struct boot_info *bi, bool broadcast) __attribute__((noinline, noreturn));
-
-// The boot core up to the APs' start under a hypervisor (elsewhere, and
-// with init_delay= or inject=, boot_after_startup starts them later). Its
-// own function, apart from the rest of the boot, so that what runs before
-// the STARTUP stays small enough for the image's first page
-// (boot/text_order.txt): under TCG with many vCPUs a page's first block
-// costs a walk of every vCPU's TLB, a few hundred microseconds at 64
-// vCPUs, and before the STARTUP nothing else runs meanwhile
-// (docs/boot.md).
-void kmain(struct boot_info *bi)
+static void step_checked_in(struct boot *b)
 {
-    arch_boot_entry(bi->entry_tsc);                 // the timeline's zero
-    arch_early_init();                              // this core's GS, GDT, TSS, IDT, local APIC: faults print from here
-                                                    // (kprintf holds every line until console_release)
-    uint64_t tramp, tramp_len;
-    arch_ap_trampoline_range(&tramp, &tramp_len);
-    boot_keep(tramp, tramp_len);                    // the loader's bytes the APs' start-up page will cover
-    const char *early = boot_early_cmdline(bi);
-    if (cmdline_has_word(early, "inject="))
-        inject_tickets_early(early);
-    bool broadcast = aps_may_start_first(early) && arch_start_aps_early();   // under a hypervisor: every AP at once
-    boot_after_startup(bi, broadcast);
+    (void)b;
+    arch_wait_checked_in();             // after the broadcast: halted until the last check-in
 }
 
-static void boot_after_startup(struct boot_info *bi, bool broadcast)
+static void step_console(struct boot *b)
 {
-    static char line[CMDLINE_MAX];
-    boot_parse(bi);                                 // multiboot 1: the loader's information, parsed after the start
-    cmdline_load(bi, line, sizeof line);            // the loader's text: parsed once the APs are started
-    cmdline_load_fw_cfg(line, sizeof line);
-    arch_boot_yield_to_aps();                       // broadcast: its host CPU to the APs its port accesses woke
-    bool aps_first = aps_may_start_first(line), simd = !cmdline_has_word(line, "simd=off");
-    arch_simd_init(simd);                           // SSE/AVX usable by applications (the APs' after go)
-    if (aps_first) {                                // first: under TCG every block run before delays them
-        arch_boot_mark("acpi");
-        acpi_init(bi);                              // the MADT known (or the boot core only), nothing printed
-        start_aps(ARCH_INIT_DELAY_AUTO);            // the plan (INIT and STARTUP if not sent above)
-        arch_wait_checked_in();                     // broadcast: halted until the last check-in
-    }
     arch_boot_mark("console");
-    console_init();                                 // serial: the held lines have somewhere to go
-    kprintf("goro: booted by %s\n", bi->loader);
+    console_init();                     // serial: the held lines have somewhere to go
+    kprintf("goro: booted by %s\n", b->bi->loader);
+}
+
+static void step_cmdline(struct boot *b)
+{
     arch_boot_mark("cmdline");
-    kprintf("%s", bi->notes);                       // what the boot path found wrong, if anything
-    kprintf("cmdline: %s\n", line);
-    cmdline_parse(line, &kparams, cmdline_warn, 0); // bad words named and ignored
-    debug_delay_init();                             // delay= windows widened (debug builds)
-    inject_at_boot();                               // inject=ap-silent, acpi: armed
-    shell_script_load();                            // fw_cfg's opt/goro/script kept for app=shell
-    if (broadcast && kparams.init_delay_ns != INIT_DELAY_AUTO)
-        kprintf("cmdline: init_delay= has nothing to delay: the APs were started under a hypervisor "
-                "(which needs no wait) before fw_cfg's opt/goro/cmdline was read\n");
-    if (kparams.simd != arch_simd_enabled)          // a word simd=off... the parse did not take
+    kprintf("%s", b->bi->notes);        // what the boot path found wrong, if anything
+    kprintf("cmdline: %s\n", b->line);
+    cmdline_parse(b->line, &kparams, cmdline_warn, 0);     // kparams: bad words named and ignored
+    if (kparams.init_delay_ns != INIT_DELAY_AUTO)
+        b->init_delay_ns = kparams.init_delay_ns;
+    debug_delay_init();                 // delay= windows widened (debug builds)
+    inject_at_boot();                   // inject=ap-silent, acpi: armed
+    shell_script_load();                // fw_cfg's opt/goro/script kept for app=shell
+    if (b->broadcast && kparams.init_delay_ns != INIT_DELAY_AUTO)
+        kprintf("cmdline: init_delay= has nothing to delay: the APs were started under a "
+                "hypervisor (which needs no wait) before fw_cfg's opt/goro/cmdline was read\n");
+    if (kparams.simd != arch_simd_enabled)  // a word simd=off... the parse did not take
         kprintf("cmdline: SIMD stays off: a word starting simd=off was read before the parse\n");
-    if (!aps_first) {
-        arch_boot_mark("acpi");
-        acpi_init(bi);                              // the MADT known (or the boot core only)
-    }
-    acpi_init_rest();                               // the FADT, the HPET (or safe fallbacks)
-    acpi_report();                                  // what the MADT and FADT said
-    arch_set_pm_timer((uint16_t)acpi.pm_tmr_port, acpi.pm_tmr_32bit);   // TSC references
+}
+
+static void step_firmware(struct boot *b)
+{
+    (void)b;
+    acpi_init_rest();                   // the FADT, the HPET (or safe fallbacks)
+    acpi_report();                      // what the MADT and FADT said
+    arch_set_pm_timer((uint16_t)acpi.pm_tmr_port, acpi.pm_tmr_32bit);    // TSC references
     arch_set_hpet(acpi.hpet_addr);
     arch_boot_mark("clock");
-    arch_clock_begin();                             // the TSC's rate: CPUID, or a window opens here...
+    arch_clock_begin();                 // the TSC's rate: CPUID, or a window opens here...
+}
+
+static void step_memory(struct boot *b)
+{
     arch_boot_mark("numa");
-    numa_init(bi);                                  // nodes, their memory, distances (SRAT, SLIT)
+    numa_init(b->bi);                   // nodes, their memory, distances (SRAT, SLIT)
     arch_boot_mark("pages");
-    page_init(bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works, per node
-    struct arch_page_allocator pages = { page_alloc, page_alloc_low, page_alloc_uncleared, page_max_phys() };
-    arch_platform_init(&pages);                     // direct map, the APIC timer's window (stamps its steps)
+    page_init(b->bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works, per node
+    struct arch_page_allocator pages = { page_alloc, page_alloc_low, page_alloc_uncleared,
+                                         page_max_phys() };
+    arch_platform_init(&pages);         // the direct map, the APIC timer's window (its own marks)
     arch_boot_mark("ioapic");
-    ioapic_init();                                  // every IOAPIC pin masked; irq_wait routes its own
-    // Started APs wait for go in arch/smp.c, halted, running none of the
-    // patched code; go makes them serialize before they do.
+    ioapic_init();                      // every IOAPIC pin masked; irq_wait routes its own
+}
+
+// Started APs wait for go in arch/smp.c, halted, running none of the
+// code the hooks patch; go makes them serialize before they do.
+static void step_hooks(struct boot *b)
+{
+    (void)b;
     if (kparams.trace || kparams.metrics)
-        trace_enable();                             // patches the hooks while every other core is halted or not started
+        trace_enable();                 // the trace's hooks patched while the other cores wait
     if (kparams.profile_hz)
-        profile_enable();                           // the same, for the sampling profiler
+        profile_enable();               // the same, for the sampling profiler
     arch_boot_mark("calibrated");
-    arch_clock_end();                               // ...and closes here (>= 1 ms, <= 500 ppm): time works
-    if (!aps_first)
-        start_aps(kparams.init_delay_ns == INIT_DELAY_AUTO ? ARCH_INIT_DELAY_AUTO : kparams.init_delay_ns);
+    arch_clock_end();                   // ...and closes here (>= 1 ms, <= 500 ppm): time works
+}
+
+static void step_go(struct boot *b)
+{
+    (void)b;
     arch_finish_aps(kparams.ap_timeout_ns, ap_main);   // go: every core ready or reported missing
-    arch_clock_report();                            // tsc: and timer: lines, now that the cores are up
-    console_release();                              // the boot's lines, written out
+    arch_clock_report();                // tsc: and timer: lines, now that the cores are up
+    console_release();                  // the boot's lines, written out
+}
+
+static boot_step *const aps_first[] = {
+    step_acpi, step_aps, step_checked_in, step_console, step_cmdline, step_firmware, step_memory,
+    step_hooks, step_go, 0,
+};
+static boot_step *const aps_late[] = {
+    step_console, step_cmdline, step_acpi, step_firmware, step_memory, step_hooks, step_aps,
+    step_go, 0,
+};
+
+static struct boot boot = { .init_delay_ns = ARCH_INIT_DELAY_AUTO };
+
+static void boot_after_startup(void) __attribute__((noinline, noreturn));
+
+// The boot core up to the APs' start under a hypervisor. Its own function,
+// apart from the rest of the boot, so that what runs before the STARTUP
+// stays small enough for the image's first page (boot/text_order.txt;
+// docs/boot.md says why a page matters under TCG).
+void kmain(struct boot_info *bi)
+{
+    boot.bi = bi;
+    arch_boot_entry(bi->entry_tsc);     // the timeline's zero
+    arch_early_init();                  // this core's GS, GDT, TSS, IDT, local APIC: faults print
+                                        // from here (kprintf holds lines until console_release)
+    uint64_t tramp, tramp_len;
+    arch_ap_trampoline_range(&tramp, &tramp_len);
+    boot_keep(tramp, tramp_len);        // the loader's bytes the APs' start-up page will cover
+    const char *early = boot_early_cmdline(bi);
+    if (cmdline_has_word(early, "inject="))
+        inject_tickets_early(early);    // inject=tickets:N limits the start below
+    boot.broadcast = aps_may_start_first(early) &&
+                     arch_start_aps_early();    // under a hypervisor: every AP started at once
+    boot_after_startup();
+}
+
+static void boot_after_startup(void)
+{
+    struct boot *b = &boot;
+    boot_parse(b->bi);                  // multiboot 1: the loader's information, read only now
+    cmdline_load(b->bi, b->line, sizeof b->line);   // the loader's words...
+    cmdline_load_fw_cfg(b->line, sizeof b->line);   // ...and fw_cfg's: the whole line, unparsed
+    arch_boot_yield_to_aps();           // after the broadcast: its host CPU to the APs it woke
+    // SIMD is switched on before the parse: under TCG code run on both
+    // sides of a CR0/CR4 change is translated twice (docs/boot.md).
+    arch_simd_init(!cmdline_has_word(b->line, "simd=off"));    // SSE/AVX for apps (the APs' at go)
+    boot_step *const *plan = aps_may_start_first(b->line) ? aps_first : aps_late;
+    for (; *plan; plan++)
+        (*plan)(b);
     arch_boot_mark("sched");
-    numa_init_cores();                              // each core's node, from its APIC id
+    numa_init_cores();                  // each core's node, from its APIC id
     arch_boot_mark("pci");
     struct dma_allocator dma = { page_alloc_node, numa_core_node };
-    dma_init(&dma);                                 // drivers' rings and buffers: pages on their queue's node
-    pci_irq_mode_limit((enum pci_irq_mode)kparams.nic_irq);   // nic_irq=: the best interrupt mode NICs may use
-    pci_init();                                     // every PCI function found, parsed, named if in error
-    net_probe();                                    // NICs set up, their interrupts aimed, registered as netdevs
+    dma_init(&dma);                     // drivers' rings and buffers: pages on their queue's node
+    pci_irq_mode_limit((enum pci_irq_mode)kparams.nic_irq);    // nic_irq=: NICs' best mode
+    pci_init();                         // every PCI function found, parsed, named if in error
+    net_probe();                        // NICs set up, interrupts aimed, registered as netdevs
     arch_set_fault_handler(14, g_stack_fault);      // guard-page hits name the goroutine
     if (kparams.trace)
-        trace_init(arch_ncpu());                    // per-core event rings, printed at the end
+        trace_init(arch_ncpu());        // per-core event rings, printed at the end
     if (kparams.metrics)
-        metrics_init(arch_ncpu());                  // the metrics ride on the trace's hooks
+        metrics_init(arch_ncpu());      // the metrics ride on the trace's hooks
     sched_init(arch_ncpu(), (uint32_t)kparams.gomaxprocs, boot_seed(), kparams.seed_given);
     if (kparams.profile_hz)
         profile_init(arch_ncpu(), kparams.profile_hz);  // per-core sample buffers; sampling starts
-    go(main_goroutine, 0);                          // the main G is queued on P0
-    __atomic_store_n(&sched.started, true, __ATOMIC_RELEASE);      // release: go() may wake cores from now on (its load is a hint)
-    __atomic_store_n(&sched_ready, true, __ATOMIC_RELEASE);        // release: pairs with ap_main's acquire
+    go(main_goroutine, 0);              // the main G is queued on P0
+    // release: go() may wake cores from now on (its load is a hint)
+    __atomic_store_n(&sched.started, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&sched_ready, true, __ATOMIC_RELEASE);    // release: ap_main's acquire
     if (arch_ncpu() > 1)
         arch_send_ipi_all_but_self(VEC_WAKE);       // the APs halted in ap_main start scheduling
     irq_disable();
-    core_rearm(getm(), arch_cycles());              // sysmon's first look
-    schedule();                                     // this core is M0 from here on
+    core_rearm(getm(), arch_cycles());  // sysmon's first look
+    schedule();                         // this core is M0 from here on
 }
