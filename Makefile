@@ -444,7 +444,8 @@ host: $(HOST_TESTS:%=$(BUILD)/host/test_%) $(BUILD)/tools/loadgen
 $(BUILD)/host/test_httpd: apps/httpd/httpd.c tests/host/fakenet.h
 $(BUILD)/host/test_kvd_conn: apps/kvd/kvd.c tests/host/fakenet.h
 .SECONDEXPANSION:
-$(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) $$(wildcard $$(addsuffix *.h,$$(dir $$(HOST_SRCS_$$*)))) tests/host/check.h
+$(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) \
+    $$(wildcard $$(addsuffix *.h,$$(dir $$(HOST_SRCS_$$*)))) tests/host/check.h
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_CFLAGS) -fsanitize=$(or $(HOST_SAN_$*),address,undefined) \
 	    -fno-sanitize-recover=all $< $(HOST_SRCS_$*) -o $@
@@ -470,7 +471,8 @@ $(LOADGEN): tools/net/loadgen/loadgen.c tools/net/loadgen/proto.c tools/net/load
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_JOBS ?= 1
-FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline keys http memcache pci netrx
+FUZZ_HARNESSES := acpi acpi_numa cmdline multiboot1 multiboot2 uefi_mmap efi_elf efi_cmdline keys \
+                  http memcache pci netrx
 FUZZ_SRCS_acpi := drivers/acpi.c drivers/acpi_mcfg.c
 FUZZ_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
 FUZZ_SRCS_cmdline := kernel/cmdline.c

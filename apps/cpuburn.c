@@ -79,5 +79,6 @@ static int cpuburn_main(int argc, char **argv)
         profile_stop();
     return 0;
 }
-GORO_APP(cpuburn, "N workers computing for ms milliseconds (the profiler's workload: ms= workers= live=HZ)",
+GORO_APP(cpuburn,
+         "N workers computing for ms milliseconds (the profiler's workload: ms= workers= live=HZ)",
          cpuburn_main);

@@ -100,4 +100,5 @@ static int flightrec_main(int argc, char **argv)
     printf("flightrec: ok\n");
     return 0;
 }
-GORO_APP(flightrec, "ping-pong pairs; trace_dump_recent(ms) while they run (trace=1; ms=N)", flightrec_main);
+GORO_APP(flightrec, "ping-pong pairs; trace_dump_recent(ms) while they run (trace=1; ms=N)",
+         flightrec_main);

@@ -346,5 +346,7 @@ static int gobench_main(int argc, char **argv)
     }
     return 0;
 }
-GORO_APP(gobench, "Go's runtime, sync and time benchmarks in go test's format (bench=REGEX benchtime=Nx count=C)",
+GORO_APP(gobench,
+         "Go's runtime, sync and time benchmarks in go test's format "
+         "(bench=REGEX benchtime=Nx count=C)",
          gobench_main);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Leaving the machine, with DESIGN.md's exit codes: QEMU exits 33 for a
+// Leaving the machine, with the exit codes of docs/api.md: QEMU exits 33 for a
 // main that returned 0, (v << 1) | 1 for a return value v in 1..15 (larger
 // values clamp to 15), 255 for a fatal error.
 #include "arch/arch_private.h"

@@ -479,4 +479,5 @@ static int bench_all_main(int argc, char **argv)
     }
     return failed ? 1 : 0;
 }
-GORO_APP(bench_all, "every benchmark app in one boot, for serial captures (quick=1)", bench_all_main);
+GORO_APP(bench_all, "every benchmark app in one boot, for serial captures (quick=1)",
+         bench_all_main);

@@ -87,4 +87,5 @@ static int batching_main(int argc, char **argv)
     printf("batching: ok\n");
     return 0;
 }
-GORO_APP(demo_batching, "seeds: one goroutine per item vs one per core over a batch", batching_main);
+GORO_APP(demo_batching, "seeds: one goroutine per item vs one per core over a batch",
+         batching_main);

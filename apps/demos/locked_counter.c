@@ -92,4 +92,5 @@ static int locked_counter_main(int argc, char **argv)
     printf("locked_counter: ok\n");
     return 0;
 }
-GORO_APP(demo_locked_counter, "seeds: coarse vs fine-grained mutexes around counters", locked_counter_main);
+GORO_APP(demo_locked_counter, "seeds: coarse vs fine-grained mutexes around counters",
+         locked_counter_main);

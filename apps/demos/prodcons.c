@@ -54,4 +54,5 @@ static int prodcons_main(int argc, char **argv)
     printf("prodcons: ok\n");
     return 0;
 }
-GORO_APP(demo_prodcons, "seeds: producer/consumer over unbuffered and buffered channels", prodcons_main);
+GORO_APP(demo_prodcons, "seeds: producer/consumer over unbuffered and buffered channels",
+         prodcons_main);

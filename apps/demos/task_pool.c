@@ -83,4 +83,5 @@ static int task_pool_main(int argc, char **argv)
     printf("task_pool: ok\n");
     return 0;
 }
-GORO_APP(demo_task_pool, "seeds: a reusable pool of 4 workers fed through a channel", task_pool_main);
+GORO_APP(demo_task_pool, "seeds: a reusable pool of 4 workers fed through a channel",
+         task_pool_main);

@@ -120,4 +120,5 @@ static int webserver_main(int argc, char **argv)
     printf("webserver: ok\n");
     return 0;
 }
-GORO_APP(demo_webserver, "seeds: 20% heavy / 80% light requests, latency per class", webserver_main);
+GORO_APP(demo_webserver, "seeds: 20% heavy / 80% light requests, latency per class",
+         webserver_main);

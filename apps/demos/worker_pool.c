@@ -67,4 +67,5 @@ static int worker_pool_main(int argc, char **argv)
     printf("worker_pool: ok\n");
     return 0;
 }
-GORO_APP(demo_worker_pool, "seeds: a pool of num_cpu workers ranging over a jobs channel", worker_pool_main);
+GORO_APP(demo_worker_pool, "seeds: a pool of num_cpu workers ranging over a jobs channel",
+         worker_pool_main);

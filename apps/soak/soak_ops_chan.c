@@ -113,8 +113,8 @@ static struct chanprog *chanprog(rng_t *r, uint32_t nc, uint32_t senders)
 }
 
 // Starts the receivers, then the senders, each an actor of cp.
-static void start_actors(struct chanprog *cp, rng_t *r, uint32_t receivers, void (*receiver)(void *),
-                         uint32_t senders, void (*sender)(void *))
+static void start_actors(struct chanprog *cp, rng_t *r, uint32_t receivers,
+                         void (*receiver)(void *), uint32_t senders, void (*sender)(void *))
 {
     for (uint32_t i = 0; i < receivers; i++)
         soak_go(receiver, actor(cp, r, i));

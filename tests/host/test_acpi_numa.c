@@ -76,7 +76,8 @@ static void check_range(struct acpi_numa *n, uint32_t i, uint64_t base, uint64_t
            (unsigned long long)base, (unsigned long long)len, node);
 }
 
-static void check_cpu_nodes(struct acpi_numa *n, const uint32_t *apic, const uint8_t *node, uint32_t count)
+static void check_cpu_nodes(struct acpi_numa *n, const uint32_t *apic, const uint8_t *node,
+                            uint32_t count)
 {
     CHECKF(n->cpu_count == count, "cpu_count %u, want %u", n->cpu_count, count);
     for (uint32_t i = 0; i < count; i++)

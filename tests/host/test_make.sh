@@ -68,8 +68,11 @@ fi
 # The app above includes "goro.h" and nothing else: the documented contract.
 # The kernel's own headers are out of its reach unless asked for.
 mkdir -p "$scratch/src/internal"
-printf '#include "goro.h"\n#include "kernel/sched.h"\nstatic int m(int c, char **v) { (void)c, (void)v; return 0; }\nGORO_APP(test_make_app_i, "test_make", m);\n' \
-	> "$scratch/src/internal/app.c"
+{
+	printf '#include "goro.h"\n#include "kernel/sched.h"\n'
+	printf 'static int m(int c, char **v) { (void)c, (void)v; return 0; }\n'
+	printf 'GORO_APP(test_make_app_i, "test_make", m);\n'
+} > "$scratch/src/internal/app.c"
 if ! mk APP_SRC="$scratch/src/internal/app.c" "$scratch/b/goro.elf" &&
 	grep -q "kernel/sched.h: No such file" "$scratch/out"; then
 	pass app_src_reaches_only_goro_h
@@ -116,7 +119,8 @@ if mk "$scratch/b/goro.elf" && ! grep -q "no input files\|No rule to make" "$scr
 else
 	fail no_stale_rules_from_earlier_apps "a build after earlier APP_SRCs failed or complained"
 fi
-if mk APP_SRC="$scratch/src/b/app.c" "$scratch/b/goro.elf" && ! grep -q "no input files" "$scratch/out" &&
+if mk APP_SRC="$scratch/src/b/app.c" "$scratch/b/goro.elf" &&
+	! grep -q "no input files" "$scratch/out" &&
 	mk APP_SRC="$scratch/src/b/app.c" "$scratch/b/goro.elf" && ! grep -q "LD\|CC" "$scratch/out"; then
 	pass app_src_build_is_then_up_to_date
 else
@@ -226,7 +230,8 @@ fi
 # order list's head: a function left out lands elsewhere in .text, and the
 # first AP to reach it walks every vCPU's TLB while the others wait.
 far=""
-names=$(sed -n 's/^AP_CHECK_IN = (\(.*\))$/\1/p' "$tree/tools/bench/boot_blocks.py" | tr -d '"' | tr ',' ' ')
+names=$(sed -n 's/^AP_CHECK_IN = (\(.*\))$/\1/p' "$tree/tools/bench/boot_blocks.py" |
+	tr -d '"' | tr ',' ' ')
 for f in $names; do
 	a=$(sym_addr "$f")
 	if [ -z "$a" ] || [ -z "$after" ] || [ $((0x$a)) -ge $((0x$after)) ]; then

@@ -216,8 +216,8 @@ static void fair_selector(void *arg)
     (void)arg;
     for (;;) {
         uint8_t b = 0;
-        struct select_case cs[4] = { recv_case(fair.c3, &b), recv_case(fair.c4, &b), recv_case(fair.c1, &b),
-                                     recv_case(fair.c2, &b) };
+        struct select_case cs[4] = { recv_case(fair.c3, &b), recv_case(fair.c4, &b),
+                                     recv_case(fair.c1, &b), recv_case(fair.c2, &b) };
         chan_select(cs, 4, true);
         struct select_case out[2] = { send_case(fair.out, &b), recv_case(fair.done, 0) };
         if (chan_select(out, 2, true) == 1)
@@ -559,8 +559,8 @@ KTEST(go_chan_select3)
 
 // ---- test/chan/select6.go --------------------------------------------------
 
-// Issue 2075: a select that lost on c1 must leave no record there. G1
-// receives on c1; G2 selects over c1 and c2 and gets c2 from G3, then
+// golang.org/issue/2075: a select that lost on c1 must leave no record
+// there. G1 receives on c1; G2 selects over c1 and c2 and gets c2 from G3, then
 // receives on c1; the two sends on c1 must reach G1 and G2's plain
 // receive, never G2's select.
 static struct {

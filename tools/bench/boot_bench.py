@@ -65,7 +65,8 @@ PUBLISHED = [
 ]
 
 TIMELINE_RE = re.compile(r"^boot: us from entry:(.*)$", re.M)
-CORE_RE = re.compile(r"^boot: cpu (\d+) \(apic id (\d+)\) online at (\d+) us(?:, ready at (\d+) us)?$", re.M)
+CORE_RE = re.compile(r"^boot: cpu (\d+) \(apic id (\d+)\) online at (\d+) us"
+                     r"(?:, ready at (\d+) us)?$", re.M)
 SMP_RE = re.compile(r"^smp: (\d+) of (\d+) cores online", re.M)
 LINUX_RE = re.compile(r"^LINUX (\w+)=([\d.]+)", re.M)
 LINUX_MARK = b"LINUX-INIT"

@@ -104,7 +104,8 @@ def wake_stubs():
     return tuple(stubs)
 
 
-BOOT_WAKE = wake_stubs() + ("isr_common", "trap_dispatch", "nudged", "lapic_eoi", "trap_switch_hook")
+BOOT_WAKE = wake_stubs() + ("isr_common", "trap_dispatch", "nudged", "lapic_eoi",
+                            "trap_switch_hook")
 PSEUDO = ("trampoline", "low", "?")     # namer's names for what is not the image's code
 # Where the check-in path goes in the list: right before the boot core's
 # first function after its STARTUP (kmain hands over to it).
@@ -112,7 +113,8 @@ AFTER_STARTUP = "boot_after_startup"
 # The first function the boot runs after its wait for the check-ins; --check
 # wants all that runs before it placed before it.
 CHECK_END = "console_init"
-CLONE_RE = re.compile(r"\.(constprop|isra|part|cold)(\.\d+)?$")   # GCC's clones keep the section of their origin's name
+# GCC's clones keep the section of their origin's name
+CLONE_RE = re.compile(r"\.(constprop|isra|part|cold)(\.\d+)?$")
 ORDER_HEADER = """\
 # The C functions the boot runs, from kernel entry to the main goroutine,
 # in the order QEMU first translated them (8 vCPUs, app=hello), with the

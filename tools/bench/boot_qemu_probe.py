@@ -44,7 +44,8 @@ PROBES = {
     "jmp_flush": "tcg_flush_jmp_cache",
     "protect": "tlb_protect_code",
 }
-EVENT_RE = re.compile(r"^\s*(.+?)\s+(\d+)\s+([\d.]+):\s+" + GROUP + r":(\w+):\s*\([0-9a-f]+\)\s*(.*)$")
+EVENT_RE = re.compile(r"^\s*(.+?)\s+(\d+)\s+([\d.]+):\s+" + GROUP
+                      + r":(\w+):\s*\([0-9a-f]+\)\s*(.*)$")
 LOCK_ARGS_RE = re.compile(r'file="(?:\.\./)*([^"]+)" line=(\d+)')
 
 

@@ -475,7 +475,8 @@ def go_init(entries, count, insn):
 /bin/busybox mount -t tmpfs tmp /tmp
 export PATH=/bin:/go HOME=/tmp TMPDIR=/tmp
 echo
-echo "go-guest: kernel $(cat /proc/sys/kernel/osrelease), clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
+cs=/sys/devices/system/clocksource/clocksource0/current_clocksource
+echo "go-guest: kernel $(cat /proc/sys/kernel/osrelease), clocksource $(cat $cs)"
 cd /go
 echo "### uptime $(cat /proc/uptime)"
 echo '### gobench begin'

@@ -17,7 +17,10 @@
 # own boot equipment. The ESP stays under 32 MiB, El Torito's limit on a
 # boot image.
 set -e
-[ $# -eq 6 ] || { echo "usage: $0 OUT goro.iso BOOTX64.EFI goro.elf goro.cmdline WORKDIR" >&2; exit 2; }
+[ $# -eq 6 ] || {
+	echo "usage: $0 OUT goro.iso BOOTX64.EFI goro.elf goro.cmdline WORKDIR" >&2
+	exit 2
+}
 out=$1 iso=$2 loader=$3 elf=$4 cmdline=$5 work=$6
 esp_mb=16
 here=$(dirname "$0")

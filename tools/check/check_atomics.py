@@ -54,8 +54,8 @@ def main():
         with open(os.path.join(root, path), errors="replace") as f:
             problems += check_file(path, f.read().split("\n"))
     return check_layers.report(
-        problems, f"check-atomics: {len(problems)} __atomic call(s) without their ordering and what "
-                  f"it pairs with, in a comment on the line or the line above",
+        problems, f"check-atomics: {len(problems)} __atomic call(s) without their ordering "
+                  f"and what it pairs with, in a comment on the line or the line above",
         "check-atomics: every __atomic call says its ordering")
 
 

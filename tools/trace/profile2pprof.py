@@ -44,7 +44,8 @@ from tools.trace.varint import varint as wire_varint  # noqa: E402
 
 BEGIN_RE = re.compile(r"^PROFILE begin cores=(\d+) hz=(\d+) period_ns=(\d+) duration_ns=(\d+) "
                       r"samples=(\d+) weight=(\d+) dropped=(\d+) unsampled=(\d+)\s*$")
-SAMPLE_RE = re.compile(r"^PROFILE (\d+) (go|g0|irq|idle) (\d+) (\d+) ([0-9a-f]+)((?: [0-9a-f]+)+)\s*$")
+SAMPLE_RE = re.compile(r"^PROFILE (\d+) (go|g0|irq|idle) (\d+) (\d+) ([0-9a-f]+)"
+                       r"((?: [0-9a-f]+)+)\s*$")
 ROOTS = {"go": "[goroutine]", "g0": "[g0]", "irq": "[interrupt]", "idle": "[idle]"}
 
 

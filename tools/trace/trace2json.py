@@ -13,7 +13,8 @@ goro prints, when the machine stops:
 Trace Event Format that chrome://tracing and ui.perfetto.dev open: one
 track per core, a slice per stretch a goroutine ran, instants for the
 rest, and flow arrows from each wake-up to the woken goroutine's start and
-from the core a steal took from to the thief. `check(lines)` is what the test matrix runs on a traced boot.
+from the core a steal took from to the thief. `check(lines)` is what the test
+matrix runs on a traced boot.
 """
 import argparse
 import json

@@ -356,7 +356,10 @@ static void b_pingpong_2p(const char *n) { measure(n, 2, "op=roundtrip", run_pin
 static void b_sleep_1us(const char *n) { bench_sleep(n, 1000); }
 static void b_sleep_100us(const char *n) { bench_sleep(n, 100000); }
 static void b_sleep_1ms(const char *n) { bench_sleep(n, 1000000); }
-static void b_mutex_uncontended(const char *n) { measure(n, 1, "op=lock_unlock", run_mutex_uncontended, 100000); }
+static void b_mutex_uncontended(const char *n)
+{
+    measure(n, 1, "op=lock_unlock", run_mutex_uncontended, 100000);
+}
 
 static void b_mutex_contended(const char *n)
 {
