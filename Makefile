@@ -891,13 +891,16 @@ bench: deps-for-bench
 	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf $(INSNCOUNT) bench-boot
 	$(BENCH_PYTHON) tools/bench/bench.py --build $(BUILD) $(BENCH_ARGS)
 
-# bench-readme: README's Performance results from the full make bench runs
-#   kept in BUILD/bench/runs/ (the newest, and the spread of all;
-#   tools/bench/bench_readme.py).
-.PHONY: bench-readme
-bench-readme:
-	$(PYTHON) tools/bench/bench_readme.py --runs '$(BUILD)/bench/runs/results-*.json' \
-	    --readme README.md
+# figures: every measured figure the README and docs/ quote, rewritten
+#   between their markers from the archived runs in docs/data/
+#   (tools/bench/figures.py). figures-archive first archives BUILD/bench's
+#   newest make bench and make bench-boot runs there; bench-readme is its
+#   older name.
+.PHONY: figures figures-archive bench-readme
+figures:
+	$(PYTHON) tools/bench/figures.py
+figures-archive bench-readme:
+	$(PYTHON) tools/bench/figures.py --archive --build $(BUILD)
 
 # bench-net: goro's httpd and kvd beside Go's net/http, a Go memcached-protocol
 #   server and memcached 1.6 in Debian's Linux, each in its own guest at 1, 2

@@ -654,7 +654,7 @@ def plot_gobench(plt, rows):
     return fig
 
 
-# ---- plots ----------------------------------------------------------------------------------------
+# ---- plots -----------------------------------------------------------------
 
 
 def plots(goro_runs, peers, plotdir, goro_label, grows=()):
@@ -803,7 +803,7 @@ def plot_quantum(plt, goro_runs, goro_tags, goro_label):
     return fig
 
 
-# ---- main ------------------------------------------------------------------------------------------
+# ---- main ------------------------------------------------------------------
 
 
 def main():
@@ -833,8 +833,8 @@ def main():
 
 def archive_run(outdir, path):
     """Keeps a full run's results, and the boot figures make bench took
-    just before, under BUILD/bench/runs/: tools/bench/bench_readme.py reads the
-    spread of the runs there."""
+    just before, under BUILD/bench/runs/: make figures-archive
+    (tools/bench/figures.py) summarizes the runs there into docs/data/."""
     runs = os.path.join(outdir, "runs")
     os.makedirs(runs, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")

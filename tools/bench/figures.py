@@ -1,0 +1,366 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""make figures: every measured figure the README and docs/ quote, written
+between markers from the archived runs in docs/data/.
+
+Each measurement that the docs quote is archived once, as a small dated
+JSON file in docs/data/: KIND-YYYYMMDD-HHMMSS.json, where KIND is
+
+  gobench  a full `make bench`: Go's benchmarks beside goro's ports
+           (the newest run, and the spread of the runs kept with it);
+  boot     a `make bench-boot`: the boot timeline at 1 to 64 vCPUs
+           beside a Debian Linux guest.
+
+A document holds a generated part between two lines,
+
+  <!-- FIGURES NAME (make figures writes this from docs/data/KIND-*) -->
+  <!-- END FIGURES NAME -->
+
+and BLOCKS says which archive (the newest of its kind) and which
+renderer write it. So a figure is written once, in the data, and
+`make check-docs` fails when a part no longer matches what its data
+gives: a hand edit, or data changed without `make figures`.
+
+    tools/bench/figures.py                 # rewrite every generated part
+    tools/bench/figures.py --check         # list the parts that differ
+    tools/bench/figures.py --archive       # archive build/bench's newest
+                                           # runs into docs/data/, then rewrite
+
+Instructions per op do not move with the host's load (the QEMU plugin
+counts them); times under TCG do, which is why each time figure carries
+the range over runs. Fewer than --min-runs runs: the part says so, and
+quotes no time figure.
+
+Python 3 standard library only.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import sys
+import textwrap
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DATA = os.path.join(ROOT, "docs", "data")
+# The documents that may hold generated parts.
+DOCS = ["README.md", "docs/*.md"]
+
+# The rows the README shows: the ones the field asks about.
+ROWS = ["CreateGoroutines", "PingPongHog", "StackGrowth", "ChanSync", "ChanProdCons0",
+        "ChanUncontended", "SelectUncontended", "MutexUncontended", "Mutex", "Cond8",
+        "WaitGroupUncontended", "Matmult", "After", "TickerReset", "Sleep"]
+# The boot's targets: kernel entry to every core online, median of 5 boots.
+BOOT_TARGET_US = {"8": 2000, "64": 5000}
+
+
+def para(text, indent=""):
+    """A paragraph (or a list item, indent its continuation) wrapped at 78
+    columns, as the docs are written."""
+    return textwrap.fill(text, 78, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False).split("\n")
+
+
+def vcpus(n):
+    return f"{n} vCPU{'s' if str(n) != '1' else ''}"
+
+
+# ---- archiving: build/bench's full results -> docs/data summaries -----------
+
+def med_range(vals):
+    v = [x for x in vals if x is not None]
+    if not v:
+        return None
+    return [statistics.median(v), min(v), max(v)]
+
+
+def summarize_gobench(runs, min_runs):
+    """The newest run's figures and, per row, the spread of the time ratios
+    over every run: what the README quotes."""
+    run = runs[-1]
+    enough = len(runs) >= min_runs
+    by_key = [{(r["benchmark"], r["vcpus"]): r for r in x["gobench"]} for x in runs]
+    cpus_list = sorted({r["vcpus"] for r in run["gobench"]})
+    out = {"kind": "gobench", "run": os.path.basename(run["_path"]), "runs": len(runs),
+           "min_runs": min_runs, "minutes": round(run.get("seconds", 0) / 60),
+           "machine": run.get("machine", ""), "vcpus": {}, "rows": []}
+    for cpus in cpus_list:
+        rs = [r for r in run["gobench"] if r["vcpus"] == cpus]
+        both = [r for r in rs if r.get("goro_ns") and r.get("go_ns")]
+        ins = [r["goro_go_insn"] for r in rs if r.get("goro_go_insn") is not None]
+        v = {"both": len(both), "insn_n": len(ins),
+             "insn_quarter": sum(1 for x in ins if x <= 0.25),
+             "insn_above": sum(1 for x in ins if x > 1),
+             "insn_median": round(statistics.median(ins), 2) if ins else None}
+        if enough:
+            per = [[bk.get((r["benchmark"], cpus), {}).get("goro_go_time") for bk in by_key]
+                   for r in both]
+            v["time_faster_all"] = sum(1 for p in per if all(x is not None and x < 1 for x in p))
+            v["time_slower_all"] = sum(1 for p in per if all(x is not None and x >= 1 for x in p))
+        out["vcpus"][str(cpus)] = v
+    for name in ROWS:
+        r1 = by_key[-1].get((name, cpus_list[0]))
+        if r1 is None:
+            continue
+        row = {"benchmark": name, "insn": None, "time": {}}
+        if r1.get("goro_go_insn") is not None:
+            row["insn"] = [round(r1["goro_go_insn"], 2), round(r1["goro_insn"]),
+                           round(r1["go_insn"])]
+        for c in cpus_list:
+            times = [bk.get((name, c), {}).get("goro_go_time") for bk in by_key]
+            t = med_range(times) if enough else None
+            row["time"][str(c)] = [round(x, 2) for x in t] if t else None
+        out["rows"].append(row)
+    return out
+
+
+def summarize_boot(d):
+    """make bench-boot's boot.json without its per-boot records."""
+    keep = ("host_entry_ms", "host_main_ms", "entry_to_online_us", "entry_to_online_spread_us",
+            "entry_to_ready_us", "entry_to_ready_spread_us", "entry_to_main_us",
+            "entry_to_main_spread_us", "boots", "failed")
+    lkeep = ("host_init_ms", "run_init_ms", "boots", "failed")
+    goro = {k: {"load": round(v["load"], 2), **{x: v["summary"].get(x) for x in keep}}
+            for k, v in d["goro"].items()}
+    linux = {}
+    for k, v in d.get("linux", {}).items():
+        s = v["summary"]
+        linux[k] = {"load": round(v["load"], 2), **{x: s.get(x) for x in lkeep},
+                    "smp_bringup_ms": (None if s.get("smp_done_ms") is None else
+                                       s["smp_done_ms"] - (s.get("smp_start_ms") or 0))}
+    return {"kind": "boot", "date": d["date"], "qemu": d.get("qemu", ""),
+            "host_cpus": d.get("host_cpus"), "goro": goro, "linux": linux}
+
+
+def archive(build, min_runs):
+    """build/bench/runs/results-*.json (make bench) and build/bench/boot.json
+    (make bench-boot) into docs/data/, each under its own run's time."""
+    os.makedirs(DATA, exist_ok=True)
+    written = []
+    runs = []
+    for path in sorted(glob.glob(os.path.join(build, "bench", "runs", "results-*.json"))):
+        with open(path) as f:
+            d = json.load(f)
+        if d.get("gobench"):
+            d["_path"] = path
+            runs.append(d)
+    if runs:
+        stamp = re.search(r"(\d{8}-\d{6})", os.path.basename(runs[-1]["_path"]))
+        s = summarize_gobench(runs, min_runs)
+        s["date"] = time.strftime("%Y-%m-%d %H:%M", time.strptime(stamp.group(1), "%Y%m%d-%H%M%S"))
+        written.append(write_json(f"gobench-{stamp.group(1)}.json", s))
+    boot = os.path.join(build, "bench", "boot.json")
+    if os.path.exists(boot):
+        with open(boot) as f:
+            d = json.load(f)
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.strptime(d["date"], "%Y-%m-%dT%H:%M:%S"))
+        written.append(write_json(f"boot-{stamp}.json", summarize_boot(d)))
+    return written
+
+
+def write_json(name, obj):
+    path = os.path.join(DATA, name)
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return path
+
+
+def newest(kind):
+    paths = sorted(glob.glob(os.path.join(DATA, f"{kind}-*.json")))
+    if not paths:
+        return None, None
+    with open(paths[-1]) as f:
+        return os.path.relpath(paths[-1], ROOT), json.load(f)
+
+
+# ---- renderers: one archive -> Markdown lines ---------------------------------
+
+def fmt_time(t):
+    return "-" if not t else f"{t[0]:.2f} [{t[1]:.2f}-{t[2]:.2f}]"
+
+
+def readme_performance(src, s):
+    enough = s["runs"] >= s["min_runs"]
+    out = para(f"The last full `make bench` ({s['date']}; {s['minutes']} min for its benchmark "
+               f"sections; {s['machine']}; `{src}`). Ratios are goro/Go: under 1, goro does less. "
+               "Instructions per op come from the QEMU plugin and do not move with the host's "
+               "load; time ratios are the median over "
+               + (f"{s['runs']} full runs on this machine, with their range [min-max]."
+                  if enough else
+                  f"the runs, but only {s['runs']} exist (at least {s['min_runs']} are needed): "
+                  "no time figure is quoted.")) + [""]
+    for cpus, v in sorted(s["vcpus"].items(), key=lambda kv: int(kv[0])):
+        line = f"- **{vcpus(cpus)}:** {v['both']} of Go's benchmarks ran on both sides"
+        if v["insn_n"]:
+            line += (f"; instructions per op: {v['insn_quarter']} of {v['insn_n']} at or "
+                     f"under 0.25x Go's, {v['insn_above']} above Go's, median ratio "
+                     f"{v['insn_median']:.2f}")
+        if enough:
+            line += (f"; time: faster than Go in all {s['runs']} runs on {v['time_faster_all']}, "
+                     f"slower in all on {v['time_slower_all']}, the rest either way")
+        out += para(line + ".", "  ")
+    cpus_list = sorted(s["vcpus"], key=int)
+    out += [""] + para("Selected rows (every row, its spread over the counts and Go native: "
+                       "`build/bench/results.json`, or `make bench` prints them; "
+                       "[docs/performance.md](docs/performance.md) says how each is taken):") + [""]
+    hdr = (["benchmark", f"{vcpus(cpus_list[0])}: insn goro/Go"]
+           + [f"{vcpus(c)}: time goro/Go" for c in cpus_list])
+    out += ["| " + " | ".join(hdr) + " |", "|" + " --- |" * len(hdr)]
+    for r in s["rows"]:
+        ins = "-" if not r["insn"] else f"{r['insn'][0]:.2f} ({r['insn'][1]}/{r['insn'][2]})"
+        out.append("| " + " | ".join([r["benchmark"], ins] + [fmt_time(r["time"].get(c))
+                                                              for c in cpus_list]) + " |")
+    return out
+
+
+def ms(us):
+    return "-" if us is None else f"{us / 1000:.2f}"
+
+
+def spread_ms(med_us, sp):
+    if med_us is None:
+        return "-"
+    return ms(med_us) + (f" [{ms(sp[0])}-{ms(sp[1])}]" if sp else "")
+
+
+def readme_boot(src, b):
+    g = b["goro"]
+    online = ", ".join(ms(g[c]["entry_to_online_us"]) for c in sorted(g, key=int))
+    counts = ", ".join(c for c in sorted(g, key=int))
+    mains = [g[c]["entry_to_main_us"] for c in g if g[c]["entry_to_main_us"] is not None]
+    targets = [f"{BOOT_TARGET_US[c] // 1000} ms at {c} vCPUs "
+               + ("met" if g[c]["entry_to_online_us"] <= BOOT_TARGET_US[c] else "missed")
+               for c in sorted(BOOT_TARGET_US, key=int) if c in g and g[c]["entry_to_online_us"]]
+    line = (f"**Boot** (`make bench-boot` of {b['date'][:10]}, {b['qemu']} TCG on this "
+            f"{b['host_cpus']}-CPU host, median of {g[min(g, key=int)]['boots']} boots; `{src}`): "
+            f"kernel entry to every core online {online} ms at {counts} vCPUs; to the main "
+            f"goroutine {min(mains) / 1000:.1f}-{max(mains) / 1000:.1f} ms.")
+    lx = b["linux"]
+    bring = [(c, lx[c]["smp_bringup_ms"]) for c in sorted(lx, key=int)
+             if lx[c].get("smp_bringup_ms") is not None and c in ("8", "64")]
+    if bring:
+        line += (" The Linux guest's CPU bring-up alone, in the same run: "
+                 + " and ".join(f"{v / 1000:.2f} s at {c} vCPUs" for c, v in bring) + ".")
+    if targets:
+        line += " The targets: " + "; ".join(targets) + "."
+    line += (" [docs/boot.md](docs/boot.md#measurements) has the table and where the "
+             "time goes.")
+    return para(line)
+
+
+def boot_table(src, b):
+    load = ("load the host's 1-minute load average before each configuration" if "load" not in b
+            else f"the host's 1-minute load average {b['load']} over the run")
+    out = para(f"`make bench-boot` of {b['date'].replace('T', ' ')[:16]} ({b['qemu']}, TCG, "
+               f"{b['host_cpus']} host CPUs; `{src}`), ms, median [min-max] of the boots; "
+               f"`QEMU->` on the host's clock, `entry->` on the guest's TSC from kernel entry; "
+               f"{load}:") + ["",
+           "| vCPUs | load | QEMU->entry | entry->all online | entry->all ready | entry->main "
+           "| QEMU->main | Linux QEMU->init | Linux smp bring-up |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    g, lx = b["goro"], b["linux"]
+    for c in sorted(g, key=int):
+        s, lv = g[c], lx.get(c, {})
+        bring = "-" if lv.get("smp_bringup_ms") is None else f"{lv['smp_bringup_ms']:.1f}"
+        init = "-" if lv.get("host_init_ms") is None else f"{lv['host_init_ms']:.0f}"
+        if lv.get("failed"):
+            init += f" ({lv['failed']} of {lv['boots']} hung)"
+        out.append("| " + " | ".join([
+            c, "-" if s.get("load") is None else f"{s['load']:.1f}",
+            "-" if s.get("host_entry_ms") is None else f"{s['host_entry_ms']:.1f}",
+            spread_ms(s.get("entry_to_online_us"), s.get("entry_to_online_spread_us")),
+            spread_ms(s.get("entry_to_ready_us"), s.get("entry_to_ready_spread_us")),
+            spread_ms(s.get("entry_to_main_us"), s.get("entry_to_main_spread_us")),
+            "-" if s.get("host_main_ms") is None else f"{s['host_main_ms']:.1f}",
+            init, bring]) + " |")
+    return out
+
+
+# name -> (the archive kind it reads, its renderer)
+BLOCKS = {
+    "readme-performance": ("gobench", readme_performance),
+    "readme-boot": ("boot", readme_boot),
+    "boot-table": ("boot", boot_table),
+}
+
+BLOCK_RE = re.compile(r"^<!-- FIGURES ([\w-]+) .*?-->\n(.*?)^<!-- END FIGURES \1 -->\n",
+                      re.S | re.M)
+
+
+def render(name):
+    kind, fn = BLOCKS[name]
+    src, data = newest(kind)
+    if data is None:
+        return None
+    note = f"<!-- FIGURES {name} (make figures writes this from docs/data/{kind}-*) -->\n"
+    return note + "\n".join(fn(src, data)) + "\n" + f"<!-- END FIGURES {name} -->\n"
+
+
+def doc_paths():
+    out = []
+    for pat in DOCS:
+        out += sorted(glob.glob(os.path.join(ROOT, pat)))
+    return out
+
+
+def regenerate(write):
+    """Every generated part, rewritten (write) or compared; returns the
+    problems: parts that differ, unknown parts, archives missing."""
+    problems = []
+    for path in doc_paths():
+        with open(path) as f:
+            text = f.read()
+        rel = os.path.relpath(path, ROOT)
+
+        def sub(m):
+            name = m.group(1)
+            if name not in BLOCKS:
+                problems.append(f"{rel}: FIGURES {name}: no such part "
+                                f"(tools/bench/figures.py BLOCKS)")
+                return m.group(0)
+            new = render(name)
+            if new is None:
+                problems.append(f"{rel}: FIGURES {name}: no docs/data/{BLOCKS[name][0]}-*.json")
+                return m.group(0)
+            if new != m.group(0) and not write:
+                problems.append(f"{rel}: FIGURES {name} differs from what its data gives "
+                                f"(edited by hand, or the data changed): make figures rewrites it")
+            return new
+        new_text = BLOCK_RE.sub(sub, text)
+        if write and new_text != text:
+            with open(path, "w") as f:
+                f.write(new_text)
+            print(f"figures: {rel} rewritten")
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__)
+    ap.add_argument("--check", action="store_true", help="compare only; exit 1 when a part differs")
+    ap.add_argument("--archive", action="store_true",
+                    help="first archive BUILD/bench's newest make bench and make bench-boot runs")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"),
+                    help="the build directory (build)")
+    ap.add_argument("--min-runs", type=int, default=3,
+                    help="runs needed before time figures are quoted (3)")
+    opts = ap.parse_args()
+    if opts.archive:
+        written = archive(opts.build, opts.min_runs)
+        if not written:
+            print(f"figures: nothing to archive under {opts.build}/bench", file=sys.stderr)
+            return 1
+        for p in written:
+            print(f"figures: archived {os.path.relpath(p, ROOT)}")
+    problems = regenerate(write=not opts.check)
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
