@@ -201,7 +201,8 @@ XOBJS := $(patsubst /%.c,$(BUILD)/obj/extapp/%.o,$(EXTRA_APP_C))
 SOBJS := $(call obj,$(BOOT_ASM) $(ARCH_ASM))
 OBJS := $(SOBJS) $(KOBJS) $(VOBJS) $(AOBJS) $(NOBJS) $(LWIP_OBJS) $(XOBJS)
 
-.PHONY: all iso run debug test host bench clean deps deps-bench check-layers check-atomics check-tools check-deps lint test-stress soak
+.PHONY: all iso run debug test host bench clean deps deps-bench check-layers check-atomics \
+        check-tools check-deps check-docs check-commits lint test-stress soak
 all: $(BUILD)/goro.elf $(BUILD)/goro.iso
 
 # Stamps rewritten only when their text changes: the objects' flags (make
@@ -555,6 +556,12 @@ $(BUILD)/fuzz/cov/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(FUZZ_HEADERS)
 	$(call say,FUZZCOV,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_COV_CFLAGS) $(if $(filter netrx,$*),$(FUZZ_NET_CFLAGS) $(LWIP_C)) $< $(FUZZ_SRCS_$*) -o $@
 
+# The docs say what the tree has: generated figures match their data, the
+# paths, links and make targets named exist, the README's tree is whole,
+# every page a comment cites exists, no history (tools/check/check_docs.py).
+check-docs:
+	@$(PYTHON) tools/check/check_docs.py
+
 # The include rules between layers (lib < arch, drivers < kernel < apps).
 check-layers:
 	@$(PYTHON) tools/check/check_layers.py
@@ -566,7 +573,8 @@ check-atomics:
 # The Python tools' shared helpers, and the parsers of the tools that need
 # root to run (boot_qemu_probe.py), by their examples (doctest).
 DOCTESTS := tools/trace/varint.py tools/run/qemu.py tools/bench/boot_qemu_probe.py \
-            tools/bench/boot_blocks.py tools/check/check_deps.py tests/net/netcheck.py
+            tools/bench/boot_blocks.py tools/check/check_deps.py tests/net/netcheck.py \
+            tools/check/check_docs.py
 check-tools:
 	@for f in $(DOCTESTS); do \
 	    $(PYTHON) -m doctest $$f || exit 1; echo "check-tools: $$f's examples hold"; \
@@ -618,9 +626,14 @@ LINT_NET_FLAGS = -Inet/lwip -Inet/lwip/libc -I$(LWIPDIR)/include
 .PHONY: lint-files
 lint: deps-for-lint
 	@$(MAKE) --no-print-directory $(BUILD_JOBS) lint-files
-lint-files: $(LINT_C:%.c=$(BUILD)/lint/%.tidy) $(NET_C:%.c=$(BUILD)/lint/%.tidy) $(BUILD)/lint/cppcheck.stamp \
-            $(BUILD)/lint/cppcheck-net.stamp
+lint-files: $(LINT_C:%.c=$(BUILD)/lint/%.tidy) $(NET_C:%.c=$(BUILD)/lint/%.tidy) \
+            $(BUILD)/lint/cppcheck.stamp $(BUILD)/lint/cppcheck-net.stamp check-commits
 $(NET_C:%.c=$(BUILD)/lint/%.tidy): LINT_CFLAGS += $(LINT_NET_FLAGS)
+
+# Commit subjects of at most 72 characters, the why in the body: every
+# commit since the rule began (tools/check/check_commits.py).
+check-commits:
+	@$(PYTHON) tools/check/check_commits.py
 
 # A stamp per file. The file's object is a prerequisite so that a changed
 # header, which rebuilds the object (-MD), lints the file again.
@@ -716,7 +729,8 @@ soak: deps-for-soak
 # insncount plugin's, the hooks' cost and the deps list's, BUILD/host/test_*),
 # the fuzz harnesses, and the static checks.
 RUN_ARGS ?=
-TEST_BUILD := all efi usb host fuzz-build check-layers check-atomics check-tools debug-build
+TEST_BUILD := all efi usb host fuzz-build check-layers check-atomics check-tools check-docs \
+              debug-build
 test: deps-for-test
 	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(TEST_BUILD) lint-files
 	$(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
