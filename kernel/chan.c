@@ -220,7 +220,7 @@ HOT uint64_t irq_off(bool block)
 static inline void ready(struct g *gp)
 {
     if (gp)
-        gready(gp, true);
+        goready(gp, true);
 }
 
 static __attribute__((noreturn)) void block_forever(const char *reason)
@@ -486,8 +486,8 @@ void chan_close(chan_t *c)
     wq_unlock(&c->lock);
     while (list) {
         sg = list;
-        list = sg->next;            // read before gready: sg dies with its G's frame
-        gready(sg->g, true);        // runnext, as Go's goready: the last one readied runs next
+        list = sg->next;            // read before goready: sg dies with its G's frame
+        goready(sg->g, true);        // runnext, as Go's goready: the last one readied runs next
     }
     irq_restore(fl);
 }

@@ -6,7 +6,7 @@
 // Waiter records (Go's sudog) live on the parked goroutine's stack: a G
 // parked in chan_send, chan_select or sema_acquire does not return, so its
 // frame stays put until whoever dequeues the record readies the G. The
-// dequeuer owns the record from dequeue until gready; after gready it must
+// dequeuer owns the record from dequeue until goready; after goready it must
 // not touch it (the G may already be running and have returned).
 //
 // The queue lock is a word, not a struct spinlock: it is released on g0 by
@@ -15,7 +15,7 @@
 // state there), and it sits in zero-initialized public values (mutex_t,
 // cond_t, ...). Rules: take it only with interrupts off (irq_save), which
 // also keeps the holder from being preempted; never hold two queue locks
-// except channels in select's address order; readying a G (gready) may be
+// except channels in select's address order; readying a G (goready) may be
 // done with one held.
 #ifndef GORO_CHAN_H
 #define GORO_CHAN_H
@@ -38,7 +38,7 @@ struct sudog {
     uint32_t casi;                  // select: the case index
     // the queue's lock held
     struct sudog *next, *prev;
-    // written by the dequeuer before gready, read by the G after it resumes
+    // written by the dequeuer before goready, read by the G after it resumes
     uint32_t ticket;                // sema: 1 = the count was handed over; cond: ticket number
     bool success;                   // chan: a value moved (false: woken by close)
 };
@@ -182,7 +182,7 @@ bool wq_park_unlock(struct g *gp, void *lock);
 
 // chan.c, c->lock held (select.c's passes). Each tries to complete the
 // operation without blocking and, when a parked partner took part, returns
-// it in *wake for the caller to gready after unlocking.
+// it in *wake for the caller to goready after unlocking.
 bool chan_send_locked(struct chan *c, const void *elem, struct g **wake, void *pc);
 int chan_recv_locked(struct chan *c, void *elem, struct g **wake);     // enum chan_try_result
 

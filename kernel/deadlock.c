@@ -34,7 +34,7 @@ void checkdead(void)
         __atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE))             // pairs with ready_from_irq's release CAS
         return;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)
-        if (!runq_empty(&allp[i]->runq))
+        if (!runqempty(&allp[i]->runq))
             return;
     spin_unlock(&sched.lock);
     arch_stop_others();

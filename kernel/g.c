@@ -261,7 +261,7 @@ static void goexit1(void);
 __attribute__((noinline, cold)) static void gosched_global(struct g *gp)
 {
     spin_lock(&sched.lock);
-    globrunq_put(gp);
+    globrunqput(gp);
     spin_unlock(&sched.lock);
     wakep();                    // the global queue holds work: an idle P may help
 }
@@ -283,14 +283,14 @@ uint64_t go(void (*fn)(void *), void *arg)
     gp->parent_id = mp->curg ? mp->curg->id : 0;
     gp->waitreason = 0;
     gp->waiton = 0;
-    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by queue_on_p's release store
+    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by runqput's release store
     pp->ncreated++;
     uint64_t id = gp->id;
     trace_g(TR_GO_CREATE, gp);
     // Seeded schedules vary runnext use for new goroutines (not for
     // wake-ups, whose latency guarantees rest on runnext).
     bool next = !(sched.random_runnext && (fastrand(mp) & 3) == 0);
-    queue_on_p(pp, gp, next);      // published by runq_put's release store
+    runqput(pp, gp, next);      // published by runq_push's release store
     if (__atomic_load_n(&sched.started, __ATOMIC_RELAXED))           // set once at boot, before any other core runs a G
         wakep();
     releasem(mp);
@@ -365,7 +365,7 @@ static void gosched_m(struct g *gp)
     if (__builtin_expect(__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) != 0, 0))  // a hint: sched.lock decides
         gosched_global(gp);
     else
-        queue_on_p(pp, gp, false);
+        runqput(pp, gp, false);
     schedule_m(mp);
 }
 
@@ -395,13 +395,13 @@ static void park_m(void *arg)
     struct g *gp = arg;
     struct m *mp = dropg(gp);
     trace_g(TR_GO_PARK, gp);        // before the G can be readied
-    __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);       // pairs with gready's and ready_from_irq's acquire check
+    __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);       // pairs with goready's and ready_from_irq's acquire check
     bool (*unlockf)(struct g *, void *) = gp->waitunlockf;
     if (unlockf && !unlockf(gp, gp->waitlock)) {
         // The wait was called off: run gp again at once.
         trace_gp(TR_GO_UNPARK, gp, 0);
-        __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);  // published by queue_on_p's release store
-        queue_on_p(mp->p, gp, true);
+        __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);  // published by runqput's release store
+        runqput(mp->p, gp, true);
     }
     schedule_m(mp);
 }
@@ -429,7 +429,7 @@ void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason,
 // P, in runnext when next (it inherits the time slice). A G between
 // entersyscall and exitsyscall holds no P: gp goes to an idle P or the
 // global queue, as from an interrupt (injectglist).
-void gready(struct g *gp, bool next)
+void goready(struct g *gp, bool next)
 {
     ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
     struct m *mp = acquirem();
@@ -439,7 +439,7 @@ void gready(struct g *gp, bool next)
         gp->schedlink = 0;
         injectglist(gp, 0);
     } else {
-        queue_on_p(mp->p, gp, next);
+        runqput(mp->p, gp, next);
         wakep();
     }
     releasem(mp);

@@ -6,7 +6,7 @@
 
 #define NEED_LOCK() ASSERT(spin_holding(&sched.lock))
 
-void globrunq_put(struct g *gp)
+void globrunqput(struct g *gp)
 {
     NEED_LOCK();
     gp->schedlink = 0;
@@ -18,13 +18,13 @@ void globrunq_put(struct g *gp)
     __atomic_store_n(&sched.runq_size, sched.runq_size + 1, __ATOMIC_RELAXED);   // lock-free readers take it as a hint
 }
 
-void globrunq_putbatch(struct g **gs, uint32_t n)
+void globrunqputbatch(struct g **gs, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
-        globrunq_put(gs[i]);
+        globrunqput(gs[i]);
 }
 
-static struct g *globrunq_pop(void)
+static struct g *globrunqpop(void)
 {
     struct g *gp = sched.runq_head;
     sched.runq_head = gp->schedlink;
@@ -37,7 +37,7 @@ static struct g *globrunq_pop(void)
 // Takes a fair share of the global queue for pp (at most max when max > 0,
 // never more than half a ring): returns one G and puts the rest on pp's
 // local queue. pp must be the caller's P.
-struct g *globrunq_get(struct p *pp, uint32_t max)
+struct g *globrunqget(struct p *pp, uint32_t max)
 {
     NEED_LOCK();
     if (sched.runq_size == 0)
@@ -49,15 +49,15 @@ struct g *globrunq_get(struct p *pp, uint32_t max)
         n = max;
     if (n > RUNQ_SIZE / 2)
         n = RUNQ_SIZE / 2;
-    struct g *gp = globrunq_pop();
+    struct g *gp = globrunqpop();
     pp->stats.global_gets += n;
     for (uint32_t i = 1; i < n; i++) {
         struct g *overflow[RUNQ_SIZE / 2 + 1];
         // Fits: the ring has room for RUNQ_SIZE/2 more only if it was at
         // most half full; when it is fuller, overflow goes straight back.
-        uint32_t k = runq_put(&pp->runq, globrunq_pop(), false, overflow);
+        uint32_t k = runq_push(&pp->runq, globrunqpop(), false, overflow);
         for (uint32_t j = 0; j < k; j++)
-            globrunq_put(overflow[j]);
+            globrunqput(overflow[j]);
     }
     return gp;
 }
@@ -65,7 +65,7 @@ struct g *globrunq_get(struct p *pp, uint32_t max)
 void pidleput(struct p *pp)
 {
     NEED_LOCK();
-    ASSERT(runq_empty(&pp->runq));
+    ASSERT(runqempty(&pp->runq));
     pp->status = P_IDLE;
     pp->m = 0;
     pp->link = sched.pidle;

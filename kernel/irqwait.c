@@ -194,7 +194,7 @@ static void timeout_fire(struct timer *t, uint64_t now)
         w->timed_out = true;
     spin_unlock(&l->lock);
     if (gp) {
-        gready(gp, true);
+        goready(gp, true);
         __atomic_fetch_sub(&sched.nexternal, 1, __ATOMIC_RELEASE);    // after the G is queued, as the handler does
     }
 }

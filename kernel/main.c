@@ -84,7 +84,7 @@ static void ap_main(void)
 {
     while (!__atomic_load_n(&sched_ready, __ATOMIC_ACQUIRE))   // pairs with kmain's release
         arch_idle_halt();
-    sched_mstart();
+    mstart();
 }
 
 static void main_goroutine(void *arg)

@@ -250,7 +250,7 @@ static struct g *list_pop(struct netpoll_list *l)
 // P. Uncounted after it is queued (see the essay).
 static void ready_one(struct g *gp, bool next)
 {
-    gready(gp, next);
+    goready(gp, next);
     __atomic_fetch_sub(&np.waiters, 1, __ATOMIC_RELAXED);           // a count for netpoll_waiters only
     __atomic_fetch_sub(&sched.nexternal, 1, __ATOMIC_RELEASE);      // after the G is queued: pairs with checkdead's acquire
 }
@@ -464,7 +464,7 @@ struct g *netpoll_find(struct p *pp)
     uint32_t n = 1;
     while ((gp = list_pop(&l))) {
         make_runnable(gp);
-        queue_on_p(pp, gp, false);
+        runqput(pp, gp, false);
         n++;
     }
     if (n > 1)
@@ -483,7 +483,7 @@ static void inject(struct netpoll_list *l)
     spin_lock(&sched.lock);
     while ((gp = list_pop(l))) {
         make_runnable(gp);
-        globrunq_put(gp);
+        globrunqput(gp);
         n++;
     }
     spin_unlock(&sched.lock);

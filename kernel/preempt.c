@@ -40,7 +40,7 @@ uint64_t timer_fast_period_cycles;
 // Hints, as Go's.
 bool others_runnable(struct p *pp)
 {
-    return !runq_empty(&pp->runq) || __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) ||   // a hint, as Go's
+    return !runqempty(&pp->runq) || __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) ||   // a hint, as Go's
            outside_pending();
 }
 
@@ -361,13 +361,13 @@ static void preempt_m(void *arg)
         if (outside)
             injectglist(outside, pp);
         spin_lock(&sched.lock);
-        globrunq_put(gp);
+        globrunqput(gp);
         spin_unlock(&sched.lock);
         wakep();                // an idle P may run it at once (Go's goschedImpl does not)
     } else {
         if (reason & PREEMPT_TIMERS)
             pp->stats.preemptions_timers++;
-        queue_on_p(pp, gp, false);
+        runqput(pp, gp, false);
     }
     timers_run(pp, now);
     mp->tick_seen = pp->schedtick;

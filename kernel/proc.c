@@ -120,16 +120,16 @@ uint64_t fastrand(struct m *mp)
     return x * 2685821657736338717ull;
 }
 
-// Owner of pp. The cold half of queue_on_p: gp goes to pp's full ring,
+// Owner of pp. The cold half of runqput: gp goes to pp's full ring,
 // which moves half of itself (and gp) to the global queue.
-__attribute__((noinline, cold)) void runq_overflow(struct p *pp, struct g *gp)
+__attribute__((noinline, cold)) void runqputslow(struct p *pp, struct g *gp)
 {
     struct g *overflow[RUNQ_SIZE / 2 + 1];
-    uint32_t n = runq_put(&pp->runq, gp, false, overflow);
+    uint32_t n = runq_push(&pp->runq, gp, false, overflow);
     if (n == 0)
         return;                 // a thief made room meanwhile
     spin_lock(&sched.lock);
-    globrunq_putbatch(overflow, n);
+    globrunqputbatch(overflow, n);
     spin_unlock(&sched.lock);
 }
 
@@ -302,13 +302,13 @@ static struct g *steal_from(struct p *pp, struct p *victim, bool last)
     uint64_t vt = __atomic_load_n(&victim->timer0, __ATOMIC_ACQUIRE);     // pairs with timer0_update's release
     if (vt && vt <= arch_cycles() && timers_run(victim, arch_cycles())) {
         bool inherit;
-        struct g *gp = runq_get(&pp->runq, &inherit);
+        struct g *gp = runqget(&pp->runq, &inherit);
         if (gp)
             return gp;
     }
     pp->stats.steal_attempts++;
     if (last && runq_len(&victim->runq) == 1 &&
-        __atomic_load_n(&victim->runq.runnext, __ATOMIC_RELAXED)) {   // a hint: runq_steal's CAS decides
+        __atomic_load_n(&victim->runq.runnext, __ATOMIC_RELAXED)) {   // a hint: runqsteal's CAS decides
         // Only runnext is left, and its owner will probably run it any
         // moment: give it about 3 us before taking it away.
         uint64_t until = arch_cycles() + arch_ns_to_cycles(3000);
@@ -316,7 +316,7 @@ static struct g *steal_from(struct p *pp, struct p *victim, bool last)
             cpu_relax();
     }
     uint32_t before = runq_len(&pp->runq);
-    struct g *gp = runq_steal(&pp->runq, &victim->runq, last);
+    struct g *gp = runqsteal(&pp->runq, &victim->runq, last);
     if (gp) {
         pp->stats.steals++;
         pp->stats.stolen += 1 + runq_len(&pp->runq) - before;
@@ -393,7 +393,7 @@ void injectglist(struct g *list, struct p *pp)
             list = gp->schedlink;
             struct p *ip = pidleget();
             struct m *nmp = mget();
-            bool put = runq_put_fast(&ip->runq, &gp, false);   // ours until nextp hands it on; empty, so it fits
+            bool put = runq_push_fast(&ip->runq, &gp, false);   // ours until nextp hands it on; empty, so it fits
             ASSERT(put);
             nmp->nextspinning = false;
             __atomic_store_n(&nmp->nextp, ip, __ATOMIC_RELEASE);   // pairs with stopm's acquire
@@ -403,7 +403,7 @@ void injectglist(struct g *list, struct p *pp)
         while (list && !pp && !more) {
             struct g *gp = list;
             list = gp->schedlink;
-            globrunq_put(gp);
+            globrunqput(gp);
         }
         spin_unlock(&sched.lock);
         for (uint32_t i = 0; i < nwoken; i++) {
@@ -419,7 +419,7 @@ void injectglist(struct g *list, struct p *pp)
     while (list) {
         struct g *gp = list;
         list = gp->schedlink;
-        queue_on_p(pp, gp, false);
+        runqput(pp, gp, false);
     }
 }
 
@@ -497,7 +497,7 @@ static struct g *take_outside(struct p *pp)
 static bool any_local_work(void)
 {
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)
-        if (!runq_empty(&allp[i]->runq))
+        if (!runqempty(&allp[i]->runq))
             return true;
     return false;
 }
@@ -525,7 +525,7 @@ static bool give_up_p(struct m *mp, struct g **found)
         return false;
     }
     if (sched.runq_size) {
-        *found = globrunq_get(pp, 0);
+        *found = globrunqget(pp, 0);
         spin_unlock(&sched.lock);
         return false;
     }
@@ -586,16 +586,16 @@ top:
         return gp;
     if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {   // a hint: the lock decides
         spin_lock(&sched.lock);
-        gp = globrunq_get(pp, 1);
+        gp = globrunqget(pp, 1);
         spin_unlock(&sched.lock);
         if (gp)
             return gp;
     }
-    if ((gp = runq_get(&pp->runq, inherit)))
+    if ((gp = runqget(&pp->runq, inherit)))
         return gp;
     if (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {          // a hint: the lock decides
         spin_lock(&sched.lock);
-        gp = globrunq_get(pp, 0);
+        gp = globrunqget(pp, 0);
         spin_unlock(&sched.lock);
         if (gp)
             return gp;
@@ -753,7 +753,7 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool random_runne
 }
 
 // Every core but the boot core, once: idle until handed a P.
-void sched_mstart(void)
+void mstart(void)
 {
     struct m *mp = getm();
     irq_disable();

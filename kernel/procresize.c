@@ -103,8 +103,8 @@ static void p_destroy(struct p *pp, struct p *heir)
 {
     timers_move(pp, heir);
     struct g *gs[RUNQ_SIZE + 1];
-    uint32_t n = runq_drain(&pp->runq, gs);
-    globrunq_putbatch(gs, n);
+    uint32_t n = runqdrain(&pp->runq, gs);
+    globrunqputbatch(gs, n);
     g_free_list_move(pp);
     pp->status = P_DEAD;
     pp->m = 0;
@@ -142,7 +142,7 @@ void start_the_world(uint32_t nprocs)
         if (pp == mp->p)
             continue;
         pp->m = 0;
-        if (runq_empty(&pp->runq))
+        if (runqempty(&pp->runq))
             pidleput(pp);
         else
             want[nwant++] = pp;
@@ -159,8 +159,8 @@ void start_the_world(uint32_t nprocs)
             // cannot pidleput a P with work; leave it for stealing by making
             // its Gs global
             struct g *gs[RUNQ_SIZE + 1];
-            uint32_t n = runq_drain(&want[i]->runq, gs);
-            globrunq_putbatch(gs, n);
+            uint32_t n = runqdrain(&want[i]->runq, gs);
+            globrunqputbatch(gs, n);
             pidleput(want[i]);
             spin_unlock(&sched.lock);
             continue;

@@ -7,8 +7,8 @@
 //   tail     the owner only, with store-release, after filling the slot(s)
 //            below it. Thieves load it with acquire; the owner reads its own.
 //   head     any core, only by CAS (release) moving it forward: the owner
-//            taking one G (runq_get) or half the ring (overflow, drain), a
-//            thief taking n - n/2 (runq_steal). Never moves backward.
+//            taking one G (runqget) or half the ring (overflow, drain), a
+//            thief taking n - n/2 (runqsteal). Never moves backward.
 //   ring[i]  the owner only, at index tail, and only while tail - head <
 //            RUNQ_SIZE, so it never overwrites a slot in [head, tail).
 //            Thieves read slots in [head, tail) and may race with the owner
@@ -91,7 +91,7 @@ void runq_init(struct runq *q)
 // Owner only. Moves RUNQ_SIZE/2 Gs from the head of the full ring [h, t),
 // then g, to batch. Returns false when a thief moved head first, and then
 // nothing was taken.
-static bool runq_put_slow(struct runq *q, struct g *g, uint32_t h, uint32_t t, struct g **batch)
+static bool runq_push_slow(struct runq *q, struct g *g, uint32_t h, uint32_t t, struct g **batch)
 {
     uint32_t n = (t - h) / 2;
 
@@ -100,7 +100,7 @@ static bool runq_put_slow(struct runq *q, struct g *g, uint32_t h, uint32_t t, s
     for (uint32_t i = 0; i < n; i++)
         batch[i] = slot_load(q, h + i);
     // cas-release: commits the consume, pairs with the head acquire in
-    // runq_put; relaxed on failure: the caller reloads head with acquire
+    // runq_push; relaxed on failure: the caller reloads head with acquire
     if (!__atomic_compare_exchange_n(&q->head, &h, h + n, false, __ATOMIC_RELEASE,
                                      __ATOMIC_RELAXED))
         return false;
@@ -109,9 +109,9 @@ static bool runq_put_slow(struct runq *q, struct g *g, uint32_t h, uint32_t t, s
 }
 
 // Owner only. See runq.h. overflow must hold RUNQ_SIZE/2 + 1 pointers.
-uint32_t runq_put(struct runq *q, struct g *g, bool next, struct g **overflow)
+uint32_t runq_push(struct runq *q, struct g *g, bool next, struct g **overflow)
 {
-    if (runq_put_fast(q, &g, next))
+    if (runq_push_fast(q, &g, next))
         return 0;
     for (;;) {
         uint32_t h = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE); // load-acquire: pairs with consumers' CAS-release, so their slot reads are done
@@ -121,7 +121,7 @@ uint32_t runq_put(struct runq *q, struct g *g, bool next, struct g **overflow)
             __atomic_store_n(&q->tail, t + 1, __ATOMIC_RELEASE); // store-release: makes the slot (and g's contents) visible to consumers
             return 0;
         }
-        if (runq_put_slow(q, g, h, t, overflow))
+        if (runq_push_slow(q, g, h, t, overflow))
             return RUNQ_SIZE / 2 + 1;
         // A thief took some: the ring has room now.
     }
@@ -157,7 +157,7 @@ static uint32_t runq_grab(struct runq *q, struct runq *batch, uint32_t bh, bool 
         for (uint32_t i = 0; i < n; i++)
             slot_store(batch, bh + i, slot_load(q, h + i));
         // cas-release: commits the consume, pairs with the head acquire in
-        // runq_put; relaxed on failure: the loop reloads head with acquire
+        // runq_push; relaxed on failure: the loop reloads head with acquire
         if (__atomic_compare_exchange_n(&q->head, &h, h + n, false, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED))
             return n;
@@ -165,10 +165,10 @@ static uint32_t runq_grab(struct runq *q, struct runq *batch, uint32_t bh, bool 
 }
 
 // Any core but victim's owner; the caller owns thief. See runq.h.
-struct g *runq_steal(struct runq *thief, struct runq *victim, bool steal_runnext)
+struct g *runqsteal(struct runq *thief, struct runq *victim, bool steal_runnext)
 {
     uint32_t t = thief->tail; // thief's owner is the caller
-    uint32_t h = __atomic_load_n(&thief->head, __ATOMIC_ACQUIRE); // load-acquire: as in runq_put, consumers of thief are done with the slots the grab rewrites
+    uint32_t h = __atomic_load_n(&thief->head, __ATOMIC_ACQUIRE); // load-acquire: as in runq_push, consumers of thief are done with the slots the grab rewrites
 
     // The grab writes up to RUNQ_SIZE/2 slots from t on; they must not reach
     // a G still queued in [h, t).
@@ -187,10 +187,10 @@ struct g *runq_steal(struct runq *thief, struct runq *victim, bool steal_runnext
 // Owner only, or any core once the owner is stopped (synchronized with it);
 // thieves may still run. Moves runnext, then the ring in FIFO order, to out
 // (RUNQ_SIZE + 1 pointers). Returns the count.
-uint32_t runq_drain(struct runq *q, struct g **out)
+uint32_t runqdrain(struct runq *q, struct g **out)
 {
     uint32_t n = 0;
-    struct g *next = __atomic_exchange_n(&q->runnext, (struct g *)0, __ATOMIC_ACQUIRE); // acquire: pairs with the exchange-release in runq_put
+    struct g *next = __atomic_exchange_n(&q->runnext, (struct g *)0, __ATOMIC_ACQUIRE); // acquire: pairs with the exchange-release in runq_push
 
     if (next)
         out[n++] = next;
@@ -202,14 +202,14 @@ uint32_t runq_drain(struct runq *q, struct g **out)
         for (uint32_t i = 0; i < t - h; i++)
             out[n + i] = slot_load(q, h + i);
         // cas-release: commits the consume, pairs with the head acquire in
-        // runq_put; relaxed on failure: the loop reloads head with acquire
+        // runq_push; relaxed on failure: the loop reloads head with acquire
         if (__atomic_compare_exchange_n(&q->head, &h, t, false, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED))
             return n + (t - h);
     }
 }
 
-// Any core. A G moving from runnext to the ring (runq_put with next) can be
+// Any core. A G moving from runnext to the ring (runq_push with next) can be
 // missed by loading head, tail and runnext once each: head == tail seen
 // before the kick, runnext == NULL seen after a get emptied it. Re-reading
 // tail closes that window: if it did not move, the three loads saw one state.
@@ -239,7 +239,7 @@ uint32_t runq_len(const struct runq *q)
 }
 
 // Any core. A snapshot: true means the queue was empty at one instant.
-bool runq_empty(const struct runq *q)
+bool runqempty(const struct runq *q)
 {
     uint32_t n;
     bool next;

@@ -32,15 +32,15 @@ void runq_init(struct runq *q);
 // runnext to the tail). When the ring is full, moves half of it plus g to
 // *overflow (up to RUNQ_SIZE/2 + 1 entries) and returns how many it moved;
 // the caller then puts them on the global queue. Returns 0 otherwise.
-uint32_t runq_put(struct runq *q, struct g *g, bool next, struct g **overflow);
+uint32_t runq_push(struct runq *q, struct g *g, bool next, struct g **overflow);
 
-// Owner only. The common case of runq_put, inline on the hand-off paths:
+// Owner only. The common case of runq_push, inline on the hand-off paths:
 // queues *gp in runnext when next (the G there before moves to the tail),
 // else at the tail, and returns true. False when the ring is full: *gp is
-// then the G still to queue (g, or the one runnext held), for runq_put
+// then the G still to queue (g, or the one runnext held), for runq_push
 // with next = false, which overflows half the ring. The orderings are
-// runq_put's (runq.c explains them).
-static inline __attribute__((always_inline)) bool runq_put_fast(struct runq *q, struct g **gp, bool next)
+// runq_push's (runq.c explains them).
+static inline __attribute__((always_inline)) bool runq_push_fast(struct runq *q, struct g **gp, bool next)
 {
     struct g *g = *gp;
     if (next) {
@@ -62,13 +62,13 @@ static inline __attribute__((always_inline)) bool runq_put_fast(struct runq *q, 
 // G came from runnext (it inherits the time slice). NULL when empty.
 // Inline: every switch takes its next G here. The orderings are explained
 // in runq.c.
-static inline __attribute__((always_inline)) struct g *runq_get(struct runq *q, bool *inherit)
+static inline __attribute__((always_inline)) struct g *runqget(struct runq *q, bool *inherit)
 {
     // Only the owner sets runnext, so if it is NULL here no one else can
     // make it non-NULL; a thief may clear it, which the exchange sees.
     struct g *next = __atomic_load_n(&q->runnext, __ATOMIC_RELAXED); // relaxed: a hint; the exchange below decides
     if (next) {
-        next = __atomic_exchange_n(&q->runnext, (struct g *)0, __ATOMIC_ACQUIRE); // acquire: pairs with the exchange-release in runq_put
+        next = __atomic_exchange_n(&q->runnext, (struct g *)0, __ATOMIC_ACQUIRE); // acquire: pairs with the exchange-release in runq_push
         if (next) {
             *inherit = true;
             return next;
@@ -82,7 +82,7 @@ static inline __attribute__((always_inline)) struct g *runq_get(struct runq *q, 
             return 0;
         struct g *g = __atomic_load_n(&q->ring[h & (RUNQ_SIZE - 1)], __ATOMIC_RELAXED); // relaxed: ordered by the tail read and head CAS around it
         // cas-release: commits the consume, pairs with the head acquire in
-        // runq_put; relaxed on failure: the loop reloads head with acquire
+        // runq_push; relaxed on failure: the loop reloads head with acquire
         if (__atomic_compare_exchange_n(&q->head, &h, h + 1, false, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED))
             return g;
@@ -94,15 +94,15 @@ static inline __attribute__((always_inline)) struct g *runq_get(struct runq *q, 
 // n queued) into thief's ring, which must be empty, and returns one of them
 // to run now (NULL when the victim had nothing). With steal_runnext, a G in
 // the victim's runnext may be taken when its ring is empty.
-struct g *runq_steal(struct runq *thief, struct runq *victim, bool steal_runnext);
+struct g *runqsteal(struct runq *thief, struct runq *victim, bool steal_runnext);
 
 // Owner only, or any core once the owner is stopped (thieves may still
 // run): moves every queued G, runnext first, then the ring in FIFO order, to
 // out (RUNQ_SIZE + 1 pointers) and returns the count. For gomaxprocs shrinking.
-uint32_t runq_drain(struct runq *q, struct g **out);
+uint32_t runqdrain(struct runq *q, struct g **out);
 
 // Any core: a snapshot count (runnext included), for heuristics only.
 uint32_t runq_len(const struct runq *q);
-bool runq_empty(const struct runq *q);
+bool runqempty(const struct runq *q);
 
 #endif

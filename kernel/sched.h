@@ -302,7 +302,7 @@ static inline __attribute__((noreturn, always_inline)) void schedule_m(struct m 
     if (__builtin_expect(!global_first && !(t0 && t0 <= arch_cycles()) &&
                          !__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE), 1)) {   // pairs with stop_the_world's store
         bool inherit;
-        struct g *gp = runq_get(&pp->runq, &inherit);
+        struct g *gp = runqget(&pp->runq, &inherit);
         if (gp)
             execute(mp, gp, inherit);
     }
@@ -315,16 +315,16 @@ void mcall(void (*fn)(struct g *));
 void sched_fatal_pinned(const char *what, void *pc) __attribute__((noreturn, cold));
 void sched_fatal_without_p(const char *what, void *pc) __attribute__((noreturn, cold));
 void wakep(void);
-void runq_overflow(struct p *pp, struct g *gp);
+void runqputslow(struct p *pp, struct g *gp);
 
 // Owner of pp only (pp is the caller's P). Queues gp on pp: in runnext
 // when next (the G there before goes to the ring's tail), else at the
 // ring's tail; a full ring sends half of itself to the global queue
-// (runq_overflow, out of line). Inline: it is on every hand-off's path.
-static inline __attribute__((always_inline)) void queue_on_p(struct p *pp, struct g *gp, bool next)
+// (runqputslow, out of line). Inline: it is on every hand-off's path.
+static inline __attribute__((always_inline)) void runqput(struct p *pp, struct g *gp, bool next)
 {
-    if (__builtin_expect(!runq_put_fast(&pp->runq, &gp, next), 0))
-        runq_overflow(pp, gp);
+    if (__builtin_expect(!runq_push_fast(&pp->runq, &gp, next), 0))
+        runqputslow(pp, gp);
 }
 void acquirep(struct m *mp, struct p *pp);
 void stopm(struct m *mp);
@@ -332,7 +332,7 @@ uint64_t fastrand(struct m *mp);
 void steal_order_reset(uint32_t nprocs);    // under a stopped world (or at boot)
 uint32_t steal_victims(const struct p *pp, uint64_t r, uint32_t *out);
 void sched_init(uint32_t ncpu, uint32_t gomaxprocs, uint64_t seed, bool random_runnext);
-void sched_mstart(void) __attribute__((noreturn));
+void mstart(void) __attribute__((noreturn));
 
 // Gs made runnable from outside any P's scheduling (an interrupt, a G in a
 // blocking call, sysmon) go to idle Ps, waking an M for each, and the rest
@@ -357,9 +357,9 @@ bool outside_pending(void);
 #define OUTSIDE_POLL_STALE_NS 10000000
 
 // globrunq.c: the global run queue (sched.lock held)
-void globrunq_put(struct g *gp);
-void globrunq_putbatch(struct g **gs, uint32_t n);
-struct g *globrunq_get(struct p *pp, uint32_t max);
+void globrunqput(struct g *gp);
+void globrunqputbatch(struct g **gs, uint32_t n);
+struct g *globrunqget(struct p *pp, uint32_t max);
 // The idle P and M lists (sched.lock held)
 void pidleput(struct p *pp);
 struct p *pidleget(void);
@@ -394,7 +394,7 @@ void g_free_list_move(struct p *pp);        // a dying P's free Gs -> global
 void g_dump_all(void);
 uint32_t g_count_live(void);                // Gs g_dump_all would list (allg_lock)
 void g_for_each(void (*fn)(struct g *gp, void *arg), void *arg);   // read-only walk, no lock held
-void gready(struct g *gp, bool next);       // G_WAITING -> runnable
+void goready(struct g *gp, bool next);       // G_WAITING -> runnable
 void gopark(bool (*unlockf)(struct g *, void *), void *lock, const char *reason, const void *on);
 const char *gstatus_name(uint32_t s);
 bool g_stack_fault(uint64_t vector, uint64_t error, uint64_t addr, uint64_t rip, bool irqs_on);

@@ -141,7 +141,7 @@ int chan_select(struct select_case *cases, int n, bool block)
         if (done) {
             selunlock(cases, lockorder, norder);
             if (wake)
-                gready(wake, true);
+                goready(wake, true);
             irq_restore(fl);
             return i;
         }

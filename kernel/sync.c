@@ -54,7 +54,7 @@ static bool can_spin(int iter)
     if (__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED) <= busy)   // relaxed: the same heuristic
         return false;
     struct m *mp = acquirem();
-    bool empty = mp->p && runq_empty(&mp->p->runq);    // no P: in a blocking call, which may not wait
+    bool empty = mp->p && runqempty(&mp->p->runq);    // no P: in a blocking call, which may not wait
     releasem(mp);
     return empty;
 }

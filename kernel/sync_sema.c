@@ -102,7 +102,7 @@ static void semrelease_wake(sema_t *s, bool handoff)
     if (sg) {
         handed = handoff && cansemacquire(&s->count);
         sg->ticket = handed;
-        gready(sg->g, true);        // sg is the woken G's from here on
+        goready(sg->g, true);        // sg is the woken G's from here on
     }
     irq_restore(fl);
     // Starvation mode: let the waiter that owns the count run now, on our
@@ -204,7 +204,7 @@ void cond_signal(cond_t *c)
         wq_remove(&c->q, sg);
     wq_unlock(&c->q.lock);
     if (sg)
-        gready(sg->g, true);
+        goready(sg->g, true);
     irq_restore(fl);
 }
 
@@ -223,8 +223,8 @@ void cond_broadcast(cond_t *c)
     wq_unlock(&c->q.lock);
     while (list) {
         struct sudog *sg = list;
-        list = sg->next;            // read before gready: sg dies with its G's frame
-        gready(sg->g, true);        // runnext, as Go's goready: the last one readied runs next
+        list = sg->next;            // read before goready: sg dies with its G's frame
+        goready(sg->g, true);        // runnext, as Go's goready: the last one readied runs next
     }
     irq_restore(fl);
 }

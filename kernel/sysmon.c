@@ -116,7 +116,7 @@ static void handoffp(struct p *pp, uint64_t now)
         spin_unlock(&sched.lock);
         return;
     }
-    bool work = !runq_empty(&pp->runq) || sched.runq_size || (t0 && t0 <= now);
+    bool work = !runqempty(&pp->runq) || sched.runq_size || (t0 && t0 <= now);
     uint32_t zero = 0;
     bool spin = !work && !sched.npidle && sched.midle &&
                 __atomic_compare_exchange_n(&sched.nmspinning, &zero, 1, false, __ATOMIC_SEQ_CST,   // claims the spinner, as wakep's CAS
@@ -133,7 +133,7 @@ static void handoffp(struct p *pp, uint64_t now)
         return;
     }
     struct g *gs[RUNQ_SIZE + 1];
-    globrunq_putbatch(gs, runq_drain(&pp->runq, gs));
+    globrunqputbatch(gs, runqdrain(&pp->runq, gs));
     if (t0 && !sched.midle) {
         kick = timers_hand_on(pp);
         kick_vec = VEC_TIMER;
@@ -167,7 +167,7 @@ static uint32_t retake(uint64_t now, uint64_t *recheck)
         uint64_t t0 = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);  // pairs with timer0_update's release
         if (s == P_SYSCALL) {
             uint64_t in_call = now - pp->syscall_when;
-            bool work = !runq_empty(&pp->runq) || (t0 && t0 <= now);   // hints: the CAS and handoffp decide
+            bool work = !runqempty(&pp->runq) || (t0 && t0 <= now);   // hints: the CAS and handoffp decide
             bool help = (!__atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) &&        // hints: Go's rule, nobody
                          !__atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED)) ||  // else would take other work
                         in_call >= long_call;
@@ -483,7 +483,7 @@ static void exitsyscall0(struct g *gp)
     }
     trace_g(TR_GO_YIELD, gp);       // it leaves this core for the global queue
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);  // published by sched.lock
-    globrunq_put(gp);
+    globrunqput(gp);
     if (!pp) {
         mput(mp);
         spin_unlock(&sched.lock);

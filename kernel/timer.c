@@ -331,7 +331,7 @@ uint64_t timer_deadline_ns(uint64_t ns)
 static void sleep_fire(struct timer *t, uint64_t now)
 {
     (void)now;
-    gready(t->arg, true);
+    goready(t->arg, true);
 }
 
 static bool sleep_arm(struct g *gp, void *arg)

@@ -2,7 +2,7 @@
 // Timers: a 4-ary min-heap per P (as Go's), in TSC cycles. A timer's
 // function runs on g0 with a P held and interrupts off, from the scheduler
 // (its own P's timers, or overdue ones of another P while stealing), so it
-// may ready goroutines (gready) but must not block. It may free a one-shot
+// may ready goroutines (goready) but must not block. It may free a one-shot
 // timer: nothing touches the timer after its function returns.
 #ifndef GORO_TIMER_H
 #define GORO_TIMER_H

@@ -64,7 +64,7 @@ static void put_n(struct runq *q, struct g *gs, uint32_t n)
 {
     struct g *ov[RUNQ_SIZE / 2 + 1];
     for (uint32_t i = 0; i < n; i++)
-        CHECK(runq_put(q, &gs[i], false, ov) == 0);
+        CHECK(runq_push(q, &gs[i], false, ov) == 0);
 }
 
 static void test_fifo(void)
@@ -73,16 +73,16 @@ static void test_fifo(void)
     struct g *gs = gs_new(RUNQ_SIZE);
     bool inherit;
 
-    CHECK(runq_empty(q) && runq_len(q) == 0);
-    CHECK(runq_get(q, &inherit) == NULL);
+    CHECK(runqempty(q) && runq_len(q) == 0);
+    CHECK(runqget(q, &inherit) == NULL);
     put_n(q, gs, RUNQ_SIZE);
-    CHECK(runq_len(q) == RUNQ_SIZE && !runq_empty(q));
+    CHECK(runq_len(q) == RUNQ_SIZE && !runqempty(q));
     for (uint32_t i = 0; i < RUNQ_SIZE; i++) {
-        struct g *g = runq_get(q, &inherit);
+        struct g *g = runqget(q, &inherit);
         CHECKF(g == &gs[i] && !inherit, "get %u: got %p", i, (void *)g);
         CHECK(runq_len(q) == RUNQ_SIZE - 1 - i);
     }
-    CHECK(runq_get(q, &inherit) == NULL && runq_empty(q));
+    CHECK(runqget(q, &inherit) == NULL && runqempty(q));
     free(gs);
     free(q);
 }
@@ -93,21 +93,21 @@ static void test_runnext(void)
     struct g *gs = gs_new(4), *ov[RUNQ_SIZE / 2 + 1];
     bool inherit;
 
-    CHECK(runq_put(q, &gs[0], false, ov) == 0);
-    CHECK(runq_put(q, &gs[1], true, ov) == 0);
-    CHECK(runq_len(q) == 2 && !runq_empty(q));
-    CHECK(runq_put(q, &gs[2], true, ov) == 0); // kicks gs[1] behind gs[0]
+    CHECK(runq_push(q, &gs[0], false, ov) == 0);
+    CHECK(runq_push(q, &gs[1], true, ov) == 0);
+    CHECK(runq_len(q) == 2 && !runqempty(q));
+    CHECK(runq_push(q, &gs[2], true, ov) == 0); // kicks gs[1] behind gs[0]
     CHECK(runq_len(q) == 3);
-    CHECK(runq_get(q, &inherit) == &gs[2] && inherit);
-    CHECK(runq_get(q, &inherit) == &gs[0] && !inherit);
-    CHECK(runq_get(q, &inherit) == &gs[1] && !inherit);
-    CHECK(runq_get(q, &inherit) == NULL && !inherit);
+    CHECK(runqget(q, &inherit) == &gs[2] && inherit);
+    CHECK(runqget(q, &inherit) == &gs[0] && !inherit);
+    CHECK(runqget(q, &inherit) == &gs[1] && !inherit);
+    CHECK(runqget(q, &inherit) == NULL && !inherit);
 
     // runnext alone counts, and is not empty.
-    CHECK(runq_put(q, &gs[3], true, ov) == 0);
-    CHECK(runq_len(q) == 1 && !runq_empty(q));
-    CHECK(runq_get(q, &inherit) == &gs[3] && inherit);
-    CHECK(runq_empty(q));
+    CHECK(runq_push(q, &gs[3], true, ov) == 0);
+    CHECK(runq_len(q) == 1 && !runqempty(q));
+    CHECK(runqget(q, &inherit) == &gs[3] && inherit);
+    CHECK(runqempty(q));
     free(gs);
     free(q);
 }
@@ -119,23 +119,23 @@ static void test_overflow(void)
     bool inherit;
 
     put_n(q, gs, RUNQ_SIZE);
-    CHECK(runq_put(q, &gs[RUNQ_SIZE], false, ov) == RUNQ_SIZE / 2 + 1);
+    CHECK(runq_push(q, &gs[RUNQ_SIZE], false, ov) == RUNQ_SIZE / 2 + 1);
     for (uint32_t i = 0; i < RUNQ_SIZE / 2; i++)
         CHECKF(ov[i] == &gs[i], "overflow[%u] is G %u", i, ov[i]->id);
     CHECK(ov[RUNQ_SIZE / 2] == &gs[RUNQ_SIZE]);
     CHECK(runq_len(q) == RUNQ_SIZE / 2);
     for (uint32_t i = RUNQ_SIZE / 2; i < RUNQ_SIZE; i++)
-        CHECK(runq_get(q, &inherit) == &gs[i]);
-    CHECK(runq_empty(q));
+        CHECK(runqget(q, &inherit) == &gs[i]);
+    CHECK(runqempty(q));
 
     // A runnext kicked into a full ring overflows as the last entry.
     put_n(q, gs, RUNQ_SIZE);
-    CHECK(runq_put(q, &gs[RUNQ_SIZE], true, ov) == 0);
-    CHECK(runq_put(q, &gs[RUNQ_SIZE + 1], true, ov) == RUNQ_SIZE / 2 + 1);
+    CHECK(runq_push(q, &gs[RUNQ_SIZE], true, ov) == 0);
+    CHECK(runq_push(q, &gs[RUNQ_SIZE + 1], true, ov) == RUNQ_SIZE / 2 + 1);
     CHECK(ov[0] == &gs[0] && ov[RUNQ_SIZE / 2] == &gs[RUNQ_SIZE]);
     CHECK(runq_len(q) == RUNQ_SIZE / 2 + 1);
-    CHECK(runq_get(q, &inherit) == &gs[RUNQ_SIZE + 1] && inherit);
-    CHECK(runq_get(q, &inherit) == &gs[RUNQ_SIZE / 2] && !inherit);
+    CHECK(runqget(q, &inherit) == &gs[RUNQ_SIZE + 1] && inherit);
+    CHECK(runqget(q, &inherit) == &gs[RUNQ_SIZE / 2] && !inherit);
     free(gs);
     free(q);
 }
@@ -150,7 +150,7 @@ static void test_steal_half(void)
         uint32_t want = n - n / 2;
 
         put_n(v, gs, n);
-        struct g *g = runq_steal(t, v, true);
+        struct g *g = runqsteal(t, v, true);
         if (n == 0) {
             CHECK(g == NULL);
         } else {
@@ -159,11 +159,11 @@ static void test_steal_half(void)
             CHECKF(runq_len(t) == want - 1 && runq_len(v) == n - want,
                    "n=%u: thief %u victim %u", n, runq_len(t), runq_len(v));
             for (uint32_t i = 0; i + 1 < want; i++)
-                CHECK(runq_get(t, &inherit) == &gs[i]);
+                CHECK(runqget(t, &inherit) == &gs[i]);
             for (uint32_t i = want; i < n; i++)
-                CHECK(runq_get(v, &inherit) == &gs[i]);
+                CHECK(runqget(v, &inherit) == &gs[i]);
         }
-        CHECK(runq_empty(t) && runq_empty(v));
+        CHECK(runqempty(t) && runqempty(v));
         free(v);
         free(t);
     }
@@ -176,19 +176,19 @@ static void test_steal_runnext(void)
     struct g *gs = gs_new(3), *ov[RUNQ_SIZE / 2 + 1];
     bool inherit;
 
-    CHECK(runq_put(v, &gs[0], true, ov) == 0);
-    CHECK(runq_steal(t, v, false) == NULL);
+    CHECK(runq_push(v, &gs[0], true, ov) == 0);
+    CHECK(runqsteal(t, v, false) == NULL);
     CHECK(runq_len(v) == 1);
-    CHECK(runq_steal(t, v, true) == &gs[0]);
-    CHECK(runq_empty(v) && runq_empty(t));
-    CHECK(runq_get(v, &inherit) == NULL);
+    CHECK(runqsteal(t, v, true) == &gs[0]);
+    CHECK(runqempty(v) && runqempty(t));
+    CHECK(runqget(v, &inherit) == NULL);
 
     // With a non-empty ring, runnext stays with its owner.
-    CHECK(runq_put(v, &gs[1], false, ov) == 0);
-    CHECK(runq_put(v, &gs[2], true, ov) == 0);
-    CHECK(runq_steal(t, v, true) == &gs[1]);
-    CHECK(runq_get(v, &inherit) == &gs[2] && inherit);
-    CHECK(runq_empty(v) && runq_empty(t));
+    CHECK(runq_push(v, &gs[1], false, ov) == 0);
+    CHECK(runq_push(v, &gs[2], true, ov) == 0);
+    CHECK(runqsteal(t, v, true) == &gs[1]);
+    CHECK(runqget(v, &inherit) == &gs[2] && inherit);
+    CHECK(runqempty(v) && runqempty(t));
     free(gs);
     free(v);
     free(t);
@@ -199,21 +199,21 @@ static void test_drain(void)
     struct runq *q = runq_new();
     struct g *gs = gs_new(RUNQ_SIZE + 1), *out[RUNQ_SIZE + 1], *ov[RUNQ_SIZE / 2 + 1];
 
-    CHECK(runq_drain(q, out) == 0);
+    CHECK(runqdrain(q, out) == 0);
     put_n(q, gs, RUNQ_SIZE);
-    CHECK(runq_put(q, &gs[RUNQ_SIZE], true, ov) == 0);
-    CHECK(runq_drain(q, out) == RUNQ_SIZE + 1);
+    CHECK(runq_push(q, &gs[RUNQ_SIZE], true, ov) == 0);
+    CHECK(runqdrain(q, out) == RUNQ_SIZE + 1);
     CHECK(out[0] == &gs[RUNQ_SIZE]);
     for (uint32_t i = 0; i < RUNQ_SIZE; i++)
         CHECK(out[i + 1] == &gs[i]);
-    CHECK(runq_empty(q) && runq_drain(q, out) == 0);
+    CHECK(runqempty(q) && runqdrain(q, out) == 0);
 
     // Ring only, after the head has moved.
     put_n(q, gs, 10);
     bool inherit;
-    CHECK(runq_get(q, &inherit) == &gs[0]);
-    CHECK(runq_drain(q, out) == 9 && out[0] == &gs[1] && out[8] == &gs[9]);
-    CHECK(runq_empty(q));
+    CHECK(runqget(q, &inherit) == &gs[0]);
+    CHECK(runqdrain(q, out) == 9 && out[0] == &gs[1] && out[8] == &gs[9]);
+    CHECK(runqempty(q));
     free(gs);
     free(q);
 }
@@ -231,17 +231,17 @@ static void test_wrap(void)
 
         put_n(q, gs, RUNQ_SIZE);
         CHECK(runq_len(q) == RUNQ_SIZE);
-        CHECK(runq_put(q, &gs[RUNQ_SIZE], false, ov) == RUNQ_SIZE / 2 + 1);
+        CHECK(runq_push(q, &gs[RUNQ_SIZE], false, ov) == RUNQ_SIZE / 2 + 1);
         CHECK(ov[0] == &gs[0] && ov[RUNQ_SIZE / 2] == &gs[RUNQ_SIZE]);
         CHECK(runq_len(q) == RUNQ_SIZE / 2);
-        CHECK(runq_steal(t, q, false) == &gs[RUNQ_SIZE * 3 / 4 - 1]);
+        CHECK(runqsteal(t, q, false) == &gs[RUNQ_SIZE * 3 / 4 - 1]);
         CHECK(runq_len(t) == RUNQ_SIZE / 4 - 1 && runq_len(q) == RUNQ_SIZE / 4);
-        CHECK(runq_get(t, &inherit) == &gs[RUNQ_SIZE / 2]);
-        CHECK(runq_get(q, &inherit) == &gs[RUNQ_SIZE * 3 / 4]);
+        CHECK(runqget(t, &inherit) == &gs[RUNQ_SIZE / 2]);
+        CHECK(runqget(q, &inherit) == &gs[RUNQ_SIZE * 3 / 4]);
         struct g *out[RUNQ_SIZE + 1];
-        CHECK(runq_drain(q, out) == RUNQ_SIZE / 4 - 1 && out[0] == &gs[RUNQ_SIZE * 3 / 4 + 1]);
-        CHECK(runq_drain(t, out) == RUNQ_SIZE / 4 - 2);
-        CHECK(runq_empty(q) && runq_empty(t));
+        CHECK(runqdrain(q, out) == RUNQ_SIZE / 4 - 1 && out[0] == &gs[RUNQ_SIZE * 3 / 4 + 1]);
+        CHECK(runqdrain(t, out) == RUNQ_SIZE / 4 - 2);
+        CHECK(runqempty(q) && runqempty(t));
         free(q);
         free(t);
     }
@@ -311,9 +311,9 @@ static void put(struct p *p, struct g *g)
 
     g->puts++;
     g->payload = tag(g);
-    __atomic_store_n(&g->queued, 1, __ATOMIC_RELAXED); // relaxed: published by runq_put
+    __atomic_store_n(&g->queued, 1, __ATOMIC_RELAXED); // relaxed: published by runq_push
     p->puts++;
-    uint32_t n = runq_put(p->q, g, rnd(&p->rnd) % 4 == 0, ov);
+    uint32_t n = runq_push(p->q, g, rnd(&p->rnd) % 4 == 0, ov);
     if (n) {
         p->overflows++;
         for (uint32_t i = 0; i < n; i++) {
@@ -345,7 +345,7 @@ static void steal(struct p *p)
     if (&ps[v] == p)
         return;
     p->steals++;
-    struct g *g = runq_steal(p->q, ps[v].q, rnd(&p->rnd) % 2);
+    struct g *g = runqsteal(p->q, ps[v].q, rnd(&p->rnd) % 2);
     if (g) {
         p->stolen++;
         run(p, g);
@@ -386,7 +386,7 @@ static void *thief_main(void *arg)
     bool inherit;
 
     for (;;) {
-        struct g *g = runq_get(p->q, &inherit);
+        struct g *g = runqget(p->q, &inherit);
         if (g)
             run(p, g);
         else if (p->npriv)
@@ -415,14 +415,14 @@ static void *owner_main(void *arg)
         if (putting) {
             put(p, p->npriv ? p->priv[--p->npriv] : &stress_gs[fresh++]);
         } else if (rnd(&p->rnd) % 4096 == 0) {
-            uint32_t n = runq_drain(p->q, out);
+            uint32_t n = runqdrain(p->q, out);
             p->drains++;
             for (uint32_t j = 0; j < n; j++) {
                 took(p, out[j]);
                 keep(p, out[j]);
             }
         } else {
-            struct g *g = runq_get(p->q, &inherit);
+            struct g *g = runqget(p->q, &inherit);
             if (g)
                 run(p, g);
         }
@@ -460,7 +460,7 @@ static void stress_round(uint32_t round, struct p *sum)
     uint64_t runs = 0;
     for (uint32_t i = 0; i <= NTHIEVES; i++) {
         struct p *p = &ps[i];
-        CHECKF(runq_empty(p->q) && p->npriv == 0, "round %u: P %u not empty at the end", round, i);
+        CHECKF(runqempty(p->q) && p->npriv == 0, "round %u: P %u not empty at the end", round, i);
         CHECKF(p->dups == 0, "round %u: %u Gs taken twice", round, p->dups);
         CHECKF(p->bad_payload == 0, "round %u: %u Gs with a stale payload", round, p->bad_payload);
         runs += p->runs;

@@ -564,14 +564,14 @@ KTEST(go_TestSchedLocalQueue)
     bool inherit;
     runq_init(&lq1);
     for (int i = 0; i < RUNQ_SIZE; i++) {
-        if (runq_get(&lq1, &inherit))
+        if (runqget(&lq1, &inherit))
             KT_FAIL("runq is not empty initially");
         for (int j = 0; j < i; j++)
-            KT_ASSERT_EQ(runq_put(&lq1, &lq_gs[i], false, overflow), 0);
+            KT_ASSERT_EQ(runq_push(&lq1, &lq_gs[i], false, overflow), 0);
         for (int j = 0; j < i; j++)
-            if (runq_get(&lq1, &inherit) != &lq_gs[i])
+            if (runqget(&lq1, &inherit) != &lq_gs[i])
                 KT_FAIL("bad element at iter %d/%d", i, j);
-        if (runq_get(&lq1, &inherit))
+        if (runqget(&lq1, &inherit))
             KT_FAIL("runq is not empty afterwards");
     }
 }
@@ -585,18 +585,18 @@ KTEST(go_TestSchedLocalQueueSteal)
     for (int i = 0; i < RUNQ_SIZE; i++) {
         memset(lq_sig, 0, sizeof lq_sig);
         for (int j = 0; j < i; j++)
-            KT_ASSERT_EQ(runq_put(&lq1, &lq_gs[j], false, overflow), 0);
-        struct g *gp = runq_steal(&lq2, &lq1, true);
+            KT_ASSERT_EQ(runq_push(&lq1, &lq_gs[j], false, overflow), 0);
+        struct g *gp = runqsteal(&lq2, &lq1, true);
         int s = 0;
         if (gp) {
             s++;
             lq_count(gp);
         }
-        while ((gp = runq_get(&lq2, &inherit))) {
+        while ((gp = runqget(&lq2, &inherit))) {
             s++;
             lq_count(gp);
         }
-        while ((gp = runq_get(&lq1, &inherit)))
+        while ((gp = runqget(&lq1, &inherit)))
             lq_count(gp);
         for (int j = 0; j < i; j++)
             if (lq_sig[j] != 1)
@@ -617,12 +617,12 @@ static void lqe_checker(void *arg)
     (void)arg;
     for (add32(&lqe.ready, 1); load32(&lqe.ready) != 2;)
         ;
-    if (runq_empty(&lq1))
+    if (runqempty(&lq1))
         store32(&lqe.empty_seen, 1);
     send_true(lqe.done);
 }
 
-// runq_empty must never report a queue empty while it holds a G, even as
+// runqempty must never report a queue empty while it holds a G, even as
 // the owner moves one between runnext and the ring.
 KTEST(go_TestSchedLocalQueueEmpty)
 {
@@ -639,14 +639,14 @@ KTEST(go_TestSchedLocalQueueEmpty)
     for (int i = 0; i < iters; i++) {
         store32(&lqe.ready, 0);
         bool next0 = (i & 1) == 0, next1 = (i & 2) == 0;
-        runq_put(&lq1, &lq_gs[0], next0, overflow);
+        runq_push(&lq1, &lq_gs[0], next0, overflow);
         go(lqe_checker, 0);
         for (add32(&lqe.ready, 1); load32(&lqe.ready) != 2;)
             ;
-        runq_put(&lq1, &lq_gs[1], next1, overflow);
-        runq_get(&lq1, &inherit);
+        runq_push(&lq1, &lq_gs[1], next1, overflow);
+        runqget(&lq1, &inherit);
         recv_bool(lqe.done);
-        runq_get(&lq1, &inherit);
+        runqget(&lq1, &inherit);
         if (bad < 0 && load32(&lqe.empty_seen))
             bad = i;
     }

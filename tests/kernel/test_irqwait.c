@@ -327,7 +327,7 @@ static bool nothing_else_waits(void)
     if (SNAPSHOT(sched.npidle) || SNAPSHOT(sched.runq_size))
         return false;
     for (uint32_t i = 0; i < SNAPSHOT(sched.gomaxprocs); i++)
-        if (!runq_empty(&allp[i]->runq))
+        if (!runqempty(&allp[i]->runq))
             return false;
     return true;
 }

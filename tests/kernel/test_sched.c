@@ -120,7 +120,7 @@ KTEST(sched_spawned_by_one_run_everywhere)
     while (!every_other_core_ran(spawner_core) && nanotime() < deadline) {
         for (uint32_t i = 0; i < SPREAD_BATCH; i++, spawned++)
             go(spread_worker, 0);
-        while (!runq_empty(mine) && nanotime() < deadline)
+        while (!runqempty(mine) && nanotime() < deadline)
             cpu_relax();
     }
     preempt_enable();

@@ -864,7 +864,7 @@ static bool wake_sleeper(struct g *gp)
                 found = pp->timers[k];
         spin_unlock(&pp->timers_lock);
         if (found && timer_stop(found)) {
-            gready(gp, false);
+            goready(gp, false);
             return true;
         }
     }

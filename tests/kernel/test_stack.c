@@ -100,7 +100,7 @@ KTEST(stack_parked_g_costs_4_5k)
         ones += costs[i] == 4096 + 512;
     }
     for (int i = 0; i < PARKERS; i++)
-        gready(parked[i], false);
+        goready(parked[i], false);
     KT_ASSERT(kt_wait_count(&parkers_done, PARKERS, KT_STALL_MS));
     uint64_t min = ~0ull;
     for (int i = 0; i < PARKERS; i++)
@@ -197,7 +197,7 @@ static int park_million_main(int argc, char **argv)
     printf("park_million: %lu goroutines parked in %lu ms, %lu bytes each (num_goroutine %d)\n", n,
            (nanotime() - t0) / 1000000, used / n, num_goroutine());
     for (uint64_t i = 0; i < n; i++)
-        gready(millions[i], false);
+        goready(millions[i], false);
     for (uint64_t next = 250000; kt_load(&mdone) < n;) {
         gosched();
         if (kt_load(&mdone) >= next && next < n) {
