@@ -313,19 +313,30 @@ MACHINE ?=
 # NET=user: a NIC (NIC, default virtio) on QEMU's user networking with
 # HOSTFWD=host:guest[,host:guest...] TCP ports forwarded from 127.0.0.1
 # (default 8080:8080): make run APP=netecho NET=user HOSTFWD=21007:7.
+# NET=tap (root): the NIC on a tap in network namespace TAP_NS (default
+# goro-tap) that tools/net/netns.py makes for the run and removes after:
+# one queue per vCPU (virtio-net: a queue pair each), 198.18.0.1 on the
+# tap, busybox's DHCP server giving the guest 198.18.0.2. From another
+# terminal: ip netns exec goro-tap ping 198.18.0.2 (docs/net.md).
 NET ?=
 comma := ,
 HOSTFWD ?= 8080:8080
+TAP_NS ?= goro-tap
 ifeq ($(NET),user)
 NIC := $(or $(NIC),virtio)
+else ifeq ($(NET),tap)
+NIC := $(or $(NIC),virtio)
+TAP_QUEUES := $(if $(filter virtio%,$(NIC)),$(firstword $(subst $(comma), ,$(SMP))),1)
 else ifneq ($(NET),)
-$(error NET=$(NET): only NET=user is supported (NET=tap: not yet))
+$(error NET=$(NET): NET=user or NET=tap)
 endif
 CMDLINE := $(strip $(if $(APP),app=$(APP)) $(ARGS))
 # The shell takes Ctrl-C itself (the running app's prompt back): QEMU then
 # quits with Ctrl-A x.
-RUN_QEMU = QEMU=$(QEMU) $(PYTHON) tools/run/qemu.py --smp $(SMP) --mem $(MEM) --numa $(NUMA) \
-    $(if $(NIC),--nic $(NIC)) $(if $(NET),$(foreach f,$(subst $(comma), ,$(HOSTFWD)),--hostfwd $(f))) \
+RUN_QEMU = QEMU=$(QEMU) $(if $(filter tap,$(NET)),$(PYTHON) tools/net/netns.py run --queues $(TAP_QUEUES) --dhcp \
+        $(TAP_NS) -- env QEMU=$(QEMU)) $(PYTHON) tools/run/qemu.py --smp $(SMP) --mem $(MEM) --numa $(NUMA) \
+    $(if $(NIC),--nic $(NIC)) $(if $(filter user,$(NET)),$(foreach f,$(subst $(comma), ,$(HOSTFWD)),--hostfwd $(f))) \
+    $(if $(filter tap,$(NET)),--tap $(TAP_NS)) \
     $(if $(MACHINE),--machine $(MACHINE)) \
     $(if $(filter shell,$(APP)),--ctrl-c-to-guest)
 

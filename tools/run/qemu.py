@@ -593,6 +593,9 @@ def main():
                     help="a NIC on QEMU's user networking (default none)")
     ap.add_argument("--hostfwd", action="append", default=[], metavar="HOST:GUEST",
                     help="with --nic: forward TCP port HOST on 127.0.0.1 to the guest's GUEST (repeatable)")
+    ap.add_argument("--tap", default="", metavar="NAME",
+                    help="with --nic: the NIC on the tap of namespace NAME (tools/net/netns.py), a queue pair "
+                         "per tap queue; run inside NAME (netns.py run NAME -- tools/run/qemu.py ...)")
     ap.add_argument("--machine", default="", help="pc or q35 (default QEMU's: pc)")
     ap.add_argument("--ctrl-c-to-guest", action="store_true",
                     help="Ctrl-C is a key for the guest (the shell's), not a signal; Ctrl-A x quits")
@@ -613,9 +616,18 @@ def main():
         if not (h.isdigit() and g.isdigit() and 0 < int(h) < 65536 and 0 < int(g) < 65536):
             ap.error(f"--hostfwd {pair}: want HOST:GUEST, two TCP ports")
         fwd.append((int(h), int(g)))
-    if fwd and not args.nic:
-        ap.error("--hostfwd needs --nic")
-    if args.nic:
+    if (fwd or args.tap) and not args.nic:
+        ap.error("--hostfwd and --tap need --nic")
+    if fwd and args.tap:
+        ap.error("--hostfwd is QEMU's user networking's; a tap's guest is reached at its own address")
+    if args.tap:
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        from tools.net import netns
+        try:
+            extra += netns.qemu_args(netns.read_info(args.tap), NIC_MODELS[args.nic])
+        except netns.Failed as e:
+            ap.error(f"--tap {args.tap}: {e}")
+    elif args.nic:
         extra += nic_argv(args.nic, hostfwd=fwd)
     cmd = argv(args.smp, args.mem, machine=args.machine or None, serial=serial, extra=extra) + \
         (["-s", "-S"] if args.gdb else []) + \
