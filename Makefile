@@ -703,11 +703,13 @@ host: $(BUILD)/host/test_servers
 
 # A host client against app=netecho over each NIC model on QEMU's user
 # networking (tools/net/echo_check.py): 4 MiB echoed on one connection,
-# then 100 connections at once, every byte compared. Counts only.
+# then 100 connections at once, every byte compared; then virtio-net once
+# more on the UEFI boot (OVMF, q35). Counts only.
 $(BUILD)/host/test_netecho: tools/net/echo_check.py
 	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexport QEMU=%s\nexec %s %s --elf %s\n' \
-	    '$(QEMU)' '$(PYTHON)' '$(abspath tools/net/echo_check.py)' '$(abspath $(BUILD))/goro.elf' > $@
+	$(Q)printf '#!/bin/sh\nexport QEMU=%s\n%s %s --elf %s || exit 1\nexec %s %s --boot efi --nic virtio-modern --no-static --elf %s\n' \
+	    '$(QEMU)' '$(PYTHON)' '$(abspath tools/net/echo_check.py)' '$(abspath $(BUILD))/goro.elf' \
+	    '$(PYTHON)' '$(abspath tools/net/echo_check.py)' '$(abspath $(BUILD))/goro.elf' > $@
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_netecho
 

@@ -6,7 +6,14 @@ boots with a NIC on QEMU's user networking, a TCP port forwarded from
 connects from the host, sends, and checks that every byte comes back.
 
     tools/net/echo_check.py [--nic virtio-modern,virtio-legacy,e1000e]
-                            [--smp 2] [--mib 4] [--conns 100]
+                            [--smp 2] [--mib 4] [--conns 100] [--boot kernel]
+
+--smp and --boot take comma-separated lists, each combination run in
+turn: --boot kernel is QEMU's -kernel (multiboot), --boot efi the UEFI
+boot (OVMF on q35, goro-efi.img from make efi, the command line through
+fw_cfg). The issue's full matrix, by hand:
+
+    tools/net/echo_check.py --boot kernel,efi --smp 1,2,4,8 --mib 100 --conns 1000
 
 Per NIC model: one connection carries --mib MiB both ways (sent and read
 back at once, every byte compared), then --conns connections, opened one
@@ -21,9 +28,11 @@ Python 3 standard library only.
 import argparse
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -32,8 +41,19 @@ sys.path.insert(0, ROOT)
 from tools.run import qemu  # noqa: E402
 
 BOOT_TIMEOUT = 120          # seconds to the guest's address and listener, under TCG on a loaded host
+EFI_BOOT_TIMEOUT = 420      # the same through OVMF, whose own start takes minutes on a loaded host
 IO_TIMEOUT = 120            # seconds a transfer may make no progress
 STATIC = "ip=10.0.2.15/24 gw=10.0.2.2"     # QEMU's user network, without its DHCP
+OVMF = "/usr/share/OVMF"
+OVMF_CODE = ("OVMF_CODE_4M.fd", "OVMF_CODE.fd")
+OVMF_VARS = ("OVMF_VARS_4M.fd", "OVMF_VARS.fd")
+
+
+def ovmf(names):
+    for n in names:
+        if os.path.exists(os.path.join(OVMF, n)):
+            return os.path.join(OVMF, n)
+    raise RuntimeError(f"no {names[0]} in {OVMF} (make deps installs ovmf)")
 
 
 def free_port():
@@ -45,10 +65,22 @@ def free_port():
 class Guest:
     """app=netecho with one NIC; lines of its serial log in self.lines."""
 
-    def __init__(self, elf, nic, smp, group, cmdline="app=netecho"):
+    def __init__(self, elf, nic, smp, group, cmdline="app=netecho", boot="kernel"):
         self.port = free_port()
-        cmd = qemu.argv(smp, "512M", extra=qemu.nic_argv(nic, hostfwd=[(self.port, 7)])) + \
-            qemu.kernel_boot(elf, cmdline)
+        self.tmp = None
+        nic_args = qemu.nic_argv(nic, hostfwd=[(self.port, 7)])
+        if boot == "efi":
+            # A copy of the image and of OVMF's variables for this boot alone.
+            self.tmp = tempfile.mkdtemp(prefix="goro-echo-")
+            img = os.path.join(self.tmp, "goro-efi.img")
+            shutil.copyfile(os.path.join(os.path.dirname(elf), "goro-efi.img"), img)
+            vars_copy = os.path.join(self.tmp, "vars.fd")
+            shutil.copyfile(ovmf(OVMF_VARS), vars_copy)
+            fw = ["-drive", f"if=pflash,format=raw,readonly=on,file={ovmf(OVMF_CODE)}",
+                  "-drive", f"if=pflash,format=raw,file={vars_copy}"]
+            cmd = qemu.argv(smp, "512M", machine="q35", extra=fw + nic_args) + qemu.disk_boot(img, cmdline)
+        else:
+            cmd = qemu.argv(smp, "512M", extra=nic_args) + qemu.kernel_boot(elf, cmdline)
         self.cm = group.started(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.p = self.cm.__enter__()
         self.lines = []
@@ -75,11 +107,14 @@ class Guest:
                         return line
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise RuntimeError(f"no line matching {regex!r} in {timeout} s")
+                    raise RuntimeError(f"no line matching {regex!r} in {timeout} s; the last lines: " +
+                                       " | ".join(str(x) for x in self.lines[-4:]))
                 self.cond.wait(left)
 
     def close(self):
         self.cm.__exit__(None, None, None)
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def echo(port, data):
@@ -115,13 +150,14 @@ def pattern(n, seed):
     return (block * (n // len(block) + 1))[:n]
 
 
-def check_model(opts, nic, group, static=False):
+def check_model(opts, nic, smp, boot, group, static=False):
     cmdline = (STATIC + " " if static else "") + "app=netecho"
-    g = Guest(qemu.image(opts), nic, opts.smp, group, cmdline)
+    g = Guest(qemu.image(opts), nic, smp, group, cmdline, boot)
+    boot_timeout = EFI_BOOT_TIMEOUT if boot == "efi" else BOOT_TIMEOUT
     try:
         g.wait_for(r"^net: net0 10\.0\.2\.15/24 gw 10\.0\.2\.2$" if static else
-                   r"^net: net0 \d+\.\d+\.\d+\.\d+/\d+", BOOT_TIMEOUT)
-        g.wait_for(r"^netecho: tcp and udp echo on port 7", BOOT_TIMEOUT)
+                   r"^net: net0 \d+\.\d+\.\d+\.\d+/\d+", boot_timeout)
+        g.wait_for(r"^netecho: tcp and udp echo on port 7", boot_timeout)
         big = pattern(opts.mib << 20, 1)
         got = echo(g.port, big)
         if got != big:
@@ -179,13 +215,18 @@ def main():
     ap.add_argument("--smp", default="2")
     ap.add_argument("--mib", type=int, default=4)
     ap.add_argument("--conns", type=int, default=100)
+    ap.add_argument("--boot", default="kernel", help="kernel, efi, or both: kernel,efi")
+    ap.add_argument("--no-static", action="store_true", help="leave out the last run's static address")
     opts = ap.parse_args()
     group, failed = qemu.Group(), 0
-    runs = [(nic, False) for nic in opts.nic.split(",")] + [(opts.nic.split(",")[0], True)]
-    for nic, static in runs:
-        name = f"netecho/{nic}-smp{opts.smp}" + ("-static" if static else "")
+    nics = opts.nic.split(",")
+    runs = [(nic, smp, boot, False) for boot in opts.boot.split(",") for smp in opts.smp.split(",") for nic in nics]
+    if not opts.no_static:
+        runs.append((nics[0], opts.smp.split(",")[0], opts.boot.split(",")[0], True))
+    for nic, smp, boot, static in runs:
+        name = f"netecho/{nic}-smp{smp}" + ("-efi" if boot == "efi" else "") + ("-static" if static else "")
         try:
-            why = check_model(opts, nic, group, static)
+            why = check_model(opts, nic, smp, boot, group, static)
         except (RuntimeError, OSError) as e:
             why = str(e)
         if why:
