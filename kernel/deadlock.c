@@ -8,11 +8,13 @@
 // edges: a G leaving a call (exitsyscall) stops counting as in one before
 // it holds a P or sits on a queue, and its M is the only trace of it then.
 //
-// Interrupt waiters: a G parked in irq_wait counts as something outside
-// the scheduler will ready, as Go counts a G blocked in the network poller:
-// while one waits, there is no deadlock report, and the machine halts
-// until the interrupt comes. A driver that cannot count on its device
-// answering bounds the wait with irq_wait_timeout.
+// The netpoller's waiters: a G parked on a socket or in irq_wait counts
+// (sched.nexternal) as something outside the scheduler will ready, as Go
+// stays quiet while an M waits in the network poller: while one waits,
+// there is no deadlock report, and the machine halts until the interrupt
+// comes. The count drops only once the poll has queued the G. A driver
+// that cannot count on its device answering bounds the wait with
+// irq_wait_timeout.
 #include "kernel/sched.h"
 #include "lib/panic.h"
 #include "lib/printf.h"
@@ -25,13 +27,12 @@ void checkdead(void)
     // The caller is on the idle list already; any other M off it is running.
     if (sched.nmidle < sched.ncpu)
         return;
-    // nexternal before irqready: an interrupt handler pushes on irqready and
-    // only then uncounts the G, so one of the two loads sees it.
-    if (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) ||     // pairs with irqline_intr's release decrement
+    // A poll queues a G before it uncounts it, so one of the two looks
+    // (this count, the queues below) sees it.
+    if (__atomic_load_n(&sched.nexternal, __ATOMIC_ACQUIRE) ||     // pairs with the netpoller's release decrement
         timers_pending())
         return;
-    if (sched.stw_pending || sched.npidle != sched.gomaxprocs || sched.runq_size ||
-        __atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE))             // pairs with ready_from_irq's release CAS
+    if (sched.stw_pending || sched.npidle != sched.gomaxprocs || sched.runq_size)
         return;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)
         if (!runqempty(&allp[i]->runq))

@@ -395,7 +395,7 @@ static void park_m(void *arg)
     struct g *gp = arg;
     struct m *mp = dropg(gp);
     trace_g(TR_GO_PARK, gp);        // before the G can be readied
-    __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);       // pairs with goready's and ready_from_irq's acquire check
+    __atomic_store_n(&gp->status, G_WAITING, __ATOMIC_RELEASE);       // pairs with goready's and the netpoller's acquire checks
     bool (*unlockf)(struct g *, void *) = gp->waitunlockf;
     if (unlockf && !unlockf(gp, gp->waitlock)) {
         // The wait was called off: run gp again at once.

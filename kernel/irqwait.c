@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: MIT
 // irq_wait: a goroutine parks until an interrupt fires, and the interrupt
-// handler readies it. This is the role of Go's netpoller (a G blocked on a
-// file descriptor is readied by the poller, not by another G), with a
-// device vector in place of the descriptor.
+// readies it. Such a G is the network poller's (kernel/netpoll.c): it
+// waits on a device vector as a G in Go's netpoller waits on a file
+// descriptor, and its interrupt hands it to the netpoller, whose poll
+// makes it runnable, as it does a G whose socket became ready. So there
+// is one way interrupts ready goroutines, with the netpoller's
+// guarantees (who polls, and a G readied while every P is busy runs
+// within two time slices).
 //
 // One line per device vector. A parked G is described by a waiter record
 // on its own stack (Go's sudog): it lives until the G resumes, and the G
 // resumes only after whoever ended the wait is done with the record.
 //
 // Invariants, under line->lock:
-//   - waiters != NULL implies pending == 0. An interrupt either readies
-//     every waiter or, when there is none, is counted in pending; a G
-//     never parks while pending > 0.
-//   - every waiter's G is G_WAITING with its context saved, and is counted
-//     once in sched.nexternal, so the deadlock detector knows that
-//     something outside the scheduler will ready it.
+//   - waiters != NULL implies pending == 0. An interrupt either hands
+//     every waiter to the netpoller or, when there is none, is counted in
+//     pending; a G never parks while pending > 0.
+//   - every waiter's G is G_WAITING with its context saved, and counted
+//     as the netpoller's waiter (sched.nexternal: the deadlock detector
+//     knows that something outside the scheduler will ready it) from
+//     before it is on the list until a poll has queued it.
 //
 // The protocol:
 //   1. irq_wait takes pending if it is non-zero and returns at once: an
@@ -23,22 +28,15 @@
 //      and it is G_WAITING, irqwait_park takes the lock and looks at
 //      pending again (an interrupt may have come after step 1); if there
 //      is one the park is called off and the G runs on. If not, it counts
-//      the G in sched.nexternal and publishes the record on the list.
+//      the G as a netpoller waiter and publishes the record on the list.
 //   3. The handler, on whatever core the interrupt reaches, runs the
 //      driver's hook (which quiets the device), then under the lock takes
 //      the whole list, or counts pending when it is empty. Outside the
-//      lock it readies each G with ready_from_irq and only then uncounts
-//      it from sched.nexternal.
-//
-// Why the count drops after the G is on sched.irqready, not before: the
-// deadlock detector (all Ps idle, under sched.lock) must not see the count
-// at zero while the G is on neither list. The handler never takes
-// sched.lock, so only the order of the two writes can prevent it: the
-// push (release) comes before the decrement (release), so a detector that
-// loads nexternal (acquire) before irqready sees the push whenever it sees
-// the decrement; checkdead must load them in that order. Meanwhile the G may already run, park again and
-// count itself again: the count is a sum, and it is briefly one too high,
-// which only delays a deadlock report.
+//      lock it hands each G to the netpoller (netpoll_ready_irq), in the
+//      order they parked, then wakes it once (netpoll_wake). The
+//      netpoller's poll marks them runnable, queues them and uncounts
+//      them (netpoll.c's steps 3-5), so the count never drops while a G
+//      is on no list.
 //
 // irq_wait_timeout adds a timer to the record, started before the G
 // parks. Whoever takes the record off the list under line->lock ends the
@@ -55,6 +53,7 @@
 #include "lib/panic.h"
 #include "kernel/sched.h"
 #include "kernel/timer.h"
+#include "kernel/netpoll.h"
 
 struct irqwaiter {
     struct timer t;             // irq_wait_timeout's; first: its function gets the record
@@ -108,14 +107,25 @@ static void irqline_intr(uint8_t vector)
     // the count move can take the interrupt at once (the tests wait on it).
     __atomic_fetch_add(&l->count, 1, __ATOMIC_RELEASE);    // pairs with irq_count's acquire
     spin_unlock(&l->lock);
+    if (!w)
+        return;
+    // The list is newest first: reversed, the Gs are handed over in the
+    // order they parked, which is the order the netpoller queues them in.
+    struct irqwaiter *fifo = 0;
     while (w) {
         struct irqwaiter *next = w->next;
-        struct g *gp = w->gp;
-        w->n = 1;
-        ready_from_irq(gp);     // w may be gone from here on: gp can run and return
-        __atomic_fetch_sub(&sched.nexternal, 1, __ATOMIC_RELEASE);    // after the push: see above
+        w->next = fifo;
+        fifo = w;
         w = next;
     }
+    while (fifo) {
+        struct irqwaiter *next = fifo->next;
+        struct g *gp = fifo->gp;
+        fifo->n = 1;
+        netpoll_ready_irq(gp);  // fifo may be gone from here on: gp can run and return
+        fifo = next;
+    }
+    netpoll_wake();
 }
 
 int irq_attach(uint8_t vector, irq_hook_fn hook)
@@ -161,10 +171,7 @@ static bool irqwait_park(struct g *gp, void *arg)
         return false;
     }
     w->gp = gp;
-    // Counted before the record is visible, so the handler's decrement
-    // cannot come first. Relaxed: this M reaches checkdead only after
-    // giving its P back under sched.lock, which publishes the increment.
-    __atomic_fetch_add(&sched.nexternal, 1, __ATOMIC_RELAXED);      // relaxed: see above
+    netpoll_waiter_add();       // before the record is visible: the poll's uncount comes after
     w->next = l->waiters;
     l->waiters = w;
     l->nwaiting++;
@@ -194,8 +201,9 @@ static void timeout_fire(struct timer *t, uint64_t now)
         w->timed_out = true;
     spin_unlock(&l->lock);
     if (gp) {
-        goready(gp, true);
-        __atomic_fetch_sub(&sched.nexternal, 1, __ATOMIC_RELEASE);    // after the G is queued, as the handler does
+        gp->schedlink = 0;
+        struct netpoll_list ready = { .head = gp, .tail = gp, .n = 1 };
+        netpoll_ready_list(&ready, true);   // queued, then uncounted as a waiter
     }
 }
 

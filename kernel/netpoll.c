@@ -24,36 +24,49 @@
 // PD_WAIT) away and readies what it took. Exactly one side wins each CAS,
 // so a readiness is never lost and a G is never readied twice.
 //
-// Where the stack's work comes from, and who does it:
+// A G waiting for a device vector (irq_wait, kernel/irqwait.c) is the
+// netpoller's as well: the vector's handler hands it here
+// (netpoll_ready_irq) instead of readying it, and the poll makes it
+// runnable with the stack's, so there is one way interrupts ready Gs.
 //
-//   1. A device interrupts. Its driver calls the stack's ready function
-//      (drivers/net/netdev.h), which notes the queue and posts the work
-//      for the stack lock's holder (net/stack.c). If the lock was held,
-//      the holder does the work before it lets go, and nothing else
-//      happens here. If it was free, the stack calls netpoll_wake: the
-//      work is marked pending here (np.work, seq-cst), then wakep().
+// Where the work comes from, and who does it:
+//
+//   1. A device interrupts. A vector with irq_wait waiters: its handler
+//      takes them off the line and pushes each G on np.irqready, then
+//      calls netpoll_wake. A NIC: its driver calls the stack's ready
+//      function (drivers/net/netdev.h), which notes the queue and posts
+//      the work for the stack lock's holder (net/stack.c); if the lock
+//      was held, the holder does the work before it lets go, and nothing
+//      else happens here; if it was free, the stack calls netpoll_wake.
+//      netpoll_wake marks the work pending (np.work, seq-cst), then
+//      calls wakep().
 //   2. wakep, if a P is idle and no M spins, hands an idle P to an idle M
 //      and sends it an IPI. An idle M halts with interrupts on (stopm), so
 //      either the device's own interrupt (its vector aimed at this core)
 //      or the IPI wakes it: this is Go's netpoll(delay), an M that has
 //      nothing to run waiting until a packet (or its next timer) comes.
-//   3. find_runnable polls without waiting (netpoll_find) after the local
-//      and global queues and before stealing, when work is pending: it
-//      takes np.work by exchange (so one M polls per posting), calls the
-//      stack's poll, runs one of the Gs it readied and queues the rest on
-//      its P. A spinning M that gives up its P re-checks np.work after
-//      dropping nmspinning, as it re-checks the run queues (proc.c's step
-//      3): the post in step 1 and that re-check are the two halves of the
-//      same Dekker pair as wakep's.
-//   4. With every P busy, wakep starts nobody; the work waits for the
-//      first P whose G stops (step 3), and at most for sysmon: at each
-//      look (core 0's timer interrupt) it polls when the work has waited
+//   3. A poll takes np.work by exchange (one M polls per posting), then
+//      np.irqready whole (reversed: oldest first), then calls the stack's
+//      poll, which appends the Gs of the descriptors it readied. The Gs
+//      are marked runnable and injected as Go's injectglist does: onto
+//      idle Ps, waking their Ms, the rest to the poller's own queue.
+//   4. find_runnable polls (netpoll_find) after the local and global
+//      queues and before stealing, and first, with the global queue,
+//      every 61st time slice; it runs the oldest G found. An M giving up
+//      its P re-checks np.work after its seq-cst pidleput and nmspinning
+//      decrement, as it re-checks the run queues (proc.c's step 3): the
+//      post in step 1 and that re-check are the two halves of the same
+//      Dekker pair as wakep's.
+//   5. With every P busy, wakep starts nobody. Pending work counts as
+//      work waiting for a time slice (others_runnable), so each P's own
+//      quantum check ends its G's slice, and the preemption polls on its
+//      way out (netpoll_inject) before its G goes to the global queue:
+//      the readied Gs run next. sysmon is the backstop (a P whose timer
+//      check did not act): at each look it polls when the work has waited
 //      through a whole look, or nobody has polled for 10 ms (Go's rule),
-//      and injects the Gs as Go's injectglist does: onto idle Ps, waking
-//      them, the rest to the global queue, from which the time slice's
-//      end takes them (preempt.c: a G waiting anywhere ends its slice).
-//      So a G readied by the network runs within about one sysmon period
-//      and one time slice of its packet, even when every P is busy.
+//      and injects with no P: idle Ps, then the global queue. So a G
+//      readied by an interrupt runs within two time slices of it, even
+//      when every P runs a loop that makes no call.
 //
 // The stack's poll never waits: it takes the stack lock only if it is free
 // (if not, its holder does the work, step 1), which is what lets sysmon
@@ -66,11 +79,17 @@
 // the deadline it finds with the time it runs: a deadline later than now
 // is not this timer's to expire.
 //
-// Counting: a G parked on a descriptor counts in sched.nexternal (the
-// deadlock detector's "something outside will ready it", as Go's
-// checkdead stays quiet while Gs wait in the netpoller) from its commit
-// until it is on a run queue; the count drops after the G is queued, so
-// checkdead never sees it on neither.
+// Counting: a G parked on a descriptor or a vector counts in
+// sched.nexternal (the deadlock detector's "something outside will ready
+// it", as Go's checkdead stays quiet while an M waits in the netpoller for
+// netpollWaiters) from its commit until it is on a run queue, np.irqready
+// included; the count drops after the G is queued, so checkdead never sees
+// it on neither. Pending work with no waiter keeps nobody from a deadlock
+// report, as in Go: it can ready no G.
+//
+// np.irqready is a Treiber stack: handlers push with a CAS, a poll takes
+// it whole with one exchange and nothing pops singly, so there is no ABA;
+// a pushed G stays G_WAITING until the taker marks it runnable.
 //
 // Locks: pd->lock (LOCK_RANK_POLLDESC) guards closing and the deadlines;
 // the deadline timers' function takes it. Changing a timer (timer_modify,
@@ -92,10 +111,12 @@ static struct {
     netpoll_fn poll[NETPOLL_MAX_POLLERS];
     uint32_t npollers;
     // atomic, any core
-    uint32_t work;              // the stack has work nobody has taken (step 1)
+    uint32_t work;              // work nobody has taken (step 1)
+    struct g *irqready;         // Gs handed by interrupts, newest first (step 1)
     uint32_t seen_at_look;      // work was pending at sysmon's previous look
     uint64_t lastpoll;          // TSC of the last poll's start
-    uint32_t waiters;           // Gs parked on descriptors (Go's netpollWaiters)
+    uint32_t waiters;           // Gs parked on the netpoller (Go's netpollWaiters)
+    uint64_t sysmon_polls;      // sysmon's polls that injected Gs (tests read it)
 } np;
 
 // ---- poll descriptors -------------------------------------------------------
@@ -168,13 +189,11 @@ static bool block_commit(struct g *gp, void *arg)
     uintptr_t *gpp = arg, want = PD_WAIT;
     // Counted before the G is visible, so a readier's decrement cannot
     // come first (undone below if the park is called off).
-    __atomic_fetch_add(&sched.nexternal, 1, __ATOMIC_RELAXED);     // relaxed: as irqwait_park's (checkdead runs under sched.lock after this M's P is given back)
-    __atomic_fetch_add(&np.waiters, 1, __ATOMIC_RELAXED);          // a count for netpoll_waiters only
+    netpoll_waiter_add();
     if (__atomic_compare_exchange_n(gpp, &want, (uintptr_t)gp, false, __ATOMIC_RELEASE,   // pairs with netpollunblock's acquire load
                                     __ATOMIC_RELAXED))             // lost: readiness, a deadline or close came first
         return true;
-    __atomic_fetch_sub(&sched.nexternal, 1, __ATOMIC_RELAXED);     // relaxed: never published
-    __atomic_fetch_sub(&np.waiters, 1, __ATOMIC_RELAXED);          // a count for netpoll_waiters only
+    netpoll_waiter_cancel();
     return false;
 }
 
@@ -248,11 +267,12 @@ static struct g *list_pop(struct netpoll_list *l)
 
 // gp, taken from a descriptor, is runnable now. A goroutine or g0 with a
 // P. Uncounted after it is queued (see the essay).
+static void uncount(uint32_t n);
+
 static void ready_one(struct g *gp, bool next)
 {
     goready(gp, next);
-    __atomic_fetch_sub(&np.waiters, 1, __ATOMIC_RELAXED);           // a count for netpoll_waiters only
-    __atomic_fetch_sub(&sched.nexternal, 1, __ATOMIC_RELEASE);      // after the G is queued: pairs with checkdead's acquire
+    uncount(1);
 }
 
 int netpoll_wait(struct polldesc *pd, int mode)
@@ -423,35 +443,90 @@ void netpoll_register(netpoll_fn poll)
 
 void netpoll_wake(void)
 {
-    __atomic_store_n(&np.work, 1, __ATOMIC_SEQ_CST);               // step 1: before wakep's fence and reads
+    __atomic_store_n(&np.work, 1, __ATOMIC_SEQ_CST);               // step 1: after the hand-over, before wakep's fence and reads
     wakep();
 }
 
 bool netpoll_pending(void)
 {
-    return __atomic_load_n(&np.work, __ATOMIC_SEQ_CST);             // after the caller's nmspinning decrement: step 3's re-check
+    return __atomic_load_n(&np.work, __ATOMIC_SEQ_CST);             // after the caller's pidleput and nmspinning decrement: step 4's re-check
 }
 
-// Step 3 and 4: takes the pending work (one poller per posting) and polls.
+void netpoll_waiter_add(void)
+{
+    // Relaxed: the M reaches checkdead only after giving its P back under
+    // sched.lock, which publishes the increment.
+    __atomic_fetch_add(&sched.nexternal, 1, __ATOMIC_RELAXED);     // relaxed: see above
+    __atomic_fetch_add(&np.waiters, 1, __ATOMIC_RELAXED);          // a count for netpoll_waiters only
+}
+
+void netpoll_waiter_cancel(void)
+{
+    __atomic_fetch_sub(&sched.nexternal, 1, __ATOMIC_RELAXED);     // relaxed: never published
+    __atomic_fetch_sub(&np.waiters, 1, __ATOMIC_RELAXED);          // a count for netpoll_waiters only
+}
+
+void netpoll_ready_irq(struct g *gp)
+{
+    ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
+    struct g *head = __atomic_load_n(&np.irqready, __ATOMIC_RELAXED);     // a first guess; the CAS checks it
+    do
+        gp->schedlink = head;
+    while (!__atomic_compare_exchange_n(&np.irqready, &head, gp, true, __ATOMIC_RELEASE,   // publishes schedlink: pairs with take_irqready's acquire
+                                        __ATOMIC_RELAXED));                                 // lost: head reloaded, push again
+}
+
+// Step 3: the Gs interrupts handed over, appended to l oldest first.
+static void take_irqready(struct netpoll_list *l)
+{
+    if (!__atomic_load_n(&np.irqready, __ATOMIC_RELAXED))          // a hint; the exchange decides
+        return;
+    struct g *gp = __atomic_exchange_n(&np.irqready, 0, __ATOMIC_ACQUIRE);   // pairs with netpoll_ready_irq's release CAS
+    struct netpoll_list fifo = { .tail = gp };
+    while (gp) {                    // newest first -> oldest first
+        struct g *next = gp->schedlink;
+        gp->schedlink = fifo.head;
+        fifo.head = gp;
+        fifo.n++;
+        gp = next;
+    }
+    netpoll_list_move(l, &fifo);
+}
+
+// Step 3: takes the pending work (one poller per posting) and polls.
 static bool poll_now(struct netpoll_list *l)
 {
-    uint32_t n = __atomic_load_n(&np.npollers, __ATOMIC_ACQUIRE);  // pairs with netpoll_register's release
-    if (!n || !__atomic_load_n(&np.work, __ATOMIC_RELAXED) ||      // a hint; the exchange decides
+    if (!__atomic_load_n(&np.work, __ATOMIC_RELAXED) ||            // a hint; the exchange decides
         !__atomic_exchange_n(&np.work, 0, __ATOMIC_ACQUIRE))       // pairs with netpoll_wake's seq-cst store
         return false;
     __atomic_store_n(&np.lastpoll, arch_cycles(), __ATOMIC_RELAXED);   // sysmon's 10 ms rule only
+    take_irqready(l);
+    uint32_t n = __atomic_load_n(&np.npollers, __ATOMIC_ACQUIRE);  // pairs with netpoll_register's release
     for (uint32_t i = 0; i < n; i++)
         np.poll[i](l);
     return l->head != 0;
 }
 
-// The Gs of l, as runnable, marked so (each G_WAITING, taken from its
-// descriptor by this M).
-static void make_runnable(struct g *gp)
+// The Gs of l marked runnable (each G_WAITING, taken from its descriptor
+// or np.irqready by this M); returns its head, linked by schedlink as
+// injectglist takes it, and empties l.
+static struct g *make_runnable(struct netpoll_list *l)
 {
-    ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
-    trace_g(TR_GO_UNPARK, gp);
-    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the queue's release
+    for (struct g *gp = l->head; gp; gp = gp->schedlink) {
+        ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
+        trace_g(TR_GO_UNPARK, gp);
+        __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the queue's release
+    }
+    struct g *head = l->head;
+    *l = (struct netpoll_list){ 0 };
+    return head;
+}
+
+// n Gs a poll took are queued (the one a poller runs is in its hand).
+static void uncount(uint32_t n)
+{
+    __atomic_fetch_sub(&np.waiters, n, __ATOMIC_RELAXED);           // a count for netpoll_waiters only
+    __atomic_fetch_sub(&sched.nexternal, n, __ATOMIC_RELEASE);      // after they are queued: pairs with checkdead's acquire
 }
 
 struct g *netpoll_find(struct p *pp)
@@ -459,38 +534,26 @@ struct g *netpoll_find(struct p *pp)
     struct netpoll_list l = { 0 };
     if (!poll_now(&l))
         return 0;
-    struct g *first = list_pop(&l), *gp;
-    make_runnable(first);
-    uint32_t n = 1;
-    while ((gp = list_pop(&l))) {
-        make_runnable(gp);
-        runqput(pp, gp, false);
-        n++;
-    }
-    if (n > 1)
-        wakep();            // more than this M can run at once
-    __atomic_fetch_sub(&np.waiters, n, __ATOMIC_RELAXED);           // a count for netpoll_waiters only
-    __atomic_fetch_sub(&sched.nexternal, n, __ATOMIC_RELEASE);      // after they are queued (the first is in hand): pairs with checkdead's acquire
+    uint32_t n = l.n;
+    struct g *first = make_runnable(&l);
+    struct g *rest = first->schedlink;
+    first->schedlink = 0;
+    if (rest)
+        injectglist(rest, pp);
+    uncount(n);
     return first;
 }
 
-// Go's injectglist without a P (sysmon): each G to the global queue, then
-// as many idle Ps started as there are Gs.
-static void inject(struct netpoll_list *l)
+bool netpoll_inject(struct p *pp)
 {
-    uint32_t n = 0;
-    struct g *gp;
-    spin_lock(&sched.lock);
-    while ((gp = list_pop(l))) {
-        make_runnable(gp);
-        globrunqput(gp);
-        n++;
-    }
-    spin_unlock(&sched.lock);
-    __atomic_fetch_sub(&np.waiters, n, __ATOMIC_RELAXED);           // a count for netpoll_waiters only
-    __atomic_fetch_sub(&sched.nexternal, n, __ATOMIC_RELEASE);      // after they are queued: pairs with checkdead's acquire
-    for (uint32_t i = 0; i < n && __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED); i++)   // a hint: wakep decides
-        wakep();
+    ASSERT(pp && getm()->p == pp);
+    struct netpoll_list l = { 0 };
+    if (!poll_now(&l))
+        return false;
+    uint32_t n = l.n;
+    injectglist(make_runnable(&l), pp);
+    uncount(n);
+    return true;
 }
 
 bool netpoll_sysmon(uint64_t now)
@@ -505,6 +568,14 @@ bool netpoll_sysmon(uint64_t now)
     struct netpoll_list l = { 0 };
     if (!poll_now(&l))
         return false;
-    inject(&l);
+    uint32_t n = l.n;
+    injectglist(make_runnable(&l), 0);
+    uncount(n);
+    __atomic_fetch_add(&np.sysmon_polls, 1, __ATOMIC_RELAXED);     // a count tests read
     return true;
+}
+
+uint64_t netpoll_sysmon_polls(void)
+{
+    return __atomic_load_n(&np.sysmon_polls, __ATOMIC_RELAXED);    // a snapshot
 }

@@ -112,20 +112,43 @@ void netpoll_list_move(struct netpoll_list *dst, struct netpoll_list *src);
 // (injectglist). Empties the list.
 void netpoll_ready_list(struct netpoll_list *l, bool next);
 
-// ---- the scheduler's side (kernel/proc.c, kernel/sysmon.c) ---------------
+// ---- device interrupts (kernel/irqwait.c) ---------------------------------
+//
+// A G waiting for a device vector (irq_wait) is the netpoller's too: its
+// interrupt hands it here and the poll makes it runnable, as it does a G
+// on a descriptor, so interrupts ready goroutines one way only.
+
+// g0, committing the park of a G that only an interrupt will hand here:
+// counted as a waiter (Go's netpollWaiters, and sched.nexternal) before
+// its record is visible to the handler, so the poll's uncount never comes
+// first. netpoll_waiter_cancel undoes it when the park is called off.
+void netpoll_waiter_add(void);
+void netpoll_waiter_cancel(void);
+// Interrupt context (or any): gp, G_WAITING and counted, is ready. It
+// joins the next poll's results, oldest handed first and ahead of the
+// stack's; the caller then calls netpoll_wake once for the lot.
+void netpoll_ready_irq(struct g *gp);
+
+// ---- the scheduler's side (kernel/proc.c, kernel/preempt.c, sysmon.c) -------
 
 struct p;
-// Any core: the stack has work no one has taken (a hint).
+// Any core: interrupts or the stack left work no one has taken (a hint).
 bool netpoll_pending(void);
-// find_runnable, holding pp, after the global queue: polls without
-// waiting; returns a G to run (the rest queued on pp), or NULL.
+// find_runnable, holding pp: polls without waiting; returns a G to run
+// (the rest injected: onto idle Ps, then pp's queue), or NULL.
 struct g *netpoll_find(struct p *pp);
+// The owner of pp, on g0 (a time slice that ended): polls and injects
+// every G it finds, as netpoll_find does the rest. Returns whether it did.
+bool netpoll_inject(struct p *pp);
 // sysmon's look (core 0's timer interrupt): polls when work has waited
 // through a whole look, or nobody has polled for 10 ms, and injects
 // what it finds (onto idle Ps, waking them; the rest to the global queue).
 // Returns whether it readied anything.
 bool netpoll_sysmon(uint64_t now);
-// Gs parked on poll descriptors (Go's netpollWaiters), a snapshot.
+// Gs parked on the netpoller, on descriptors and device vectors (Go's
+// netpollWaiters), a snapshot.
 uint32_t netpoll_waiters(void);
+// Times sysmon's look polled and injected Gs itself (tests read it).
+uint64_t netpoll_sysmon_polls(void);
 
 #endif

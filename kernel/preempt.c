@@ -31,17 +31,21 @@
 #include "kernel/profile.h"
 #include "lib/panic.h"
 #include "kernel/timer.h"
+#include "kernel/netpoll.h"
 
 uint64_t quantum_cycles;
 uint64_t timer_fast_period_cycles;
 
 // Work waiting for pp's time slice to end: Gs in its own queue, in the
-// global queue, or readied from outside (an interrupt) and not yet taken.
-// Hints, as Go's.
+// global queue, or the netpoller's work nobody has polled (Gs readied by
+// interrupts wait there). Hints. Go's retake preempts a G past its slice
+// whatever waits, and its sysmon moves the netpoller's Gs to the global
+// queue first; here a G alone is left to run, so pending network work
+// must count, or a G readied by a packet waits for sysmon's poll.
 bool others_runnable(struct p *pp)
 {
     return !runqempty(&pp->runq) || __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) ||   // a hint, as Go's
-           outside_pending();
+           netpoll_pending();
 }
 
 static uint64_t min_nz(uint64_t a, uint64_t b)
@@ -354,12 +358,11 @@ static void preempt_m(void *arg)
     __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the queue's release (lock or tail store)
     if (reason & PREEMPT_QUANTUM) {
         pp->stats.preemptions_quantum++;
-        // The Gs readied from outside go ahead of the preempted G: they
-        // may be what ended its slice (others_runnable), and behind it on
-        // the global queue they would wait for the next look there.
-        struct g *outside = poll_outside(now);
-        if (outside)
-            injectglist(outside, pp);
+        // The netpoller's Gs go ahead of the preempted G: their pending
+        // work may be what ended its slice (others_runnable), and behind
+        // it on the global queue they would wait for the next look there.
+        if (netpoll_pending())
+            netpoll_inject(pp);
         spin_lock(&sched.lock);
         globrunqput(gp);
         spin_unlock(&sched.lock);

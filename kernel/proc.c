@@ -22,15 +22,14 @@
 //     looks there first (P.globcheck counts slices down and stays due below
 //     0 until the look; a runnext hand-off continues its slice, as in Go),
 //     so it cannot starve behind busy local queues.
-//   - sched.irqready: Gs readied outside any P (interrupt handlers), taken
-//     whole by an M that looks (poll_outside, in readiness order) and
-//     spread as Go's injectglist does: to idle Ps, each with an M woken,
-//     the rest to the taker's queue. A time slice ends for them as for
-//     queued Gs, and sysmon takes them when no M has looked for 10 ms.
+//   - the network poller (kernel/netpoll.c): Gs parked on a socket or a
+//     device vector, readied by interrupts, stay there until an M polls;
+//     a poll spreads them as Go's injectglist does: to idle Ps, each with
+//     an M woken, the rest to the poller's queue. A time slice ends for
+//     pending work as for queued Gs, and sysmon polls as Go's does.
 //
 // Finding work (find_runnable), in order: runnext, the local ring, the
-// global queue, the Gs readied from outside (interrupts: poll_outside),
-// then stealing: up to STEAL_ROUNDS (4) rounds over all Ps in
+// global queue, the netpoller (netpoll_find), then stealing: up to STEAL_ROUNDS (4) rounds over all Ps in
 // a random order (kernel/steal_order.c, host-tested by tests/host/test_steal_order.c:
 // a random start and a random stride coprime with gomaxprocs),
 // taking half of a victim's ring; a victim's runnext only in the last
@@ -423,77 +422,6 @@ void injectglist(struct g *list, struct p *pp)
     }
 }
 
-// Gs readied from outside the scheduler, which an M must come and take:
-// Go's netpoller results. Today that is sched.irqready, the Gs interrupt
-// handlers readied (ready_from_irq); a netpoller's netpoll(0) joins
-// poll_outside and outside_pending. Who looks: find_runnable, after the
-// global queue (first, every 61st time slice); a time slice that ends
-// while some wait (preempt.c: others_runnable counts them, and the
-// preemption takes them before its G goes to the global queue); an M
-// about to idle (give_up_p); and sysmon, when no M has looked for
-// OUTSIDE_POLL_STALE_NS (Go's sched.lastpoll check, 10 ms). Taken Gs go
-// where Go's injectglist puts them: one to idle Ps each, the rest to the
-// taker's queue (or, for sysmon, the global queue).
-//
-// The list is a Treiber stack: handlers push with a CAS, a taker takes it
-// whole with one exchange (no ABA: nothing is popped singly) and reverses
-// it, so Gs run in the order they were readied (FIFO), not the last first.
-
-// Any core, any context: the TSC of an M's last look at the outside work,
-// kept to within a millisecond (a look stores it only when it is older:
-// the line is written by every M that looks). Relaxed: a time, nothing
-// hangs on it; sysmon's CAS decides between two takers.
-static void poll_noted(uint64_t now)
-{
-    uint64_t last = __atomic_load_n(&sched.lastpoll, __ATOMIC_RELAXED);   // relaxed: a time (above)
-    if (now > last && now - last > arch_ns_to_cycles(1000000))
-        __atomic_store_n(&sched.lastpoll, now, __ATOMIC_RELAXED);       // relaxed: a time (above)
-}
-
-bool outside_pending(void)
-{
-    return __atomic_load_n(&sched.irqready, __ATOMIC_RELAXED) != 0;     // a hint; the exchange decides
-}
-
-struct g *poll_outside(uint64_t now)
-{
-    poll_noted(now);
-    if (!outside_pending())
-        return 0;
-    struct g *list = __atomic_exchange_n(&sched.irqready, 0, __ATOMIC_ACQUIRE);   // pairs with ready_from_irq's release CAS
-    struct g *fifo = 0;
-    while (list) {                  // newest first -> oldest first
-        struct g *next = list->schedlink;
-        list->schedlink = fifo;
-        fifo = list;
-        list = next;
-    }
-    return fifo;
-}
-
-void ready_from_irq(struct g *gp)
-{
-    ASSERT(__atomic_load_n(&gp->status, __ATOMIC_ACQUIRE) == G_WAITING);   // pairs with park_m's release
-    trace_gp(TR_GO_UNPARK, gp, 0);
-    __atomic_store_n(&gp->status, G_RUNNABLE, __ATOMIC_RELAXED);      // published by the release CAS below
-    struct g *head = __atomic_load_n(&sched.irqready, __ATOMIC_RELAXED);  // a first guess; the CAS checks it
-    do
-        gp->schedlink = head;
-    while (!__atomic_compare_exchange_n(&sched.irqready, &head, gp, true, __ATOMIC_RELEASE,   // pairs with poll_outside's acquire
-                                        __ATOMIC_RELAXED));
-    wakep();                    // its fence orders the push before the npidle load (give_up_p)
-}
-
-// Owner of pp: the outside work, the oldest G returned to run now, the
-// rest injected (idle Ps first, then pp's queue).
-static struct g *take_outside(struct p *pp)
-{
-    struct g *gp = poll_outside(arch_cycles());
-    if (gp)
-        injectglist(gp->schedlink, pp);
-    return gp;
-}
-
 static bool any_local_work(void)
 {
     for (uint32_t i = 0; i < sched.gomaxprocs; i++)
@@ -510,12 +438,13 @@ static bool any_local_work(void)
 // looks at every local queue again: a G queued after the steal and before
 // the decrement saw a spinner and woke nobody (wakep's fence and this
 // decrement are the two halves of that handshake), so this look is the
-// G's only chance. Every idling M, spinning or not, looks at the outside
-// work again the same way (after its seq-cst pidleput): its pusher has no
-// P that would run it. Work found here gets a spinner, possibly this M.
-// Returns true with the P given up (the caller waits in stopm), false
-// with the P kept: *found is a G of the global queue to run, or NULL to
-// look again (a stop-the-world or a G readied by an interrupt).
+// G's only chance. Every idling M, spinning or not, looks at the
+// netpoller's pending work again the same way (after its seq-cst
+// pidleput): its poster has no P that would poll. Work found here gets a
+// spinner, possibly this M. Returns true with the P given up (the caller
+// waits in stopm), false with the P kept: *found is a G of the global
+// queue to run, or NULL to look again (a stop-the-world or work for the
+// netpoller).
 static bool give_up_p(struct m *mp, struct g **found)
 {
     struct p *pp = mp->p;
@@ -529,7 +458,7 @@ static bool give_up_p(struct m *mp, struct g **found)
         spin_unlock(&sched.lock);
         return false;
     }
-    if (outside_pending() || netpoll_pending()) {
+    if (netpoll_pending()) {
         spin_unlock(&sched.lock);
         return false;
     }
@@ -546,13 +475,11 @@ static bool give_up_p(struct m *mp, struct g **found)
         mp->spinning = false;
         __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);  // full barrier before the re-check; pairs with wakep's fence
     }
-    // Gs readied from outside after the look above: their pusher's wakep
+    // Netpoller work posted after the look above: its poster's wakep
     // read npidle before our pidleput, or it started an M. So every M
     // that idles looks again after its (seq-cst) pidleput, spinning or
     // not; only a spinner looks at the local queues again (step 3).
-    if ((was_spinning && any_local_work()) ||
-        __atomic_load_n(&sched.irqready, __ATOMIC_SEQ_CST) ||           // ordered after pidleput and the decrement
-        netpoll_pending()) {
+    if ((was_spinning && any_local_work()) || netpoll_pending()) {
         // Start a spinner for it, possibly this very M (then stopm
         // returns at once).
         __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // counted for startm's M, as wakep's CAS does
@@ -579,10 +506,10 @@ top:
     bool global_first = pp->globcheck <= 0;
     if (global_first)
         pp->globcheck = GLOBAL_CHECK_PERIOD;
-    // Every 61st time slice the Gs readied by interrupts and the global
-    // queue come before the local queue, so a P whose Gs keep yielding to
-    // each other cannot starve them.
-    if (global_first && (gp = take_outside(pp)))
+    // Every 61st time slice the netpoller and the global queue come before
+    // the local queue, so a P whose Gs keep yielding to each other cannot
+    // starve them.
+    if (global_first && netpoll_pending() && (gp = netpoll_find(pp)))
         return gp;
     if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {   // a hint: the lock decides
         spin_lock(&sched.lock);
@@ -600,10 +527,8 @@ top:
         if (gp)
             return gp;
     }
-    if ((gp = take_outside(pp)))
-        return gp;
-    // The network (kernel/netpoll.c, step 3): polled without waiting when
-    // it has work nobody took, before stealing.
+    // The netpoller (kernel/netpoll.c, step 4): polled without waiting
+    // when it has work nobody took, before stealing.
     if (netpoll_pending() && (gp = netpoll_find(pp)))
         return gp;
     // At most about half the busy Ps spin.

@@ -174,14 +174,11 @@ struct sched {
     // atomic, any core
     uint32_t nmspinning;            // Ms spinning for work
     uint64_t goidgen;
-    uint32_t nexternal;             // Gs that an interrupt will ready (irq_wait)
+    uint32_t nexternal;             // Gs the netpoller will ready (sockets, irq_wait)
     uint32_t nsyscall;              // Gs inside entersyscall
     bool started;                   // main G created; wakep active
     bool random_runnext;            // seed= given: one new G in four skips runnext
     uint64_t timer_watch;           // the timer deadline an idle M is armed for (atomic)
-    struct g *irqready;             // Gs readied by interrupt handlers: a lock-free stack,
-                                    // taken whole (poll_outside)
-    uint64_t lastpoll;              // TSC of an M's last look at it, to within 1 ms (Go's)
     uint64_t seed;
     uint32_t ncpu;                  // Ms (cores); read-only after sched_init
 };
@@ -340,21 +337,6 @@ void mstart(void) __attribute__((noreturn));
 // Go's injectglist; proc.c says more.
 void injectglist(struct g *list, struct p *pp);
 
-// Interrupt context (or anywhere): gp, G_WAITING, becomes runnable. It is
-// pushed on sched.irqready, which an M that looks takes whole (proc.c says
-// who looks), and an idle core is woken. The caller counts gp in
-// sched.nexternal while it waits and uncounts it after this returns
-// (checkdead reads nexternal first, then irqready).
-void ready_from_irq(struct g *gp);
-// The Gs readied outside the scheduler (Go's netpoll(0)): any context,
-// returns them oldest first, linked by schedlink, and notes the look in
-// sched.lastpoll. outside_pending is the cheap hint that there are some.
-// A netpoller's own list joins both.
-struct g *poll_outside(uint64_t now);
-bool outside_pending(void);
-// sysmon takes the outside work itself when no M has looked for this long
-// (Go's sysmon polls the network after 10 ms without a poll).
-#define OUTSIDE_POLL_STALE_NS 10000000
 
 // globrunq.c: the global run queue (sched.lock held)
 void globrunqput(struct g *gp);
@@ -421,7 +403,6 @@ void sysmon_wake(void);                         // pinned: something started run
 void sysmon_tick(uint64_t now);                 // core 0's timer interrupt
 uint64_t sysmon_deadline(void);                 // sysmon's next look (TSC), 0 when asleep
 extern uint64_t sysmon_irqoff_reports;          // debug builds: interrupts-off reports made (atomic)
-extern uint64_t sysmon_outside_takes;           // times sysmon took the outside work itself (atomic)
 extern uint64_t sysmon_timer_handons;           // times a retaken P's timers went to a running P (atomic)
 
 // procresize.c: from a G. stop_the_world returns with every other P

@@ -13,9 +13,11 @@
 //     timers, or, with no M free, sends its Gs to the global queue and its
 //     timers to a running P. A timer of a P in a call brings the next look
 //     forward to when it comes due. So no timer waits for a blocking call.
-//   - The Gs readied from outside (interrupts) are taken when no M has
-//     looked for 10 ms (Go's sched.lastpoll) and injected: to idle Ps,
-//     each with its M woken, the rest to the global queue.
+//   - The netpoller (kernel/netpoll.c, whose Gs interrupts ready) is
+//     polled when its work has waited through a whole look or nobody has
+//     polled for 10 ms (Go's sched.lastpoll), and what it readied is
+//     injected: to idle Ps, each with its M woken, the rest to the global
+//     queue. It goes first: retake may preempt for what it queued.
 //   - A timer overdue by a millisecond while a P is idle starts an M, or,
 //     with none idle, the idle Ps' due timers go to a running P; dead Gs'
 //     stacks are marked for trimming about once a second; schedtrace
@@ -37,7 +39,6 @@ static uint64_t delay;
 static uint64_t next_trace;
 static uint64_t boot_tsc;
 // What sysmon did, for tests (atomic: sysmon writes, any core reads)
-uint64_t sysmon_outside_takes;      // times it took the outside work itself
 uint64_t sysmon_timer_handons;      // times a retaken P's timers went to a running P
 
 #define SYSMON_MIN_NS 20000         // one look: a call's grace, and the shortest delay
@@ -253,24 +254,6 @@ static bool timers_backstop(uint64_t now, uint64_t *recheck)
     return nkick != 0;
 }
 
-// The outside work (Gs readied by interrupts) when no M has looked for
-// OUTSIDE_POLL_STALE_NS: taken and injected from outside any P. The CAS on
-// lastpoll keeps sysmon from taking it twice in one window, as Go's.
-static bool poll_if_stale(uint64_t now)
-{
-    uint64_t last = __atomic_load_n(&sched.lastpoll, __ATOMIC_RELAXED);   // relaxed: a time, as poll_noted's
-    if (!outside_pending() || now < last || now - last < arch_ns_to_cycles(OUTSIDE_POLL_STALE_NS) ||
-        !__atomic_compare_exchange_n(&sched.lastpoll, &last, now, false, __ATOMIC_RELAXED,   // relaxed: a time
-                                     __ATOMIC_RELAXED))
-        return false;
-    struct g *list = poll_outside(now);
-    if (!list)
-        return false;
-    __atomic_fetch_add(&sysmon_outside_takes, 1, __ATOMIC_RELAXED);    // a count tests read
-    injectglist(list, 0);
-    return true;
-}
-
 // Go's format: SCHED 1004ms: gomaxprocs=4 idleprocs=1 threads=4
 // spinningthreads=0 idlethreads=1 runqueue=0 [3 0 1 0]
 static void schedtrace(uint64_t now)
@@ -340,7 +323,6 @@ void sysmon_tick(uint64_t now)
     bool acted = netpoll_sysmon(now);       // the network's Gs first: retake may preempt for them
     uint64_t recheck;
     acted |= retake(now, &recheck) != 0;
-    acted |= poll_if_stale(now);
     arch_clock_refine(now, false);      // the TSC's rate over a ten times longer window, when due
 #ifdef GORO_DEBUG
     irqoff_check(now);

@@ -641,7 +641,7 @@ CONFIGS = [
     # instructions and stops with its vCPU, so "within two time slices" is
     # asserted (clock=exact), not only printed. xAPIC, as the runs above.
     *[ktest(f"sysmon-icount-smp{n}", f"sysmon's bounds in guest time, -icount, {n} vCPU(s), xAPIC", cores=n,
-            apic="xapic", cmdline="app=ktest clock=exact filter=irqwait_readied_g_runs,preempt_sleep_beside,go_TestPreemptionAfterSyscall",
+            apic="xapic", cmdline="app=ktest clock=exact filter=irqwait_readied_g_runs,netpoll_packet_reaches,preempt_sleep_beside,go_TestPreemptionAfterSyscall",
             qemu_extra=["-icount", "shift=0,sleep=off"],
             expect=[r"^ktest: guest time .*asserted: the clock counts instructions"], timeout=120)
       for n in (1, 2, 4, 8)],

@@ -5,6 +5,7 @@
 #include "kernel/ktest.h"
 #include "kernel/sched.h"
 #include "kernel/irqwait.h"
+#include "kernel/netpoll.h"
 #include "drivers/ioapic.h"
 #include "arch/pit.h"
 
@@ -14,9 +15,9 @@
 #define STALL KT_STALL_NS
 
 // Waiting loops sleep rather than yield: a G that only yields stays on its
-// P's local queue, and a P with local work does not look at the Gs that
-// interrupts readied (sched.irqready), so a yielding main G would starve
-// the very waiter it waits for on one core.
+// P's local queue, and a P with local work does not poll the netpoller,
+// which holds the Gs that interrupts readied, so a yielding main G would
+// starve the very waiter it waits for on one core.
 static void nap(void) { sleep_ns(20000); }
 
 // Yields until *p >= v or timeout_ns pass; false on timeout.
@@ -305,14 +306,13 @@ KTEST(irqwait_device_irq_no_deadlock)
 
 // ---- a G readied by an interrupt runs while every P runs a call-free loop ----
 //
-// ready_from_irq pushed the G on sched.irqready and called wakep, which
-// does nothing when no P is idle. Only find_runnable looked at irqready,
-// the time slice check counted the local and global queues only, and
-// sysmon never looked: a G alone on its P was never preempted for the
-// readied G, which ran only when the loops stopped (3016 ms later, 2
-// vCPUs; the console reader is such a G). Now a time slice ends for Gs
-// readied from outside as for queued ones, and the preemption takes them
-// ahead of its G. Here every P runs a call-free loop; one of them sends
+// The interrupt hands the G to the netpoller and calls wakep, which does
+// nothing when no P is idle. A G alone on its P is preempted for it only
+// because the time slice check counts the netpoller's pending work
+// (others_runnable); the preemption polls and runs the readied G ahead of
+// its own. Without that it ran only when the loops stopped (3016 ms
+// later, 2 vCPUs; the console reader is such a G). Here every P runs a
+// call-free loop; one of them sends
 // the interrupt once all of them run and nothing else waits, and every
 // loop goes on until the readied G has run. How long it waited, in time
 // slices, is printed, and asserted (at most two) where guest time is
@@ -406,8 +406,8 @@ KTEST(irqwait_readied_g_runs_while_every_p_spins)
 
 // ---- Gs readied by interrupts run in the order they were readied ---------
 //
-// sched.irqready was a LIFO stack taken as it stood: the G readied last
-// ran first. It is taken whole and reversed now. On one P, while the only
+// The netpoller's list of Gs handed by interrupts is a stack, taken whole
+// and reversed: taken as it stood, the G readied last ran first. On one P, while the only
 // running G is pinned, three waiters on three vectors are readied one
 // after the other; then that G parks, and they must run in that order.
 
@@ -430,7 +430,7 @@ static void order_waiter(void *arg)
 static bool order_round(uint32_t target, bool *ok)
 {
     order_next = 0;
-    uint64_t takes = kt_load(&sysmon_outside_takes);
+    uint64_t takes = netpoll_sysmon_polls();
     for (uint64_t i = 0; i < ORDER_N; i++) {
         irq_take_pending(order_vec[i]);
         go(order_waiter, (void *)(uintptr_t)i);
@@ -449,7 +449,7 @@ static bool order_round(uint32_t target, bool *ok)
     preempt_enable();
     for (int i = 0; i < ORDER_N; i++)
         chan_recv(order_done, 0);
-    return kt_load(&sysmon_outside_takes) == takes;
+    return netpoll_sysmon_polls() == takes;
 }
 
 KTEST(irqwait_readied_gs_run_in_readiness_order)
@@ -476,9 +476,10 @@ KTEST(irqwait_readied_gs_run_in_readiness_order)
 //
 // With every P's G pinned, no M schedules, so none looks at the Gs
 // interrupts readied. Go's sysmon polls the network when nobody has for
-// 10 ms and injects what it finds; here it takes sched.irqready the same
-// way: the readied G must reach the global queue (no P is idle) while the
-// only P stays pinned. Before, nothing took it until the pin ended.
+// 10 ms and injects what it finds; so does goro's, whose poll takes the Gs
+// interrupts readied: the readied G must reach the global queue (no P is
+// idle) while the only P stays pinned. Before, nothing took it until the
+// pin ended.
 
 KTEST(irqwait_sysmon_takes_readied_gs_when_no_m_looks)
 {
@@ -489,17 +490,16 @@ KTEST(irqwait_sysmon_takes_readied_gs_when_no_m_looks)
     go(waiter, 0);
     bool parked = wait_waiters(IRQ_VEC_TEST, 1);
     preempt_disable();
-    uint64_t before = irq_count(IRQ_VEC_TEST);
+    uint64_t before = irq_count(IRQ_VEC_TEST), polls = netpoll_sysmon_polls();
     arch_send_ipi(other_core(), IRQ_VEC_TEST);
     uint64_t t0 = nanotime(), end = t0 + STALL;
     while (irq_count(IRQ_VEC_TEST) == before && nanotime() < end)
         cpu_relax();
     uint64_t t1 = nanotime();
-    // The G leaves irqready for the global queue: sysmon's injection
-    while ((__atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE) || !SNAPSHOT(sched.runq_size)) &&
-           nanotime() < end)
+    // The G leaves the netpoller for the global queue: sysmon's injection
+    while ((netpoll_sysmon_polls() == polls || !SNAPSHOT(sched.runq_size)) && nanotime() < end)
         cpu_relax();
-    bool taken = !__atomic_load_n(&sched.irqready, __ATOMIC_ACQUIRE) && SNAPSHOT(sched.runq_size);
+    bool taken = netpoll_sysmon_polls() != polls && SNAPSHOT(sched.runq_size);
     uint64_t t2 = nanotime();
     preempt_enable();
     bool woke = wait_until(&woke_done, 1, STALL);
