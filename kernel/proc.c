@@ -134,8 +134,9 @@ __attribute__((noinline, cold)) void runqputslow(struct p *pp, struct g *gp)
 
 // The quantum check starts over on an M that takes a P: the slice count
 // it saw last may be the P's count from long ago, with the time it saw it.
-// A P that runs wakes sysmon, which sleeps only while every P is idle (an
-// idle M taking a P for a due timer wakes nobody else that would).
+// sysmon sleeps only while every P is idle, so whoever takes a P off the
+// idle list wakes it (sysmon_wake), not every acquirep: most P hand-overs
+// come from startm, which has woken it already.
 void acquirep(struct m *mp, struct p *pp)
 {
     ASSERT(mp->p == 0);
@@ -145,7 +146,6 @@ void acquirep(struct m *mp, struct p *pp)
     pp->status = P_RUNNING;
     mp->tick_seen = pp->schedtick;
     mp->tick_when = arch_cycles();
-    sysmon_wake();
 }
 
 // Hands pp (or, with pp NULL, any idle P) to an idle M and wakes its core.
@@ -246,6 +246,7 @@ static bool take_p_for_timers(struct m *mp)
     if (!pp)
         return false;
     acquirep(mp, pp);
+    sysmon_wake();              // the P left the idle list: nobody else woke it
     mp->spinning = true;
     __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);     // a spinner, as startm's; undone in step 2 or 3
     return true;

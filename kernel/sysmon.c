@@ -25,7 +25,11 @@
 // Looks come every 20 us while there is something to do, backing off by
 // doubling to 10 ms when there is not, as Go's sysmon does; with every P
 // idle and no schedtrace, sysmon sleeps and core 0 arms nothing for it.
-// startm (and entersyscall) wake it.
+// Whoever starts a P running while it may sleep wakes it (sysmon_wake),
+// as Go's sched.sysmonwait: startm, injectglist, an idle M taking a P for
+// its timers, entersyscall, exitsyscall taking an idle P. Going to sleep
+// and a waker are a Dekker pair (sysmon_tick, sysmon_wake): one of them
+// sees the other, so sysmon never sleeps while a P runs.
 #include "kernel/sched.h"
 #include "kernel/chan.h"
 #include "kernel/cmdline.h"
@@ -56,12 +60,17 @@ uint64_t sysmon_deadline(void)
 }
 
 // Any core, pinned (a G between acquirem and releasem, or g0): something
-// started running; make sure sysmon looks soon.
+// started running; make sure sysmon looks soon. Awake, it costs a load:
+// only the waker whose CAS ends the sleep interrupts core 0 (Go wakes
+// sysmon only when sched.sysmonwait says it sleeps).
 void sysmon_wake(void)
 {
-    if (__atomic_load_n(&next_look, __ATOMIC_RELAXED) != 0)    // a deadline only: no data hangs on it
+    uint64_t asleep = 0, look = arch_cycles() + arch_ns_to_cycles(SYSMON_MIN_NS);
+    if (__atomic_load_n(&next_look, __ATOMIC_SEQ_CST) != 0)       // after the caller's npidle or nsyscall change (a locked RMW): pairs with sysmon_tick's sleep
         return;
-    __atomic_store_n(&next_look, arch_cycles() + arch_ns_to_cycles(SYSMON_MIN_NS), __ATOMIC_RELAXED);   // racing sysmon_tick only moves a deadline
+    // relaxed: a deadline only; lost: another waker (or sysmon) set it
+    if (!__atomic_compare_exchange_n(&next_look, &asleep, look, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return;
     if (cpu_index() != 0) {
         arch_send_ipi(0, VEC_TIMER);        // core 0 re-arms in its handler, or idle, in stopm before it halts again
         return;
@@ -349,7 +358,17 @@ void sysmon_tick(uint64_t now)
         next = next_trace;
     if (recheck && recheck < next)
         next = recheck > now + min ? recheck : now + min;   // a P in a call: its timer, or its grace
-    __atomic_store_n(&next_look, busy || kparams.schedtrace_ns ? next : 0, __ATOMIC_RELAXED);   // a deadline only
+    if (busy || kparams.schedtrace_ns) {
+        __atomic_store_n(&next_look, next, __ATOMIC_RELAXED);      // a deadline only
+        return;
+    }
+    // Asleep, then a second look at what keeps it awake: a waker that
+    // took a P after the look above saw next_look still set and woke
+    // nobody, so the re-check is its only chance.
+    __atomic_store_n(&next_look, 0, __ATOMIC_SEQ_CST);             // then npidle's load: pairs with sysmon_wake's seq-cst load
+    if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) < sched.gomaxprocs ||   // pairs with pidleget's change under sched.lock
+        __atomic_load_n(&sched.nsyscall, __ATOMIC_SEQ_CST))                     // pairs with entersyscall's RMW
+        sysmon_wake();
 }
 
 void sysmon_init(void)
@@ -460,6 +479,7 @@ static void exitsyscall0(struct g *gp)
     if (pp && !others_runnable(pp)) {
         spin_unlock(&sched.lock);
         acquirep(mp, pp);
+        sysmon_wake();              // the P left the idle list
         core_rearm(mp, arch_cycles());      // the quantum check of the new P
         execute(mp, gp, true);
     }
@@ -474,6 +494,7 @@ static void exitsyscall0(struct g *gp)
     }
     spin_unlock(&sched.lock);
     acquirep(mp, pp);
+    sysmon_wake();                  // the P left the idle list
     core_rearm(mp, arch_cycles());
     schedule();
 }
