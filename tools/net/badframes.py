@@ -14,11 +14,12 @@ hand (Ethernet, ARP, IPv4, ICMP, UDP, TCP, and a small TCP client), so it
 can send what no kernel sends. The link is QEMU's dgram netdev (each frame
 one UDP datagram between QEMU's port and this tool's on 127.0.0.1, no
 root), or with --tap a tap device in a network namespace this tool makes
-(tools/net/netns.py, named "net2bad<pid>", removed at the end), QEMU and
-a packet socket inside it; without root --tap prints "SKIP ...: needs
-root". Over the tap, the namespace's own kernel (198.18.0.1 there) also
-pings the guest and opens a connection after the rounds; this tool's
-hand-built host is then 198.18.0.9.
+(tools/net/netns.py, named "net2bad<pid>" or --ns-prefix's, removed at
+the end), QEMU and a packet socket inside it; without root --tap prints
+"SKIP ...: needs root". Over the tap, the namespace's own kernel
+(198.18.0.1 there) also pings the guest (every one of 3 answered) and
+opens a connection after the rounds; this tool's hand-built host is then
+198.18.0.9.
 
 First, eight connections' initial sequence numbers must not count up
 (RFC 6528: lwIP's own would). Then rounds, each bounded in count, then the same checks after every one (the
@@ -64,6 +65,7 @@ REPLY_TIMEOUT = 10          # seconds an answer may take
 FLOOD_RECOVERY_S = 120      # seconds a connection may take to open after the flood
 ECHO_PORT = 7
 GUEST_IP = "198.18.0.2"
+PINGS = 3                   # the namespace's pings over the tap: each must be answered
 TOOL_MAC = bytes.fromhex("020000ba0001")        # locally administered
 BCAST = b"\xff" * 6
 ETH_IP, ETH_ARP = 0x0800, 0x0806
@@ -658,7 +660,7 @@ def setns(fd):
 
 def tap_model(opts, nic, group):
     netns = os.path.join(ROOT, "tools", "net", "netns.py")
-    name = f"net2bad{os.getpid() % 100000}"
+    name = f"{opts.ns_prefix}{os.getpid() % 100000}"
     smp = int(str(opts.smp).split(",")[0])
     out = subprocess.run([sys.executable, netns, "create", name, "--queues", str(smp)],
                          capture_output=True, text=True)
@@ -701,11 +703,16 @@ def tap_model(opts, nic, group):
         try:
             guest.wait_for(r"^netecho: tcp and udp echo on port 7", BOOT_TIMEOUT)
             counts = run_rounds(link, guest, opts)
-            # The namespace's own kernel: a ping and a real connection.
-            ping_ok = subprocess.run(["ip", "netns", "exec", name] + ping_argv() + ["-c", "3", "-W", "5", GUEST_IP],
-                                     capture_output=True, text=True)
-            if ping_ok.returncode:
-                raise Failed(f"ping from the namespace: {(ping_ok.stdout + ping_ok.stderr).strip()[-200:]}")
+            # The namespace's own kernel: a ping, every echo answered (a
+            # tap loses nothing), and a real connection.
+            ping_ok = subprocess.run(["ip", "netns", "exec", name] + ping_argv() +
+                                     ["-c", str(PINGS), "-W", "5", GUEST_IP], capture_output=True, text=True)
+            m = re.search(r"(\d+) (?:packets )?received", ping_ok.stdout)
+            replies = int(m.group(1)) if m else 0
+            if ping_ok.returncode or replies != PINGS:
+                raise Failed(f"ping from the namespace: {replies} of {PINGS} replies: "
+                             f"{(ping_ok.stdout + ping_ok.stderr).strip()[-200:]}")
+            counts = dict(counts, ping_replies=f"{replies} of {PINGS}")
             probe = ("import socket; s=socket.create_connection(('%s', 7), timeout=30); s.sendall(b'tap ok');"
                      "import sys; sys.exit(0 if s.recv(16) == b'tap ok' else 1)" % GUEST_IP)
             if subprocess.run(["ip", "netns", "exec", name, sys.executable, "-c", probe]).returncode:
@@ -729,6 +736,7 @@ def main():
     ap.add_argument("--mutate", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--tap", action="store_true")
+    ap.add_argument("--ns-prefix", default="net2bad", help="the namespace's and tap's name, before the pid")
     ap.add_argument("-v", "--verbose", action="store_true", help="each round's wall-clock time, on stderr")
     opts = ap.parse_args()
     random.seed(opts.seed)
@@ -745,8 +753,10 @@ def main():
             print(f"FAIL {name}: {e}", flush=True)
             failed += 1
             continue
+        replies = counts.pop("ping_replies", None)
         print(f"PASS {name}: still answering after " +
-              ", ".join(f"{k} {v}" for k, v in counts.items()) + " frames", flush=True)
+              ", ".join(f"{k} {v}" for k, v in counts.items()) + " frames" +
+              (f"; the namespace's ping: {replies} replies" if replies else ""), flush=True)
     return 1 if failed else 0
 
 
