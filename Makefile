@@ -713,6 +713,18 @@ $(BUILD)/host/test_netecho: tools/net/echo_check.py
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_netecho
 
+# The echo matrix (tools/net/echo_check.py): app=netecho on each NIC model
+# at 1, 2, 4 and 8 vCPUs, on the -kernel and the UEFI boot: 100 MiB echoed
+# on one connection, then 1000 connections at once, every byte compared;
+# the table (bytes, connections, QEMU CPU seconds) in BUILD/net-matrix.md.
+# 24 guests, two at a time at low priority: run it on purpose, not in CI.
+NET_MATRIX_ARGS ?= --jobs 2
+.PHONY: test-net-matrix
+test-net-matrix: deps-for-test
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) all efi
+	nice -n 5 $(PYTHON) tools/net/echo_check.py --elf $(BUILD)/goro.elf --boot kernel,efi \
+	    --smp 1,2,4,8 --mib 100 --conns 1000 --no-static --table $(BUILD)/net-matrix.md $(NET_MATRIX_ARGS)
+
 # Malformed frames at app=netecho (tools/net/badframes.py): over QEMU's
 # dgram backend from 127.0.0.1 with virtio-net and e1000e; then, as root
 # only (SKIP otherwise), over a tap in a namespace of its own, with a ping

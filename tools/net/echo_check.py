@@ -7,11 +7,13 @@ connects from the host, sends, and checks that every byte comes back.
 
     tools/net/echo_check.py [--nic virtio-modern,virtio-legacy,e1000e]
                             [--smp 2] [--mib 4] [--conns 100] [--boot kernel]
+                            [--jobs 1] [--table FILE]
 
 --smp and --boot take comma-separated lists, each combination run in
 turn: --boot kernel is QEMU's -kernel (multiboot), --boot efi the UEFI
 boot (OVMF on q35, goro-efi.img from make efi, the command line through
-fw_cfg). The issue's full matrix, by hand:
+fw_cfg). The full matrix (make test-net-matrix; --jobs runs that many
+guests at once):
 
     tools/net/echo_check.py --boot kernel,efi --smp 1,2,4,8 --mib 100 --conns 1000
 
@@ -21,7 +23,9 @@ after another and all kept open, each send 4 KiB at once and read it
 back; the guest must still answer a last connection. A last run does the
 same with the first model given a static address (ip= gw=) instead of
 DHCP. Prints one PASS or FAIL line per run (the runner's host-test
-format); counts and bytes only, never a rate.
+format); counts and bytes only, never a rate. --table writes a Markdown
+table of the runs: bytes back on the one connection, connections that got
+theirs back, and the CPU seconds QEMU used (user + system, all threads).
 
 Python 3 standard library only.
 """
@@ -111,6 +115,10 @@ class Guest:
                                        " | ".join(str(x) for x in self.lines[-4:]))
                 self.cond.wait(left)
 
+    def tail(self):
+        with self.cond:
+            return " | ".join(str(x) for x in self.lines[-4:])
+
     def close(self):
         self.cm.__exit__(None, None, None)
         if self.tmp:
@@ -138,10 +146,14 @@ def echo(port, data):
     try:
         s.sendall(data)
         t.join()
+    except OSError as e:
+        err.append(e)
+        s.shutdown(socket.SHUT_RDWR)
+        t.join()
     finally:
         s.close()
     if err:
-        raise err[0]
+        raise RuntimeError(f"{err[0]} with {len(got)} of {len(data)} bytes back")
     return bytes(got)
 
 
@@ -150,7 +162,12 @@ def pattern(n, seed):
     return (block * (n // len(block) + 1))[:n]
 
 
-def check_model(opts, nic, smp, boot, group, static=False):
+def check_model(opts, nic, smp, boot, group, static=False, stats=None):
+    """None, or why the run failed; stats (a dict) gets bytes (back on the
+    one connection), conns (connections that got theirs back) and cpu
+    (QEMU's CPU seconds, read before it is stopped)."""
+    stats = {} if stats is None else stats
+    stats.update(bytes=0, conns=0, cpu=None)
     cmdline = (STATIC + " " if static else "") + "app=netecho"
     g = Guest(qemu.image(opts), nic, smp, group, cmdline, boot)
     boot_timeout = EFI_BOOT_TIMEOUT if boot == "efi" else BOOT_TIMEOUT
@@ -159,7 +176,12 @@ def check_model(opts, nic, smp, boot, group, static=False):
                    r"^net: net0 \d+\.\d+\.\d+\.\d+/\d+", boot_timeout)
         g.wait_for(r"^netecho: tcp and udp echo on port 7", boot_timeout)
         big = pattern(opts.mib << 20, 1)
-        got = echo(g.port, big)
+        try:
+            got = echo(g.port, big)
+        except (RuntimeError, OSError) as e:
+            return f"{opts.mib} MiB on one connection: {e}; the guest's last lines: {g.tail()}"
+
+        stats["bytes"] = len(got) if got == big else 0
         if got != big:
             same = next((i for i, (a, b) in enumerate(zip(got, big)) if a != b), min(len(got), len(big)))
             return f"{opts.mib} MiB: {len(got)} bytes back, first difference at byte {same}"
@@ -171,10 +193,14 @@ def check_model(opts, nic, smp, boot, group, static=False):
         conns = []
         try:
             for i in range(opts.conns):
-                s = socket.create_connection(("127.0.0.1", g.port), timeout=IO_TIMEOUT)
-                conns.append(s)
-                s.sendall(b"x")
-                if s.recv(1) != b"x":
+                try:
+                    s = socket.create_connection(("127.0.0.1", g.port), timeout=IO_TIMEOUT)
+                    conns.append(s)
+                    s.sendall(b"x")
+                    first = s.recv(1)
+                except OSError as e:
+                    return f"connection {i}: {e}; the guest's last lines: {g.tail()}"
+                if first != b"x":
                     return f"connection {i}: no first echo"
             results, errors = [False] * opts.conns, []
 
@@ -200,13 +226,33 @@ def check_model(opts, nic, smp, boot, group, static=False):
             for s in conns:
                 s.close()
         bad = sum(1 for r in results if not r)
+        stats["conns"] = opts.conns - bad
         if bad:
             return f"{bad} of {opts.conns} concurrent connections wrong or failed ({'; '.join(errors[:3])})"
-        if echo(g.port, b"still up\n") != b"still up\n":
+        try:
+            last = echo(g.port, b"still up\n")
+        except (RuntimeError, OSError) as e:
+            return f"the last connection: {e}; the guest's last lines: {g.tail()}"
+        if last != b"still up\n":
             return "the last connection got nothing back"
         return None
     finally:
+        stats["cpu"] = qemu.cpu_seconds(g.p.pid)
         g.close()
+
+
+def write_table(path, opts, rows):
+    """rows: (name, nic, smp, boot, why, stats), in the order run."""
+    order = {n: i for i, n in enumerate(opts.nic.split(","))}
+    rows = sorted(rows, key=lambda r: (r[3] != "kernel", order.get(r[1], 99), int(r[2])))
+    with open(path, "w") as f:
+        f.write(f"| boot | NIC | vCPUs | bytes back of {opts.mib} MiB | connections of {opts.conns} "
+                "| QEMU CPU s | result |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+        for name, nic, smp, boot, why, st in rows:
+            cpu = "-" if st.get("cpu") is None else f"{st['cpu']:.0f}"
+            boot_name = "UEFI (OVMF, q35)" if boot == "efi" else "-kernel"
+            f.write(f"| {boot_name} | {nic} | {smp} | {st.get('bytes', 0)} | {st.get('conns', 0)} | {cpu} | "
+                    f"{'FAIL: ' + why.replace('|', '/') if why else 'PASS'} |\n")
 
 
 def main():
@@ -217,25 +263,44 @@ def main():
     ap.add_argument("--conns", type=int, default=100)
     ap.add_argument("--boot", default="kernel", help="kernel, efi, or both: kernel,efi")
     ap.add_argument("--no-static", action="store_true", help="leave out the last run's static address")
+    ap.add_argument("--jobs", type=int, default=1, help="guests run at once (default 1)")
+    ap.add_argument("--table", default="", help="write a Markdown table of the runs to this file")
     opts = ap.parse_args()
-    group, failed = qemu.Group(), 0
+    group = qemu.Group()
     nics = opts.nic.split(",")
     runs = [(nic, smp, boot, False) for boot in opts.boot.split(",") for smp in opts.smp.split(",") for nic in nics]
     if not opts.no_static:
         runs.append((nics[0], opts.smp.split(",")[0], opts.boot.split(",")[0], True))
-    for nic, smp, boot, static in runs:
-        name = f"netecho/{nic}-smp{smp}" + ("-efi" if boot == "efi" else "") + ("-static" if static else "")
-        try:
-            why = check_model(opts, nic, smp, boot, group, static)
-        except (RuntimeError, OSError) as e:
-            why = str(e)
-        if why:
-            print(f"FAIL {name}: {why}", flush=True)
-            failed += 1
-        else:
-            print(f"PASS {name}: {opts.mib} MiB echoed from the host, then {opts.conns} connections at once",
-                  flush=True)
-    return 1 if failed else 0
+    rows, lock, todo = [], threading.Lock(), list(runs)
+
+    def worker():
+        while True:
+            with lock:
+                if not todo:
+                    return
+                nic, smp, boot, static = todo.pop(0)
+            name = f"netecho/{nic}-smp{smp}" + ("-efi" if boot == "efi" else "") + ("-static" if static else "")
+            st = {}
+            try:
+                why = check_model(opts, nic, smp, boot, group, static, st)
+            except (RuntimeError, OSError) as e:
+                why = str(e)
+            with lock:
+                rows.append((name, nic, smp, boot, why, st))
+                cpu = "" if st.get("cpu") is None else f", QEMU {st['cpu']:.0f} CPU s"
+                if why:
+                    print(f"FAIL {name}: {why}{cpu}", flush=True)
+                else:
+                    print(f"PASS {name}: {opts.mib} MiB echoed from the host, then {opts.conns} connections "
+                          f"at once{cpu}", flush=True)
+    threads = [threading.Thread(target=worker) for _ in range(max(1, opts.jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if opts.table:
+        write_table(opts.table, opts, rows)
+    return 1 if any(r[4] for r in rows) else 0
 
 
 if __name__ == "__main__":
