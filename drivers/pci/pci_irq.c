@@ -68,6 +68,26 @@ static int new_vector(pci_irq_fn fn, void *arg, const struct pci_func *f)
     return v;
 }
 
+// A message-signalled interrupt for fn: a new vector, the core it goes to
+// (cpu, or the core arch_irq_cpu puts in its place) and the address and
+// data that raise it there. Returns the vector, or -1 with none left.
+struct msi_route {
+    uint64_t addr;
+    uint32_t data;
+    uint32_t cpu;
+};
+
+static int msi_vector(const struct pci_func *f, uint32_t cpu, pci_irq_fn fn, void *arg,
+                      struct msi_route *r)
+{
+    int v = new_vector(fn, arg, f);
+    if (v < 0)
+        return -1;
+    r->cpu = arch_irq_cpu(cpu);
+    arch_msi_message(r->cpu, (uint8_t)v, &r->addr, &r->data);
+    return v;
+}
+
 // ---- MSI-X -------------------------------------------------------------------------
 
 static volatile uint32_t *msix_table[PCI_MAX_FUNCS];
@@ -101,20 +121,17 @@ int pci_msix_route(const struct pci_func *f, uint16_t entry, uint32_t cpu, pci_i
     volatile uint32_t *t = msix_table[index_of(f)];
     if (!t || entry >= f->msix.nvec)
         return -1;
-    int v = new_vector(fn, arg, f);
+    struct msi_route r;
+    int v = msi_vector(f, cpu, fn, arg, &r);
     if (v < 0)
         return -1;
-    uint32_t to = arch_irq_cpu(cpu);
-    uint64_t addr;
-    uint32_t data;
-    arch_msi_message(to, (uint8_t)v, &addr, &data);
     volatile uint32_t *e = t + entry * 4;
-    e[0] = (uint32_t)addr;
-    e[1] = (uint32_t)(addr >> 32);
-    e[2] = data;
+    e[0] = (uint32_t)r.addr;
+    e[1] = (uint32_t)(r.addr >> 32);
+    e[2] = r.data;
     e[3] = 0;                   // unmasked
     if (cpu_out)
-        *cpu_out = to;
+        *cpu_out = r.cpu;
     return v;
 }
 
@@ -131,26 +148,23 @@ int pci_msi_route(const struct pci_func *f, uint32_t cpu, pci_irq_fn fn, void *a
     const struct pci_msi *m = &f->msi;
     if (!m->cap)
         return -1;
-    int v = new_vector(fn, arg, f);
+    struct msi_route r;
+    int v = msi_vector(f, cpu, fn, arg, &r);
     if (v < 0)
         return -1;
-    uint32_t to = arch_irq_cpu(cpu);
-    uint64_t addr;
-    uint32_t data;
-    arch_msi_message(to, (uint8_t)v, &addr, &data);
     uint16_t ctl = pci_cfg_read16(f, m->cap + 2) & ~(MSI_CTL_ENABLE | MSI_CTL_MME);
     pci_cfg_write16(f, m->cap + 2, ctl);
-    pci_cfg_write32(f, m->cap + 4, (uint32_t)addr);
+    pci_cfg_write32(f, m->cap + 4, (uint32_t)r.addr);
     uint16_t data_at = m->addr64 ? 12 : 8;
     if (m->addr64)
-        pci_cfg_write32(f, m->cap + 8, (uint32_t)(addr >> 32));
-    pci_cfg_write16(f, m->cap + data_at, (uint16_t)data);
+        pci_cfg_write32(f, m->cap + 8, (uint32_t)(r.addr >> 32));
+    pci_cfg_write16(f, m->cap + data_at, (uint16_t)r.data);
     if (m->maskable)
         pci_cfg_write32(f, m->cap + data_at + 4, 0);   // every vector unmasked
     pci_cfg_write16(f, PCI_COMMAND, pci_cfg_read16(f, PCI_COMMAND) | PCI_CMD_INTX_OFF);
     pci_cfg_write16(f, m->cap + 2, ctl | MSI_CTL_ENABLE);
     if (cpu_out)
-        *cpu_out = to;
+        *cpu_out = r.cpu;
     return v;
 }
 
