@@ -551,36 +551,8 @@ def round_synflood(link, rng, me, count):
 
 # ---- the guest ----------------------------------------------------------------------
 
-class Guest:
-    def __init__(self, group, cmd):
-        self.cm = group.started(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.p = self.cm.__enter__()
-        self.lines = []
-        self.cond = threading.Condition()
-        threading.Thread(target=self.reader, daemon=True).start()
-
-    def reader(self):
-        for raw in self.p.stdout:
-            with self.cond:
-                self.lines.append(raw.decode(errors="replace").rstrip("\r\n"))
-                self.cond.notify_all()
-        with self.cond:
-            self.lines.append(None)
-            self.cond.notify_all()
-
-    def wait_for(self, regex, timeout):
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for line in self.lines:
-                    if line is None:
-                        raise Failed("QEMU ended: " + " | ".join(str(x) for x in self.lines[-5:]))
-                    if re.search(regex, line):
-                        return line
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise Failed(f"no line matching {regex!r} in {timeout} s")
-                self.cond.wait(left)
+class Guest(qemu.Console):
+    """app=netecho's console, and whether it has said anything fatal."""
 
     def no_panic(self, after):
         with self.cond:
@@ -588,10 +560,7 @@ class Guest:
             if bad:
                 raise Failed(f"after {after}: the guest " +
                              ("ended" if bad[0] is None else f"said {bad[0]!r}") +
-                             ": " + " | ".join(str(x) for x in self.lines[-5:]))
-
-    def close(self):
-        self.cm.__exit__(None, None, None)
+                             ": " + self.tail())
 
 
 def run_rounds(link, guest, opts):
@@ -749,7 +718,7 @@ def main():
             continue
         try:
             counts = (tap_model if opts.tap else dgram_model)(opts, nic, group)
-        except (Failed, OSError, subprocess.CalledProcessError) as e:
+        except (Failed, qemu.ConsoleError, OSError, subprocess.CalledProcessError) as e:
             print(f"FAIL {name}: {e}", flush=True)
             failed += 1
             continue

@@ -31,14 +31,11 @@ Python 3 standard library only.
 """
 import argparse
 import os
-import re
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
@@ -66,7 +63,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-class Guest:
+class Guest(qemu.Console):
     """app=netecho with one NIC; lines of its serial log in self.lines."""
 
     def __init__(self, elf, nic, smp, group, cmdline="app=netecho", boot="kernel"):
@@ -85,42 +82,14 @@ class Guest:
             cmd = qemu.argv(smp, "512M", machine="q35", extra=fw + nic_args) + qemu.disk_boot(img, cmdline)
         else:
             cmd = qemu.argv(smp, "512M", extra=nic_args) + qemu.kernel_boot(elf, cmdline)
-        self.cm = group.started(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.p = self.cm.__enter__()
-        self.lines = []
-        self.cond = threading.Condition()
-        threading.Thread(target=self.reader, daemon=True).start()
-
-    def reader(self):
-        for raw in self.p.stdout:
-            with self.cond:
-                self.lines.append(raw.decode(errors="replace").rstrip("\r\n"))
-                self.cond.notify_all()
-        with self.cond:
-            self.lines.append(None)
-            self.cond.notify_all()
-
-    def wait_for(self, regex, timeout):
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                for line in self.lines:
-                    if line is None:
-                        raise RuntimeError("QEMU ended: " + " | ".join(str(x) for x in self.lines[-5:]))
-                    if re.search(regex, line):
-                        return line
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise RuntimeError(f"no line matching {regex!r} in {timeout} s; the last lines: " +
-                                       " | ".join(str(x) for x in self.lines[-4:]))
-                self.cond.wait(left)
+        super().__init__(group, cmd)
 
     def tail(self):
         with self.cond:
             return " | ".join(str(x) for x in self.lines[-4:])
 
     def close(self):
-        self.cm.__exit__(None, None, None)
+        super().close()
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
 

@@ -527,6 +527,58 @@ class Group:
                 kill_group(p)
 
 
+class ConsoleError(RuntimeError):
+    """A Console's wait that failed: QEMU ended, or no line matched in time."""
+
+
+class Console:
+    """A guest started in group with its serial log on stdout, which a
+    reader thread keeps line by line in self.lines (None once QEMU has
+    ended); wait_for() waits for a line. close() kills it if it still runs.
+    The network checks (tools/net/echo_check.py, badframes.py) watch
+    their guests through it."""
+
+    def __init__(self, group, cmd):
+        self.cm = group.started(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.p = self.cm.__enter__()
+        self.lines = []
+        self.cond = threading.Condition()
+        threading.Thread(target=self._reader, daemon=True).start()
+
+    def _reader(self):
+        for raw in self.p.stdout:
+            with self.cond:
+                self.lines.append(raw.decode(errors="replace").rstrip("\r\n"))
+                self.cond.notify_all()
+        with self.cond:
+            self.lines.append(None)
+            self.cond.notify_all()
+
+    def tail(self, n=5):
+        """The last n lines, joined for an error message."""
+        with self.cond:
+            return " | ".join(str(x) for x in self.lines[-n:])
+
+    def wait_for(self, regex, timeout):
+        """The first line matching regex, waiting up to timeout seconds."""
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for line in self.lines:
+                    if line is None:
+                        raise ConsoleError("QEMU ended: " + self.tail())
+                    if re.search(regex, line):
+                        return line
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ConsoleError(f"no line matching {regex!r} in {timeout} s; "
+                                       f"the last lines: {self.tail()}")
+                self.cond.wait(left)
+
+    def close(self):
+        self.cm.__exit__(None, None, None)
+
+
 def run(cmd, timeout, stdout=subprocess.PIPE, stderr=subprocess.STDOUT):
     """One process with a hard timeout: (status or None, stdout, stderr, seconds)."""
     return Group().run(cmd, timeout, stdout=stdout, stderr=stderr)
