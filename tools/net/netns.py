@@ -23,9 +23,11 @@ their own):
     netns.py exec NAME -- CMD...   CMD inside the namespace; its status
     netns.py info NAME [--shell]   what create printed (JSON, or VAR=value)
     netns.py qemu-args NAME        QEMU's -netdev and -device for the tap
-    netns.py run NAME [create options] -- CMD...
+    netns.py run [--queues N] [--veth] [--dhcp] NAME -- CMD...
                                    create, CMD inside, destroy: always, also
                                    when CMD fails or a signal ends this tool
+                                   (the options go before NAME: after it
+                                   they would be taken as CMD's)
     netns.py list [--prefix P]     namespaces this tool made
 
 A create that fails part way removes what it made. State lives in
