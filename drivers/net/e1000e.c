@@ -21,7 +21,6 @@
 #include "drivers/dma.h"
 #include "drivers/pci/pci.h"
 #include "lib/printf.h"
-#include "lib/string.h"
 #include "arch/arch.h"
 
 // Registers (datasheet 10.2).
@@ -257,13 +256,10 @@ static enum netdev_xmit_result e1000e_xmit(struct netdev *nd, uint16_t qi, const
 {
     struct e1000e *e = of(nd);
     struct netdev_qstats *st = &nd->queues[qi].stats;
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < nfrags; i++)
-        total += frags[i].len;
+    uint32_t total = netdev_tx_len(nd, frags, nfrags, tx);
     bool csum = tx && (tx->flags & NETDEV_TX_CSUM);
-    if (total < ETH_HLEN || total > netdev_max_frame(nd) ||
-        (csum && ((uint32_t)tx->csum_start + tx->csum_offset + 2 > total || tx->csum_start > 255 ||
-                  tx->csum_start + tx->csum_offset > 255))) {
+    // The context descriptor's fields are a byte each.
+    if (!total || (csum && (tx->csum_start > 255 || tx->csum_start + tx->csum_offset > 255))) {
         netdev_stat_add(&st->tx_dropped, 1);
         return NETDEV_TX_DROPPED;
     }
@@ -292,16 +288,12 @@ static enum netdev_xmit_result e1000e_xmit(struct netdev *nd, uint16_t qi, const
     }
     uint16_t slot = e->tx_tail;
     uint8_t *b = e->tx_bufs + (uint32_t)slot * BUF;
-    uint8_t *p = b;
-    for (uint32_t i = 0; i < nfrags; i++) {
-        memcpy(p, frags[i].base, frags[i].len);
-        p += frags[i].len;
-    }
+    netdev_frags_copy(b, frags, nfrags);
     uint32_t cmd = TXC_EOP | TXC_IFCS | TXC_RS;
     if (csum)
-        tx_put(e, dma_addr(b), (uint32_t)total | TXD_DTYP_DATA | cmd | TXC_DEXT, TXP_TXSM);
+        tx_put(e, dma_addr(b), total | TXD_DTYP_DATA | cmd | TXC_DEXT, TXP_TXSM);
     else
-        tx_put(e, dma_addr(b), (uint32_t)total | cmd, 0);
+        tx_put(e, dma_addr(b), total | cmd, 0);
     // release: the descriptors and the frame before the tail that hands them over
     __atomic_thread_fence(__ATOMIC_RELEASE);
     wr(e, TDT, e->tx_tail);

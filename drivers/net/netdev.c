@@ -11,6 +11,7 @@
 #include "drivers/net/netdev.h"
 #include "lib/panic.h"
 #include "lib/printf.h"
+#include "lib/string.h"
 #include "arch/arch.h"
 
 static struct netdev *devs[NETDEV_MAX];
@@ -80,4 +81,26 @@ void netdev_set_link(struct netdev *dev, bool up)
     bool was = __atomic_exchange_n(&dev->link_up, up, __ATOMIC_RELEASE);  // release: pairs with netdev_link_up's acquire
     if (was != up)
         netdev_ready(dev, 0, NETDEV_EV_LINK);
+}
+
+uint32_t netdev_tx_len(const struct netdev *dev, const struct netdev_frag *frags, uint32_t nfrags,
+                       const struct netdev_tx *tx)
+{
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < nfrags; i++)
+        total += frags[i].len;
+    if (total < NETDEV_MIN_FRAME || total > netdev_max_frame(dev))
+        return 0;
+    if (tx && (tx->flags & NETDEV_TX_CSUM) &&
+        (!(dev->features & NETDEV_F_TX_CSUM) || (uint32_t)tx->csum_start + tx->csum_offset + 2 > total))
+        return 0;
+    return (uint32_t)total;
+}
+
+void netdev_frags_copy(uint8_t *dst, const struct netdev_frag *frags, uint32_t nfrags)
+{
+    for (uint32_t i = 0; i < nfrags; i++) {
+        memcpy(dst, frags[i].base, frags[i].len);
+        dst += frags[i].len;
+    }
 }

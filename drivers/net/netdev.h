@@ -65,7 +65,8 @@
 #define ETH_ALEN 6
 #define ETH_HLEN 14                 // destination, source, EtherType
 #define ETH_VLAN_HLEN 4
-#define NETDEV_MIN_FRAME ETH_HLEN   // a header and nothing else (a driver whose wire needs 60 bytes pads)
+// A header and nothing else (a driver whose wire needs 60 bytes pads).
+#define NETDEV_MIN_FRAME ETH_HLEN
 
 // features: what the device does for the consumer.
 enum {
@@ -252,5 +253,17 @@ void netdev_detach(struct netdev *dev, const struct netdev_consumer *c);
 void netdev_ready(struct netdev *dev, uint16_t q, uint32_t events);
 // The driver's interrupt handler: a new link state, then the consumer told.
 void netdev_set_link(struct netdev *dev, bool up);
+
+// ---- for the drivers' xmit (drivers/net/netdev.c) -------------------------
+
+// The length of the frame frags make, when dev may send it with tx: at
+// least NETDEV_MIN_FRAME, at most netdev_max_frame, and a checksum
+// request only with NETDEV_F_TX_CSUM and its field inside the frame.
+// 0 when not: xmit counts the frame dropped (a device with narrower
+// limits checks those after).
+uint32_t netdev_tx_len(const struct netdev *dev, const struct netdev_frag *frags, uint32_t nfrags,
+                       const struct netdev_tx *tx);
+// Copies the fragments one after another to dst, which has room for them.
+void netdev_frags_copy(uint8_t *dst, const struct netdev_frag *frags, uint32_t nfrags);
 
 #endif

@@ -250,13 +250,9 @@ static enum netdev_xmit_result vnet_xmit(struct netdev *nd, uint16_t qi, const s
     struct vnet *vn = of(nd);
     struct vnet_queue *q = &vn->q[qi];
     struct netdev_qstats *st = &nd->queues[qi].stats;
-    uint64_t total = 0;
-    for (uint32_t i = 0; i < nfrags; i++)
-        total += frags[i].len;
+    uint32_t total = netdev_tx_len(nd, frags, nfrags, tx);
     bool csum = tx && (tx->flags & NETDEV_TX_CSUM);
-    if (total < ETH_HLEN || total > netdev_max_frame(nd) ||
-        (csum && (!(nd->features & NETDEV_F_TX_CSUM) ||
-                  (uint32_t)tx->csum_start + tx->csum_offset + 2 > total))) {
+    if (!total) {
         netdev_stat_add(&st->tx_dropped, 1);
         return NETDEV_TX_DROPPED;
     }
@@ -284,14 +280,10 @@ static enum netdev_xmit_result vnet_xmit(struct netdev *nd, uint16_t qi, const s
         h->csum_start = tx->csum_start;
         h->csum_offset = tx->csum_offset;
     }
-    uint8_t *p = b + vn->hdr_len;
-    for (uint32_t i = 0; i < nfrags; i++) {
-        memcpy(p, frags[i].base, frags[i].len);
-        p += frags[i].len;
-    }
+    netdev_frags_copy(b + vn->hdr_len, frags, nfrags);
     struct vq_buf d[2] = {
         { dma_addr(b), (uint32_t)(vn->hdr_len + total), false },
-        { dma_addr(b + vn->hdr_len), (uint32_t)total, false },
+        { dma_addr(b + vn->hdr_len), total, false },
     };
     if (vn->split)
         d[0].len = vn->hdr_len;
