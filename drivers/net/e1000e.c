@@ -159,8 +159,8 @@ static void rx_refill(struct e1000e *e, uint16_t i)
     e->rx[i].errors = 0;
 }
 
-static uint32_t e1000e_rx_poll(struct netdev *nd, uint16_t qi, uint32_t budget, netdev_deliver_fn deliver,
-                               void *ctx)
+static uint32_t e1000e_rx_poll(struct netdev *nd, uint16_t qi, uint32_t budget,
+                               netdev_deliver_fn deliver, void *ctx)
 {
     struct e1000e *e = of(nd);
     struct netdev_qstats *st = &nd->queues[qi].stats;
@@ -251,8 +251,9 @@ static void tx_put(struct e1000e *e, uint64_t addr, uint32_t lower, uint32_t upp
     e->tx_tail = (uint16_t)((e->tx_tail + 1) % NTX);
 }
 
-static enum netdev_xmit_result e1000e_xmit(struct netdev *nd, uint16_t qi, const struct netdev_frag *frags,
-                                           uint32_t nfrags, const struct netdev_tx *tx)
+static enum netdev_xmit_result e1000e_xmit(struct netdev *nd, uint16_t qi,
+                                           const struct netdev_frag *frags, uint32_t nfrags,
+                                           const struct netdev_tx *tx)
 {
     struct e1000e *e = of(nd);
     struct netdev_qstats *st = &nd->queues[qi].stats;

@@ -141,7 +141,8 @@ static void rx_post(struct vnet *vn, struct vnet_queue *q, uint8_t *buf)
 // Takes the rest of a frame that spans n buffers (the first, len bytes of
 // it after the header, is in buf): joined into the scratch buffer, all n
 // given back. Returns the frame's length, 0 when it was dropped.
-static uint32_t rx_join(struct vnet *vn, struct vnet_queue *q, uint8_t *buf, uint32_t len, uint16_t n)
+static uint32_t rx_join(struct vnet *vn, struct vnet_queue *q, uint8_t *buf, uint32_t len,
+                        uint16_t n)
 {
     uint32_t max = netdev_max_frame(&vn->nd), total = 0;
     bool ok = len <= max;
@@ -168,8 +169,8 @@ static uint32_t rx_join(struct vnet *vn, struct vnet_queue *q, uint8_t *buf, uin
     return ok ? total : 0;
 }
 
-static uint32_t vnet_rx_poll(struct netdev *nd, uint16_t qi, uint32_t budget, netdev_deliver_fn deliver,
-                             void *ctx)
+static uint32_t vnet_rx_poll(struct netdev *nd, uint16_t qi, uint32_t budget,
+                             netdev_deliver_fn deliver, void *ctx)
 {
     struct vnet *vn = of(nd);
     struct vnet_queue *q = &vn->q[qi];
@@ -244,8 +245,9 @@ static void tx_reclaim(struct vnet_queue *q)
     }
 }
 
-static enum netdev_xmit_result vnet_xmit(struct netdev *nd, uint16_t qi, const struct netdev_frag *frags,
-                                         uint32_t nfrags, const struct netdev_tx *tx)
+static enum netdev_xmit_result vnet_xmit(struct netdev *nd, uint16_t qi,
+                                         const struct netdev_frag *frags, uint32_t nfrags,
+                                         const struct netdev_tx *tx)
 {
     struct vnet *vn = of(nd);
     struct vnet_queue *q = &vn->q[qi];

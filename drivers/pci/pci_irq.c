@@ -143,7 +143,8 @@ void pci_msix_end(const struct pci_func *f)
 
 // ---- MSI ---------------------------------------------------------------------------
 
-int pci_msi_route(const struct pci_func *f, uint32_t cpu, pci_irq_fn fn, void *arg, uint32_t *cpu_out)
+int pci_msi_route(const struct pci_func *f, uint32_t cpu, pci_irq_fn fn, void *arg,
+                  uint32_t *cpu_out)
 {
     const struct pci_msi *m = &f->msi;
     if (!m->cap)
@@ -199,7 +200,8 @@ static void add_handler(struct intx_line *l, pci_irq_fn fn, void *arg)
     __atomic_store_n(&l->n, l->n + 1, __ATOMIC_RELEASE);      // release: h[n] before; pairs with intx_dispatch
 }
 
-int pci_intx_route(const struct pci_func *f, uint32_t cpu, pci_irq_fn fn, void *arg, uint32_t *cpu_out)
+int pci_intx_route(const struct pci_func *f, uint32_t cpu, pci_irq_fn fn, void *arg,
+                   uint32_t *cpu_out)
 {
     if (!f->irq_pin || f->irq_pin > 4 || f->irq_line == 0xFF || f->irq_line == 0) {
         kprintf("pci: %02x:%02x.%x: no INTx (pin %u, line %u)\n", f->bus, f->dev, f->fn, f->irq_pin,

@@ -41,7 +41,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, ROOT)
 from tools.run import qemu  # noqa: E402
 
-BOOT_TIMEOUT = 120          # seconds to the guest's address and listener, under TCG on a loaded host
+BOOT_TIMEOUT = 120          # seconds to the guest's address and listener, TCG, a loaded host
 EFI_BOOT_TIMEOUT = 420      # the same through OVMF, whose own start takes minutes on a loaded host
 IO_TIMEOUT = 120            # seconds a transfer may make no progress
 STATIC = "ip=10.0.2.15/24 gw=10.0.2.2"     # QEMU's user network, without its DHCP

@@ -65,7 +65,8 @@ def describe_status(status):
 
 # ---- the command line ----------------------------------------------------------
 
-def argv(smp, mem, accel="tcg", machine=None, serial="stdio", exit_device=True, extra=(), apic=None):
+def argv(smp, mem, accel="tcg", machine=None, serial="stdio", exit_device=True, extra=(),
+         apic=None):
     """The options every boot shares: the machine, its vCPUs (a count or a
     -smp topology), memory, the accelerator and its CPU (apic: see
     accel_argv), no display, no reboot (a triple fault ends the run) and
