@@ -236,13 +236,15 @@ MD_RE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w-]+\.md)\b")
 def md_cites(problems, root=ROOT, files=None):
     """Pages that code and comments cite (docs/boot.md, HACKING.md) and the
     tree does not have. A name with a folder is a path from the top or from
-    the citing file's folder; a bare name is any page of that name.
+    the citing file's folder; a bare name is any page of that name; one
+    under BUILD/ or build/ is a file the build writes, not a page.
 
     >>> import tempfile
     >>> d = tempfile.mkdtemp(); os.makedirs(os.path.join(d, "docs"))
     >>> _ = open(os.path.join(d, "docs", "api.md"), "w").write("# API\\n")
     >>> _ = open(os.path.join(d, "exit.c"), "w").write(
-    ...     "// exit codes: docs/api.md, api.md, DESIGN.md, docs/gone.md\\n")
+    ...     "// exit codes: docs/api.md, api.md, DESIGN.md, docs/gone.md\\n"
+    ...     "// the report: BUILD/report.md\\n")
     >>> p = []; md_cites(p, d, ["docs/api.md", "exit.c"]); p
     ['exit.c:1: cites DESIGN.md, which the tree does not have', \
 'exit.c:1: cites docs/gone.md, which the tree does not have']
@@ -259,6 +261,8 @@ def md_cites(problems, root=ROOT, files=None):
             continue
         for m in MD_RE.finditer(text):
             cite = m.group(1)
+            if cite.startswith(("BUILD/", "build/")):
+                continue
             if "/" in cite:
                 ok = any(os.path.exists(os.path.join(base, cite))
                          for base in (root, os.path.join(root, os.path.dirname(rel))))
