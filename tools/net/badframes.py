@@ -23,8 +23,9 @@ opens a connection after the rounds; this tool's hand-built host is then
 
 First, eight connections' initial sequence numbers must not count up
 (RFC 6528: lwIP's own would). Then rounds, each bounded in count, then
-the same checks after every one (the guest answers an ARP request, a ping, a UDP echo, and a new TCP connection
-whose bytes come back; its serial log shows no panic):
+the same checks after every one (the guest answers an ARP request, a
+ping, a UDP echo, and a new TCP connection whose bytes come back; its
+serial log shows no panic):
     short       frames of 1-59 bytes: headers cut anywhere
     oversized   frames past the MTU, 1515 bytes to 64 KiB
     ipbad       IPv4 headers with a bad checksum, a bad length, a bad IHL,
