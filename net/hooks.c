@@ -11,6 +11,14 @@
 // s. So a SYN that finds the backlog full first ends the oldest half-open
 // connection, silently (its peer, likely spoofed, gets no reset): a real
 // client's connect then waits for nothing, as with BSD's SYN cache.
+//
+// lwIP's TCP input hook (LWIP_HOOK_TCP_INPACKET_PCB) guards a flaw in
+// lwIP 2.1's receive path: a segment that takes one sequence number (a
+// FIN, or one byte) and starts exactly 2^31 before rcv_nxt passes
+// tcp_receive's signed wrap-around test for "starts before rcv_nxt and
+// ends after it", and lwIP then asserts ("insane offset"), which in goro
+// is a panic any peer could cause. No such segment is ever acceptable (it
+// is 2^31 from the window), so the hook drops it.
 #include "net/hooks.h"
 #include "net/stack.h"
 #include <lwip/ip4.h>
@@ -20,6 +28,7 @@
 #include <lwip/prot/tcp.h>
 #include <lwip/priv/tcp_priv.h>
 #include <lwip/tcp.h>
+#include <lwip/err.h>
 
 // stack lock held (written under it)
 static uint16_t drop_syn_port;
@@ -82,4 +91,18 @@ void net_hook_drop_syn_to(uint16_t port)
 uint64_t net_hook_dropped(void)
 {
     return __atomic_load_n(&dropped, __ATOMIC_RELAXED);    // a count, read racily
+}
+
+int net_hook_tcp_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p)
+{
+    // LISTEN's pcb is a struct tcp_pcb_listen, without rcv_nxt; before
+    // SYN_RCVD there is no rcv_nxt yet. hdr's fields are in host order here.
+    if (pcb->state == LISTEN || pcb->state < SYN_RCVD)
+        return ERR_OK;
+    uint32_t len = p->tot_len + ((TCPH_FLAGS(hdr) & (TCP_FIN | TCP_SYN)) ? 1 : 0);
+    if (len > 0 && (uint32_t)(pcb->rcv_nxt - hdr->seqno) == 0x80000000u) {
+        dropped++;
+        return ERR_ABRT;
+    }
+    return ERR_OK;
 }

@@ -123,11 +123,16 @@
 #define LWIP_HOOK_TCP_ISN(local_ip, local_port, remote_ip, remote_port) \
     ((void)(local_ip), (void)(local_port), (void)(remote_ip), (void)(remote_port), LWIP_RAND())
 
-// ---- hooks (net/hooks.c): test filters on the receive path ----
+// ---- hooks (net/hooks.c): test filters and guards on the receive path ----
 struct pbuf;
 struct netif;
 int net_hook_ip4_input(struct pbuf *p, struct netif *inp);
 #define LWIP_HOOK_IP4_INPUT(p, inp) net_hook_ip4_input(p, inp)
+struct tcp_pcb;
+struct tcp_hdr;
+int net_hook_tcp_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p);
+#define LWIP_HOOK_TCP_INPACKET_PCB(pcb, hdr, optlen, opt1len, opt2, p) \
+    ((void)(optlen), (void)(opt1len), (void)(opt2), net_hook_tcp_input(pcb, hdr, p))
 
 // ---- statistics: off; LWIP_DEBUG undefined (lwIP tests it with #ifdef); asserts on (cc.h) ----
 #define LWIP_STATS 0
