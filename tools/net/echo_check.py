@@ -44,6 +44,7 @@ from tools.run import qemu  # noqa: E402
 BOOT_TIMEOUT = 120          # seconds to the guest's address and listener, TCG, a loaded host
 EFI_BOOT_TIMEOUT = 420      # the same through OVMF, whose own start takes minutes on a loaded host
 IO_TIMEOUT = 120            # seconds a transfer may make no progress
+CHUNK = 1 << 16             # bytes sent per call, each within IO_TIMEOUT
 STATIC = "ip=10.0.2.15/24 gw=10.0.2.2"     # QEMU's user network, without its DHCP
 OVMF = "/usr/share/OVMF"
 OVMF_CODE = ("OVMF_CODE_4M.fd", "OVMF_CODE.fd")
@@ -113,7 +114,12 @@ def echo(port, data):
     t = threading.Thread(target=read)
     t.start()
     try:
-        s.sendall(data)
+        # In chunks: Python's sendall bounds its whole duration by the
+        # timeout, so 100 MiB sent in one call failed on a loaded host
+        # that was slow but never stalled. Each chunk gets IO_TIMEOUT.
+        view = memoryview(data)
+        for off in range(0, len(data), CHUNK):
+            s.sendall(view[off:off + CHUNK])
         t.join()
     except OSError as e:
         err.append(e)
