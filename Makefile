@@ -717,7 +717,7 @@ host: $(BUILD)/host/test_netecho
 # The echo matrix (tools/net/echo_check.py): app=netecho on each NIC model
 # at 1, 2, 4 and 8 vCPUs, on the -kernel and the UEFI boot: 100 MiB echoed
 # on one connection, then 1000 connections at once, every byte compared;
-# the table (bytes, connections, QEMU CPU seconds) in BUILD/net-matrix.md.
+# the table (bytes, connections, QEMU CPU seconds) in the build directory.
 # 24 guests, two at a time at low priority: run it on purpose, not in CI.
 NET_MATRIX_ARGS ?= --jobs 2
 .PHONY: test-net-matrix
