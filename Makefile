@@ -763,7 +763,7 @@ test: deps-for-test
 
 # The README's two commands on fresh Debian 12 and 13 roots (debootstrap
 # minbase plus git and make), as root: how a new dependency is proven
-# (docs/testing.md, "A fresh machine"). FRESH_ROOTS=bookworm picks one.
+# (docs/testing.md, "Dependencies"). FRESH_ROOTS=bookworm picks one.
 .PHONY: test-fresh
 test-fresh: deps-for-test-fresh
 	sh tools/run/test_fresh.sh $(BUILD) .
