@@ -114,6 +114,8 @@ for r in $roots; do
 	mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" && mounted="$root/dev $mounted"
 	cp /etc/resolv.conf "$root/etc/resolv.conf"
 	step "$r" clone git clone -q "$tree" "$root/root/goro" || { failed=1; unmount_all; continue; }
+	# Which commit the verdicts below are for.
+	say "$r: testing $(git -C "$root/root/goro" log -1 --format='%h %s')"
 	step "$r" make-run boots_hello "$root" "$r" || failed=1
 	step "$r" make-test passes_tests "$root" "$r" || failed=1
 	unmount_all
