@@ -75,6 +75,8 @@ static inline void gb_local_work(int w)             // chan_test.go's localWork
         foo /= (foo + 1);
         __asm__("" : "+r"(foo));
     }
+    // Go keeps the loop although foo is dead after it; GCC would not.
+    __asm__ volatile("" : : "r"(foo));
 }
 // Busy-waits d nanoseconds (time.Now().Before(end)).
 static inline void gb_spin(uint64_t d)
