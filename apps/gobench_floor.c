@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The floors of Go's benchmarks (package "floor", app=gobench
 // bench=^BenchmarkFloor$): for a row whose op needs no goroutine switch,
-// and for the channel hand-off rows on one core (see "switches" below),
+// and for the hand-off rows on one core (see "switches" below),
 // the least an op can do, as a loop in the row's own harness (b.N or
 // b.RunParallel with pb_next) that makes the op's unavoidable atomic
 // read-modify-writes and memory accesses and nothing else: no waiter
@@ -439,6 +439,26 @@ static void bench_chan_closed(struct gb *b)
     fl_run_parallel(b, chan_closed_body, &c);
 }
 
+// SelectUncontended: a select over two one-slot channels, one of which
+// holds the token: the peeks find the ready case, and only its channel is
+// locked; then the token is sent to the other.
+static void select_uncontended_body(struct gb_pb *pb, void *arg)
+{
+    (void)arg;
+    int64_t b1, b2;
+    struct fl_chan c[2] = { { .cap = 1, .count = 1, .buf = &b1 }, { .cap = 1, .buf = &b2 } };
+    while (pb_next(pb)) {
+        int r = fl_can_recv(&c[0]) ? 0 : 1;
+        FL_CHECK(fl_can_recv(&c[r]));
+        fl_send(&c[1 - r], fl_recv(&c[r]));
+    }
+}
+
+static void bench_select_uncontended(struct gb *b)
+{
+    fl_run_parallel(b, select_uncontended_body, 0);
+}
+
 // ChanUncontended: each G's own channel of 100, filled and drained.
 // ChanContended: one channel of 100 per G, shared.
 static void chan_fill_drain(struct fl_chan *c)
@@ -549,45 +569,68 @@ static void fl_co_make(struct fl_co *co, uint8_t *stack, void (*fn)(void *), voi
 
 // ChanSync: A sends, B receives and sends back, A receives; a switch each
 // way. Per two ops (an iteration of each goroutine): four channel
-// operations and two switches.
+// operations and two switches. ChanSyncWork adds the row's localWork after
+// each channel operation. PingPongHog is two hand-offs an op (ping and
+// pong): the same loop over twice the ops, without the hog.
+// The work is a constant in each coroutine's body, so that the floors
+// without it carry no test for it; with it, fl_work hides the constant
+// from the compiler, as the row's runtime count is hidden, or the loop,
+// whose result is unused, would go.
+static inline void fl_work(int work)
+{
+    if (work) {
+        __asm__("" : "+r"(work));
+        gb_local_work(work);
+    }
+}
+
 struct fl_sync {
     struct fl_co main, a, b;
     struct fl_chan ab, ba;
     uint64_t n;
 };
 
-static void sync_a(void *arg)
+static inline __attribute__((always_inline)) void sync_a(struct fl_sync *s, int work)
 {
-    struct fl_sync *s = arg;
     for (uint64_t i = 0; i < s->n; i += 2) {
         fl_send(&s->ab, (int64_t)i);
+        fl_work(work);
         fl_swap(&s->a.sp, s->b.sp);
         (void)fl_recv(&s->ba);
+        fl_work(work);
     }
     fl_swap(&s->a.sp, s->main.sp);
     __builtin_trap();
 }
 
-static void sync_b(void *arg)
+static inline __attribute__((always_inline)) void sync_b(struct fl_sync *s, int work)
 {
-    struct fl_sync *s = arg;
     for (;;) {
-        fl_send(&s->ba, fl_recv(&s->ab));
+        int64_t v = fl_recv(&s->ab);
+        fl_work(work);
+        fl_send(&s->ba, v);
+        fl_work(work);
         fl_swap(&s->b.sp, s->a.sp);
     }
 }
 
-static void bench_chan_sync(struct gb *b)
+#define SYNC_WORK 1000          // chan_test.go's localWork in ChanSyncWork
+static void sync_a0(void *arg) { sync_a(arg, 0); }
+static void sync_b0(void *arg) { sync_b(arg, 0); }
+static void sync_aw(void *arg) { sync_a(arg, SYNC_WORK); }
+static void sync_bw(void *arg) { sync_b(arg, SYNC_WORK); }
+
+static void chan_sync(struct gb *b, uint64_t handoffs, bool work)
 {
     static int64_t ab, ba;
     struct fl_sync *s = calloc(1, sizeof *s);
     uint8_t *stacks = malloc(2 * FL_STACK);
     FL_CHECK(s && stacks);
-    s->n = b->n;
+    s->n = handoffs;
     s->ab = (struct fl_chan){ .cap = 1, .buf = &ab };
     s->ba = (struct fl_chan){ .cap = 1, .buf = &ba };
-    fl_co_make(&s->a, stacks, sync_a, s);
-    fl_co_make(&s->b, stacks + FL_STACK, sync_b, s);
+    fl_co_make(&s->a, stacks, work ? sync_aw : sync_a0, s);
+    fl_co_make(&s->b, stacks + FL_STACK, work ? sync_bw : sync_b0, s);
     gb_start(b);
     fl_swap(&s->main.sp, s->a.sp);
     gb_stop(b);
@@ -595,43 +638,73 @@ static void bench_chan_sync(struct gb *b)
     free(s);
 }
 
+static void bench_chan_sync(struct gb *b) { chan_sync(b, b->n, false); }
+static void bench_chan_sync_work(struct gb *b) { chan_sync(b, b->n, true); }
+static void bench_ping_pong(struct gb *b) { chan_sync(b, 2 * b->n, false); }
+
 // ChanProdCons: a producer and a consumer on one core. The producer can
 // run ahead by the buffer plus two values (one in a parked receiver's
 // slot, one held by the sender that then parks), so a ring of cap + 2
 // slots: the producer fills it, then the consumer drains it, two switches
-// per cap + 2 ops. A 0 ends the stream, as in the row.
+// per cap + 2 ops. A 0 ends the stream, as in the row. ChanProdConsWork
+// adds the row's 100 rounds of work before each send and after each
+// receive; SelectProdCons makes each send and receive a select whose two
+// other cases (a timer's channel, a close channel) are peeked and never
+// ready.
 struct fl_pc {
     struct fl_co main, prod, cons;
-    struct fl_chan ch;
+    struct fl_chan ch, other[2];
     uint64_t n;
+    int64_t sink;
 };
 
-static void pc_prod(void *arg)
+static inline void pc_peek_others(struct fl_pc *s, bool sel)
 {
-    struct fl_pc *s = arg;
+    if (sel && (fl_can_recv(&s->other[0]) || fl_can_recv(&s->other[1])))
+        __builtin_trap();
+}
+
+static inline __attribute__((always_inline)) void pc_prod(struct fl_pc *s, bool work, bool sel)
+{
+    int64_t foo = 0;
     for (uint64_t i = 0; i <= s->n; i++) {
+        if (work && i < s->n)
+            foo = gb_work100(foo);
+        pc_peek_others(s, sel);
         if (s->ch.count == s->ch.cap)
             fl_swap(&s->prod.sp, s->cons.sp);
         fl_send(&s->ch, i < s->n);
     }
+    s->sink += foo;
     fl_swap(&s->prod.sp, s->cons.sp);
     __builtin_trap();
 }
 
-static void pc_cons(void *arg)
+static inline __attribute__((always_inline)) void pc_cons(struct fl_pc *s, bool work, bool sel)
 {
-    struct fl_pc *s = arg;
+    int64_t foo = 0;
     for (;;) {
+        pc_peek_others(s, sel);
         if (s->ch.count == 0)
             fl_swap(&s->cons.sp, s->prod.sp);
         if (fl_recv(&s->ch) == 0)
             break;
+        if (work)
+            foo = gb_work100(foo);
     }
+    s->sink += foo;
     fl_swap(&s->cons.sp, s->main.sp);
     __builtin_trap();
 }
 
-static void prod_cons(struct gb *b, uint32_t size)
+static void pc_prod0(void *arg) { pc_prod(arg, false, false); }
+static void pc_cons0(void *arg) { pc_cons(arg, false, false); }
+static void pc_prodw(void *arg) { pc_prod(arg, true, false); }
+static void pc_consw(void *arg) { pc_cons(arg, true, false); }
+static void pc_prods(void *arg) { pc_prod(arg, true, true); }
+static void pc_conss(void *arg) { pc_cons(arg, true, true); }
+
+static void prod_cons(struct gb *b, uint32_t size, bool work, bool sel)
 {
     struct fl_pc *s = calloc(1, sizeof *s);
     int64_t *buf = malloc((size + 2) * sizeof *buf);
@@ -639,8 +712,9 @@ static void prod_cons(struct gb *b, uint32_t size)
     FL_CHECK(s && buf && stacks);
     s->n = b->n;
     s->ch = (struct fl_chan){ .cap = size + 2, .buf = buf };
-    fl_co_make(&s->prod, stacks, pc_prod, s);
-    fl_co_make(&s->cons, stacks + FL_STACK, pc_cons, s);
+
+    fl_co_make(&s->prod, stacks, sel ? pc_prods : work ? pc_prodw : pc_prod0, s);
+    fl_co_make(&s->cons, stacks + FL_STACK, sel ? pc_conss : work ? pc_consw : pc_cons0, s);
     gb_start(b);
     fl_swap(&s->main.sp, s->prod.sp);
     gb_stop(b);
@@ -649,13 +723,18 @@ static void prod_cons(struct gb *b, uint32_t size)
     free(s);
 }
 
-static void bench_prod_cons0(struct gb *b) { prod_cons(b, 0); }
-static void bench_prod_cons10(struct gb *b) { prod_cons(b, 10); }
-static void bench_prod_cons100(struct gb *b) { prod_cons(b, 100); }
+static void bench_prod_cons0(struct gb *b) { prod_cons(b, 0, false, false); }
+static void bench_prod_cons10(struct gb *b) { prod_cons(b, 10, false, false); }
+static void bench_prod_cons100(struct gb *b) { prod_cons(b, 100, false, false); }
+static void bench_prod_cons_work0(struct gb *b) { prod_cons(b, 0, true, false); }
+static void bench_prod_cons_work10(struct gb *b) { prod_cons(b, 10, true, false); }
+static void bench_prod_cons_work100(struct gb *b) { prod_cons(b, 100, true, false); }
+static void bench_select_prod_cons(struct gb *b) { prod_cons(b, 128, true, true); }
 
 const struct gobench gobench_floor[] = {
     { "Floor/ChanNonblocking", 20000, bench_chan_nonblocking },
     { "Floor/SelectNonblock", 20000, bench_select_nonblock },
+    { "Floor/SelectUncontended", 10000, bench_select_uncontended },
     { "Floor/ChanUncontended", 200, bench_chan_uncontended },
     { "Floor/ChanContended", 100, bench_chan_contended },
     { "Floor/ChanSem", 5000, bench_chan_sem },
@@ -681,5 +760,11 @@ const struct gobench gobench_floor[] = {
     { "Floor/ChanProdCons0", 20000, bench_prod_cons0 },
     { "Floor/ChanProdCons10", 20000, bench_prod_cons10 },
     { "Floor/ChanProdCons100", 20000, bench_prod_cons100 },
+    { "Floor/ChanSyncWork", 2000, bench_chan_sync_work },
+    { "Floor/ChanProdConsWork0", 5000, bench_prod_cons_work0 },
+    { "Floor/ChanProdConsWork10", 5000, bench_prod_cons_work10 },
+    { "Floor/ChanProdConsWork100", 5000, bench_prod_cons_work100 },
+    { "Floor/SelectProdCons", 5000, bench_select_prod_cons },
+    { "Floor/PingPongHog", 10000, bench_ping_pong },
     { 0 },
 };

@@ -43,12 +43,14 @@ REQUIRED = {
     # apps/gobench_floor.c: the floors of the rows whose op needs no switch,
     # and of the channel hand-off rows on one core.
     "floor": [f"Floor/{n}" for n in (
-        "ChanNonblocking", "SelectNonblock", "ChanUncontended", "ChanContended", "ChanSem", "ChanClosed",
+        "ChanNonblocking", "SelectNonblock", "SelectUncontended", "ChanUncontended", "ChanContended", "ChanSem", "ChanClosed",
         "MutexUncontended", "Mutex", "MutexSlack", "MutexWork", "MutexWorkSlack", "Once",
         "RWMutexUncontended", "RWMutexWrite100", "RWMutexWorkWrite100", "SemaUncontended",
         "SemaSyntNonblock", "SemaSyntBlock", "SemaWorkNonblock", "SemaWorkBlock",
         "WaitGroupUncontended", "WaitGroupAddDone", "WaitGroupWait",
-        "ChanSync", "ChanProdCons0", "ChanProdCons10", "ChanProdCons100")],
+        "ChanSync", "ChanProdCons0", "ChanProdCons10", "ChanProdCons100", "ChanSyncWork",
+        "ChanProdConsWork0", "ChanProdConsWork10", "ChanProdConsWork100", "SelectProdCons",
+        "PingPongHog")],
 }
 
 
