@@ -85,7 +85,8 @@ def summarize_gobench(runs, min_runs):
     cpus_list = sorted({r["vcpus"] for r in run["gobench"]})
     out = {"kind": "gobench", "run": os.path.basename(run["_path"]), "runs": len(runs),
            "min_runs": min_runs, "minutes": round(run.get("seconds", 0) / 60),
-           "machine": run.get("machine", ""), "vcpus": {}, "rows": []}
+           "machine": re.sub(r"; \d{4}-\d\d-\d\d \d\d:\d\d$", "", run.get("machine", "")),
+           "vcpus": {}, "rows": []}
     for cpus in cpus_list:
         rs = [r for r in run["gobench"] if r["vcpus"] == cpus]
         both = [r for r in rs if r.get("goro_ns") and r.get("go_ns")]
@@ -113,6 +114,30 @@ def summarize_gobench(runs, min_runs):
             t = med_range(times) if enough else None
             row["time"][str(c)] = [round(x, 2) for x in t] if t else None
         out["rows"].append(row)
+    out["table"] = gobench_table(runs) if enough else []
+    return out
+
+
+# What the table keeps of a row, from the newest run: the counts do not
+# move with the host's load.
+TABLE_KEYS = ("goro_insn", "go_insn", "go_kinsn", "floor_insn", "goro_atomics", "go_atomics",
+              "floor_atomics", "goro_halts", "go_halts", "goro_ipis", "go_ipis")
+
+
+def gobench_table(runs):
+    """Every row of the newest run: its counts, and its time ratio in each
+    run (None where a side did not run it)."""
+    by_key = [{(r["benchmark"], r["vcpus"]): r for r in x["gobench"]} for x in runs]
+    out = []
+    for r in runs[-1]["gobench"]:
+        key = (r["benchmark"], r["vcpus"])
+        row = {"benchmark": r["benchmark"], "vcpus": r["vcpus"],
+               "time": [None if bk.get(key, {}).get("goro_go_time") is None
+                        else round(bk[key]["goro_go_time"], 2) for bk in by_key]}
+        for k in TABLE_KEYS:
+            v = r.get(k)
+            row[k] = None if v is None else round(v, 3 if v < 10 else 1)
+        out.append(row)
     return out
 
 
@@ -216,6 +241,46 @@ def readme_performance(src, s):
     return out
 
 
+def num(v):
+    if v is None:
+        return "-"
+    if v >= 100:
+        return f"{v:.0f}"
+    return f"{v:.3g}"
+
+
+def rat(a, b):
+    return "-" if a is None or not b else f"{a / b:.2f}"
+
+
+def gobench_table_md(src, s):
+    """docs/performance.md's table: every row of the archived runs."""
+    rows = s.get("table") or []
+    if not rows:
+        return para(f"`{src}` holds fewer than {s['min_runs']} runs: no table.")
+    slow = [r for r in rows if any(t is not None and t > 1 for t in r["time"])]
+    out = para(f"The {s['runs']} full runs of `{src}` ({s['date']}; the counts from the newest, "
+               "time goro/Go in each run, in order, bold where goro was slower; "
+               f"{len(slow)} row{'s' if len(slow) != 1 else ''} slower than Go in at least one run). "
+               "insn/op goro / Go / floor; atomic read-modify-writes per op the same; "
+               "halts and IPIs per op goro / Go:") + [""]
+    out += ["| benchmark | vCPUs | insn/op | goro/Go | goro/floor | Go/floor | atomics/op "
+            "| halts/op | IPIs/op | time goro/Go |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        times = ", ".join("-" if t is None else (f"**{t:.2f}**" if t > 1 else f"{t:.2f}")
+                          for t in r["time"])
+        out.append("| " + " | ".join([
+            r["benchmark"], str(r["vcpus"]),
+            f"{num(r['goro_insn'])} / {num(r['go_insn'])} / {num(r['floor_insn'])}",
+            rat(r["goro_insn"], r["go_insn"]), rat(r["goro_insn"], r["floor_insn"]),
+            rat(r["go_insn"], r["floor_insn"]),
+            f"{num(r['goro_atomics'])} / {num(r['go_atomics'])} / {num(r['floor_atomics'])}",
+            f"{num(r['goro_halts'])} / {num(r['go_halts'])}",
+            f"{num(r['goro_ipis'])} / {num(r['go_ipis'])}", times]) + " |")
+    return out
+
+
 def ms(us):
     return "-" if us is None else f"{us / 1000:.2f}"
 
@@ -282,6 +347,7 @@ def boot_table(src, b):
 # name -> (the archive kind it reads, its renderer)
 BLOCKS = {
     "readme-performance": ("gobench", readme_performance),
+    "gobench-table": ("gobench", gobench_table_md),
     "readme-boot": ("boot", readme_boot),
     "boot-table": ("boot", boot_table),
 }
