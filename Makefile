@@ -695,7 +695,7 @@ host: $(BUILD)/host/test_l2floor
 # port picked free, checked by tests/net's check_httpd.py and check_kvd.py
 # (curl, netcat, memcaslap, raw sockets). Answers and counts only.
 $(BUILD)/host/test_servers: tests/net/goro_servers.py tests/net/check_httpd.py tests/net/check_kvd.py \
-        tests/net/netcheck.py
+        tests/net/check_preempt.py tests/net/netcheck.py
 	@mkdir -p $(dir $@)
 	$(Q)printf '#!/bin/sh\nexport QEMU=%s\nexec %s %s --build %s\n' \
 	    '$(QEMU)' '$(PYTHON)' '$(abspath tests/net/goro_servers.py)' '$(abspath $(BUILD))' > $@

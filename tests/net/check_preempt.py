@@ -54,6 +54,49 @@ def read_answer(s):
     return head.split(b" ")[1], body
 
 
+def check(addr, procs, rounds=400_000_000, short=10):
+    """The problems seen (an empty list when the check holds)."""
+    longs = [connect(addr) for _ in range(procs)]
+    shortc = connect(addr)
+    # The short connection answers once before the long ones start: it is
+    # a live, idle keep-alive connection when they do.
+    shortc.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    read_answer(shortc)
+    for s in longs:
+        s.sendall(b"GET /spin?n=%d HTTP/1.1\r\nHost: x\r\n\r\n" % rounds)
+    time.sleep(0.5)                 # let them start computing (any delay will do: only the order is checked)
+    problems, before = [], 0
+    for i in range(short):
+        shortc.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        status, body = read_answer(shortc)
+        if status != b"200" or body != b"Hello, World!":
+            problems.append(f"short request {i}: {status!r} {body[:40]!r}")
+        if any(answered(s) for s in longs):
+            break
+        before += 1
+    if before < short:
+        problems.append(f"only {before} of {short} short requests were answered before a long one "
+                        f"({rounds} rounds) ended: the long ones were not preempted")
+    for s in longs:
+        status, body = read_answer(s)
+        if status != b"200" or body != b"%d\n" % rounds:
+            problems.append(f"a long request: {status!r} {body[:40]!r}")
+        s.close()
+    shortc.close()
+    return problems
+
+
+def run(addr, procs, prefix="preempt", rounds=400_000_000, short=10, out=sys.stdout):
+    """The check as one PASS or FAIL line; the number failed (0 or 1)."""
+    try:
+        problems = check(addr, procs, rounds, short)
+    except OSError as e:
+        problems = [f"{type(e).__name__}: {e}"]
+    print(f"{'FAIL' if problems else 'PASS'} {prefix}/short_requests_not_held_by_long_ones"
+          + (": " + "; ".join(problems) if problems else ""), file=out, flush=True)
+    return int(bool(problems))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("addr")
@@ -62,36 +105,7 @@ def main():
     ap.add_argument("--short", type=int, default=10, help="short requests, one after another")
     ap.add_argument("--prefix", default="preempt")
     o = ap.parse_args()
-    longs = [connect(o.addr) for _ in range(o.procs)]
-    short = connect(o.addr)
-    # The short connection answers once before the long ones start: it is
-    # a live, idle keep-alive connection when they do.
-    short.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-    read_answer(short)
-    for s in longs:
-        s.sendall(b"GET /spin?n=%d HTTP/1.1\r\nHost: x\r\n\r\n" % o.rounds)
-    time.sleep(0.5)                 # let them start computing (any delay will do: only the order is checked)
-    problems, before = [], 0
-    for i in range(o.short):
-        short.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-        status, body = read_answer(short)
-        if status != b"200" or body != b"Hello, World!":
-            problems.append(f"short request {i}: {status!r} {body[:40]!r}")
-        if any(answered(s) for s in longs):
-            break
-        before += 1
-    if before < o.short:
-        problems.append(f"only {before} of {o.short} short requests were answered before a long one "
-                        f"({o.rounds} rounds) ended: the long ones were not preempted")
-    for s in longs:
-        status, body = read_answer(s)
-        if status != b"200" or body != b"%d\n" % o.rounds:
-            problems.append(f"a long request: {status!r} {body[:40]!r}")
-        s.close()
-    short.close()
-    print(f"{'FAIL' if problems else 'PASS'} {o.prefix}/short_requests_not_held_by_long_ones"
-          + (": " + "; ".join(problems) if problems else ""), flush=True)
-    return len(problems) > 0
+    return run(o.addr, o.procs, o.prefix, o.rounds, o.short)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@
 under QEMU with a virtio-net NIC on QEMU's user networking, a TCP port of
 127.0.0.1 picked free at run time forwarded to the server's port, and
 tests/net's checks run against it from the host (check_httpd.py: curl and
-raw sockets; check_kvd.py: raw sockets, netcat and memcaslap), once per
-vCPU count. One line per check, the host tests' format:
+raw sockets, then check_preempt.py: short requests answered while every P
+computes a long one; check_kvd.py: raw sockets, netcat and memcaslap),
+once per vCPU count. One line per check, the host tests' format:
 
     PASS httpd-smp2/curl_get
     PASS kvd-smp1/memcaslap
@@ -34,6 +35,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.dirname(os.path.dirname(HERE))]
 import check_httpd  # noqa: E402  (tests/net, beside this file)
 import check_kvd  # noqa: E402
+import check_preempt  # noqa: E402
 from tools.run import qemu  # noqa: E402
 
 BOOT_S = 300                # the log may stay silent this long before the boot counts as hung
@@ -128,6 +130,7 @@ def run_one(group, opts, smp, app):
         addr = f"127.0.0.1:{b.port}"
         if app == "httpd":
             failed = check_httpd.run(addr, prefix=name)
+            failed += check_preempt.run(addr, smp, prefix=name)
         else:
             failed = check_kvd.run(addr, opts.keys, prefix=name)
         # Whatever the checks did, the guest must not have fallen over.
