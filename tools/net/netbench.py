@@ -396,6 +396,8 @@ def run_floor(cpus, opts):
         return {"vcpus": cpus, "not_yet": "no L2 reflector in this tree"}
     cmd = [sys.executable, tool, "--smp", str(cpus), "--runs", "1",
            "--frames", "20000" if opts.quick else "50000"]
+    if opts.goro:
+        cmd += ["--elf", opts.goro]         # the servers' image, wherever it was built
     if opts.net == "tap":
         cmd += ["--tap", "--ns-prefix", f"{opts.name}-l2f"]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=dict(os.environ, BUILD=opts.build))
