@@ -934,8 +934,8 @@ bench: deps-for-bench
 # figures: every measured figure the README and docs/ quote, rewritten
 #   between their markers from the archived runs in docs/data/
 #   (tools/bench/figures.py). figures-archive first archives BUILD/bench's
-#   newest make bench and make bench-boot runs there; bench-readme is its
-#   older name.
+#   newest make bench, make bench-boot and make bench-net runs there;
+#   bench-readme is its older name.
 .PHONY: figures figures-archive bench-readme
 figures:
 	$(PYTHON) tools/bench/figures.py

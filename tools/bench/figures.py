@@ -9,7 +9,10 @@ JSON file in docs/data/: KIND-YYYYMMDD-HHMMSS.json, where KIND is
   gobench  a full `make bench`: Go's benchmarks beside goro's ports
            (the newest run, and the spread of the runs kept with it);
   boot     a `make bench-boot`: the boot timeline at 1 to 64 vCPUs
-           beside a Debian Linux guest.
+           beside a Debian Linux guest;
+  net      `make bench-net` runs (tools/net/netbench.py's results.json,
+           --net-results names them): each run's servers kept apart,
+           since only rows of one run compare.
 
 A document holds a generated part between two lines,
 
@@ -25,6 +28,7 @@ gives: a hand edit, or data changed without `make figures`.
     tools/bench/figures.py --check         # list the parts that differ
     tools/bench/figures.py --archive       # archive build/bench's newest
                                            # runs into docs/data/, then rewrite
+    tools/bench/figures.py --archive --net-results A/results.json,B/results.json
 
 Instructions per op do not move with the host's load (the QEMU plugin
 counts them); times under TCG do, which is why each time figure carries
@@ -159,7 +163,7 @@ def summarize_boot(d):
             "host_cpus": d.get("host_cpus"), "goro": goro, "linux": linux}
 
 
-def archive(build, min_runs):
+def archive(build, min_runs, net_results=()):
     """build/bench/runs/results-*.json (make bench) and build/bench/boot.json
     (make bench-boot) into docs/data/, each under its own run's time."""
     os.makedirs(DATA, exist_ok=True)
@@ -182,7 +186,66 @@ def archive(build, min_runs):
             d = json.load(f)
         stamp = time.strftime("%Y%m%d-%H%M%S", time.strptime(d["date"], "%Y-%m-%dT%H:%M:%S"))
         written.append(write_json(f"boot-{stamp}.json", summarize_boot(d)))
+    nets = [p for p in net_results if os.path.exists(p)]
+    if nets:
+        runs = []
+        for path in nets:
+            with open(path) as f:
+                runs.append(summarize_net(json.load(f)))
+        runs.sort(key=lambda r: r["date"])
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.strptime(runs[-1]["date"], "%Y-%m-%d %H:%M"))
+        written.append(write_json(f"net-{stamp}.json", {"kind": "net", "date": runs[-1]["date"], "runs": runs}))
     return written
+
+
+def saturation(points):
+    """The saturation by tools/net/netbench.py's rule, from the points
+    themselves, so that an archive's figure always follows the rule."""
+    if ROOT not in sys.path:
+        sys.path.insert(0, ROOT)
+    from tools.net.netbench import saturation as rule
+    return rule(points)
+
+
+def failure(why):
+    """A failed row's reason in a line, without the run's own paths."""
+    why = why.split("; console:")[0].split("\n")[0]
+    m = re.match(r"Command '\[(.*?)\]' timed out after (\d+)", why)
+    if m:
+        client = [a.strip("'") for a in m.group(1).split(", ")]
+        if client[:3] == ["ip", "netns", "exec"]:
+            client = client[4:]         # the namespace the client ran in
+        why = f"{' '.join(a for a in client if not a.startswith('--servers'))} timed out after {m.group(2)} s"
+    return why[:120]
+
+
+def summarize_net(d):
+    """One netbench run: per server and vCPU count what the tables show."""
+    rows = []
+    for r in d["runs"]:
+        row = {"server": r["server"], "vcpus": r["vcpus"], "net": r.get("net"), "proto": r.get("proto")}
+        if r.get("skipped") or r.get("failed"):
+            row["failed"] = failure(r.get("why") or r.get("skipped") or str(r.get("failed")))
+        w, m = r.get("wrk"), r.get("memaslap")
+        if w:
+            row.update(closed=w.get("rps"), unit="req/s (wrk -t2 -c64)", rates=w.get("rates"),
+                       errors=w.get("errors"), p50_us=w.get("p50_us"), p99_us=w.get("p99_us"))
+        elif m:
+            row.update(closed=m.get("tps"), unit="ops/s (memaslap -T2 -c64)", rates=m.get("rates"),
+                       errors=m.get("errors"))
+        if r.get("memcslap"):
+            row["memcslap"] = {k: [v.get("rate"), v.get("errors")] for k, v in r["memcslap"].items()}
+        cls = "short" if r.get("proto") == "http" else "all"
+        if r.get("curve"):
+            row["curve"] = [[p["offered_rps"], p.get("achieved_rps"), p.get("errors"),
+                             *(p.get("lat", {}).get(cls, {}).get(k) for k in ("p50_us", "p99_us", "p999_us"))]
+                            for p in r["curve"]]
+            row["saturation"] = saturation(r["curve"])
+        a, b = r.get("loadavg_before"), r.get("loadavg_after_curve") or r.get("loadavg_after")
+        row["load"] = [float(a[0]) if a else None, float(b[0]) if b else None]
+        rows.append(row)
+    floors = [[f["vcpus"], f.get("pps")] for f in d.get("floors", []) if f.get("pps")]
+    return {"date": d["date"], "machine": d["machine"], "rows": rows, "floors": floors}
 
 
 def write_json(name, obj):
@@ -344,12 +407,137 @@ def boot_table(src, b):
     return out
 
 
+def rate(v):
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def lat_ms(us):
+    return "-" if us is None else f"{us / 1000:,.1f}"
+
+
+def net_closed(row):
+    if row.get("closed") is None:
+        return "no row: " + row["failed"] if row.get("failed") else "-"
+    rs = [x for x in row.get("rates") or [] if x is not None]
+    spread = f" [{min(rs):,.0f}-{max(rs):,.0f} of {len(rs)}]" if len(rs) > 1 else ""
+    return f"{rate(row['closed'])}{spread} {row['unit']}" + (f"; then {row['failed']}" if row.get("failed") else "")
+
+
+def net_targets(run):
+    """The issue's targets, read from one run: httpd at least 2x Go's
+    net/http, kvd at least memcached, goro's p99 at most half Go's at every
+    offered load under Go's saturation (HTTP)."""
+    out = []
+    by = {(r["server"], r["vcpus"]): r for r in run["rows"]}
+    for c in sorted({r["vcpus"] for r in run["rows"]}):
+        pairs = [("goro-httpd", "httpd-go", 2.0, "httpd at least 2x Go net/http"),
+                 ("goro-kvd", "memcached", 1.0, "kvd at least memcached")]
+        for g, peer, want, what in pairs:
+            a, b = by.get((g, c)), by.get((peer, c))
+            if not a or not b:
+                continue
+            if not a.get("closed") or not b.get("closed"):
+                out.append(f"{c} vCPU, {what}: not measured (a row missing)")
+                continue
+            x = a["closed"] / b["closed"]
+            bad = [f"{r['server']}'s row has {r.get('errors')} errors" for r in (a, b) if r.get("errors") != 0]
+            out.append(f"{c} vCPU, {what}: {x:.2f}x, "
+                       + (f"unsettled ({', '.join(bad)}: it does not count)" if bad
+                          else "met" if x >= want else "missed"))
+        a, b = by.get(("goro-httpd", c)), by.get(("httpd-go", c))
+        if a and b and a.get("curve") and b.get("curve"):
+            sat = b.get("saturation") or float("inf")
+            gp = {p[0]: p for p in a["curve"] if p[2] == 0}
+            pts = [(p, gp.get(p[0])) for p in b["curve"] if p[0] < sat and p[2] == 0]
+            pts = [(q, p) for q, p in pts if p and p[4] is not None and q[4] is not None]
+            if pts:
+                met = sum(p[4] <= q[4] / 2 for q, p in pts)
+                out.append(f"{c} vCPU, goro's p99 at most half Go's below Go's saturation: "
+                           f"{met} of {len(pts)} loads")
+    return out
+
+
+def net_table(src, n):
+    out = []
+    for run in n["runs"]:
+        if not out:
+            out += para(f"{run['machine']}; `{src}`. Closed loop: the median run [the spread "
+                        "of the runs]; errors over all runs (a row counts only with 0); host "
+                        "load: the 1-minute load average before/after each guest.") + [""]
+        out += [f"Run of {run['date']}:", "",
+                    "| server | vCPUs | closed loop | errors | p50 / p99 (ms) | saturation | host load |",
+                    "| --- | --- | --- | --- | --- | --- | --- |"]
+        for c, pps in run["floors"]:
+            out.append(f"| L2 reflector (floor) | {c} | {pps:,.0f} frames/s | | | | |")
+        for r in run["rows"]:
+            lat = "-" if r.get("p50_us") is None else f"{lat_ms(r['p50_us'])} / {lat_ms(r['p99_us'])}"
+            sat = "-" if not r.get("curve") else (f"{rate(r['saturation'])}/s" if r.get("saturation")
+                                                  else "none up to the last load")
+            ld = "/".join("-" if x is None else f"{x:.0f}" for x in r["load"])
+            err = "-" if r.get("errors") is None else str(r["errors"])
+            out.append(f"| {r['server']} | {r['vcpus']} | {net_closed(r)} | {err} | {lat} | {sat} | {ld} |")
+        cs = [r for r in run["rows"] if r.get("memcslap")]
+        if cs:
+            out += ["", "| server | vCPUs | memcslap set (1 conn), keys/s | get (1 conn) | get (64 conns) | errors |",
+                    "| --- | --- | --- | --- | --- | --- |"]
+            for r in cs:
+                m = r["memcslap"]
+                errs = [v[1] for v in m.values()]
+                out.append(f"| {r['server']} | {r['vcpus']} | " + " | ".join(
+                    rate((m.get(k) or [None])[0]) for k in ("set", "get", "get64"))
+                    + f" | {-1 if -1 in errs else sum(e or 0 for e in errs)} |")
+        for proto, what in (("http", "short requests of the bimodal /work mix"),
+                            ("memcache", "90% gets, 10% sets")):
+            cv = [r for r in run["rows"] if r.get("proto") == proto and r.get("curve")]
+            for c in sorted({r["vcpus"] for r in cv}):
+                rs = [r for r in cv if r["vcpus"] == c]
+                loads = sorted({p[0] for r in rs for p in r["curve"]})
+                out += [""] + para(f"Open loop, {c} vCPUs, {what}: achieved rate, p50 / p99 / "
+                                   "p99.9 (ms); \"errors\" marks a point that does not count.") + ["",
+                        "| offered/s | " + " | ".join(r["server"] for r in rs) + " |",
+                        "| --- |" + " --- |" * len(rs)]
+                for ld in loads:
+                    cells = []
+                    for r in rs:
+                        p = next((p for p in r["curve"] if p[0] == ld), None)
+                        if not p:
+                            cells.append("")
+                        elif p[2] != 0:
+                            cells.append(f"{rate(p[1])}/s, errors")
+                        else:
+                            cells.append(f"{rate(p[1])}/s: {lat_ms(p[3])} / {lat_ms(p[4])} / {lat_ms(p[5])}")
+                    out.append(f"| {rate(ld)} | " + " | ".join(cells) + " |")
+        t = net_targets(run)
+        if t:
+            out += [""] + para("Targets in this run: " + "; ".join(t) + ".")
+        out.append("")
+    return out[:-1]
+
+
+def readme_net(src, n):
+    out = []
+    for run in n["runs"]:
+        rows = [r for r in run["rows"] if r.get("closed") is not None or r.get("failed")]
+        cells = "; ".join(f"{r['server']} at {r['vcpus']}: " + (
+            "no row" if r.get("failed") else f"{rate(r['closed'])} {r['unit'].split(' ')[0]}"
+            + ("" if r.get("errors") == 0 else f" ({r.get('errors')} errors: does not count)"))
+            for r in rows)
+        t = net_targets(run)
+        out += para(f"- **Servers** (`make bench-net`, run of {run['date']}, over tap; `{src}`): "
+                    + cells + "." + (" " + "; ".join(t) + "." if t else ""), "  ")
+    out += [""] + para("[docs/performance.md](docs/performance.md#network-servers) has the tables, "
+                "the open-loop curves and why each missed target is missed.")
+    return out
+
+
 # name -> (the archive kind it reads, its renderer)
 BLOCKS = {
     "readme-performance": ("gobench", readme_performance),
     "gobench-table": ("gobench", gobench_table_md),
     "readme-boot": ("boot", readme_boot),
     "boot-table": ("boot", boot_table),
+    "net-table": ("net", net_table),
+    "readme-net": ("net", readme_net),
 }
 
 BLOCK_RE = re.compile(r"^<!-- FIGURES ([\w-]+) .*?-->\n(.*?)^<!-- END FIGURES \1 -->\n",
@@ -412,11 +600,16 @@ def main():
                     help="first archive BUILD/bench's newest make bench and make bench-boot runs")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"),
                     help="the build directory (build)")
+    ap.add_argument("--net-results", default="",
+                    help="with --archive: netbench results.json files, comma-separated "
+                         "(default BUILD/bench/net/results.json)")
     ap.add_argument("--min-runs", type=int, default=3,
                     help="runs needed before time figures are quoted (3)")
     opts = ap.parse_args()
     if opts.archive:
-        written = archive(opts.build, opts.min_runs)
+        nets = (opts.net_results.split(",") if opts.net_results
+                else [os.path.join(opts.build, "bench", "net", "results.json")])
+        written = archive(opts.build, opts.min_runs, nets)
         if not written:
             print(f"figures: nothing to archive under {opts.build}/bench", file=sys.stderr)
             return 1
