@@ -48,6 +48,8 @@ import textwrap
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, ROOT)
+from tools.net import loadpoint  # noqa: E402  (the saturation rule, netbench's too)
 DATA = os.path.join(ROOT, "docs", "data")
 # The documents that may hold generated parts.
 DOCS = ["README.md", "docs/*.md"]
@@ -198,15 +200,6 @@ def archive(build, min_runs, net_results=()):
     return written
 
 
-def saturation(points):
-    """The saturation by tools/net/netbench.py's rule, from the points
-    themselves, so that an archive's figure always follows the rule."""
-    if ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
-    from tools.net.netbench import saturation as rule
-    return rule(points)
-
-
 def failure(why):
     """A failed row's reason in a line, without the run's own paths."""
     why = why.split("; console:")[0].split("\n")[0]
@@ -240,7 +233,7 @@ def summarize_net(d):
             row["curve"] = [[p["offered_rps"], p.get("achieved_rps"), p.get("errors"),
                              *(p.get("lat", {}).get(cls, {}).get(k) for k in ("p50_us", "p99_us", "p999_us"))]
                             for p in r["curve"]]
-            row["saturation"] = saturation(r["curve"])
+            row["saturation"] = loadpoint.saturation(r["curve"])
         a, b = r.get("loadavg_before"), r.get("loadavg_after_curve") or r.get("loadavg_after")
         row["load"] = [float(a[0]) if a else None, float(b[0]) if b else None]
         rows.append(row)

@@ -52,6 +52,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from tools.net.guest import Guest, GORO_APPS, PEERS  # noqa: E402
+from tools.net.loadpoint import is_saturated, saturation  # noqa: E402
 from tools.run import qemu  # noqa: E402
 
 # server -> (protocol, goro app or None)
@@ -291,23 +292,6 @@ def run_curve(g, proto, grid, opts):
         if saturated == 2:
             break
     return points
-
-
-def is_saturated(p):
-    """Under 95% of the arrivals the Poisson process drew (scheduled_rps),
-    not of the nominal rate: at a few dozen requests a second an 8 s draw
-    falls 5-10% short of the rate by chance alone."""
-    drawn = p.get("scheduled_rps") or p.get("offered_rps", 0)
-    return p.get("errors", -1) != 0 or p.get("achieved_rps", 0) < 0.95 * drawn
-
-
-def saturation(points):
-    """The first offered load whose achieved rate is under 95% of its drawn
-    arrivals, or that has errors; None when every point kept up."""
-    for p in points:
-        if is_saturated(p):
-            return p.get("offered_rps")
-    return None
 
 
 def grid_for(caps, opts):
