@@ -206,6 +206,19 @@ def readme_tree(problems):
                 problems.append(f"README.md: the tree does not name {top}/{name}")
 
 
+def texts(root, files, skip):
+    """(rel, text) of each of files under root but this one and those under
+    the prefixes skip; binary files and folders are passed over."""
+    for rel in files:
+        if rel == SELF or rel.startswith(skip):
+            continue
+        try:
+            with open(os.path.join(root, rel)) as f:
+                yield rel, f.read()
+        except (UnicodeDecodeError, IsADirectoryError):
+            continue
+
+
 def history(problems, root=ROOT, files=None):
     """Every file of the tree (or files, under root) that records history.
     This file is left out: its examples are history on purpose.
@@ -217,14 +230,8 @@ def history(problems, root=ROOT, files=None):
     >>> p = []; history(p, d, ["boot.md"]); p
     ['boot.md:3: "sixteenth session": history belongs in commit messages']
     """
-    for rel in tracked() if files is None else files:
-        if rel == SELF or rel.startswith(("tests/fuzz/corpus/", "docs/data/", "docs/img/")):
-            continue
-        try:
-            with open(os.path.join(root, rel)) as f:
-                text = f.read()
-        except (UnicodeDecodeError, IsADirectoryError):
-            continue
+    for rel, text in texts(root, tracked() if files is None else files,
+                           ("tests/fuzz/corpus/", "docs/data/", "docs/img/")):
         for m in HISTORY_RE.finditer(text):
             n = text.count("\n", 0, m.start()) + 1
             problems.append(f"{rel}:{n}: \"{m.group(0)}\": history belongs in commit messages")
@@ -251,14 +258,8 @@ def md_cites(problems, root=ROOT, files=None):
     """
     files = tracked() if files is None else files
     pages = {os.path.basename(f) for f in files if f.endswith(".md")}
-    for rel in files:
-        if rel == SELF or rel.endswith(".md") or rel.startswith(("tests/fuzz/corpus/", "docs/")):
-            continue
-        try:
-            with open(os.path.join(root, rel)) as f:
-                text = f.read()
-        except (UnicodeDecodeError, IsADirectoryError):
-            continue
+    for rel, text in texts(root, [f for f in files if not f.endswith(".md")],
+                           ("tests/fuzz/corpus/", "docs/")):
         for m in MD_RE.finditer(text):
             cite = m.group(1)
             if cite.startswith(("BUILD/", "build/")):
