@@ -95,9 +95,10 @@ uint64_t net_hook_dropped(void)
 
 int net_hook_tcp_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const struct pbuf *p)
 {
-    // LISTEN's pcb is a struct tcp_pcb_listen, without rcv_nxt; before
-    // SYN_RCVD there is no rcv_nxt yet. hdr's fields are in host order here.
-    if (pcb->state == LISTEN || pcb->state < SYN_RCVD)
+    // Below SYN_RCVD (CLOSED, LISTEN, SYN_SENT) there is no rcv_nxt yet;
+    // LISTEN's pcb is a struct tcp_pcb_listen, which has none at all.
+    // hdr's fields are in host order here.
+    if (pcb->state < SYN_RCVD)
         return ERR_OK;
     uint32_t len = p->tot_len + ((TCPH_FLAGS(hdr) & (TCP_FIN | TCP_SYN)) ? 1 : 0);
     if (len > 0 && (uint32_t)(pcb->rcv_nxt - hdr->seqno) == 0x80000000u) {
