@@ -246,6 +246,11 @@ KTEST(race_global_look_survives_slices_past_due)
     uint32_t zeroed = 0;
     int32_t worst = 0;
     for (int round = 0; round < 5; round++) {
+        // A P reaches the idle list when its M stops spinning, which takes
+        // its vCPU running: on a loaded host, not always by the next round.
+        uint64_t end = nanotime() + KT_STALL_NS;    // a stall limit
+        while (!SNAPSHOT(sched.npidle) && nanotime() < end)
+            gosched();
         spin_lock(&sched.lock);     // the idle list owns its Ps
         for (struct p *pp = sched.pidle; pp; pp = pp->link, zeroed++)
             pp->globcheck = 0;
