@@ -12,11 +12,14 @@
 // Stop and reset: timer_stop says whether it took the timer out of its
 // heap before it fired, which is Go's Stop result, and once it returns the
 // timer function is not running and will not run again (kernel/timer.h),
-// so gtimer_free may free the timer at once. tm->lock serializes stop and
-// reset of one timer between goroutines (Go allows them concurrently, and
-// timer_start must not see a queued timer); fire never takes it, so a stop
-// that waits for a running fire cannot deadlock with it. Its rank,
-// LOCK_RANK_GTIMER, comes before the P's timers_lock.
+// so gtimer_free may free the timer at once. Go allows stops and resets of
+// one timer from several goroutines at once. A stop, and a reset of a
+// timer queued on the caller's P (timer_modify_here: the common one), are
+// safe beside anything under the heap's lock alone; tm->lock serializes
+// only the resets that stop and start the timer again, since timer_start
+// must not find it queued. fire never takes it, so a reset that waits for
+// a running fire cannot deadlock with it. Its rank, LOCK_RANK_GTIMER,
+// comes before the P's timers_lock.
 //
 // Deadlines saturate (timer_deadline_ns): ns so large that now + ns
 // overflows means never.
@@ -34,7 +37,7 @@ struct gtimer {
     void (*fn)(void *);
     void *arg;
     bool self_free;                 // time_after's: freed by its own fire
-    struct spinlock lock;           // stop/reset of this timer; see the top
+    struct spinlock lock;           // the resets that stop and start; see the top
 };
 
 struct ticker {
@@ -121,17 +124,17 @@ chan_t *gtimer_chan(gtimer_t *tm)
 
 bool gtimer_stop(gtimer_t *tm)
 {
-    spin_lock(&tm->lock);
-    bool stopped = timer_stop(&tm->t);
-    spin_unlock(&tm->lock);
-    return stopped;
+    return timer_stop(&tm->t);
 }
 
 // period: 0 for a one-shot timer.
 static bool restart(struct gtimer *tm, uint64_t ns, uint64_t period)
 {
+    uint64_t when = timer_deadline_ns(ns);
+    if (timer_modify_here(&tm->t, when, period))
+        return true;
     spin_lock(&tm->lock);
-    bool active = timer_modify(&tm->t, timer_deadline_ns(ns), period);
+    bool active = timer_modify(&tm->t, when, period);
     spin_unlock(&tm->lock);
     return active;
 }

@@ -178,7 +178,7 @@ bool timer_stop(struct timer *t)
     return removed;
 }
 
-bool timer_modify(struct timer *t, uint64_t when, uint64_t period)
+bool timer_modify_here(struct timer *t, uint64_t when, uint64_t period)
 {
     struct m *mp = acquirem();
     struct p *pp = mp->p;
@@ -186,31 +186,40 @@ bool timer_modify(struct timer *t, uint64_t when, uint64_t period)
         sched_fatal_without_p("a timer reset", __builtin_return_address(0));
     // Only this P's heap is changed in place: a deadline moved earlier in
     // another P's heap would need that P's core re-armed.
-    if (__atomic_load_n(&t->pp, __ATOMIC_ACQUIRE) == pp) {     // a hint, pairs with heap_push's release; the lock decides
-        spin_lock(&pp->timers_lock);
-        if (t->pp == pp) {
-            t->period = period;
-            bool first = false;
-            if (when >= t->when) {
-                t->later = when > t->when ? when : 0;
-                if (pp->timers[0] == t)
-                    timer0_update(pp);  // its period may have changed timer0_fast
-            } else {
-                t->when = when;
-                t->later = 0;
-                sift_up(pp, t->idx);
-                first = pp->timers[0] == t;
-                timer0_update(pp);
-            }
-            spin_unlock(&pp->timers_lock);
-            if (first)
-                rearm_for(mp);
-            releasem(mp);
-            return true;
-        }
-        spin_unlock(&pp->timers_lock);
+    if (__atomic_load_n(&t->pp, __ATOMIC_ACQUIRE) != pp) {     // a hint, pairs with heap_push's release; the lock decides
+        releasem(mp);
+        return false;
     }
+    spin_lock(&pp->timers_lock);
+    if (t->pp != pp) {
+        spin_unlock(&pp->timers_lock);
+        releasem(mp);
+        return false;
+    }
+    t->period = period;
+    bool first = false;
+    if (when >= t->when) {
+        t->later = when > t->when ? when : 0;
+        if (pp->timers[0] == t)
+            timer0_update(pp);      // its period may have changed timer0_fast
+    } else {
+        t->when = when;
+        t->later = 0;
+        sift_up(pp, t->idx);
+        first = pp->timers[0] == t;
+        timer0_update(pp);
+    }
+    spin_unlock(&pp->timers_lock);
+    if (first)
+        rearm_for(mp);
     releasem(mp);
+    return true;
+}
+
+bool timer_modify(struct timer *t, uint64_t when, uint64_t period)
+{
+    if (timer_modify_here(t, when, period))
+        return true;
     bool active = timer_stop(t);
     t->when = when;
     t->period = period;

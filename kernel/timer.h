@@ -32,7 +32,8 @@ struct timer {
 // the earliest. From a G (pinned by the caller or not) or from g0 with a P.
 void timer_start(struct timer *t);
 // Removes t if queued and returns whether it was (false: a one-shot timer
-// that fired, or one never started). Once it returns, t's function is not
+// that fired, or one never started). It may run at once with any other
+// timer_stop or timer_modify of t: the heap's lock orders them. Once it returns, t's function is not
 // running and will not run again unless t is started again, so t may be
 // freed: when the function is running on another core, timer_stop waits
 // for it (a timer function must therefore not stop a timer whose function
@@ -41,12 +42,18 @@ void timer_start(struct timer *t);
 bool timer_stop(struct timer *t);
 // Go's modtimer: t to fire at when (then every period cycles; 0: once),
 // whether queued, fired or stopped; returns whether it was queued (Go's
-// Reset result). A queued timer of this P's heap moves in place: to an
-// earlier deadline by a sift up, to a later one lazily (t->later; the heap
-// keeps the earlier key until it reaches the top, as Go's
-// timerModifiedLater), so a reset costs no heap walk. Otherwise it is
-// timer_stop then timer_start. The caller serializes stop/modify of t.
+// Reset result). A queued timer of this P's heap moves in place
+// (timer_modify_here). Otherwise it is timer_stop then timer_start, so
+// the caller serializes timer_modify calls of one timer (timer_start must
+// not find it queued); a timer_stop may run beside them.
 bool timer_modify(struct timer *t, uint64_t when, uint64_t period);
+// timer_modify's in-place part, safe beside any other stop or modify of t:
+// when t is queued in the calling M's P's heap, moves it to fire at when
+// (then every period) and returns true (it was queued); to an earlier
+// deadline by a sift up, to a later one lazily (t->later; the heap keeps
+// the earlier key until it reaches the top, as Go's timerModifiedLater),
+// so a reset costs no heap walk. Otherwise changes nothing: false.
+bool timer_modify_here(struct timer *t, uint64_t when, uint64_t period);
 // Runs pp's timers due by now; returns how many ran. The caller holds a P
 // (its own, or pp when it is its own).
 uint32_t timers_run(struct p *pp, uint64_t now);

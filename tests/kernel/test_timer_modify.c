@@ -215,3 +215,85 @@ KTEST(timer_started_by_a_running_g_fires_while_it_runs)
         KT_FAIL("a timer 50 us out had not fired after 10 s of its G running");
     KT_ASSERT(kt_load(&f.now) >= when);
 }
+
+// ---- stop and reset of one timer from goroutines on every P at once
+// (kernel/timechan.c: a stop, and a reset in place, take the heap's lock
+// alone; a reset that stops and starts the timer takes the timer's lock
+// too). What must hold: the timer is never queued twice, and once stopped
+// it is in no heap. --------------------------------------------------------
+
+#define RACE_GS 8
+#define RACE_OPS 3000
+#define RACE_HOUR 3600000000000ull
+
+struct race {
+    gtimer_t *tm;
+    uint64_t done;
+};
+
+struct racer {
+    struct race *r;
+    uint64_t seed;
+};
+
+static void timer_racer(void *arg)
+{
+    struct racer *a = arg;
+    uint64_t x = a->seed;
+    for (int i = 0; i < RACE_OPS; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        switch (x % 8) {
+        case 0: case 1: case 2:
+            gtimer_stop(a->r->tm);
+            break;
+        case 7:                     // due at once: it fires into the channel's one slot
+            gtimer_reset(a->r->tm, (x >> 8) % 50000);
+            break;
+        default:
+            gtimer_reset(a->r->tm, RACE_HOUR);
+        }
+        if (i % 64 == 0)
+            gosched();              // other goroutines onto this P, this one onto others
+    }
+    kt_add(&a->r->done, 1);
+}
+
+// How many Ps' heaps hold t.
+static int heaps_holding(struct timer *t)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
+        struct p *pp = allp[i];
+        spin_lock(&pp->timers_lock);
+        for (uint32_t k = 0; k < pp->ntimers; k++)
+            n += pp->timers[k] == t;
+        spin_unlock(&pp->timers_lock);
+    }
+    return n;
+}
+
+KTEST(timer_stop_and_reset_race_from_every_p)
+{
+    static struct race r;
+    static struct racer a[RACE_GS];
+    r.tm = gtimer_new(RACE_HOUR);
+    r.done = 0;
+    for (int i = 0; i < RACE_GS; i++) {
+        a[i] = (struct racer){ &r, (arch_cycles() | 1) * (uint64_t)(2 * i + 1) };
+        go(timer_racer, &a[i]);
+    }
+    KT_ASSERT(kt_wait_count(&r.done, RACE_GS, KT_STALL_MS));
+    struct timer *t = (struct timer *)r.tm;     // a gtimer starts with its timer
+    gtimer_stop(r.tm);
+    int after_stop = heaps_holding(t);
+    bool again = gtimer_stop(r.tm);
+    bool reset = gtimer_reset(r.tm, RACE_HOUR);
+    int after_reset = heaps_holding(t);
+    bool stopped = gtimer_stop(r.tm);
+    gtimer_free(r.tm);
+    KT_ASSERT_EQ(after_stop, 0);
+    KT_ASSERT(!again);
+    KT_ASSERT(!reset);
+    KT_ASSERT_EQ(after_reset, 1);
+    KT_ASSERT(stopped);
+}
