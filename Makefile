@@ -40,7 +40,7 @@ KERNEL_C := kernel/main.c kernel/boot_timeline.c kernel/console.c \
             kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
             kernel/app.c kernel/ktest.c kernel/machine.c kernel/probe.c kernel/debugdelay.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
-            kernel/stats.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
+            kernel/stats.c kernel/cpuset.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
             kernel/irqwait.c kernel/netpoll.c kernel/trace.c kernel/profile.c kernel/metrics.c kernel/inject.c
 

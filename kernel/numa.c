@@ -27,7 +27,7 @@ static uint32_t nranges;
 static uint64_t node_mem_bytes[NUMA_MAX_NODES];
 static uint8_t by_distance[NUMA_MAX_NODES][NUMA_MAX_NODES];
 static uint8_t core_node[MAX_CPUS];
-static uint64_t node_cores[NUMA_MAX_NODES];
+static struct cpuset node_cores[NUMA_MAX_NODES];
 static const char *why_one_node;        // NULL when the SRAT gave the nodes
 
 // The ACPI tables as numa_init reaches them: the boot page tables
@@ -138,36 +138,18 @@ void numa_init(const struct boot_info *bi)
 
 // ---- cores and the boot line ------------------------------------------------
 
-// "0-1,4", or "none".
-static void cpu_list(char *buf, size_t cap, uint64_t mask)
-{
-    size_t n = 0;
-    buf[0] = 0;
-    for (int c = 0; c < 64 && n < cap; c++) {
-        if (!(mask >> c & 1) || (c > 0 && mask >> (c - 1) & 1))
-            continue;
-        int last = c;
-        while (last < 63 && mask >> (last + 1) & 1)
-            last++;
-        n += (size_t)snprintf(buf + n, cap - n, n ? ",%d" : "%d", c);
-        if (last > c && n < cap)
-            n += (size_t)snprintf(buf + n, cap - n, "-%d", last);
-    }
-    if (!mask)
-        snprintf(buf, cap, "none");
-}
-
 // One line, e.g. "numa: 2 nodes: node 0 cpus 0-1 mem 256 MiB, node 1 cpus
 // 2-3 mem 256 MiB; distances 10 20 / 20 10". Memory is the usable RAM the
 // boot map gives each node, rounded to the nearest MiB.
 static void numa_report(void)
 {
-    char line[768], cpus[64];
+    // 16 nodes: their cores and memory, and 256 distances of up to 4 bytes.
+    static char line[2048], cpus[64];
     size_t n = (size_t)snprintf(line, sizeof line, "numa: %u node%s%s%s%s:", nnodes,
                                 nnodes == 1 ? "" : "s", why_one_node ? " (" : "",
                                 why_one_node ? why_one_node : "", why_one_node ? ")" : "");
     for (uint32_t k = 0; k < nnodes && n < sizeof line; k++) {
-        cpu_list(cpus, sizeof cpus, node_cores[k]);
+        cpuset_format(cpus, sizeof cpus, &node_cores[k]);
         n += (size_t)snprintf(line + n, sizeof line - n, "%s node %u cpus %s mem %llu MiB",
                               k ? "," : "", k, cpus,
                               (unsigned long long)((node_mem_bytes[k] + (1u << 19)) >> 20));
@@ -193,7 +175,7 @@ void numa_init_cores(void)
             node = 0;
         }
         core_node[c] = (uint8_t)node;
-        node_cores[node] |= 1ull << c;
+        cpuset_add(&node_cores[node], c);
     }
     numa_report();
 }
@@ -211,9 +193,10 @@ int numa_core_node(uint32_t core)
     return core < MAX_CPUS ? core_node[core] : 0;
 }
 
-uint64_t numa_node_cores(int node)
+const struct cpuset *numa_node_cores(int node)
 {
-    return node >= 0 && (uint32_t)node < nnodes ? node_cores[node] : 0;
+    static const struct cpuset none;
+    return node >= 0 && (uint32_t)node < nnodes ? &node_cores[node] : &none;
 }
 
 int numa_distance(int a, int b)

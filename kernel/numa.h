@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "drivers/acpi_numa.h"
+#include "kernel/cpuset.h"
 #include "goro.h"
 
 #define NUMA_MAX_NODES ACPI_NUMA_MAX_NODES
@@ -35,8 +36,8 @@ void numa_init_cores(void);
 // The ranges, sorted by base and disjoint; *n of them.
 const struct numa_range *numa_ranges(uint32_t *n);
 // numa_core_node (goro.h): before numa_init_cores every core reads as node 0.
-// The cores of a node, one bit per core index (MAX_CPUS is 64).
-uint64_t numa_node_cores(int node);
+// The cores of a node (an empty set for a node without cores, or none).
+const struct cpuset *numa_node_cores(int node);
 // The numa_nodes() nodes ordered by distance from node: node itself first,
 // ties broken by node number. For allocation fallback and steal order.
 const uint8_t *numa_nodes_by_distance(int node);

@@ -9,6 +9,7 @@
 //  - no page below hint is free: an n == 1 allocation starts its scan
 //    there, which makes it first-fit by address without rescanning the
 //    full words at the bottom of RAM.
+#include "lib/bits.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,16 +41,6 @@ void page_pool_init(struct page_pool *pp, uint64_t base, uint64_t npages, uint64
 
 // ---- bit ranges ----------------------------------------------------------
 
-// popcount without __builtin_popcountll, which is a libgcc call unless the
-// target has POPCNT, and the kernel links no libgcc.
-static uint64_t count_ones(uint64_t x)
-{
-    x = x - ((x >> 1) & 0x5555555555555555ull);
-    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-    return (x * 0x0101010101010101ull) >> 56;
-}
-
 // The bits [lo, hi) of one word, 0 <= lo < hi <= 64.
 static uint64_t word_mask(uint64_t lo, uint64_t hi)
 {
@@ -68,7 +59,7 @@ static uint64_t mark_range(struct page_pool *pp, uint64_t first, uint64_t end, b
         uint64_t mask = word_mask(lo, hi);
         uint64_t old = pp->bitmap[w];
         pp->bitmap[w] = free ? old | mask : old & ~mask;
-        changed += count_ones((old ^ pp->bitmap[w]) & mask);
+        changed += bits_count64((old ^ pp->bitmap[w]) & mask);
         first = w * WORD_BITS + hi;
     }
     return changed;

@@ -10,22 +10,6 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 
-static void fmt_cores(char *buf, size_t cap, uint64_t mask)
-{
-    size_t n = 0;
-    buf[0] = 0;
-    for (int i = 0; i < MAX_CPUS && n + 8 < cap; i++) {
-        if (!(mask >> i & 1) || (i > 0 && (mask >> (i - 1) & 1)))
-            continue;
-        int j = i;
-        while (j + 1 < MAX_CPUS && (mask >> (j + 1) & 1))
-            j++;
-        n += (size_t)snprintf(buf + n, cap - n, j > i ? "%s%d-%d" : "%s%d", n ? "," : "", i, j);
-    }
-    if (!n)
-        snprintf(buf, cap, "none");
-}
-
 int shell_cmd_numa(int argc, char **argv)
 {
     (void)argc;
@@ -37,7 +21,7 @@ int shell_cmd_numa(int argc, char **argv)
     const struct numa_range *r = numa_ranges(&nr);
     for (int k = 0; k < nodes; k++) {
         char cores[64], mem[24], freeb[24];
-        fmt_cores(cores, sizeof cores, numa_node_cores(k));
+        cpuset_format(cores, sizeof cores, numa_node_cores(k));
         shell_fmt_bytes(mem, sizeof mem, numa_node_mem(k));
         shell_fmt_bytes(freeb, sizeof freeb, page_node_free(k) * PAGE_SIZE);
         kprintf("node %d: cores %s, memory %s, free pages %lu of %lu (%s), fallbacks in %lu\n", k,

@@ -27,19 +27,19 @@ static int nearest_with_memory(int n)
 KTEST(numa_cores_in_exactly_one_node)
 {
     int nn = numa_nodes();
-    uint64_t all = 0;
+    static struct cpuset all;
+    memset(&all, 0, sizeof all);
     KT_ASSERT(nn >= 1 && nn <= NUMA_MAX_NODES);
     for (int n = 0; n < nn; n++) {
-        uint64_t m = numa_node_cores(n);
-        if (all & m)
-            KT_FAIL("node %d shares cores with a lower node (mask 0x%lx)", n, m);
-        all |= m;
+        const struct cpuset *m = numa_node_cores(n);
+        if (!cpuset_disjoint(&all, m))
+            KT_FAIL("node %d shares cores with a lower node", n);
+        cpuset_union(&all, m);
     }
-    uint64_t want = num_cpu() == 64 ? ~0ull : (1ull << num_cpu()) - 1;
-    KT_ASSERT_EQ(all, want);
+    KT_ASSERT_EQ(cpuset_count(&all), (uint32_t)num_cpu());
     for (int c = 0; c < num_cpu(); c++)
-        if (!(numa_node_cores(numa_core_node((uint32_t)c)) >> c & 1))
-            KT_FAIL("core %d: numa_core_node says %d, whose mask lacks it", c, numa_core_node((uint32_t)c));
+        if (!cpuset_has(numa_node_cores(numa_core_node((uint32_t)c)), (uint32_t)c))
+            KT_FAIL("core %d: numa_core_node says %d, whose set lacks it", c, numa_core_node((uint32_t)c));
 }
 
 KTEST(numa_ranges_disjoint_and_memory_somewhere)
