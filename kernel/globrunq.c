@@ -70,6 +70,7 @@ void pidleput(struct p *pp)
     pp->m = 0;
     pp->link = sched.pidle;
     sched.pidle = pp;
+    pset_put(sched.pidle_set, pp->id, true);
     __atomic_store_n(&sched.npidle, sched.npidle + 1, __ATOMIC_SEQ_CST);   // step 3's store: pairs with wakep's fence and load
 }
 
@@ -79,6 +80,7 @@ struct p *pidleget(void)
     struct p *pp = sched.pidle;
     if (pp) {
         sched.pidle = pp->link;
+        pset_put(sched.pidle_set, pp->id, false);
         __atomic_store_n(&sched.npidle, sched.npidle - 1, __ATOMIC_SEQ_CST);   // seq-cst, as pidleput's
     }
     return pp;

@@ -96,17 +96,24 @@ uint32_t scavenge_due;
 struct m allm[MAX_CPUS];
 struct p *allp[MAX_CPUS];
 
-// The strides of the random steal order, for the current gomaxprocs
-// (steal_order_reset, under a stopped world) and each P's node, for
-// steal_order (kernel/steal_order.c).
-static struct steal_strides strides;
+// Each P's node, for steal_order (kernel/steal_order.c): set under a
+// stopped world (steal_order_reset), or at boot.
 static int32_t node_of_p[MAX_CPUS];
 
 void steal_order_reset(uint32_t n)
 {
-    steal_strides_init(&strides, n);
     for (uint32_t i = 0; i < n; i++)
         node_of_p[i] = allp[i]->node;
+}
+
+bool pset_put(uint64_t *set, uint32_t id, bool on)
+{
+    uint64_t bit = 1ull << (id % 64), was;
+    if (on)
+        was = __atomic_fetch_or(&set[id / 64], bit, __ATOMIC_SEQ_CST);    // seq-cst: see struct sched
+    else
+        was = __atomic_fetch_and(&set[id / 64], ~bit, __ATOMIC_SEQ_CST);  // seq-cst: see struct sched
+    return !(was & bit) == on;
 }
 
 uint64_t fastrand(struct m *mp)
@@ -332,12 +339,18 @@ static struct g *steal_from(struct p *pp, struct p *victim, bool last)
 // The victims of one stealing round for pp, as P indexes in visit order
 // (kernel/steal_order.h); steal=numa (the default) orders them by node when
 // there is more than one. Returns how many it wrote.
-uint32_t steal_victims(const struct p *pp, uint64_t r, uint32_t *out)
+uint32_t steal_victims(const struct p *pp, uint64_t r, bool all, struct steal_scratch *s)
 {
+    static const uint64_t none[STEAL_ORDER_WORDS];     // all: no P counts as idle
+    uint32_t start, inc;
     enum steal_policy policy = __atomic_load_n(&kparams.steal, __ATOMIC_RELAXED);     // relaxed: a setting, no data behind it (sched_set_steal_by_node)
     bool by_node = policy == STEAL_NUMA && numa_nodes() > 1;
-    return steal_order(&strides, pp->id, r, by_node, node_of_p, numa_nodes_by_distance(pp->node),
-                       by_node ? numa_nodes() : 1, out);
+    uint32_t n = steal_candidates(all ? none : sched.pidle_set, all ? none : sched.ptimer_set,
+                                  __atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED),   // relaxed: changes under a stopped world only
+                                  pp->id, s->cand);
+    steal_pick(n, r, &start, &inc);
+    return steal_order(s->cand, n, start, inc, by_node, node_of_p, numa_nodes_by_distance(pp->node),
+                       by_node ? numa_nodes() : 1, s->victims);
 }
 
 bool sched_set_steal_by_node(bool by_node)
@@ -352,11 +365,20 @@ bool sched_set_steal_by_node(bool by_node)
 // when there is more than one.
 static struct g *steal_work(struct m *mp, struct p *pp)
 {
-    uint32_t victims[MAX_CPUS];
+    uint32_t *victims = mp->steal->victims;
     uint64_t t0 = arch_cycles();
     struct g *gp = 0;
+    // Nothing to look at: every other P idle and none with timers. Hints
+    // (a P woken meanwhile runs its own work), read once, as Go's
+    // stealWork reads idlepMask: an idle machine's look costs the same
+    // at any gomaxprocs.
+    uint32_t others_busy = sched.gomaxprocs - 1 - __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED);   // a hint (above)
+    uint32_t others_timers = __atomic_load_n(&sched.nptimer, __ATOMIC_RELAXED) -                      // a hint (above)
+                             (uint32_t)(__atomic_load_n(&pp->timer0, __ATOMIC_RELAXED) != 0);           // a hint (above)
+    if (!others_busy && !others_timers)
+        return 0;
     for (int round = 0; round < STEAL_ROUNDS && !gp; round++) {
-        uint32_t nv = steal_victims(pp, fastrand(mp), victims);
+        uint32_t nv = steal_victims(pp, fastrand(mp), false, mp->steal);
         for (uint32_t i = 0; i < nv && !gp; i++) {
             if (__atomic_load_n(&sched.stw_pending, __ATOMIC_ACQUIRE))   // pairs with stop_the_world's store
                 goto out;
@@ -423,11 +445,25 @@ void injectglist(struct g *list, struct p *pp)
     }
 }
 
+// After dropping spinning (give_up_p): a G on any P's queue? Only Ps off
+// the idle list can have one (pidleput asserts an empty queue, and only
+// a P's holder queues on it), so the idle ones are skipped a word at a
+// time. A P taken off the idle list after its bit is read here was taken
+// after this M's seq-cst decrement of nmspinning: whoever queues a G on
+// it then sees that decrement in wakep (its fence) and wakes a spinner.
 static bool any_local_work(void)
 {
-    for (uint32_t i = 0; i < sched.gomaxprocs; i++)
-        if (!runqempty(&allp[i]->runq))
-            return true;
+    uint32_t nprocs = sched.gomaxprocs;
+    if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) == nprocs)    // seq-cst: after the decrement; every P idle, every queue empty
+        return false;
+    for (uint32_t k = 0; k * 64 < nprocs; k++) {
+        uint64_t busy = ~__atomic_load_n(&sched.pidle_set[k], __ATOMIC_SEQ_CST);   // seq-cst: after the decrement (above)
+        if (nprocs - k * 64 < 64)
+            busy &= (1ull << (nprocs - k * 64)) - 1;
+        for (; busy; busy &= busy - 1)
+            if (!runqempty(&allp[k * 64 + (uint32_t)__builtin_ctzll(busy)]->runq))
+                return true;
+    }
     return false;
 }
 
@@ -646,6 +682,7 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool random_runne
         arch_cpu(i)->m = mp;
         for (; mp->nspare < M_SPARE_PAGES; mp->nspare++)
             mp->spare[mp->nspare] = page_alloc_node(1, numa_core_node(i));
+        mp->steal = page_alloc_node((sizeof *mp->steal + PAGE_SIZE - 1) / PAGE_SIZE, numa_core_node(i));
     }
     spin_lock(&sched.lock);
     sched.gomaxprocs = nprocs;

@@ -92,6 +92,14 @@ struct g {
     struct gdefer *defers;
 };
 
+// One stealing round's lists (steal_victims): the candidate Ps and their
+// visit order, a P id each. 8 KiB at MAX_CPUS, more than a kernel frame may
+// hold (the Makefile's KERNEL_FRAME_MAX), so each M has its own.
+struct steal_scratch {
+    uint32_t cand[MAX_CPUS];
+    uint32_t victims[MAX_CPUS];
+};
+
 struct m {
     // owner core only
     struct g *curg;                 // the G running, or NULL on g0
@@ -108,6 +116,7 @@ struct m {
     uint64_t last_timer_irq;        // TSC of this core's last timer interrupt (debug checks)
     uint32_t tick_seen;             // p->schedtick at the last timer interrupt
     uint64_t tick_when;             // when tick_seen was first seen (TSC)
+    struct steal_scratch *steal;    // steal_work's lists, on the core's node (sched_init)
     // atomic: written by the owner core, read by timer_stop on any core
     struct timer *running_timer;    // the timer whose function this M runs now
     // owner core only, between entersyscall and exitsyscall (p is NULL then)
@@ -181,6 +190,17 @@ struct sched {
     uint64_t timer_watch;           // the timer deadline an idle M is armed for (atomic)
     uint64_t seed;
     uint32_t ncpu;                  // Ms (cores); read-only after sched_init
+    // One bit per P, Go's idlepMask and timerpMask, so that a look over
+    // the Ps costs a word per 64 of them and nothing per idle one
+    // (kernel/steal_order.h). pidle_set: the P is on the idle list
+    // (changed with it, sched.lock held; seq-cst, as npidle: the re-check
+    // after dropping spinning relies on it). ptimer_set: the P has timers
+    // (changed with its timer0, its timers_lock held; set before timer0
+    // becomes non-zero, cleared after it becomes zero, so a bit that reads
+    // clear stands for a timer0 read then).
+    uint64_t pidle_set[MAX_CPUS / 64];
+    uint64_t ptimer_set[MAX_CPUS / 64];
+    uint32_t nptimer;               // bits in ptimer_set (changed with them, seq-cst)
 };
 
 extern struct sched sched;
@@ -327,7 +347,13 @@ void acquirep(struct m *mp, struct p *pp);
 void stopm(struct m *mp);
 uint64_t fastrand(struct m *mp);
 void steal_order_reset(uint32_t nprocs);    // under a stopped world (or at boot)
-uint32_t steal_victims(const struct p *pp, uint64_t r, uint32_t *out);
+// One stealing round's victims for pp (all: every P, not only the
+// candidates; for tests), as P ids in visit order in s->victims; returns
+// how many. s is the caller's alone.
+uint32_t steal_victims(const struct p *pp, uint64_t r, bool all, struct steal_scratch *s);
+// The P set bits (sched.pidle_set, sched.ptimer_set): sets or clears P
+// id's; returns whether it changed.
+bool pset_put(uint64_t *set, uint32_t id, bool on);
 void sched_init(uint32_t ncpu, uint32_t gomaxprocs, uint64_t seed, bool random_runnext);
 void mstart(void) __attribute__((noreturn));
 

@@ -82,7 +82,11 @@ static void timer0_update(struct p *pp)
     struct timer *t = pp->ntimers ? pp->timers[0] : 0;
     bool fast = t && t->period && t->period < timer_fast_period_cycles;
     __atomic_store_n(&pp->timer0_fast, fast, __ATOMIC_RELAXED);     // relaxed: preempt_check's hint, read beside timer0
+    if (t && pset_put(sched.ptimer_set, pp->id, true))              // before timer0 (struct sched)
+        __atomic_fetch_add(&sched.nptimer, 1, __ATOMIC_SEQ_CST);    // seq-cst: as the bit's
     __atomic_store_n(&pp->timer0, t ? t->when : 0, __ATOMIC_RELEASE);   // pairs with the lock-free peeks' acquire
+    if (!t && pset_put(sched.ptimer_set, pp->id, false))            // after timer0 (struct sched)
+        __atomic_fetch_sub(&sched.nptimer, 1, __ATOMIC_SEQ_CST);    // seq-cst: as the bit's
 }
 
 static void heap_push(struct p *pp, struct timer *t)
@@ -290,13 +294,24 @@ uint32_t timers_run(struct p *pp, uint64_t now)
     return ran;
 }
 
+// Looks only at the Ps whose ptimer_set bit is on: a word per 64 Ps and
+// one load per P with timers (struct sched says why a clear bit is safe).
 uint64_t timers_next_after(uint64_t after)
 {
     uint64_t best = 0;
-    for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
-        uint64_t w = __atomic_load_n(&allp[i]->timer0, __ATOMIC_ACQUIRE);   // pairs with timer0_update's release
-        if (w > after && (!best || w < best))
-            best = w;
+    uint32_t nprocs = sched.gomaxprocs;
+    if (!__atomic_load_n(&sched.nptimer, __ATOMIC_ACQUIRE))      // pairs with timer0_update's seq-cst add
+        return 0;
+    for (uint32_t k = 0; k * 64 < nprocs; k++) {
+        uint64_t has = __atomic_load_n(&sched.ptimer_set[k], __ATOMIC_ACQUIRE);     // pairs with timer0_update's seq-cst set
+        if (nprocs - k * 64 < 64)
+            has &= (1ull << (nprocs - k * 64)) - 1;
+        for (; has; has &= has - 1) {
+            struct p *pp = allp[k * 64 + (uint32_t)__builtin_ctzll(has)];
+            uint64_t w = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);   // pairs with timer0_update's release
+            if (w > after && (!best || w < best))
+                best = w;
+        }
     }
     return best;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Host tests of the steal order (kernel/steal_order.c), the twin of that
-// file: every round visits each other P exactly once, never the thief,
-// nodes nearest first, and the random start and stride reach every order
-// the scheme allows, so no victim is always visited last.
+// file: the candidates are exactly the Ps not idle or with timers, never
+// the thief; every round visits each candidate exactly once, nodes nearest
+// first; and the random start and stride reach every order the scheme
+// allows, so no victim is always visited last.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,53 +26,89 @@ static uint32_t gcd(uint32_t a, uint32_t b)
     return b ? gcd(b, a % b) : a;
 }
 
-static void test_strides_are_the_coprimes(void)
+// steal_pick: a start below n and a stride in 1..n coprime with n, for
+// every n up to STEAL_ORDER_MAXP; and every coprime stride is reachable.
+static void test_pick_start_and_coprime_stride(void)
 {
-    static struct steal_strides s;
-    for (uint32_t n = 1; n <= STEAL_ORDER_MAXP; n++) {
-        steal_strides_init(&s, n);
-        uint32_t want = 0;
-        for (uint32_t i = 1; i <= n; i++)
-            want += gcd(i, n) == 1;
-        CHECKF(s.n == want, "n=%u: %u strides, want %u", n, s.n, want);
-        for (uint32_t i = 0; i < s.n; i++)
-            CHECKF(gcd(s.stride[i], n) == 1, "n=%u: stride %u shares a factor", n, s.stride[i]);
+    static uint8_t reached[STEAL_ORDER_MAXP + 1];
+    for (uint32_t n = 0; n <= STEAL_ORDER_MAXP; n++) {
+        memset(reached, 0, sizeof reached);
+        for (int k = 0; k < 40; k++) {
+            uint32_t start, inc;
+            steal_pick(n, rnd(&seed), &start, &inc);
+            CHECKF(n == 0 ? start == 0 : start < n, "n=%u: start %u", n, start);
+            CHECKF(inc >= 1 && (n == 0 || inc <= n) && gcd(inc, n ? n : 1) == 1, "n=%u: stride %u", n, inc);
+        }
+        for (uint32_t hi = 0; n <= 64 && hi < n; hi++) {      // every high half: every coprime below n+1
+            uint32_t start, inc;
+            steal_pick(n, (uint64_t)hi << 32, &start, &inc);
+            reached[inc] = 1;
+        }
+        for (uint32_t i = 1; n <= 64 && i <= n; i++)
+            CHECKF(gcd(i, n) != 1 || reached[i], "n=%u: stride %u never picked", n, i);
     }
 }
 
-// One flat round: every other P once, the thief never.
-static void test_flat_round_visits_each_other_p_once(void)
+// steal_candidates: exactly the Ps below nprocs, not self, not idle or
+// with timers, in increasing order.
+static void test_candidates_are_the_busy_and_timer_ps(void)
 {
-    static struct steal_strides s;
-    uint32_t out[STEAL_ORDER_MAXP];
-    for (uint32_t n = 1; n <= 64; n++) {
-        steal_strides_init(&s, n);
-        for (uint32_t self = 0; self < n; self++)
-            for (int k = 0; k < 40; k++) {
-                uint64_t r = rnd(&seed);
-                uint32_t got = steal_order(&s, self, r, false, NULL, NULL, 0, out);
-                CHECKF(got == n - 1, "n=%u self=%u: %u victims", n, self, got);
-                uint8_t seen[STEAL_ORDER_MAXP] = { 0 };
-                for (uint32_t i = 0; i < got; i++) {
-                    CHECKF(out[i] < n && out[i] != self, "n=%u self=%u: victim %u", n, self, out[i]);
-                    CHECKF(!seen[out[i]]++, "n=%u self=%u: P%u twice", n, self, out[i]);
-                }
-            }
+    static uint64_t idle[STEAL_ORDER_WORDS], timers[STEAL_ORDER_WORDS];
+    static uint32_t out[STEAL_ORDER_MAXP];
+    for (int trial = 0; trial < 3000; trial++) {
+        uint32_t nprocs = 1 + (uint32_t)(rnd(&seed) % STEAL_ORDER_MAXP);
+        uint32_t self = (uint32_t)(rnd(&seed) % nprocs);
+        int density = (int)(rnd(&seed) % 4);      // none, sparse, half, dense busy Ps
+        for (uint32_t k = 0; k < STEAL_ORDER_WORDS; k++) {
+            uint64_t a = rnd(&seed), b = rnd(&seed);
+            idle[k] = density == 0 ? ~0ull : density == 1 ? a | b : density == 2 ? a : a & b;
+            timers[k] = rnd(&seed) & rnd(&seed) & rnd(&seed);
+        }
+        uint32_t got = steal_candidates(idle, timers, nprocs, self, out), want = 0;
+        for (uint32_t i = 0; i < nprocs; i++) {
+            bool c = i != self && (!(idle[i / 64] >> (i % 64) & 1) || (timers[i / 64] >> (i % 64) & 1));
+            if (!c)
+                continue;
+            CHECKF(want < got && out[want] == i, "trial %d: candidate %u missing or out of order", trial, i);
+            want++;
+        }
+        CHECKF(got == want, "trial %d: %u candidates, want %u", trial, got, want);
     }
 }
 
-// With nodes: every other P once, node by node in the given order, and
+// One flat round over n candidates: each once.
+static void test_flat_round_visits_each_candidate_once(void)
+{
+    static uint32_t cand[STEAL_ORDER_MAXP], out[STEAL_ORDER_MAXP];
+    static uint8_t seen[4 * STEAL_ORDER_MAXP];
+    for (uint32_t n = 0; n <= STEAL_ORDER_MAXP; n += n < 70 ? 1 : 37) {
+        for (uint32_t i = 0; i < n; i++)
+            cand[i] = 3 * i + (uint32_t)(rnd(&seed) % 3);   // increasing, with gaps
+        for (int k = 0; k < 20; k++) {
+            uint32_t start, inc;
+            steal_pick(n, rnd(&seed), &start, &inc);
+            uint32_t got = steal_order(cand, n, start, inc, false, NULL, NULL, 0, out);
+            CHECKF(got == n, "n=%u: %u victims", n, got);
+            memset(seen, 0, sizeof seen);
+            for (uint32_t i = 0; i < n; i++)
+                seen[cand[i]] = 1;
+            for (uint32_t i = 0; i < got; i++)
+                CHECKF(seen[out[i]]++ == 1, "n=%u: P%u not a candidate, or twice", n, out[i]);
+        }
+    }
+}
+
+// With nodes: every candidate once, node by node in the given order, and
 // within each node the same relative order as the flat walk.
 static void test_by_node_nearest_first(void)
 {
-    static struct steal_strides s;
-    uint32_t out[STEAL_ORDER_MAXP], flat[STEAL_ORDER_MAXP];
-    int32_t node_of[STEAL_ORDER_MAXP];
-    uint8_t nearest[8];
+    static uint32_t cand[STEAL_ORDER_MAXP], out[STEAL_ORDER_MAXP], flat[STEAL_ORDER_MAXP];
+    static int32_t node_of[STEAL_ORDER_MAXP];
+    uint8_t nearest[16];
     for (int trial = 0; trial < 2000; trial++) {
-        uint32_t n = 1 + (uint32_t)(rnd(&seed) % 64);
-        int nnodes = 1 + (int)(rnd(&seed) % 8);
-        for (uint32_t i = 0; i < n; i++)
+        uint32_t nprocs = 1 + (uint32_t)(rnd(&seed) % STEAL_ORDER_MAXP);
+        int nnodes = 1 + (int)(rnd(&seed) % 16);
+        for (uint32_t i = 0; i < nprocs; i++)
             node_of[i] = (int32_t)(rnd(&seed) % (uint64_t)nnodes);
         for (int j = 0; j < nnodes; j++)
             nearest[j] = (uint8_t)j;
@@ -81,23 +118,21 @@ static void test_by_node_nearest_first(void)
             nearest[j] = nearest[k];
             nearest[k] = t;
         }
-        steal_strides_init(&s, n);
-        uint32_t self = (uint32_t)(rnd(&seed) % n);
-        uint64_t r = rnd(&seed);
-        uint32_t got = steal_order(&s, self, r, true, node_of, nearest, nnodes, out);
-        uint32_t nflat = steal_order(&s, self, r, false, NULL, NULL, 0, flat);
-        CHECKF(got == n - 1 && nflat == n - 1, "trial %d: %u and %u victims of %u Ps", trial, got, nflat, n);
-        int rank[8];
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < nprocs; i++)
+            if (rnd(&seed) % 3)
+                cand[n++] = i;
+        uint32_t start, inc;
+        steal_pick(n, rnd(&seed), &start, &inc);
+        uint32_t got = steal_order(cand, n, start, inc, true, node_of, nearest, nnodes, out);
+        uint32_t nflat = steal_order(cand, n, start, inc, false, NULL, NULL, 0, flat);
+        CHECKF(got == n && nflat == n, "trial %d: %u and %u victims of %u candidates", trial, got, nflat, n);
+        int rank[16];
         for (int j = 0; j < nnodes; j++)
             rank[nearest[j]] = j;
-        uint8_t seen[STEAL_ORDER_MAXP] = { 0 };
-        for (uint32_t i = 0; i < got; i++) {
-            CHECKF(out[i] != self && !seen[out[i]]++, "trial %d: victim %u", trial, out[i]);
-            if (i)
-                CHECKF(rank[node_of[out[i - 1]]] <= rank[node_of[out[i]]],
-                       "trial %d: node %d visited after node %d", trial, node_of[out[i]],
-                       node_of[out[i - 1]]);
-        }
+        for (uint32_t i = 1; i < got; i++)
+            CHECKF(rank[node_of[out[i - 1]]] <= rank[node_of[out[i]]],
+                   "trial %d: node %d visited after node %d", trial, node_of[out[i]], node_of[out[i - 1]]);
         // Within a node, the flat walk's order is kept.
         for (int j = 0; j < nnodes; j++) {
             uint32_t a = 0, b = 0;
@@ -115,21 +150,24 @@ static void test_by_node_nearest_first(void)
     }
 }
 
-// Randomness reaches everyone: over many rounds every victim is sometimes
-// visited first and sometimes last, so no P is always stolen from last.
+// Randomness reaches everyone: over many rounds every candidate is
+// sometimes visited first and sometimes last, so no P is always stolen
+// from last.
 static void test_every_victim_first_and_last(void)
 {
-    static struct steal_strides s;
-    uint32_t out[STEAL_ORDER_MAXP];
-    for (uint32_t n = 3; n <= 32; n++) {
-        steal_strides_init(&s, n);
+    static uint32_t cand[STEAL_ORDER_MAXP], out[STEAL_ORDER_MAXP];
+    for (uint32_t n = 2; n <= 32; n++) {
         uint32_t first[STEAL_ORDER_MAXP] = { 0 }, last[STEAL_ORDER_MAXP] = { 0 };
+        for (uint32_t i = 0; i < n; i++)
+            cand[i] = i;
         for (int k = 0; k < 200 * (int)n; k++) {
-            uint32_t got = steal_order(&s, 0, rnd(&seed), false, NULL, NULL, 0, out);
+            uint32_t start, inc;
+            steal_pick(n, rnd(&seed), &start, &inc);
+            uint32_t got = steal_order(cand, n, start, inc, false, NULL, NULL, 0, out);
             first[out[0]]++;
             last[out[got - 1]]++;
         }
-        for (uint32_t v = 1; v < n; v++)
+        for (uint32_t v = 0; v < n; v++)
             CHECKF(first[v] && last[v], "n=%u: P%u first %u times, last %u times", n, v, first[v], last[v]);
     }
 }
@@ -140,8 +178,9 @@ int main(int argc, char **argv)
     if (!seed)
         seed = 1;
     printf("seed=%llu\n", (unsigned long long)seed);
-    RUN(test_strides_are_the_coprimes);
-    RUN(test_flat_round_visits_each_other_p_once);
+    RUN(test_pick_start_and_coprime_stride);
+    RUN(test_candidates_are_the_busy_and_timer_ps);
+    RUN(test_flat_round_visits_each_candidate_once);
     RUN(test_by_node_nearest_first);
     RUN(test_every_victim_first_and_last);
     return CHECK_DONE();

@@ -659,45 +659,55 @@ KTEST(go_TestSchedLocalQueueEmpty)
 // ---- TestStealOrder ------------------------------------------------------------
 //
 // Go's randomOrder: for every P count up to 64 and every stride, a round
-// visits each P exactly once; and the random bits for start and stride
-// never give the same (start, stride) twice. goro's steal_order leaves
-// the stealing P out of its round, so self = nprocs (no P) lists them all.
+// visits each P exactly once; and the random bits reach every (start,
+// stride) pair. goro's steal_order walks the round's candidates (here
+// every P, as when none is idle) with a start and a stride steal_pick
+// draws from the random bits.
+
+static uint32_t gcd32(uint32_t a, uint32_t b)
+{
+    return b ? gcd32(b, a % b) : a;
+}
 
 KTEST(go_TestStealOrder)
 {
-    static struct steal_strides s;
-    static uint32_t out[64];
-    static bool checked[64 * 64];
+    static uint32_t cand[64], out[64];
+    static bool reached[64 * 65];
     for (uint32_t procs = 1; procs <= 64; procs++) {
-        steal_strides_init(&s, procs);
-        if (procs >= 3 && s.n < 2)
-            KT_FAIL("too few coprimes for %u", procs);
-        for (uint32_t co = 0; co < s.n; co++) {
+        uint32_t ncoprime = 0;
+        for (uint32_t i = 0; i < procs; i++)
+            cand[i] = i;
+        for (uint32_t inc = 1; inc <= procs; inc++) {
+            if (gcd32(inc, procs) != 1)
+                continue;
+            ncoprime++;
             for (uint32_t start = 0; start < procs; start++) {
-                uint64_t r = (uint64_t)co << 32 | start;
-                uint32_t n = steal_order(&s, procs, r, false, 0, 0, 1, out);
+                uint32_t n = steal_order(cand, procs, start, inc, false, 0, 0, 1, out);
                 bool seen[64] = { false };
                 if (n != procs)
                     KT_FAIL("procs %u: %u positions, not %u", procs, n, procs);
                 for (uint32_t k = 0; k < n; k++) {
                     if (out[k] >= procs || seen[out[k]])
-                        KT_FAIL("procs %u inc %u: duplicate during enumeration", procs, s.stride[co]);
+                        KT_FAIL("procs %u inc %u: duplicate during enumeration", procs, inc);
                     seen[out[k]] = true;
                 }
             }
         }
+        if (procs >= 3 && ncoprime < 2)
+            KT_FAIL("too few coprimes for %u", procs);
     }
     for (uint32_t procs = 2; procs <= 64; procs++) {
-        steal_strides_init(&s, procs);
-        memset(checked, 0, sizeof checked);
-        for (uint32_t i = 0; i < procs * s.n; i++) {
-            uint64_t r = (uint64_t)(i / procs) << 32 | (i % procs);
-            steal_order(&s, procs, r, false, 0, 0, 1, out);
-            uint32_t pos = out[0], inc = (out[1] + procs - out[0]) % procs;
-            if (checked[pos * procs + inc])
-                KT_FAIL("procs %u: duplicate pos+inc during enumeration", procs);
-            checked[pos * procs + inc] = true;
-        }
+        memset(reached, 0, sizeof reached);
+        for (uint32_t hi = 0; hi < procs; hi++)
+            for (uint32_t lo = 0; lo < procs; lo++) {
+                uint32_t start, inc;
+                steal_pick(procs, (uint64_t)hi << 32 | lo, &start, &inc);
+                reached[start * 65 + inc] = true;
+            }
+        for (uint32_t start = 0; start < procs; start++)
+            for (uint32_t inc = 1; inc <= procs; inc++)
+                if (gcd32(inc, procs) == 1 && !reached[start * 65 + inc])
+                    KT_FAIL("procs %u: start %u with stride %u never drawn", procs, start, inc);
     }
 }
 

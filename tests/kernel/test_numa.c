@@ -200,11 +200,12 @@ KTEST(steal_order_same_node_first)
 {
     if (numa_nodes() < 2)
         KT_SKIP("one NUMA node");
-    uint32_t victims[MAX_CPUS];
+    static struct steal_scratch s;     // 8 KiB: not on a goroutine's stack
+    const uint32_t *victims = s.victims;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
         for (uint64_t r = 1; r < 50; r++) {
             uint64_t rr = r * 0x9E3779B97F4A7C15ull;
-            uint32_t n = steal_victims(allp[i], rr, victims);
+            uint32_t n = steal_victims(allp[i], rr, true, &s);
             KT_ASSERT_EQ(n, sched.gomaxprocs - 1);
             int last_dist = 0;
             for (uint32_t k = 0; k < n; k++) {
