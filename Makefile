@@ -772,7 +772,7 @@ test-fresh: deps-for-test-fresh
 # no test may fail because the host is slow (docs/testing.md).
 test-stress: deps-for-test
 	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(TEST_BUILD)
-	$(PYTHON) tools/run/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) $(RUN_ARGS)
+	$(PYTHON) tools/run/stress.py -- $(PYTHON) tests/run.py --build $(BUILD) --heavy $(RUN_ARGS)
 
 # ---- insncount: the project's QEMU TCG instruction-count plugin -------------
 #

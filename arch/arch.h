@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MAX_CPUS 64
+#define MAX_CPUS 1024
 
 // Per-core data reached through GS base. The first fields are read with
 // %gs-relative loads, so their offsets are fixed (checked in arch/cpu.c).

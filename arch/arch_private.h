@@ -28,8 +28,17 @@ struct trapframe {
 // inject=ap-silent (arch/inject.c): this AP must halt before it answers.
 bool ap_never_answers(uint32_t apic_id);
 
+// A core's fault and interrupt stacks (arch/cpu.c): one for each IST
+// fault and one for interrupts, their tops.
+#define ARCH_IST_STACK_SIZE 8192
+#define ARCH_IRQ_STACK_SIZE 16384   // interrupt handlers run here (sysmon's prints among them)
+struct cpu_stacks {
+    uint64_t ist[IST_COUNT];
+    uint64_t irq;
+};
 void cpu_set_gs(uint32_t slot);
-void cpu_init_descriptors(uint32_t slot);
+void cpu_init_descriptors(uint32_t slot, const struct cpu_stacks *t);
+void cpu_use_stacks(uint32_t slot, const struct cpu_stacks *t);     // this core's own slot, interrupts off
 void idt_init(void);
 void idt_load(void);
 void fpu_init(bool simd);

@@ -31,17 +31,19 @@ struct descriptors {
     struct tss tss;
 } __attribute__((aligned(64)));
 
-#define IST_STACK_SIZE 8192
-#define IRQ_STACK_SIZE 16384        // interrupt handlers run here (sysmon's prints among them)
 // By start-up slot (the boot core is slot 0, the others in MADT order):
-// each core's struct cpu, descriptors and IST stacks stay where it set
-// them up. cpu_of maps the dense index to them; index == slot unless a
-// core failed to come up (arch/smp.c numbers the others densely).
+// each core's struct cpu and descriptors stay where it set them up. cpu_of
+// maps the dense index to them; index == slot unless a core failed to come
+// up (arch/smp.c numbers the others densely).
 struct cpu cpus[MAX_CPUS];
 struct cpu *cpu_of[MAX_CPUS] = { &cpus[0] };
 static struct descriptors desc[MAX_CPUS];
-static uint8_t ist_stacks[MAX_CPUS][IST_COUNT][IST_STACK_SIZE] __attribute__((aligned(16)));
-static uint8_t irq_stacks[MAX_CPUS][IRQ_STACK_SIZE] __attribute__((aligned(16)));
+// The boot core's IST and interrupt stacks, usable from its first
+// instruction. An AP's are its early block's until go, then its own
+// (arch/smp.c, which allocates them for the cores it starts, so that the
+// image holds stacks for one core rather than for MAX_CPUS).
+static uint8_t boot_ist_stacks[IST_COUNT][ARCH_IST_STACK_SIZE] __attribute__((aligned(16)));
+static uint8_t boot_irq_stack[ARCH_IRQ_STACK_SIZE] __attribute__((aligned(16)));
 
 // The core at start-up slot `slot`; its index is the slot until
 // arch_start_aps numbers the cores.
@@ -89,19 +91,27 @@ static void gdt_load(struct descriptors *d)
         :: "m"(gdtr) : "rax", "memory");
 }
 
-// Loads this core's GDT, TSS and IDT. Reloading %gs zeroes GS base, so it
-// is set again last.
-void cpu_init_descriptors(uint32_t slot)
+// The core at slot points its TSS at the stacks t gives: from its next
+// fault or interrupt on, each runs there. Each entry is one aligned-enough
+// store, so an NMI meanwhile finds the old stack or the new, both good.
+void cpu_use_stacks(uint32_t slot, const struct cpu_stacks *t)
 {
     struct descriptors *d = &desc[slot];
     struct cpu *c = &cpus[slot];
-    gdt_build(d);
     for (int i = 0; i < IST_COUNT; i++) {
-        c->ist_stacks[i] = (uint64_t)&ist_stacks[slot][i][IST_STACK_SIZE];
-        d->tss.ist[i] = c->ist_stacks[i];
+        c->ist_stacks[i] = t->ist[i];
+        d->tss.ist[i] = t->ist[i];
     }
-    d->tss.ist[IST_IRQ - 1] = (uint64_t)&irq_stacks[slot][IRQ_STACK_SIZE];
-    gdt_load(d);
+    d->tss.ist[IST_IRQ - 1] = t->irq;
+}
+
+// Loads this core's GDT, TSS (with the stacks t gives) and IDT. Reloading
+// %gs zeroes GS base, so it is set again last.
+void cpu_init_descriptors(uint32_t slot, const struct cpu_stacks *t)
+{
+    gdt_build(&desc[slot]);
+    cpu_use_stacks(slot, t);
+    gdt_load(&desc[slot]);
     cpu_set_gs(slot);
     idt_load();
 }
@@ -116,7 +126,10 @@ void arch_early_init(void)
     cpu_set_gs(0);
     cpus[0].stack_top = (uint64_t)boot_stack_top;
     idt_init();
-    cpu_init_descriptors(0);
+    struct cpu_stacks t = { .irq = (uint64_t)&boot_irq_stack[ARCH_IRQ_STACK_SIZE] };
+    for (int i = 0; i < IST_COUNT; i++)
+        t.ist[i] = (uint64_t)&boot_ist_stacks[i][ARCH_IST_STACK_SIZE];
+    cpu_init_descriptors(0, &t);
     lapic_init();
 }
 

@@ -106,10 +106,25 @@
 
 #define AP_TRAMPOLINE 0x8000u
 #define AP_STACK_PAGES 16           // 64 KiB: the core's scheduler (g0) stack
-// The stack an AP runs on until go: ap_entry's frames (interrupts, #DF,
-// NMI, #MC and #PF have IST stacks of their own), and a fatal fault's
-// dump, which runs on it: two pages, half a megabyte of .bss for 63 APs.
+// What an AP runs on until go, by ticket: its early stack (ap_entry's
+// frames, and the dump of a fatal fault that has no IST stack), one stack
+// for every IST fault and the NMI, and one for interrupts (the nudges,
+// whose handler is empty). Until go an NMI stops the core for good and a
+// fault is fatal, so sharing one stack among them loses nothing. 14 KiB a
+// ticket, 14 MiB of .bss for MAX_CPUS - 1 APs; the stacks a core keeps
+// after go are allocated then, for the cores that came up (ap_stacks).
 #define AP_EARLY_STACK 8192
+#define AP_EARLY_IST 4096
+#define AP_EARLY_IRQ 2048
+struct ap_early {
+    uint8_t stack[AP_EARLY_STACK];
+    uint8_t ist[AP_EARLY_IST];
+    uint8_t irq[AP_EARLY_IRQ];
+} __attribute__((aligned(16)));
+// From go on, each AP's own stacks, allocated together: its IST stacks,
+// its interrupt stack and its g0 stack (in that order, AP_STRIDE bytes).
+#define AP_STRIDE (IST_COUNT * ARCH_IST_STACK_SIZE + ARCH_IRQ_STACK_SIZE + AP_STACK_PAGES * ARCH_PAGE_SIZE)
+_Static_assert(AP_STRIDE % ARCH_PAGE_SIZE == 0, "whole pages per AP");
 #define SECOND_SIPI_US 200          // the MP specification's wait before STARTUP again
 #define LEGACY_INIT_WAIT_US 10000   // the MP specification's wait after INIT
 
@@ -138,12 +153,13 @@ static uint32_t ncpu = 1;
 // Set by the boot core before the first STARTUP, read-only after:
 static bool broadcast;                      // arch_start_aps_early started every AP
 static uint64_t init_wait;                  // us between INIT and STARTUP
-static uint8_t early_stacks[MAX_CPUS - 1][AP_EARLY_STACK] __attribute__((aligned(16)));   // slot s's at s - 1
-// By ticket: its early stack (the trampoline's) and, when broadcast, its
-// slot (ap_entry's). Set by the boot core before the STARTUP of the round
-// that hands the tickets out, read by the APs after it (the IPI orders
-// them); the second round rewrites the first entries once every first-round
-// AP has passed its ticket (second_round).
+static struct ap_early ap_early[MAX_CPUS - 1];    // slot s's at s - 1
+// By ticket: its early stack (the trampoline's), and the slot whose early
+// block (ap_early) it uses, which is the AP's slot when broadcast
+// (ap_entry's). Set by the boot core before the STARTUP of the round that
+// hands the tickets out, read by the APs after it (the IPI orders them);
+// the second round rewrites the first entries once every first-round AP
+// has passed its ticket (second_round).
 static uint64_t early_stack_top[MAX_CPUS];
 static uint32_t ticket_slot[MAX_CPUS];
 // Broadcast, boot core only: the first round's tickets (MAX_CPUS - 1, or
@@ -173,12 +189,16 @@ static uint32_t apic_of[MAX_CPUS];
 // Set by the boot core before go, read by the APs after it (go orders them):
 static void (*ap_main_fn)(void);
 static uint64_t kernel_cr3;                 // the direct map (paging_init)
-static uint64_t g0_stack_top[MAX_CPUS];     // by plan index
+static uint8_t *ap_stacks;                  // plan index k's at (k - 1) * AP_STRIDE
 // Boot core (seq_cst store), APs (acquire): the APs may go on.
 static uint8_t go;
 
 // CAS by the AP (forward) and the boot core (to LATE): enum slot_state.
 static uint8_t slot_state[MAX_CPUS];
+// Slots ONLINE, the boot core's included: each AP adds itself (seq_cst)
+// right after its move, so the boot core's look is one load, not one per
+// slot, and the pair with bsp_halted holds as for the slots.
+static uint32_t nonline = 1;
 
 uint32_t arch_ncpu(void)
 {
@@ -318,6 +338,7 @@ static void __attribute__((noreturn)) ap_setup(uint32_t slot)
     cpus[slot].online = 1;
     if (!slot_move(slot, SLOT_ARRIVED, SLOT_ONLINE))
         smp_ap_halt();  // set up too late: the others go on without this core
+    __atomic_fetch_add(&nonline, 1, __ATOMIC_SEQ_CST);      // seq_cst: Dekker with wait_online's bsp_halted
     smp_nudge_boot_core();
     tsc_sync_pass_turn(slot);
     ap_main_fn();
@@ -375,7 +396,11 @@ static void ap_entry(uint64_t ticket)
         if (!slot || ap_never_answers(apic))
             smp_ap_halt();  // not a core we asked for, or silent by inject=: reported later
     }
-    cpu_init_descriptors(slot);
+    struct ap_early *e = &ap_early[ticket_slot[ticket] - 1];    // the block of the ticket's early stack
+    struct cpu_stacks early = { .irq = (uint64_t)&e->irq[AP_EARLY_IRQ] };
+    for (int i = 0; i < IST_COUNT; i++)
+        early.ist[i] = (uint64_t)&e->ist[AP_EARLY_IST];
+    cpu_init_descriptors(slot, &early);     // the kernel's IDT: the trampoline's parked any NMI until here
     lapic_enable();
     this_cpu()->apic_id = apic;     // the ID CPUID gives is the one INIT leaves in the register
     cpus[slot].online_tsc = rdtsc();
@@ -393,7 +418,12 @@ static void ap_entry(uint64_t ticket)
     }
     write_cr3(kernel_cr3);  // serializing: the code the boot core patched meanwhile is seen as patched
     fpu_init(arch_simd_enabled);
-    uint64_t top = g0_stack_top[k];
+    uint8_t *mine = ap_stacks + (uint64_t)(k - 1) * AP_STRIDE;
+    struct cpu_stacks own = { .irq = (uint64_t)mine + IST_COUNT * ARCH_IST_STACK_SIZE + ARCH_IRQ_STACK_SIZE };
+    for (int i = 0; i < IST_COUNT; i++)
+        own.ist[i] = (uint64_t)mine + (uint64_t)(i + 1) * ARCH_IST_STACK_SIZE;
+    cpu_use_stacks(slot, &own);
+    uint64_t top = (uint64_t)mine + AP_STRIDE;
     cpus[slot].stack_top = top;
     __asm__ volatile("mov %0, %%rsp\n"
                      "xor %%ebp, %%ebp\n"   // the g0 stack's frames end the backtrace here
@@ -457,7 +487,7 @@ static void report_skipped(void)
 
 static uint64_t early_stack_of(uint32_t slot)
 {
-    return (uint64_t)&early_stacks[slot - 1][AP_EARLY_STACK];
+    return (uint64_t)&ap_early[slot - 1].stack[AP_EARLY_STACK];
 }
 
 // The trampoline page and its parameters, the boot page tables' CR3 (the
@@ -486,12 +516,9 @@ static void trampoline_prepare(uint32_t tickets)
 }
 
 // Only the plan's cores go ONLINE (an AP the plan does not name goes LATE).
-static bool all_online(void)
+static uint32_t count_online(void)
 {
-    uint32_t up = 1;
-    for (uint32_t i = 1; i < nslots(); i++)
-        up += slot_get(i) == SLOT_ONLINE;
-    return up == planned;
+    return __atomic_load_n(&nonline, __ATOMIC_SEQ_CST);     // seq_cst: Dekker with ap_setup's add
 }
 
 static void send_startup(uint32_t n, bool only_waiting)
@@ -502,19 +529,28 @@ static void send_startup(uint32_t n, bool only_waiting)
 }
 
 // Boot core: answers TSC questions until every AP is ready or the
-// timeout; the second STARTUP goes to the ones not in after 200 us.
+// timeout; the second STARTUP goes to the ones not in after 200 us. The
+// timeout counts from the last sign of progress (an AP ready, a TSC
+// question answered), not from go: a thousand APs take their turns at
+// the TSC check one after another, seconds under TCG on a busy host,
+// and only an AP that stops the line should run out of time.
 static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
 {
     ASSERT(!second_startup || !broadcast);  // the broadcast is under a hypervisor only
     uint64_t start = rdtsc(), spin = arch_ns_to_cycles(SMP_SPIN_US * 1000);
     uint64_t second = start + arch_ns_to_cycles(SECOND_SIPI_US * 1000ull);
-    uint64_t deadline = start + arch_ns_to_cycles(timeout_ns);
+    uint64_t timeout = arch_ns_to_cycles(timeout_ns), deadline = start + timeout;
     uint64_t busy = start;          // when a question was last answered
+    uint32_t seen = count_online();
     bool second_sent = !second_startup;
-    while (!all_online()) {
+    for (uint32_t up; (up = count_online()) < planned;) {
         uint64_t now = rdtsc();
         if (tsc_sync_serve(nslots()))
             busy = now;
+        if (up > seen || busy == now) {
+            seen = up;
+            deadline = now + timeout;
+        }
         if (!second_sent && now >= second) {
             send_startup(n, true);
             second_sent = true;
@@ -526,7 +562,7 @@ static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
             continue;
         }
         __atomic_store_n(&bsp_halted, 1, __ATOMIC_SEQ_CST);        // Dekker with smp_nudge_boot_core
-        if (!tsc_sync_pending(nslots()) && !all_online()) {
+        if (!tsc_sync_pending(nslots()) && count_online() < planned) {
             uint64_t wake = now + arch_ns_to_cycles(1000000);
             wake = !second_sent && second < wake ? second : wake;
             arch_timer_arm(deadline < wake ? deadline : wake);
@@ -813,6 +849,25 @@ static void report_second_round(void)
             round2_evicted == 1 ? "" : "s", round2_not_freed ? " (some told to leave did not)" : "");
 }
 
+// Each core online and its APIC id: a line per core up to
+// ONLINE_LINES_MAX cores, "cpu 3: apic id 3 online"; beyond, a line per
+// run of cores whose APIC ids go up by one with their indexes,
+// "cpus 0-1023: apic ids 0-1023 online" (a run of one as above).
+#define ONLINE_LINES_MAX 64
+static void report_online(uint32_t up)
+{
+    for (uint32_t i = 0; i < up;) {
+        uint32_t j = i;
+        while (up > ONLINE_LINES_MAX && j + 1 < up && cpu_of[j + 1]->apic_id == cpu_of[j]->apic_id + 1)
+            j++;
+        if (j == i)
+            kprintf("cpu %u: apic id %u online\n", i, cpu_of[i]->apic_id);
+        else
+            kprintf("cpus %u-%u: apic ids %u-%u online\n", i, j, cpu_of[i]->apic_id, cpu_of[j]->apic_id);
+        i = j + 1;
+    }
+}
+
 static uint64_t us_since_entry(uint64_t tsc)
 {
     uint64_t entry = arch_boot_entry_tsc();
@@ -835,9 +890,7 @@ void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void))
     if (n > 1 || broadcast) {
         // Uncleared: zeroing 64 KiB for each of 63 APs was 0.5 M
         // instructions, about 2 ms under TCG.
-        uint8_t *stacks = n > 1 ? arch_pages.alloc_uncleared((n - 1) * AP_STACK_PAGES) : 0;
-        for (uint32_t k = 1; k < n; k++)
-            g0_stack_top[k] = (uint64_t)(stacks + k * AP_STACK_PAGES * ARCH_PAGE_SIZE);
+        ap_stacks = n > 1 ? arch_pages.alloc_uncleared((n - 1) * (AP_STRIDE / ARCH_PAGE_SIZE)) : 0;
         ap_main_fn = ap_main;
         kernel_cr3 = read_cr3();
         arch_boot_mark("go");
@@ -846,10 +899,10 @@ void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void))
         wait_online(n, !arch_under_hypervisor(), timeout_ns);  // a second STARTUP on hardware only
     }
     uint32_t up = number_cores();
+    report_online(up);
     uint64_t worst = 0, online = cpus[0].online_tsc, ready = online;
     for (uint32_t i = 0; i < up; i++) {
         uint32_t slot = (uint32_t)(cpu_of[i] - cpus);
-        kprintf("cpu %u: apic id %u online\n", i, cpu_of[i]->apic_id);
         if (slot) {
             uint64_t b = tsc_sync_report(slot, i);
             worst = b > worst ? b : worst;

@@ -63,15 +63,21 @@ static uint32_t tlb_first_behind(uint64_t g, uint32_t self, uint32_t from, uint3
 }
 
 // Cores that have not acked shoot-down g by now: named, and each asked
-// (NMI) where it is. One line: the cores are listed into a buffer first.
+// (NMI) where it is. One line: the cores are listed into a buffer first,
+// the first TLB_STALL_LIST of them and how many more.
+#define TLB_STALL_LIST 32
 static void tlb_report_stall(uint64_t g, uint32_t self, uint32_t ncpu, uint64_t waited)
 {
-    char list[4 * MAX_CPUS] = "";
+    char list[6 * TLB_STALL_LIST + 32] = "";
     size_t len = 0;
+    uint32_t n = 0;
     for (uint32_t c = tlb_first_behind(g, self, 0, ncpu); c < ncpu; c = tlb_first_behind(g, self, c + 1, ncpu))
-        len += (size_t)snprintf(list + len, sizeof list - len, " %u", c);
-    if (!len)
+        if (n++ < TLB_STALL_LIST)
+            len += (size_t)snprintf(list + len, sizeof list - len, " %u", c);
+    if (!n)
         return;                 // they answered meanwhile
+    if (n > TLB_STALL_LIST)
+        snprintf(list + len, sizeof list - len, " and %u more", n - TLB_STALL_LIST);
     __atomic_fetch_add(&arch_tlb_stall_reports, 1, __ATOMIC_RELAXED);    // a counter
     kprintf("tlb: shoot-down %lu from core %u has waited %lu ms for core(s)%s; still waiting\n", g, self,
             arch_cycles_to_ns(waited) / 1000000, list);

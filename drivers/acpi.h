@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ACPI_MAX_CPUS 256
+#define ACPI_MAX_CPUS 4096        // q35's limit in QEMU 10; goro uses MAX_CPUS of them
 #define ACPI_MAX_IOAPICS 8
 #define ACPI_MAX_OVERRIDES 16
 

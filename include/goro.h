@@ -92,7 +92,7 @@ struct sched_pstats {
     uint64_t preemptions_quantum;   // of preemptions, those for a time slice run out
     uint64_t preemptions_timers;    // of preemptions, those for a due timer of its P (at most one per 1 ms)
 };
-#define SCHED_STATS_MAXP 64
+#define SCHED_STATS_MAXP 1024     // every P (MAX_CPUS): the struct is 100 KiB, keep it off stacks
 struct sched_stats {
     int gomaxprocs;
     int ncpu;

@@ -17,7 +17,6 @@
 #define NS_PER_MS 1000000ull
 #define NS_PER_S 1000000000ull
 
-#define GOMAXPROCS_MAX 256
 #define QUANTUM_DEFAULT_NS (10 * NS_PER_MS)
 #define SCHEDTRACE_MIN_NS NS_PER_MS
 #define SCHEDTRACE_MAX_NS (60 * NS_PER_S)
@@ -205,7 +204,7 @@ static enum verdict set_gomaxprocs(struct kparams *p, const char *val)
     uint64_t v;
     if (!parse_u64(val, &v))
         return V_MALFORMED;
-    if (v < 1 || v > GOMAXPROCS_MAX)
+    if (v < 1 || v > CMDLINE_GOMAXPROCS_MAX)
         return V_RANGE;
     p->gomaxprocs = (int)v;
     return V_OK;
@@ -521,7 +520,7 @@ static enum verdict set_ap_timeout(struct kparams *p, const char *val)
 
 static const struct key keys[] = {
     { "app", set_app, "a name of 1..31 characters", "no app" },
-    { "gomaxprocs", set_gomaxprocs, "1..256", "one per core" },
+    { "gomaxprocs", set_gomaxprocs, "1..1024", "one per core" },
     { "quantum", set_quantum, "20us..1s, with a unit: us, ms or s", "10ms" },
     { "schedtrace", set_schedtrace, "0 (off) or 1ms..60s; a bare number is ms", "off" },
     { "scheddetail", set_scheddetail, "0 or 1", "0" },

@@ -58,11 +58,15 @@ enum inject_fault {
     INJECT_TICKETS,         // tickets:N: the APs' broadcast start has N tickets (the loader's line only)
 };
 
+// gomaxprocs='s bound: MAX_CPUS (arch/arch.h; this header stays host-pure,
+// kernel/proc.c checks the two agree).
+#define CMDLINE_GOMAXPROCS_MAX 1024
+
 struct kparams {
     char app[32];               // "" when no app= was given
     int argc;                   // application's argc, argv[0] = app name
     char *argv[CMDLINE_ARGV_MAX + 1];   // point into buf; argv[argc] = NULL
-    int gomaxprocs;             // 0: one per core (default); else 1..256
+    int gomaxprocs;             // 0: one per core (default); else 1..CMDLINE_GOMAXPROCS_MAX
     uint64_t quantum_ns;        // 20us..1s, default 10ms; accepts us, ms, s
     uint64_t schedtrace_ns;     // 0 = off (default); plain number = ms as Go
     bool scheddetail;           // 0/1

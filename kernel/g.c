@@ -385,7 +385,7 @@ uint64_t goid(void)
 int num_goroutine(void)
 {
     int64_t n = 0;
-    for (uint32_t i = 0; i < MAX_CPUS; i++)
+    for (uint32_t i = 0; i < sched.ncpu; i++)
         n += (int64_t)(SNAPSHOT(allp[i]->ncreated) - SNAPSHOT(allp[i]->nexited));   // racing counts, as Go's
     return (int)n;
 }

@@ -91,6 +91,10 @@
 #include "kernel/page.h"
 #include "kernel/netpoll.h"
 
+_Static_assert(CMDLINE_GOMAXPROCS_MAX == MAX_CPUS, "gomaxprocs= reaches every core");
+_Static_assert(SCHED_STATS_MAXP == MAX_CPUS, "sched_stats and sched_state cover every P");
+_Static_assert(STEAL_ORDER_MAXP == MAX_CPUS, "a steal order for every gomaxprocs");
+
 struct sched sched = { .lock = SPINLOCK_INIT("sched", LOCK_RANK_SCHED) };
 uint32_t scavenge_due;
 struct m allm[MAX_CPUS];
@@ -689,8 +693,9 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool random_runne
     trace_event(TR_GOMAXPROCS, 0, nprocs);
     // Each P, its run queue with it, lives on the node of the core it
     // starts on (P i on core i): P i's Gs and their stacks come from there.
+    // One P per core: gomaxprocs never exceeds the core count.
     _Static_assert(sizeof(struct p) <= PAGE_SIZE, "a P fits in a page");
-    for (uint32_t i = 0; i < MAX_CPUS; i++) {
+    for (uint32_t i = 0; i < ncpu; i++) {
         int node = numa_core_node(i % ncpu);
         allp[i] = page_alloc_node(1, node);     // zeroed
         allp[i]->node = node;
@@ -703,7 +708,7 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool random_runne
         if (i > 0)
             pidleput(allp[i]);
     }
-    for (uint32_t i = MAX_CPUS; i-- > nprocs;) {
+    for (uint32_t i = ncpu; i-- > nprocs;) {
         allp[i]->id = i;
         allp[i]->status = P_DEAD;
     }

@@ -115,7 +115,7 @@ void start_the_world(uint32_t nprocs)
 {
     struct m *mp = getm();
     ASSERT(preempt_count() > 0 && __atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED));   // our own store
-    struct p *want[MAX_CPUS];
+    static struct p *want[MAX_CPUS];    // one start_the_world at a time (worldsema)
     uint32_t nwant = 0;
     spin_lock(&sched.lock);
     uint32_t old = sched.gomaxprocs;

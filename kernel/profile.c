@@ -214,7 +214,8 @@ void profile_dump(void)
     if (__atomic_exchange_n(&prof.dumped, epoch, __ATOMIC_ACQ_REL) == epoch)  // acq_rel: one dump per run, whoever comes first
         return;
     uint32_t ncpu = prof_ncpu;      // read once: both loops cover the same buffers
-    uint64_t end[MAX_CPUS], samples = 0, weight = 0, dropped = 0, unsampled = 0;
+    static uint64_t end[MAX_CPUS];      // 8 KiB, off the stack: one dump per run (above)
+    uint64_t samples = 0, weight = 0, dropped = 0, unsampled = 0;
     uint64_t t1 = prof.t1 ? prof.t1 : arch_cycles();
     // unsampled: the periods of the run no sample stands for. Before a
     // core's first deadline (it is set when the core first arms its

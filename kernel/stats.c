@@ -17,7 +17,7 @@ void sched_stats(struct sched_stats *s)
     memset(s, 0, sizeof *s);
     s->gomaxprocs = (int)__atomic_load_n(&sched.gomaxprocs, __ATOMIC_RELAXED);    // relaxed: a snapshot
     s->ncpu = (int)sched.ncpu;
-    for (uint32_t i = 0; i < MAX_CPUS && i < SCHED_STATS_MAXP; i++) {
+    for (uint32_t i = 0; i < sched.ncpu && i < SCHED_STATS_MAXP; i++) {
         pstats_accumulate(&s->p[i], &allp[i]->stats);
         pstats_accumulate(&s->total, &allp[i]->stats);
     }
@@ -38,7 +38,7 @@ void sched_state(struct sched_state *s)
     s->global_runq = (int)SNAPSHOT(sched.runq_size);
     s->stopping = SNAPSHOT(sched.stw_pending) != 0;
     for (uint32_t i = 0; i < MAX_CPUS && i < SCHED_STATS_MAXP; i++) {
-        struct p *pp = allp[i];
+        struct p *pp = i < sched.ncpu ? allp[i] : 0;
         if (!pp) {
             s->p[i].status = SCHED_P_DEAD;
             continue;

@@ -452,7 +452,8 @@ void trace_dump(void)
     if (__atomic_exchange_n(&dumped, true, __ATOMIC_ACQ_REL))  // acq_rel: one dump, whoever comes first
         return;                     // a panic inside the dump: do not start again
     uint32_t ncpu = trace_ncpu;     // read once: every loop below covers the same rings
-    uint64_t next[MAX_CPUS], end[MAX_CPUS], dropped = 0;
+    static uint64_t next[MAX_CPUS], end[MAX_CPUS];     // 16 KiB, off the stack: one dump (above)
+    uint64_t dropped = 0;
     for (uint32_t i = 0; i < ncpu; i++) {
         end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
         next[i] = end[i] > TRACE_RING - 1 ? end[i] - (TRACE_RING - 1) : 0;
@@ -510,7 +511,8 @@ bool trace_dump_live(void)
         while (__atomic_load_n(&rings[i].busy, __ATOMIC_SEQ_CST))   // seq_cst: pairs with record's store
             cpu_relax();
     // No core writes a ring now: every slot is whole, the one at n too.
-    uint64_t next[MAX_CPUS], end[MAX_CPUS], dropped = 0;
+    static uint64_t next[MAX_CPUS], end[MAX_CPUS];     // 16 KiB, off the stack: one live dump at a time
+    uint64_t dropped = 0;
     for (uint32_t i = 0; i < ncpu; i++) {
         end[i] = __atomic_load_n(&rings[i].n, __ATOMIC_ACQUIRE);   // acquire: whole records
         next[i] = end[i] > TRACE_RING ? end[i] - TRACE_RING : 0;

@@ -95,7 +95,7 @@ int shell_cmd_sched(int argc, char **argv)
 {
     (void)argc;
     (void)argv;
-    // From the heap: with one P record per possible P it is 6-7 KiB, more
+    // From the heap: with one P record per possible P it is 100 KiB, more
     // than a kernel frame may hold (the Makefile's KERNEL_FRAME_MAX).
     struct sched_stats *st = malloc(sizeof *st);
     sched_stats(st);

@@ -57,7 +57,7 @@ class Config:
     expect_seq: List[str] = field(default_factory=list)
     # Regexes that must not match anywhere.
     reject: List[str] = field(default_factory=list)
-    # Every core must report itself online (cpu N: apic id X online).
+    # Every core must be reported online (online_cores).
     check_cores: bool = True
     # More QEMU arguments, after the machine's own.
     qemu_extra: List[str] = field(default_factory=list)
@@ -71,6 +71,9 @@ class Config:
     # (this machine's KVM is PVM, which cannot run everything a guest does).
     optional: bool = False
     requires_kvm: bool = False
+    # Heavy runs (hundreds of vCPUs) come only with run.py --heavy, which
+    # make test-stress gives.
+    heavy: bool = False
     # A run that does not end by itself: when this regex matches the serial
     # log, QEMU is stopped through its monitor (exit status 0).
     stop_at: Optional[str] = None
@@ -455,6 +458,21 @@ def each_trace(lines):
     return problems
 
 
+ONLINE_RE = re.compile(r"^cpus? (\d+)(?:-(\d+))?: apic ids? \d+(?:-\d+)? online$")
+
+
+def online_cores(lines):
+    """The core indexes the boot reports online: "cpu 3: apic id 3 online",
+    or for a run of cores beyond 64, "cpus 0-1023: apic ids 0-1023 online"."""
+    cores = set()
+    for l in lines:
+        m = ONLINE_RE.match(l)
+        if m:
+            lo = int(m.group(1))
+            cores.update(range(lo, int(m.group(2) or lo) + 1))
+    return cores
+
+
 def late_aps_check(lines):
     """With APs late on purpose: the cores online and the ones reported
     missing add up to the MADT's, and the machine runs on those online."""
@@ -463,7 +481,7 @@ def late_aps_check(lines):
     if not smp:
         return ["no 'smp: K of N cores online' line"]
     up, planned = int(smp.group(1)), int(smp.group(2))
-    online = len(re.findall(r"^cpu \d+: apic id \d+ online$", text, re.M))
+    online = len(online_cores(lines))
     late = len(re.findall(r"^smp: core with APIC id \d+ did not come up; continuing without it$", text, re.M))
     problems = []
     if online != up:
@@ -497,7 +515,85 @@ def check_in_wait_check(lines):
 
 
 # arch/arch.h's: the cores goro takes, and the broadcast start's tickets + 2.
-MAX_CPUS = 64
+MAX_CPUS = 1024
+
+
+# ---- hundreds of cores (q35, x2APIC: QEMU 9.0 and later) ----------------------
+
+def many(name, help, cores, cmdline, heavy=True, **kw):
+    """A boot of `cores` vCPUs on q35 in x2APIC mode, about 8 MiB a vCPU
+    (at least 2 GiB): skipped on a QEMU before 9.0 (tools/qemu.py)."""
+    kw.setdefault("mem", f"{max(2048, cores * 8)}M")
+    kw.setdefault("timeout", 600)
+    return Config(name, help, cores=cores, machine="q35", apic="x2apic", cmdline=cmdline, heavy=heavy,
+                  **kw)
+
+
+def online_summary(cores):
+    """Every core online in x2APIC mode, the APIC ids in one run."""
+    return [rf"^smp: {cores} of {cores} cores online \(x2apic, ",
+            rf"^cpus 0-{cores - 1}: apic ids 0-{cores - 1} online$"]
+
+
+def numa_many(nodes, cores, memless, mem_mib):
+    """nodes NUMA nodes sharing cores vCPUs evenly, the last memless of them
+    without memory, the rest sharing mem_mib MiB; distances 10 + 10 * the
+    nodes' distance on a ring (a machine's sockets wired in a circle).
+    Returns (NumaNode list, distances, the boot's numa line as a regex)."""
+    per, with_mem = cores // nodes, nodes - memless
+    layout = [NumaNode(f"{i * per}-{i * per + per - 1}", f"{mem_mib // with_mem}M" if i < with_mem else None)
+              for i in range(nodes)]
+
+    def ring(a, b):
+        return 10 + 10 * min(abs(a - b), nodes - abs(a - b))
+    dist = [(a, b, ring(a, b)) for a in range(nodes) for b in range(a + 1, nodes)]
+    line = (rf"^numa: {nodes} nodes: " +
+            ", ".join(rf"node {i} cpus {i * per}-{i * per + per - 1} mem "
+                      + (r"\d+" if i < with_mem else "0") + " MiB" for i in range(nodes)) +
+            "; distances " + " / ".join(" ".join(str(10 if a == b else ring(a, b)) for b in range(nodes))
+                                        for a in range(nodes)) + "$")
+    return layout, dist, line
+
+
+NUMA8 = numa_many(8, 256, 0, 2048)
+NUMA16 = numa_many(16, 256, 2, 2048)
+
+
+# The short one runs in make test: one boot of 256 vCPUs, every core
+# online (about 1-2 minutes here). The rest only in make test-stress: ktest
+# there includes sched_every_core_runs_a_spinner, where every core runs a
+# goroutine (about 5 minutes at 256 vCPUs on this 2-CPU host).
+MANY_CORES = [
+    many("x2apic-smp256", "256 vCPUs, q35, x2APIC: every core online, hello", 256,
+         "app=hello", heavy=False,
+         expect=online_summary(256) + [r"^hello from goro: 256 cores"]),
+] + [
+    many(f"hello-smp{n}", f"{n} vCPUs, q35, x2APIC: every core online, hello", n, "app=hello",
+         expect=online_summary(n) + [rf"^hello from goro: {n} cores"])
+    for n in (512, 1024)
+] + [
+    many(f"ktest-smp{n}", f"ktest on {n} vCPUs (q35, x2APIC)", n, "app=ktest", ktest=True,
+         timeout=900, expect=online_summary(n))
+    for n in (256, 512, 1024)
+] + [
+    many(f"soak-smp{n}", f"the soak's short run on {n} vCPUs (q35, x2APIC), seed=31", n,
+         "app=soak seed=31 quantum=1ms ops=100000",
+         expect=online_summary(n) + [r"^soak: [1-9]\d* ops, 0 failures$"], reject=[r"^soak: FAIL"])
+    for n in (256, 512, 1024)
+] + [
+    many("go-smp256", "Go's chan/select/sema/sync/time tests (filter=go_) on 256 vCPUs, seed=1", 256,
+         "seed=1 app=ktest filter=go_", ktest=True, timeout=900),
+    # NUMA at scale: 8 nodes of 32 vCPUs; 16 of 16, two of them without
+    # memory; ring distances (SRAT and SLIT from QEMU's -numa). ktest's
+    # NUMA tests check the nodes, node-local memory and the steal order
+    # by distance.
+    many("numa8-smp256", "ktest, 256 vCPUs in 8 NUMA nodes (ring distances)", 256, "app=ktest",
+         ktest=True, timeout=900, numa=NUMA8[0], numa_dist=NUMA8[1], expect=online_summary(256) + [NUMA8[2]]),
+    many("numa16-smp256", "ktest's NUMA and steal tests, 256 vCPUs in 16 NUMA nodes, 2 without memory",
+         256, "app=ktest filter=numa", ktest=True, numa=NUMA16[0], numa_dist=NUMA16[1],
+         expect=online_summary(256) + [NUMA16[2]]),
+]
+
 
 # inject=ap-silent's diagnosis, however the word reached the kernel.
 AP_SILENT_SEQ = [r"^inject: ap-silent: the core with APIC id 1 will not answer INIT-SIPI-SIPI$",
@@ -506,7 +602,7 @@ AP_SILENT_SEQ = [r"^inject: ap-silent: the core with APIC id 1 will not answer I
                  r"^TEST FAIL boot_every_madt_core_online: 1 of the MADT's 2 cores are not online, "
                  r"the first with APIC id 1"]
 
-CONFIGS = [
+CONFIGS = MANY_CORES + [
     # The slowest run of all (90 s alone, 170 s beside CPU hogs): first.
     Config("park-million", "1,000,000 parked goroutines fit in a 6 GiB guest (4.5 KiB each) and all finish",
            cores=2, mem="6G", cmdline="app=park_million", timeout=240,
@@ -604,8 +700,8 @@ CONFIGS = [
     # id. inject=tickets:N limits the first round on purpose; past
     # MAX_CPUS + 1 vCPUs the APs race for MAX_CPUS - 1 tickets, and the
     # APs the plan does not use (the MADT's last) that won one are evicted
-    # from their slots for the planned ones that did not (by chance: at 65
-    # vCPUs in most boots, at 66 in nearly all).
+    # from their slots for the planned ones that did not (by chance: at
+    # MAX_CPUS + 2 vCPUs in nearly every boot; make test-stress only).
 ] + [Config(f"tickets{t}-smp{c}", f"inject=tickets:{t} at {c} vCPUs: the APs left out start in a second round",
             cores=c, cmdline=f"inject=tickets:{t} app=ktest filter=boot_", ktest=True, timeout=120,
             expect_seq=[rf"^inject: tickets: the APs' broadcast start had {t} tickets?$",
@@ -617,12 +713,12 @@ CONFIGS = [
            cores=2, boot="iso", cmdline="inject=tickets:1 app=hello", timeout=60,
            expect=[r"^inject: tickets: nothing limited: the APs were not started by one broadcast with the "
                    r"loader's command line", r"^hello from goro: 2 cores"]),
-] + [Config(f"tickets-smp{c}", f"{c} vCPUs race for {MAX_CPUS - 1} tickets: every planned AP comes up",
-            cores=c, cmdline="app=ktest filter=boot_", ktest=True, check_cores=False, timeout=240,
-            expect_seq=[rf"^smp: {c - 1} APs started for {MAX_CPUS - 1} tickets; second round: (\d+) planned "
-                        r"APs? restarted, \1 unplanned APs? evicted from (its|their) slots?$",
-                        rf"^smp: {MAX_CPUS} of {MAX_CPUS} cores online"],
-            reject=[r"did not come up"]) for c in (65, 66)] + [
+    many(f"tickets-smp{MAX_CPUS + 2}", f"{MAX_CPUS + 1} APs race for {MAX_CPUS - 1} tickets: every planned AP "
+         "comes up", MAX_CPUS + 2, "app=hello", check_cores=False,
+         expect_seq=[rf"^smp: {MAX_CPUS + 1} APs started for {MAX_CPUS - 1} tickets; second round: (\d+) planned "
+                     r"APs? restarted, \1 unplanned APs? evicted from (its|their) slots?$",
+                     rf"^smp: {MAX_CPUS} of {MAX_CPUS} cores online"],
+         reject=[r"did not come up"]),
     ktest("smp2-kernel", "ktest, -kernel, 2 vCPUs", cores=2),
     ktest("smp1-kernel", "ktest, -kernel, 1 vCPU", cores=1),
     # Under -icount an APIC timer tick is one instruction and the clock
@@ -669,10 +765,10 @@ CONFIGS = [
     fatal("malloc-double-free", "free() of a block twice is a fatal error naming it",
           r"free\(0x[0-9a-f]+\): double free of a block of 112 bytes"),
     fatal("panic", "panic() prints its message and exits 255", r"deliberate panic with 0 argument"),
-    # More vCPUs than goro takes (MAX_CPUS): the stop goes to the cores
-    # that checked in, by APIC id. A broadcast NMI reached an AP halted in
-    # the trampoline without an IDT, which triple-faulted: QEMU reset (exit
-    # 0) and the report was lost.
+    # Many cores to stop: the stop goes to the cores that checked in, by
+    # APIC id. A broadcast NMI reached an AP halted in the trampoline
+    # without an IDT, which triple-faulted: QEMU reset (exit 0) and the
+    # report was lost.
 ] + [Config(f"panic-smp{c}", f"a panic at {c} vCPUs: its report and exit 255, never a triple fault",
             cores=c, machine=m, cmdline="app=panic", exit_status=255, check_cores=False, timeout=120,
             expect_seq=[r"^panic on cpu \d+: deliberate panic with 0 argument", r"^backtrace:",
@@ -682,7 +778,7 @@ CONFIGS = [
     Config("badarg-gomaxprocs",
            "gomaxprocs=0 is rejected with a message naming the key and range",
            cmdline="gomaxprocs=0 app=hello",
-           expect=[r"gomaxprocs.*\b1\b.*\b256\b"], timeout=30),
+           expect=[r"gomaxprocs.*\b1\b.*\b1024\b"], timeout=30),
     # Scheduler: the fatal reports, Go's schedtrace format, seeded schedules,
     # and a small quantum so preemption strikes inside channels and locks.
     Config("deadlock", "every goroutine parked: Go's deadlock report and a G dump, exit 255",

@@ -50,7 +50,7 @@ import fuzzrun  # noqa: E402
 # The matrix imports the observability tools whose checks it runs: a tool
 # that cannot load is the matrix's failure, reported like any other.
 try:
-    from matrix import CONFIGS  # noqa: E402
+    from matrix import CONFIGS, online_cores  # noqa: E402
     MATRIX_PROBLEM = None
 except Exception as e:  # noqa: BLE001
     CONFIGS, MATRIX_PROBLEM = [], e
@@ -291,8 +291,8 @@ def boot_problems(cfg, lines, status, timeout):
         # Every other check would fail too and say nothing more.
         return problems + ["serial log empty"]
     if cfg.check_cores:
-        missing = [n for n in range(cfg.cores)
-                   if not any(re.search(rf"\bcpu {n}: apic id \S+ online", l) for l in lines)]
+        online = online_cores(lines)
+        missing = [n for n in range(cfg.cores) if n not in online]
         if missing:
             problems.append("no online line for cpu " + ",".join(map(str, missing)))
         smp = [SMP_RE.search(l) for l in lines]
@@ -634,12 +634,12 @@ def main():
     os.environ["GORO_BUILD"] = args.build     # the image log checks symbolize against (matrix.profile_check)
     if args.list:
         for c in CONFIGS:
-            print(f"{c.name:20} {c.help}")
+            print(f"{c.name:20} {c.help}" + (" [--heavy]" if c.heavy else ""))
         print(f"{'host':20} host unit tests: every {args.build}/host/test_* binary")
         print(f"{'fuzz':20} fuzz harnesses over their corpus (tests/fuzz/fuzzrun.py)")
         return 0
     filters = [f for arg in args.filter for f in arg.split(",") if f]
-    configs = [c for c in CONFIGS if selected(c.name, filters)]
+    configs = [c for c in CONFIGS if selected(c.name, filters) and (args.heavy or not c.heavy)]
     hosts = host_tests(args.build) if selected("host", filters) else []
     fuzzes = [n for n in fuzzrun.harnesses() if selected(f"fuzz/{n}", filters)]
     if not configs and not hosts and not fuzzes and not MATRIX_PROBLEM:
@@ -685,6 +685,8 @@ def parse_args():
                     help="run only configurations whose name contains this "
                          "(repeatable, or comma-separated; 'host' is the host tests, 'fuzz' the fuzz harnesses)")
     ap.add_argument("--list", action="store_true", help="list the configurations")
+    ap.add_argument("--heavy", action="store_true",
+                    help="also the heavy configurations (hundreds of vCPUs; make test-stress)")
     ap.add_argument("--append", default="",
                     help="words added to every command line, e.g. 'seed=42 filter=chan'")
     ap.add_argument("--seed", help="add seed=N to every command line (replay a run)")

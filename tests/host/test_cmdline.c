@@ -107,15 +107,15 @@ static void expect_bad(const char *line, const char *needle)
 static void test_gomaxprocs(void)
 {
     CHECK(parse("gomaxprocs=1") == 0 && p.gomaxprocs == 1);
-    CHECK(parse("gomaxprocs=256") == 0 && p.gomaxprocs == 256);
+    CHECK(parse("gomaxprocs=1024") == 0 && p.gomaxprocs == 1024);
     CHECK(parse("gomaxprocs=4") == 0 && p.gomaxprocs == 4);
     expect_bad("gomaxprocs=0",
-               "cmdline: gomaxprocs=0 is out of range (1..256); using the default (one per core)");
-    expect_bad("gomaxprocs=257", "gomaxprocs=257 is out of range (1..256)");
-    expect_bad("gomaxprocs=-1", "gomaxprocs=-1 is not valid (1..256)");
+               "cmdline: gomaxprocs=0 is out of range (1..1024); using the default (one per core)");
+    expect_bad("gomaxprocs=1025", "gomaxprocs=1025 is out of range (1..1024)");
+    expect_bad("gomaxprocs=-1", "gomaxprocs=-1 is not valid (1..1024)");
     expect_bad("gomaxprocs=4x", "gomaxprocs=4x is not valid");
-    expect_bad("gomaxprocs=99999999999999999999999", "is not valid (1..256)");
-    expect_bad("gomaxprocs=", "gomaxprocs= has no value (1..256)");
+    expect_bad("gomaxprocs=99999999999999999999999", "is not valid (1..1024)");
+    expect_bad("gomaxprocs=", "gomaxprocs= has no value (1..1024)");
 }
 
 static void test_quantum(void)
@@ -476,7 +476,7 @@ static void test_duplicates(void)
     CHECK(parse("gomaxprocs=2 gomaxprocs=8") == 0 && p.gomaxprocs == 8);
     // A bad later value keeps the earlier good one, and says so.
     CHECK(parse("gomaxprocs=2 gomaxprocs=0") == 1 && p.gomaxprocs == 2);
-    CHECK(warned("gomaxprocs=0 is out of range (1..256); keeping the earlier value"));
+    CHECK(warned("gomaxprocs=0 is out of range (1..1024); keeping the earlier value"));
 }
 
 static void test_long_words_in_warnings(void)

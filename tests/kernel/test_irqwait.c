@@ -282,7 +282,7 @@ KTEST(irqwait_device_irq_no_deadlock)
     // one-shot starts after its drain, so its edge is never discarded and
     // never waited for twice: no attempt can hang, however long the host
     // stops a vCPU in between.
-    struct sched_stats s0, s1;
+    static struct sched_stats s0, s1;  // 100 KiB each: not on a goroutine's stack
     uint64_t waited = 0, halts = 0;
     int n = 0, attempts = 0;
     while (attempts < 3 && halts == 0 && n >= 0) {

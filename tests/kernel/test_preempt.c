@@ -143,7 +143,7 @@ static waitgroup_t simd_wg;
 
 static uint64_t preemptions_total(void)
 {
-    struct sched_stats *s = malloc(sizeof *s);      // 6.7 KiB: not a frame's worth
+    struct sched_stats *s = malloc(sizeof *s);      // 100 KiB: not a frame's worth
     sched_stats(s);
     uint64_t n = s->total.preemptions;
     free(s);

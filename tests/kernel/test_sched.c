@@ -105,6 +105,12 @@ KTEST(sched_spawned_by_one_run_everywhere)
 {
     if (gomaxprocs(0) < 2)
         KT_SKIP("needs two Ps");
+    // Above 64 the idle cores deepest in the idle list are woken only when
+    // the others are all busy, which batches of short Gs never make them
+    // on a host with fewer CPUs than vCPUs: sched_every_core_runs_a_spinner
+    // (below) covers every core there.
+    if (num_cpu() > 64)
+        KT_SKIP("more than 64 cores: see sched_every_core_runs_a_spinner");
     static struct sched_stats before, after;
     spread_done = 0;
     memset(ran_on, 0, sizeof ran_on);
@@ -136,6 +142,52 @@ KTEST(sched_spawned_by_one_run_everywhere)
     for (int c = 0; c < num_cpu(); c++)
         if (c != spawner_core && kt_load(&ran_on[c]) == 0)
             KT_FAIL("core %d ran none of the %lu goroutines (stall limit)", c, spawned);
+}
+
+// ---- as many spinning Gs as cores: every core runs one -----------------------
+//
+// num_cpu() goroutines that spin until every core has run one of them. The
+// work never runs out, so each M that finds a spinner wakes the next idle
+// core (wakep), and the chain must reach every core however many there are:
+// the wake-up IPIs, the idle list and stealing at any core count. (The test
+// above needs thieves that keep up with the spawner's batches, which a
+// 2-CPU host cannot give hundreds of vCPUs.) Counts only: the stall limit
+// catches a core that is never woken.
+static uint64_t spinner_on[MAX_CPUS], spinners_seen, spinners_stop, spinners_done;
+
+static void spinner(void *arg)
+{
+    (void)arg;
+    while (!kt_load(&spinners_stop)) {
+        if (__atomic_exchange_n(&spinner_on[core_id()], 1, __ATOMIC_RELAXED) == 0)  // relaxed: spinners_seen's add publishes it
+            kt_add(&spinners_seen, 1);
+        cpu_relax();
+    }
+    kt_add(&spinners_done, 1);
+}
+
+KTEST(sched_every_core_runs_a_spinner)
+{
+    int n = num_cpu();
+    if (gomaxprocs(0) != n)
+        KT_SKIP("gomaxprocs below the core count");
+    memset(spinner_on, 0, sizeof spinner_on);
+    kt_store(&spinners_seen, 0);
+    kt_store(&spinners_done, 0);
+    kt_store(&spinners_stop, 0);
+    for (int i = 0; i < n; i++)
+        go(spinner, 0);
+    bool all = kt_wait_count(&spinners_seen, (uint64_t)n, KT_STALL_MS);
+    kt_store(&spinners_stop, 1);
+    if (!kt_wait_count(&spinners_done, (uint64_t)n, KT_STALL_MS))
+        KT_FAIL("only %lu of %d spinners stopped", kt_load(&spinners_done), n);
+    if (!all) {
+        int first = 0;
+        while (first < n && kt_load(&spinner_on[first]))
+            first++;
+        KT_FAIL("%lu of %d cores ran a spinner; core %d ran none (stall limit)", kt_load(&spinners_seen), n,
+                first);
+    }
 }
 
 // ---- gomaxprocs changed up and down mid-run loses nothing ---------------------
