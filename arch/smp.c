@@ -533,13 +533,18 @@ static void send_startup(uint32_t n, bool only_waiting)
 // timeout counts from the last sign of progress (an AP ready, a TSC
 // question answered), not from go: a thousand APs take their turns at
 // the TSC check one after another, seconds under TCG on a busy host,
-// and only an AP that stops the line should run out of time.
+// and only an AP that stops the line should run out of time. It is
+// timeout_ns for each 64 cores planned: go wakes every AP at once, and a
+// host runs that many vCPU threads by turns, the boot core's among them,
+// so a gap between two signs of progress grows with their number (at
+// 1024 vCPUs on a 2-CPU host with 30 runnable threads beside them, no AP
+// had answered 2 s after go).
 static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
 {
     ASSERT(!second_startup || !broadcast);  // the broadcast is under a hypervisor only
     uint64_t start = rdtsc(), spin = arch_ns_to_cycles(SMP_SPIN_US * 1000);
     uint64_t second = start + arch_ns_to_cycles(SECOND_SIPI_US * 1000ull);
-    uint64_t timeout = arch_ns_to_cycles(timeout_ns), deadline = start + timeout;
+    uint64_t timeout = arch_ns_to_cycles(timeout_ns) * ((planned + 63) / 64), deadline = start + timeout;
     uint64_t busy = start;          // when a question was last answered
     uint32_t seen = count_online();
     bool second_sent = !second_startup;
