@@ -64,7 +64,7 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
           apps/demos/all.c apps/demos/timeout.c apps/bench_mem.c apps/echo.c apps/netecho.c \
           apps/bench_time.c apps/gobench.c apps/gobench_proc.c apps/gobench_chan.c \
           apps/gobench_select.c apps/gobench_sync.c apps/gobench_sema.c apps/gobench_time.c \
-          apps/gobench_goro.c apps/gobench_floor.c apps/schedlat.c \
+           apps/gobench_goro.c apps/gobench_floor.c apps/schedlat.c apps/bench_idle.c \
           apps/soak/soak_main.c apps/soak/soak_gen.c apps/soak/soak_check.c \
           apps/soak/soak_ops_chan.c apps/soak/soak_ops_sync.c apps/soak/soak_ops_time.c \
           apps/soak/soak_ops_sys.c apps/soak/soak_ops_big.c apps/soak/soak_ops_net.c \

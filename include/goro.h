@@ -631,6 +631,15 @@ void timer_probe_free(timer_probe_t *p);
 // one core. One caller at a time.
 bool ipi_probe(uint64_t *roundtrip_ns, uint64_t *oneway_ns);
 
+// insncount's marker NOPs 3 and 4 (tools/insncount) on every core: 3 where
+// a look for work has found nothing on its own P, the global queue or the
+// interrupt-readied list, and is about to steal; 4 where an M that found
+// nothing halts (after the steal rounds, the re-check once it stops
+// spinning, the idle timers' scan). The instructions from 3 to 4 on one
+// core are what a failed look for work costs; apps/bench_idle.c and
+// tools/bench/idlelook.py measure them. Off until asked for.
+void sched_probe_marks(bool on);
+
 // ---- interrupts and console input (kernel/irqwait.c, console_in.c) --------
 //
 // irq_wait is the netpoller's analogue: the calling goroutine parks until

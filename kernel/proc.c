@@ -120,6 +120,22 @@ bool pset_put(uint64_t *set, uint32_t id, bool on)
     return !(was & bit) == on;
 }
 
+// sched_probe_marks (goro.h): insncount's markers 3 and 4 (tools/insncount)
+// at the start of a look for work that found nothing local and at the halt
+// it ends in, while a benchmark asks for them. A load and a branch each
+// when off, on paths that are about to steal or halt.
+static bool probe_marks;
+#define PROBE_MARK(id)                                                                          \
+    do {                                                                                        \
+        if (__atomic_load_n(&probe_marks, __ATOMIC_RELAXED))    /* relaxed: a benchmark's switch */ \
+            __asm__ volatile(".byte 0x0f,0x1f,0x80," #id ",0x00,0xed,0xfe" ::: "memory");     \
+    } while (0)
+
+void sched_probe_marks(bool on)
+{
+    __atomic_store_n(&probe_marks, on, __ATOMIC_RELAXED);      // relaxed: a benchmark's switch
+}
+
 uint64_t fastrand(struct m *mp)
 {
     uint64_t x = mp->rand;      // xorshift64*
@@ -280,6 +296,7 @@ void stopm(struct m *mp)
             break;
         core_arm_idle(mp);
         trace_event(TR_IDLE, 0, 0);
+        PROBE_MARK(0x04);
         idle_wait(mp);
         trace_event(TR_WAKE, 0, 0);
     }
@@ -572,6 +589,7 @@ top:
     // when it has work nobody took, before stealing.
     if (netpoll_pending() && (gp = netpoll_find(pp)))
         return gp;
+    PROBE_MARK(0x03);
     // At most about half the busy Ps spin.
     uint32_t busy = sched.gomaxprocs - __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED);   // heuristic: racy
     if (mp->spinning || 2 * __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) < busy) {  // heuristic: racy

@@ -1,0 +1,3 @@
+module goro/tools/idlelook-go
+
+go 1.19
