@@ -539,7 +539,8 @@ def numa_many(nodes, cores, memless, mem_mib):
     """nodes NUMA nodes sharing cores vCPUs evenly, the last memless of them
     without memory, the rest sharing mem_mib MiB; distances 10 + 10 * the
     nodes' distance on a ring (a machine's sockets wired in a circle).
-    Returns (NumaNode list, distances, the boot's numa line as a regex)."""
+    Returns (NumaNode list, distances, the boot's numa line as a regex, the
+    machine's memory: what the nodes share, as QEMU wants their sum)."""
     per, with_mem = cores // nodes, nodes - memless
     layout = [NumaNode(f"{i * per}-{i * per + per - 1}", f"{mem_mib // with_mem}M" if i < with_mem else None)
               for i in range(nodes)]
@@ -552,7 +553,7 @@ def numa_many(nodes, cores, memless, mem_mib):
                       + (r"\d+" if i < with_mem else "0") + " MiB" for i in range(nodes)) +
             "; distances " + " / ".join(" ".join(str(10 if a == b else ring(a, b)) for b in range(nodes))
                                         for a in range(nodes)) + "$")
-    return layout, dist, line
+    return layout, dist, line, f"{mem_mib // with_mem * with_mem}M"
 
 
 NUMA8 = numa_many(8, 256, 0, 2048)
@@ -588,9 +589,10 @@ MANY_CORES = [
     # NUMA tests check the nodes, node-local memory and the steal order
     # by distance.
     many("numa8-smp256", "ktest, 256 vCPUs in 8 NUMA nodes (ring distances)", 256, "app=ktest",
-         ktest=True, timeout=900, numa=NUMA8[0], numa_dist=NUMA8[1], expect=online_summary(256) + [NUMA8[2]]),
-    many("numa16-smp256", "ktest's NUMA and steal tests, 256 vCPUs in 16 NUMA nodes, 2 without memory",
-         256, "app=ktest filter=numa", ktest=True, numa=NUMA16[0], numa_dist=NUMA16[1],
+         ktest=True, timeout=900, numa=NUMA8[0], numa_dist=NUMA8[1], mem=NUMA8[3],
+         expect=online_summary(256) + [NUMA8[2]]),
+    many("numa16-smp256", "ktest's NUMA tests, 256 vCPUs in 16 NUMA nodes, 2 without memory",
+         256, "app=ktest filter=numa", ktest=True, numa=NUMA16[0], numa_dist=NUMA16[1], mem=NUMA16[3],
          expect=online_summary(256) + [NUMA16[2]]),
 ]
 
