@@ -560,13 +560,15 @@ NUMA8 = numa_many(8, 256, 0, 2048)
 NUMA16 = numa_many(16, 256, 2, 2048)
 
 
-# The short one runs in make test: one boot of 256 vCPUs, every core
-# online (about 1-2 minutes here). The rest only in make test-stress: ktest
+# All of them only in make test-stress (--heavy) for now: under a heavily
+# loaded host a 256-vCPU boot has come up with the boot core alone, the
+# APs stalled in their TSC checks (docs/boot.md, "Hundreds of cores"), and
+# make test must not fail for the host's load. In make test-stress ktest
 # there includes sched_every_core_runs_a_spinner, where every core runs a
 # goroutine (about 5 minutes at 256 vCPUs on this 2-CPU host).
 MANY_CORES = [
     many("x2apic-smp256", "256 vCPUs, q35, x2APIC: every core online, hello", 256,
-         "app=hello", heavy=False,
+         "app=hello",
          expect=online_summary(256) + [r"^hello from goro: 256 cores"]),
 ] + [
     many(f"hello-smp{n}", f"{n} vCPUs, q35, x2APIC: every core online, hello", n, "app=hello",
