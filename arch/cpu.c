@@ -126,9 +126,14 @@ void arch_early_init(void)
     cpu_set_gs(0);
     cpus[0].stack_top = (uint64_t)boot_stack_top;
     idt_init();
-    struct cpu_stacks t = { .irq = (uint64_t)&boot_irq_stack[ARCH_IRQ_STACK_SIZE] };
-    for (int i = 0; i < IST_COUNT; i++)
-        t.ist[i] = (uint64_t)&boot_ist_stacks[i][ARCH_IST_STACK_SIZE];
+    // Link-time constants, no loop: this runs before the APs' start, on the
+    // boot's first page (boot/text_order.txt).
+    static const struct cpu_stacks t = {
+        .ist = { (uint64_t)&boot_ist_stacks[0][ARCH_IST_STACK_SIZE], (uint64_t)&boot_ist_stacks[1][ARCH_IST_STACK_SIZE],
+                 (uint64_t)&boot_ist_stacks[2][ARCH_IST_STACK_SIZE], (uint64_t)&boot_ist_stacks[3][ARCH_IST_STACK_SIZE] },
+        .irq = (uint64_t)&boot_irq_stack[ARCH_IRQ_STACK_SIZE],
+    };
+    _Static_assert(IST_COUNT == 4, "one initializer per IST stack");
     cpu_init_descriptors(0, &t);
     lapic_init();
 }

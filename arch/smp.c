@@ -380,10 +380,39 @@ static void wait_for_go(uint32_t slot)
     }
 }
 
+// An AP at go, still on its early stack: to its own stacks and the
+// kernel's page tables, or halted if the plan does not use it. Apart from
+// ap_entry and off the boot's first page (boot/text_order.txt puts it with
+// ap_setup): it runs after go, not on the way to the check-in.
+static void __attribute__((noreturn, noinline)) ap_go(uint32_t slot, uint32_t apic)
+{
+    uint32_t k = plan_index(apic);
+    if (!k || ap_never_answers(apic)) {     // broadcast: not in the MADT, or silenced by inject= since
+        if (slot_move(slot, SLOT_ARRIVED, SLOT_LATE))
+            tsc_sync_pass_turn(slot);   // the next slot may be waiting for this one
+        smp_ap_halt();
+    }
+    write_cr3(kernel_cr3);  // serializing: the code the boot core patched meanwhile is seen as patched
+    fpu_init(arch_simd_enabled);
+    uint8_t *mine = ap_stacks + (uint64_t)(k - 1) * AP_STRIDE;
+    struct cpu_stacks own = { .irq = (uint64_t)mine + IST_COUNT * ARCH_IST_STACK_SIZE + ARCH_IRQ_STACK_SIZE };
+    for (int i = 0; i < IST_COUNT; i++)
+        own.ist[i] = (uint64_t)mine + (uint64_t)(i + 1) * ARCH_IST_STACK_SIZE;
+    cpu_use_stacks(slot, &own);
+    uint64_t top = (uint64_t)mine + AP_STRIDE;
+    cpus[slot].stack_top = top;
+    __asm__ volatile("mov %0, %%rsp\n"
+                     "xor %%ebp, %%ebp\n"   // the g0 stack's frames end the backtrace here
+                     "call *%%rax\n"        // rax: not rbp, which the line before clears
+                     "ud2"
+                     :: "r"(top), "a"(ap_setup), "D"(slot) : "memory");
+    __builtin_unreachable();
+}
+
 // 64-bit entry of every AP, on its early stack, interrupts off, on the
 // boot page tables. Everything up to the check-in is what "online" means;
 // the rest waits for go.
-static void ap_entry(uint64_t ticket)
+static void __attribute__((noreturn)) ap_entry(uint64_t ticket)
 {
     uint32_t apic = my_apic_id_cpuid();
     uint32_t slot;
@@ -410,27 +439,7 @@ static void ap_entry(uint64_t ticket)
     count_check_in();       // or arch_wait_checked_in, for the last one
     __atomic_thread_fence(__ATOMIC_SEQ_CST);    // the APIC enabled before go is looked at (wait_for_go)
     wait_for_go(slot);
-    uint32_t k = plan_index(apic);
-    if (!k || ap_never_answers(apic)) {     // broadcast: not in the MADT, or silenced by inject= since
-        if (slot_move(slot, SLOT_ARRIVED, SLOT_LATE))
-            tsc_sync_pass_turn(slot);   // the next slot may be waiting for this one
-        smp_ap_halt();
-    }
-    write_cr3(kernel_cr3);  // serializing: the code the boot core patched meanwhile is seen as patched
-    fpu_init(arch_simd_enabled);
-    uint8_t *mine = ap_stacks + (uint64_t)(k - 1) * AP_STRIDE;
-    struct cpu_stacks own = { .irq = (uint64_t)mine + IST_COUNT * ARCH_IST_STACK_SIZE + ARCH_IRQ_STACK_SIZE };
-    for (int i = 0; i < IST_COUNT; i++)
-        own.ist[i] = (uint64_t)mine + (uint64_t)(i + 1) * ARCH_IST_STACK_SIZE;
-    cpu_use_stacks(slot, &own);
-    uint64_t top = (uint64_t)mine + AP_STRIDE;
-    cpus[slot].stack_top = top;
-    __asm__ volatile("mov %0, %%rsp\n"
-                     "xor %%ebp, %%ebp\n"   // the g0 stack's frames end the backtrace here
-                     "call *%%rax\n"        // rax: not rbp, which the line before clears
-                     "ud2"
-                     :: "r"(top), "a"(ap_setup), "D"(slot) : "memory");
-    __builtin_unreachable();
+    ap_go(slot, apic);
 }
 
 // Whether the CPU needs the wait between INIT and STARTUP: as Linux decides
@@ -539,6 +548,13 @@ static void send_startup(uint32_t n, bool only_waiting)
 // so a gap between two signs of progress grows with their number (at
 // 1024 vCPUs on a 2-CPU host with 30 runnable threads beside them, no AP
 // had answered 2 s after go).
+// Boot core only, for the report when a planned core is missing: how its
+// wait for the APs ended (all ready, or the timeout), when, and the last
+// sign of progress before it; and what number_cores found of the missing.
+static uint64_t online_wait_end, online_last_progress;
+static bool online_wait_all;
+static uint32_t missing_no_slot, missing_not_ready, missing_halted;
+
 static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
 {
     ASSERT(!second_startup || !broadcast);  // the broadcast is under a hypervisor only
@@ -548,6 +564,7 @@ static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
     uint64_t busy = start;          // when a question was last answered
     uint32_t seen = count_online();
     bool second_sent = !second_startup;
+    online_last_progress = start;
     for (uint32_t up; (up = count_online()) < planned;) {
         uint64_t now = rdtsc();
         if (tsc_sync_serve(nslots()))
@@ -555,6 +572,7 @@ static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
         if (up > seen || busy == now) {
             seen = up;
             deadline = now + timeout;
+            online_last_progress = now;
         }
         if (!second_sent && now >= second) {
             send_startup(n, true);
@@ -577,6 +595,8 @@ static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
         busy = rdtsc();
     }
     arch_timer_cancel();
+    online_wait_end = rdtsc();
+    online_wait_all = count_online() >= planned;
 }
 
 // Whether the AP at slot is ONLINE for good; if not, its slot is LATE
@@ -608,8 +628,12 @@ static uint32_t number_cores(void)
     uint32_t up = 1;
     for (uint32_t k = 1; k < planned; k++) {
         uint32_t slot = slot_holding(plan_apic[k]);
+        uint8_t st = slot == UINT32_MAX ? SLOT_WAITING : slot_get(slot);
         if (slot == UINT32_MAX || !keep_or_drop(slot)) {
             kprintf("smp: core with APIC id %u did not come up; continuing without it\n", plan_apic[k]);
+            missing_no_slot += slot == UINT32_MAX;
+            missing_not_ready += slot != UINT32_MAX && st == SLOT_ARRIVED;
+            missing_halted += slot != UINT32_MAX && st != SLOT_ARRIVED;
             continue;
         }
         cpus[slot].index = up;
@@ -922,5 +946,11 @@ void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void))
         kprintf("smp: the boot core waited for the check-ins from %lu to %lu us: %s\n",
                 us_since_entry(check_in_wait_start), us_since_entry(check_in_wait_end),
                 check_in_wait_all ? "all in" : "its bound came first");
+    if (up < n)     // what the missing ones were doing, so that a log says which wait failed
+        kprintf("smp: of the %u missing: %u held no slot with their APIC id, %u had checked in and were not "
+                "ready, %u had halted; the wait for ready ended at %lu us (%s, last progress at %lu us) "
+                "with %u cores counted ready\n", n - up, missing_no_slot, missing_not_ready, missing_halted,
+                us_since_entry(online_wait_end), online_wait_all ? "all ready by the count" : "the timeout",
+                us_since_entry(online_last_progress), count_online());
     __atomic_store_n(&ncpu, up, __ATOMIC_RELEASE);         // release: cpus[], cpu_of[], to arch_ncpu's acquire
 }
