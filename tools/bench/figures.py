@@ -13,6 +13,8 @@ JSON file in docs/data/: KIND-YYYYMMDD-HHMMSS.json, where KIND is
   net      `make bench-net` runs (tools/net/netbench.py's results.json,
            --net-results names them): each run's servers kept apart,
            since only rows of one run compare.
+  idlelook tools/bench/idlelook.py --json: a failed look's instructions
+           at gomaxprocs 1 to 1024, beside Go's.
 
 A document holds a generated part between two lines,
 
@@ -523,6 +525,26 @@ def readme_net(src, n):
     return out
 
 
+def idlelook_table(src, d):
+    out = para(f"{d['date']}, {d['qemu']} TCG, one boot per row ({d['reps']} sleeps of 500 us "
+               f"unless the row says otherwise; `{src}`):") + ["",
+           "| system | gomaxprocs | failed looks | insns per look, median [min-max] "
+           "| every core's insns per sleep | wake-up p50 / p99 us |",
+           "| --- | --- | --- | --- | --- | --- |"]
+
+    def wake(r):
+        return "-" if not r.get("wake_us") else f"{r['wake_us'][0]} / {r['wake_us'][1]}"
+    for r in d["goro"]:
+        i = r["insn"]
+        looks = f"{r['looks']} ({r['reps']} sleeps)" if r.get("reps") else str(r["looks"])
+        out.append(f"| goro | {r['gomaxprocs']} | {looks} | {i[0]} [{i[1]}-{i[2]}] "
+                   f"| {r['per_sleep']} | {wake(r)} |")
+    for r in d["go"]:
+        out.append(f"| Go on Linux | {r['gomaxprocs']} | - | - | {r['per_sleep']} (runtime "
+                   f"{r['user']}, Linux {r['per_sleep'] - r['user']}) | {wake(r)} |")
+    return out
+
+
 # name -> (the archive kind it reads, its renderer)
 BLOCKS = {
     "readme-performance": ("gobench", readme_performance),
@@ -531,6 +553,7 @@ BLOCKS = {
     "boot-table": ("boot", boot_table),
     "net-table": ("net", net_table),
     "readme-net": ("net", readme_net),
+    "idlelook-table": ("idlelook", idlelook_table),
 }
 
 BLOCK_RE = re.compile(r"^<!-- FIGURES ([\w-]+) .*?-->\n(.*?)^<!-- END FIGURES \1 -->\n",

@@ -27,16 +27,19 @@ at least 1 GiB):
     tools/bench/idlelook.py [--build DIR] [--cpus 1,8,64,256,1024] [--go-cpus 64,256] [--reps N]
 
 prints a table row per count and system. --no-wake skips the latency
-boots, --go-cpus '' the Linux guest. Python 3 standard library, QEMU,
+boots, --go-cpus '' the Linux guest. --json PATH also writes the rows as
+data for docs/data/idlelook-*.json (tools/bench/figures.py renders it). Python 3 standard library, QEMU,
 Debian's go, kernel and busybox (tools/deps-bench.sh).
 """
 
+import json
 import os
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
@@ -184,6 +187,7 @@ def main():
     ap.add_argument("--reps", type=int, default=100, help="sleeps per boot (default 100)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per boot (default 1800)")
     ap.add_argument("--no-wake", dest="wake", action="store_false", help="skip the wake-up latency boots")
+    ap.add_argument("--json", help="also write the rows here (docs/data/idlelook-*.json)")
     opts = ap.parse_args()
     counts = [int(c) for c in opts.cpus.split(",") if c]
     go_counts = [int(c) for c in opts.go_cpus.split(",") if c]
@@ -199,6 +203,8 @@ def main():
     bins, gover = go_build(opts) if go_counts else (None, None)
     if gover:
         print(gover)
+    data = {"kind": "idlelook", "date": time.strftime("%Y-%m-%d"), "qemu": f"QEMU {qemu.version()}",
+            "reps": opts.reps, "goro": [], "go": []}
     print("| system | gomaxprocs | failed looks | insns per look, median [min-max] | "
           "every core's insns per sleep | wake-up p50 / p99 us |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -208,13 +214,22 @@ def main():
             if not s:
                 sys.exit(f"idlelook: goro, {c} vCPUs: no look bracketed by markers 3 and 4")
             w = goro_wake(elf, c, opts.timeout) if opts.wake else None
+            data["goro"].append({"gomaxprocs": c, "looks": len(s), "per_sleep": round(per_sleep),
+                                 "insn": [round(statistics.median(s)), min(s), max(s)],
+                                 "wake_us": [round(w[0]), round(w[1])] if w else None})
             print(f"| goro | {c} | {len(s)} | {statistics.median(s):.0f} [{min(s)}-{max(s)}] | "
                   f"{per_sleep:.0f} | {f'{w[0]:.0f} / {w[1]:.0f}' if w else '-'} |", flush=True)
         for c in go_counts:
             per_sleep, user = go_idle(bins, plugin, c, opts.reps, d, opts.timeout)
             w = go_wake(bins, c, d, opts.timeout) if opts.wake else None
+            data["go"].append({"gomaxprocs": c, "per_sleep": round(per_sleep), "user": round(user),
+                               "wake_us": [round(w[0]), round(w[1])] if w else None})
             print(f"| Go | {c} | - | - | {per_sleep:.0f} (runtime {user:.0f}, Linux {per_sleep - user:.0f}) | "
                   f"{f'{w[0]:.0f} / {w[1]:.0f}' if w else '-'} |", flush=True)
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump(data, f, indent=1, sort_keys=True)
+            f.write("\n")
     return 0
 
 
