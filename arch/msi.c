@@ -11,6 +11,7 @@
 // one place that rule lives.
 #include "arch/arch_private.h"
 #include "lib/panic.h"
+#include "lib/printf.h"
 
 #define MSI_ADDR_BASE 0xFEE00000u
 #define MSI_DEST_SHIFT 12
@@ -48,6 +49,10 @@ static bool reachable(uint32_t cpu)
     return arch_cpu(cpu)->apic_id <= MSI_MAX_DEST;
 }
 
+// Whether the one line naming the rule has been printed (exchange,
+// relaxed: a flag for one line, ordering nothing).
+static uint8_t rerouted_said;
+
 uint32_t arch_irq_cpu(uint32_t cpu)
 {
     uint32_t n = arch_ncpu();
@@ -61,11 +66,18 @@ uint32_t arch_irq_cpu(uint32_t cpu)
     for (uint32_t i = 0; i < n; i++)
         nreach += reachable(i);
     ASSERT(nreach > 0);
-    uint32_t pick = cpu % nreach;
+    uint32_t pick = cpu % nreach, to = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (reachable(i) && pick-- == 0)
-            return i;
-    return 0;
+        if (reachable(i) && pick-- == 0) {
+            to = i;
+            break;
+        }
+    ASSERT(reachable(to));
+    if (!__atomic_exchange_n(&rerouted_said, 1, __ATOMIC_RELAXED))     // relaxed: see rerouted_said
+        kprintf("irq: core %u (APIC id %u) is beyond a device message's 8-bit destination and goro "
+                "programs no interrupt remapping: its device interrupts go to core %u, and so for "
+                "every core above APIC id %u\n", cpu, arch_cpu(cpu)->apic_id, to, MSI_MAX_DEST);
+    return to;
 }
 
 void arch_msi_message(uint32_t cpu, uint8_t vector, uint64_t *addr, uint32_t *data)

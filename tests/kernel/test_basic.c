@@ -105,6 +105,31 @@ KTEST(boot_cores_numbered_in_madt_order)
         KT_ASSERT(arch_cpu((uint32_t)c)->index == (uint32_t)c);
 }
 
+// Device interrupts are aimed at cores a device's message can name (APIC
+// id below 256: arch_irq_cpu, docs/design.md): every core's choice can be
+// named, a core that can be named keeps its own, and one that cannot gets
+// the same stand-in each time, whose message names it.
+KTEST(irq_cpu_names_a_core_below_256)
+{
+    uint32_t n = (uint32_t)num_cpu(), beyond = 0;
+    for (uint32_t c = 0; c < n; c++) {
+        uint32_t to = arch_irq_cpu(c);
+        KT_ASSERT(to < n && arch_cpu(to)->apic_id <= 255);
+        if (arch_cpu(c)->apic_id <= 255) {
+            KT_ASSERT_EQ(to, c);
+            continue;
+        }
+        beyond++;
+        KT_ASSERT_EQ(arch_irq_cpu(c), to);
+        uint64_t addr;
+        uint32_t data;
+        arch_msi_message(to, ARCH_DEV_VEC_FIRST, &addr, &data);
+        KT_ASSERT_EQ((addr >> 12) & 0xFF, arch_cpu(to)->apic_id);
+    }
+    if (!beyond)
+        KT_SKIP("no core above APIC id 255");
+}
+
 // No ACPI table had to be ignored or cut short. inject=acpi:SIG makes this
 // fail, naming the table.
 KTEST(boot_acpi_tables_parse_cleanly)
