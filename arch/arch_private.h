@@ -83,6 +83,9 @@ bool smp_slot_late(uint32_t slot);          // the boot core gave up on this AP
 uint32_t smp_send_to_checked_in(uint32_t icr);  // each other core with an IDT, by APIC id; how many
 bool smp_slot_setting_up(uint32_t slot);    // checked in, neither ready nor late (seq_cst)
 void __attribute__((noreturn)) smp_ap_halt(void);   // interrupts off, for good
+// arch_report_cpu for an AP not numbered yet: by its start-up slot (its
+// index until then) and APIC id.
+bool arch_report_slot(uint32_t slot, uint32_t apic_id, const char *why);
 
 // The TSC check at bring-up (arch/tsc_sync.c), by start-up slot.
 uint32_t tsc_sync_serve(uint32_t nslots);
@@ -91,6 +94,8 @@ void tsc_sync_ap(uint32_t slot);
 uint64_t tsc_sync_report(uint32_t slot, uint32_t index);
 void tsc_sync_release(uint32_t slot);
 void tsc_sync_pass_turn(uint32_t slot);
+// Boot core: the TSC check's state of the AP at slot, for a report.
+void tsc_sync_describe(uint32_t slot, char *buf, size_t len);
 void timer_calibrate_begin(void);
 void timer_calibrate_end(void);
 void timer_report(void);

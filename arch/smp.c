@@ -555,6 +555,30 @@ static uint64_t online_wait_end, online_last_progress;
 static bool online_wait_all;
 static uint32_t missing_no_slot, missing_not_ready, missing_halted;
 
+// Boot core, when its wait for ready ran out: the first AP still setting
+// up, which holds the TSC turn the others wait for (arch/tsc_sync.c), its
+// check's state, and where it is (an NMI records where it was
+// interrupted), so that a log of a stalled start-up says which wait
+// stopped the line.
+static void report_first_in_turn(void)
+{
+    for (uint32_t s = 1; s < nslots(); s++) {
+        if (slot_get(s) != SLOT_ARRIVED)
+            continue;
+        uint32_t apic = __atomic_load_n(&apic_of[s], __ATOMIC_RELAXED);   // relaxed: its check-in (seq_cst) was seen
+        char what[96];
+        tsc_sync_describe(s, what, sizeof what);
+        kprintf("smp: the wait for ready ran out with slot %u (APIC id %u) first in the TSC turns: %s\n", s,
+                apic, what);
+        if (arch_report_slot(s, apic, "first in the start-up's TSC turns when the wait ran out")) {
+            uint64_t until = rdtsc() + arch_ns_to_cycles(10000000);   // an NMI takes microseconds
+            while (!arch_report_flush(s) && rdtsc() < until)
+                cpu_relax();
+        }
+        return;
+    }
+}
+
 static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
 {
     ASSERT(!second_startup || !broadcast);  // the broadcast is under a hypervisor only
@@ -597,6 +621,8 @@ static void wait_online(uint32_t n, bool second_startup, uint64_t timeout_ns)
     arch_timer_cancel();
     online_wait_end = rdtsc();
     online_wait_all = count_online() >= planned;
+    if (!online_wait_all)
+        report_first_in_turn();
 }
 
 // Whether the AP at slot is ONLINE for good; if not, its slot is LATE

@@ -224,7 +224,7 @@ static struct {
     uint64_t printed;               // reports printed: atomic, written by the flush in PRINTING
 } reports[MAX_CPUS];
 
-bool arch_report_cpu(uint32_t cpu, const char *why)
+static bool report_by_apic(uint32_t cpu, uint32_t apic_id, const char *why)
 {
     uint32_t free = REPORT_FREE;
     // acquire: pairs with the flush's release (the last report is out);
@@ -234,8 +234,20 @@ bool arch_report_cpu(uint32_t cpu, const char *why)
         return false;   // one report at a time per core
     reports[cpu].why = why;
     __atomic_store_n(&reports[cpu].state, REPORT_ASKED, __ATOMIC_RELEASE);  // publishes why: pairs with the NMI's acquire
-    lapic_send(cpu_of[cpu]->apic_id, ICR_NMI | ICR_ASSERT);
+    lapic_send(apic_id, ICR_NMI | ICR_ASSERT);
     return true;
+}
+
+bool arch_report_cpu(uint32_t cpu, const char *why)
+{
+    return report_by_apic(cpu, cpu_of[cpu]->apic_id, why);
+}
+
+// Before the cores are numbered an AP's index is its start-up slot
+// (arch/smp.c), and cpu_of[] does not name it yet.
+bool arch_report_slot(uint32_t slot, uint32_t apic_id, const char *why)
+{
+    return report_by_apic(slot, apic_id, why);
 }
 
 bool arch_report_flush(uint32_t cpu)

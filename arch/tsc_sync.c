@@ -192,6 +192,15 @@ void tsc_sync_release(uint32_t slot)
         smp_nudge(p->apic_id);
 }
 
+void tsc_sync_describe(uint32_t slot, char *buf, size_t len)
+{
+    struct tsc_probe *p = &probes[slot];
+    uint32_t asked = __atomic_load_n(&p->asked, __ATOMIC_SEQ_CST);         // seq_cst: as tsc_sync_pending
+    uint8_t sleeping = __atomic_load_n(&p->sleeping, __ATOMIC_SEQ_CST);    // seq_cst: as tsc_sync_serve
+    snprintf(buf, len, "its question %u, the boot core's answer %u, %s", asked, p->answered,
+             sleeping ? "halted for an answer or its turn" : "not halted");
+}
+
 // Boot core, once the core at slot is online as cpu index. Returns the
 // bound its TSC is now known to within.
 uint64_t tsc_sync_report(uint32_t slot, uint32_t index)
