@@ -6,15 +6,17 @@ between markers from the archived runs in docs/data/.
 Each measurement that the docs quote is archived once, as a small dated
 JSON file in docs/data/: KIND-YYYYMMDD-HHMMSS.json, where KIND is
 
-  gobench  a full `make bench`: Go's benchmarks beside goro's ports
-           (the newest run, and the spread of the runs kept with it);
-  boot     a `make bench-boot`: the boot timeline at 1 to 64 vCPUs
-           beside a Debian Linux guest;
-  net      `make bench-net` runs (tools/net/netbench.py's results.json,
-           --net-results names them): each run's servers kept apart,
-           since only rows of one run compare.
-  idlelook tools/bench/idlelook.py --json: a failed look's instructions
-           at gomaxprocs 1 to 1024, beside Go's.
+  gobench    a full `make bench`: Go's benchmarks beside goro's ports
+             (the newest run, and the spread of the runs kept with it);
+  boot       a `make bench-boot`: the boot timeline at 1 to 64 vCPUs
+             beside a Debian Linux guest;
+  net        `make bench-net` runs (tools/net/netbench.py's results.json,
+             --net-results names them): each run's servers kept apart,
+             since only rows of one run compare.
+  bootscale  tools/bench/boot_bench.py --out BUILD/bench/boot-scale.json
+             at hundreds of vCPUs, summarized as boot is;
+  idlelook   tools/bench/idlelook.py (BUILD/bench/idlelook.json): a failed
+             look's instructions at gomaxprocs 1 to 1024, beside Go's.
 
 A document holds a generated part between two lines,
 
@@ -149,7 +151,7 @@ def gobench_table(runs):
     return out
 
 
-def summarize_boot(d):
+def summarize_boot(d, kind="boot"):
     """make bench-boot's boot.json without its per-boot records."""
     keep = ("host_entry_ms", "host_main_ms", "entry_to_online_us", "entry_to_online_spread_us",
             "entry_to_ready_us", "entry_to_ready_spread_us", "entry_to_main_us",
@@ -163,13 +165,14 @@ def summarize_boot(d):
         linux[k] = {"load": round(v["load"], 2), **{x: s.get(x) for x in lkeep},
                     "smp_bringup_ms": (None if s.get("smp_done_ms") is None else
                                        s["smp_done_ms"] - (s.get("smp_start_ms") or 0))}
-    return {"kind": "boot", "date": d["date"], "qemu": d.get("qemu", ""),
+    return {"kind": kind, "date": d["date"], "qemu": d.get("qemu", ""),
             "host_cpus": d.get("host_cpus"), "goro": goro, "linux": linux}
 
 
 def archive(build, min_runs, net_results=()):
-    """build/bench/runs/results-*.json (make bench) and build/bench/boot.json
-    (make bench-boot) into docs/data/, each under its own run's time."""
+    """build/bench/runs/results-*.json (make bench), build/bench/boot.json
+    (make bench-boot), boot-scale.json and idlelook.json (above) into
+    docs/data/, each under its own run's time."""
     os.makedirs(DATA, exist_ok=True)
     written = []
     runs = []
@@ -199,6 +202,17 @@ def archive(build, min_runs, net_results=()):
         runs.sort(key=lambda r: r["date"])
         stamp = time.strftime("%Y%m%d-%H%M%S", time.strptime(runs[-1]["date"], "%Y-%m-%d %H:%M"))
         written.append(write_json(f"net-{stamp}.json", {"kind": "net", "date": runs[-1]["date"], "runs": runs}))
+    scale = os.path.join(build, "bench", "boot-scale.json")
+    if os.path.exists(scale):
+        with open(scale) as f:
+            d = json.load(f)
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.strptime(d["date"], "%Y-%m-%dT%H:%M:%S"))
+        written.append(write_json(f"bootscale-{stamp}.json", summarize_boot(d, "bootscale")))
+    looks = os.path.join(build, "bench", "idlelook.json")
+    if os.path.exists(looks):
+        with open(looks) as f:
+            d = json.load(f)
+        written.append(write_json(f"idlelook-{d['date'].replace('-', '')}.json", d))
     return written
 
 
@@ -554,6 +568,7 @@ BLOCKS = {
     "net-table": ("net", net_table),
     "readme-net": ("net", readme_net),
     "idlelook-table": ("idlelook", idlelook_table),
+    "boot-scale-table": ("bootscale", boot_table),
 }
 
 BLOCK_RE = re.compile(r"^<!-- FIGURES ([\w-]+) .*?-->\n(.*?)^<!-- END FIGURES \1 -->\n",

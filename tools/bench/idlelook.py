@@ -27,8 +27,9 @@ at least 1 GiB):
     tools/bench/idlelook.py [--build DIR] [--cpus 1,8,64,256,1024] [--go-cpus 64,256] [--reps N]
 
 prints a table row per count and system. --no-wake skips the latency
-boots, --go-cpus '' the Linux guest. --json PATH also writes the rows as
-data for docs/data/idlelook-*.json (tools/bench/figures.py renders it). Python 3 standard library, QEMU,
+boots, --go-cpus '' the Linux guest. The rows are also written to
+BUILD/bench/idlelook.json (--json), which `make figures-archive` keeps
+in docs/data/ for docs/performance.md's table. Python 3 standard library, QEMU,
 Debian's go, kernel and busybox (tools/deps-bench.sh).
 """
 
@@ -187,7 +188,7 @@ def main():
     ap.add_argument("--reps", type=int, default=100, help="sleeps per boot (default 100)")
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per boot (default 1800)")
     ap.add_argument("--no-wake", dest="wake", action="store_false", help="skip the wake-up latency boots")
-    ap.add_argument("--json", help="also write the rows here (docs/data/idlelook-*.json)")
+    ap.add_argument("--json", help="the rows as JSON (default BUILD/bench/idlelook.json)")
     opts = ap.parse_args()
     counts = [int(c) for c in opts.cpus.split(",") if c]
     go_counts = [int(c) for c in opts.go_cpus.split(",") if c]
@@ -226,10 +227,11 @@ def main():
                                "wake_us": [round(w[0]), round(w[1])] if w else None})
             print(f"| Go | {c} | - | - | {per_sleep:.0f} (runtime {user:.0f}, Linux {per_sleep - user:.0f}) | "
                   f"{f'{w[0]:.0f} / {w[1]:.0f}' if w else '-'} |", flush=True)
-    if opts.json:
-        with open(opts.json, "w") as f:
-            json.dump(data, f, indent=1, sort_keys=True)
-            f.write("\n")
+    out = opts.json or os.path.join(opts.build, "bench", "idlelook.json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(data, f, indent=1, sort_keys=True)
+        f.write("\n")
     return 0
 
 
