@@ -219,14 +219,16 @@ static void bench_uneven(void)
     int procs = gomaxprocs(0);
     uint64_t ideal = serial / (uint64_t)procs > longest ? serial / (uint64_t)procs : longest;
     uint64_t t[MAX_REPS];
-    static struct sched_stats a, b;
+    struct sched_stats *a = malloc(sizeof *a), *b = malloc(sizeof *b);    // 100 KiB each
     int r_n = reps < 11 ? reps : 11;
-    uneven_runs(t, r_n, &a, &b);
+    uneven_runs(t, r_n, a, b);
     printf("BENCH uneven_work impl=goro procs=%d reps=%d makespan_ms=%.2f makespan_ms_min=%.2f "
            "makespan_ms_max=%.2f ideal_ms=%.2f ratio=%.3f steals_per_run=%lu stolen_per_run=%lu\n",
            procs, r_n, t[r_n / 2] / 1e6, t[0] / 1e6, t[r_n - 1] / 1e6, ideal / 1e6,
-           (double)t[r_n / 2] / (double)ideal, (b.total.steals - a.total.steals) / (uint64_t)r_n,
-           (b.total.stolen - a.total.stolen) / (uint64_t)r_n);
+           (double)t[r_n / 2] / (double)ideal, (b->total.steals - a->total.steals) / (uint64_t)r_n,
+           (b->total.stolen - a->total.stolen) / (uint64_t)r_n);
+    free(a);
+    free(b);
 }
 
 // ---- wake_latency: ready a parked G, spin until another core runs it --------
@@ -299,18 +301,20 @@ static void bench_steal_policy(void)
         return;
     }
     bool orig = sched_set_steal_by_node(false);
-    static struct sched_stats a, b;
+    struct sched_stats *a = malloc(sizeof *a), *b = malloc(sizeof *b);    // 100 KiB each
     for (int k = 0; k < 2; k++) {
         sched_set_steal_by_node(k);
         uint64_t t[MAX_REPS];
         int r_n = reps < 11 ? reps : 11;
-        uneven_runs(t, r_n, &a, &b);
+        uneven_runs(t, r_n, a, b);
         printf("BENCH steal_policy impl=goro policy=%s procs=%d nodes=%d reps=%d makespan_ms=%.2f "
                "makespan_ms_min=%.2f makespan_ms_max=%.2f steals_local=%lu steals_remote=%lu\n",
                k ? "numa" : "flat", gomaxprocs(0), numa_nodes(), r_n, t[r_n / 2] / 1e6, t[0] / 1e6,
-               t[r_n - 1] / 1e6, b.total.steals_local - a.total.steals_local,
-               b.total.steals_remote - a.total.steals_remote);
+               t[r_n - 1] / 1e6, b->total.steals_local - a->total.steals_local,
+               b->total.steals_remote - a->total.steals_remote);
     }
+    free(a);
+    free(b);
     sched_set_steal_by_node(orig);
 }
 

@@ -370,8 +370,8 @@ static void run_open(uint64_t ms, int load_pct)
     samples_init(&r.long_lat, expect / 50 + 64);
     uint64_t start = nanotime(), end = start + ms * 1000000, next = start + exp_draw(interarrival);
     uint64_t sent = 0, longs = 0;
-    static struct sched_stats st0, st1;
-    sched_stats(&st0);
+    struct sched_stats *st0 = malloc(sizeof *st0), *st1 = malloc(sizeof *st1);    // 100 KiB each
+    sched_stats(st0);
     while (next < end) {
         uint64_t now = nanotime();
         for (; next <= now && next < end; next += exp_draw(interarrival)) {
@@ -392,7 +392,7 @@ static void run_open(uint64_t ms, int load_pct)
             gosched();
     }
     wg_wait(&r.wg);
-    sched_stats(&st1);
+    sched_stats(st1);
     uint64_t span = r.last_done > start ? r.last_done - start : 1;
     printf("LAT impl=goro wl=open case=load%d offered_pct=%d rate_per_s=%lu sent=%lu long=%lu "
            "achieved_per_s=%lu",
@@ -404,9 +404,11 @@ static void run_open(uint64_t ms, int load_pct)
         printf(" long_p50_ns=%lu long_max_ns=%lu", rank(r.long_lat.v, nl, 500), r.long_lat.v[nl - 1]);
     }
     // goro only: what the time slice cost (preemptions of a run out quantum).
-    printf(" preempt_quantum=%lu runs=%lu", st1.total.preemptions_quantum - st0.total.preemptions_quantum,
-           st1.total.runs - st0.total.runs);
+    printf(" preempt_quantum=%lu runs=%lu", st1->total.preemptions_quantum - st0->total.preemptions_quantum,
+           st1->total.runs - st0->total.runs);
     printf("\n");
+    free(st0);
+    free(st1);
     free(r.short_lat.v);
     free(r.long_lat.v);
 }

@@ -159,6 +159,16 @@ void arch_clock_begin(void);
 void arch_clock_end(void);
 void arch_clock_report(void);
 #define ARCH_INIT_DELAY_AUTO UINT64_MAX
+// The APs' early blocks (each AP's stacks from the STARTUP to go), given
+// before arch_start_aps_early or arch_start_aps: arch_ap_early_bytes for
+// aps of them, whole pages. The caller finds them below 4 GiB (the boot
+// page tables map no more), before the page allocator exists when the
+// start comes first, and keeps them for good: an AP the start gave up on
+// halts on its block. Their count bounds the broadcast's tickets (the
+// hypervisor's count of cores; MAX_CPUS - 1 when it gives none); for
+// arch_start_aps it must cover the plan.
+uint64_t arch_ap_early_bytes(uint32_t aps);
+void arch_ap_early_blocks(uint64_t early, uint32_t aps);
 struct arch_ap_start {
     const uint32_t *apic_ids;
     uint32_t count;

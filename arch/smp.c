@@ -111,8 +111,10 @@
 // for every IST fault and the NMI, and one for interrupts (the nudges,
 // whose handler is empty). Until go an NMI stops the core for good and a
 // fault is fatal, so sharing one stack among them loses nothing. 14 KiB a
-// ticket, 14 MiB of .bss for MAX_CPUS - 1 APs; the stacks a core keeps
-// after go are allocated then, for the cores that came up (ap_stacks).
+// ticket, in memory the caller found before the page allocator exists
+// (arch_ap_early_bytes; 14 MiB for MAX_CPUS - 1 APs would not fit below
+// the firmware's memory as .bss); the stacks a core keeps after go are
+// allocated then, for the cores that came up (ap_stacks).
 #define AP_EARLY_STACK 8192
 #define AP_EARLY_IST 4096
 #define AP_EARLY_IRQ 2048
@@ -153,7 +155,10 @@ static uint32_t ncpu = 1;
 // Set by the boot core before the first STARTUP, read-only after:
 static bool broadcast;                      // arch_start_aps_early started every AP
 static uint64_t init_wait;                  // us between INIT and STARTUP
-static struct ap_early ap_early[MAX_CPUS - 1];    // slot s's at s - 1
+// The early blocks, slot s's at s - 1, for slots 1 .. ap_early_n (the
+// caller's memory, arch_start_aps_early or arch_start_aps).
+static struct ap_early *ap_early;
+static uint32_t ap_early_n;
 // By ticket: its early stack (the trampoline's), and the slot whose early
 // block (ap_early) it uses, which is the AP's slot when broadcast
 // (ap_entry's). Set by the boot core before the STARTUP of the round that
@@ -494,6 +499,21 @@ static void report_skipped(void)
         kprintf("smp: more than %d cores; the rest (%u) are not used\n", MAX_CPUS, over_max);
 }
 
+uint64_t arch_ap_early_bytes(uint32_t aps)
+{
+    return ((uint64_t)aps * sizeof(struct ap_early) + ARCH_PAGE_SIZE - 1) & ~(ARCH_PAGE_SIZE - 1);
+}
+
+// Off the boot's first page (not in boot/text_order.txt's head): the
+// kernel calls it before the start, from a function of its own.
+void arch_ap_early_blocks(uint64_t early, uint32_t aps)
+{
+    ASSERT(early && early + arch_ap_early_bytes(aps) <= (4ull << 30));  // the boot page tables map it
+    ap_early = (struct ap_early *)(uintptr_t)early;
+    ap_early_n = aps < MAX_CPUS - 1 ? aps : MAX_CPUS - 1;
+}
+
+// slot <= ap_early_n: trampoline_prepare and second_round hand out no more.
 static uint64_t early_stack_of(uint32_t slot)
 {
     return (uint64_t)&ap_early[slot - 1].stack[AP_EARLY_STACK];
@@ -504,7 +524,7 @@ static uint64_t early_stack_of(uint32_t slot)
 // for slot t + 1 and its early stack.
 static void trampoline_prepare(uint32_t tickets)
 {
-    ASSERT(tickets < MAX_CPUS);
+    ASSERT(tickets <= ap_early_n);
     memcpy((void *)(uintptr_t)AP_TRAMPOLINE, ap_trampoline_start, trampoline_len());
     struct ap_params *p = (struct ap_params *)(uintptr_t)AP_TRAMPOLINE;
     for (uint32_t t = 0; t < tickets; t++) {
@@ -693,13 +713,13 @@ void arch_ap_trampoline_range(uint64_t *phys, uint64_t *len)
 
 bool arch_start_aps_early(void)
 {
-    if (!arch_under_hypervisor())
+    if (!arch_under_hypervisor() || !ap_early_n)
         return false;       // hardware: only the MADT's enabled cores are started (above)
     arch_boot_mark("aps");
     boot_core_online();
     broadcast = true;
     planned = 1;            // until the MADT is read
-    round1_tickets = tickets_limit && tickets_limit < MAX_CPUS - 1 ? tickets_limit : MAX_CPUS - 1;
+    round1_tickets = tickets_limit && tickets_limit < ap_early_n ? tickets_limit : ap_early_n;
     trampoline_prepare(round1_tickets);
     // Under a hypervisor no wait after INIT (init_wait_us); both IPIs
     // reach every core but this one, whatever their APIC ids.
@@ -766,7 +786,7 @@ static void second_round(uint64_t deadline)
     for (uint32_t i = 1; i < planned; i++)
         if (slot_holding(plan_apic[i]) == UINT32_MAX)
             missing[k++] = plan_apic[i];
-    for (uint32_t s = round1_tickets + 1; s < MAX_CPUS && n < k; s++)
+    for (uint32_t s = round1_tickets + 1; s <= ap_early_n && n < k; s++)
         reuse[n++] = s;                 // no ticket named it: WAITING, never held
     uint32_t first_evicted = n;
     for (uint32_t s = 1; s <= round1_tickets && n < k; s++) {
@@ -777,7 +797,9 @@ static void second_round(uint64_t deadline)
             smp_nudge(apic);            // it halts in wait_for_go: the nudge makes it look
         }
     }
-    ASSERT(n == k);     // the slots the plan's first-round holders leave are at least k
+    // n == k when there is an early block for every planned AP (the
+    // caller sized them by the hypervisor's count); with fewer, the
+    // planned APs past n stay down and are reported missing.
     // Every one told to leave moves to FREE and halts for good; the slot
     // is reused only then. One that has not by the deadline keeps its
     // slot (EVICT), and the planned AP meant for it stays down.

@@ -62,6 +62,49 @@ const char *boot_early_cmdline(const struct boot_info *bi)
     return line;
 }
 
+// For boot_take_top: whether the usable range [base, base + len) holds
+// want bytes above floor and below BOOT_MAP_LIMIT higher than *best.
+static void take_from(uint64_t base, uint64_t len, uint64_t floor, uint64_t want, uint64_t *best)
+{
+    uint64_t end = len > BOOT_MAP_LIMIT || base >= BOOT_MAP_LIMIT - len ? BOOT_MAP_LIMIT : base + len;
+    end &= ~0xFFFull;
+    uint64_t lo = base > floor ? base : floor;
+    if (end > lo && end - lo >= want && end - want > *best)
+        *best = end - want;
+}
+
+uint64_t boot_take_top(const struct boot_info *bi, uint64_t floor, uint64_t len)
+{
+    uint64_t best = 0;
+    if (!mb1_pending) {
+        for (uint32_t i = 0; i < bi->mmap_count; i++)
+            if (boot_mmap_usable(&bi->mmap[i]))
+                take_from(bi->mmap[i].base, bi->mmap[i].len, floor, len, &best);
+        return best;
+    }
+    // The multiboot 1 map (flags bit 6: its length at 44, address at 48),
+    // entries of size (excluding itself), base, length, type. The taken
+    // memory starts above the information and its map.
+    const uint32_t *mi = boot_map_identity(NULL, mb1_info, 52);
+    if (!mi || !(mi[0] & (1u << 6)))
+        return 0;
+    const uint8_t *m = boot_map_identity(NULL, mi[12], mi[11]);
+    uint64_t above = (uint64_t)mi[12] + mi[11] > mb1_info + 4096ull ? (uint64_t)mi[12] + mi[11] : mb1_info + 4096ull;
+    floor = above > floor ? above : floor;
+    for (uint32_t off = 0; m && off + 24 <= mi[11];) {
+        uint32_t size, type;
+        uint64_t base, n;
+        memcpy(&size, m + off, 4);
+        memcpy(&base, m + off + 4, 8);
+        memcpy(&n, m + off + 12, 8);
+        memcpy(&type, m + off + 20, 4);
+        if (type == BOOT_MEM_USABLE && n)
+            take_from(base, n, floor, len, &best);
+        off += size + 4;
+    }
+    return best;
+}
+
 void boot_keep(uint64_t phys, uint64_t len)
 {
     if (!mb1_pending || kept.len)

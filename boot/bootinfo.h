@@ -97,6 +97,13 @@ static inline uint64_t boot_usable_end(const struct boot_info *bi)
 // multiboot 2 and UEFI the entry parsed already: boot_keep and boot_parse
 // do nothing, boot_early_cmdline is bi->cmdline.
 const char *boot_early_cmdline(const struct boot_info *bi);
+// Memory for the boot to keep before the page allocator exists: the top
+// len bytes (a multiple of 4096) of the highest usable range below 4 GiB
+// (the boot page tables map no more) that holds them above floor and
+// above the loader's information; 0 when none does. The caller keeps it
+// from the page allocator (page_init). Before boot_parse it reads the
+// multiboot 1 map where the loader left it.
+uint64_t boot_take_top(const struct boot_info *bi, uint64_t floor, uint64_t len);
 void boot_keep(uint64_t phys, uint64_t len);
 void boot_parse(struct boot_info *bi);
 

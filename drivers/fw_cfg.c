@@ -24,6 +24,7 @@
 
 #define FW_CFG_SIGNATURE 0x0000
 #define FW_CFG_ID        0x0001     // features, little-endian: bit 1 the DMA interface
+#define FW_CFG_NB_CPUS   0x0005     // the boot cores, 16 bits little-endian
 #define FW_CFG_FILE_DIR  0x0019
 
 #define FW_CFG_FEATURE_DMA (1u << 1)
@@ -174,4 +175,13 @@ bool fw_cfg_read_file(const char *name, void *buf, size_t cap, size_t *len)
         return false;
     *len = n;
     return true;
+}
+
+uint32_t fw_cfg_cpu_count(void)
+{
+    uint16_t n;
+    if (!fw_cfg_present())
+        return 0;
+    select_key(FW_CFG_NB_CPUS);
+    return read_bytes(&n, sizeof n) ? n : 0;
 }

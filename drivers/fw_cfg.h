@@ -19,5 +19,7 @@
 // Returns false, *len = 0, when there is no fw_cfg device (not QEMU) or no
 // such file.
 bool fw_cfg_read_file(const char *name, void *buf, size_t cap, size_t *len);
+// The cores QEMU started the machine with (-smp's count); 0 without fw_cfg.
+uint32_t fw_cfg_cpu_count(void);
 
 #endif

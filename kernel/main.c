@@ -23,6 +23,8 @@
 #include "kernel/page.h"
 #include "kernel/profile.h"
 #include "kernel/metrics.h"
+#include "kernel/malloc.h"
+#include "lib/panic.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "kernel/sched.h"
@@ -146,7 +148,24 @@ struct boot {
     char line[CMDLINE_MAX];             // the loader's words, then fw_cfg's
     bool broadcast;                     // the APs were started from kmain
     uint64_t init_delay_ns;             // for arch_start_aps; the parse may set it
+    bool pages_up;                      // page_init has run
+    uint64_t kept, kept_len;            // taken before page_init (take_ap_early), kept from it
 };
+
+// The APs' early blocks for aps of them: before the page allocator, the
+// top of usable RAM below 4 GiB, kept from page_init; after, its pages.
+// 0 when there is no room.
+static uint64_t take_ap_early(struct boot *b, uint32_t aps)
+{
+    uint64_t len = arch_ap_early_bytes(aps);
+    if (b->pages_up)
+        return (uint64_t)(uintptr_t)page_alloc_low(len / PAGE_SIZE);
+    ASSERT(!b->kept_len);               // one take before the allocator
+    uint64_t at = boot_take_top(b->bi, (uint64_t)_image_end, len);
+    b->kept = at;
+    b->kept_len = at ? len : 0;
+    return at;
+}
 
 typedef void boot_step(struct boot *b);
 
@@ -164,6 +183,14 @@ static void step_aps(struct boot *b)
     const uint32_t *cores = enabled_cores(&ncores);
     struct arch_ap_start aps = { .apic_ids = cores, .count = ncores,
                                  .init_delay_ns = b->init_delay_ns };
+    if (!b->broadcast && ncores > 1) {  // an early block for each AP the plan may name
+        uint32_t n = ncores < MAX_CPUS ? ncores - 1 : MAX_CPUS - 1;
+        uint64_t at = take_ap_early(b, n);
+        if (!at)
+            panic("smp: no usable RAM below 4 GiB holds the early stacks of %u APs (%lu bytes)", n,
+                  arch_ap_early_bytes(n));
+        arch_ap_early_blocks(at, n);
+    }
     arch_start_aps(&aps);               // INIT and STARTUP to the MADT's cores (unless from kmain)
 }
 
@@ -214,7 +241,8 @@ static void step_memory(struct boot *b)
     arch_boot_mark("numa");
     numa_init(b->bi);                   // nodes, their memory, distances (SRAT, SLIT)
     arch_boot_mark("pages");
-    page_init(b->bi, (uint64_t)_image_start, (uint64_t)_image_end);   // page_alloc works, per node
+    page_init(b->bi, (uint64_t)_image_start, (uint64_t)_image_end, b->kept, b->kept_len);   // page_alloc works, per node
+    b->pages_up = true;
     struct arch_page_allocator pages = { page_alloc, page_alloc_low, page_alloc_uncleared,
                                          page_max_phys() };
     arch_platform_init(&pages);         // the direct map, the APIC timer's window (its own marks)
@@ -255,6 +283,7 @@ static boot_step *const aps_late[] = {
 static struct boot boot = { .init_delay_ns = ARCH_INIT_DELAY_AUTO };
 
 static void boot_after_startup(void) __attribute__((noinline, noreturn));
+static void start_aps_early(struct boot *b);
 
 // The boot core up to the APs' start under a hypervisor. Its own function,
 // apart from the rest of the boot, so that what runs before the STARTUP
@@ -272,9 +301,25 @@ void kmain(struct boot_info *bi)
     const char *early = boot_early_cmdline(bi);
     if (cmdline_has_word(early, "inject="))
         inject_tickets_early(early);    // inject=tickets:N limits the start below
-    boot.broadcast = aps_may_start_first(early) &&
-                     arch_start_aps_early();    // under a hypervisor: every AP started at once
+    if (aps_may_start_first(early))
+        start_aps_early(&boot);         // under a hypervisor: every AP started at once
     boot_after_startup();
+}
+
+// Under a hypervisor, before anything is parsed: an early block for each
+// AP the hypervisor says it has (fw_cfg; MAX_CPUS - 1 when it does not
+// say), then the broadcast start.
+static __attribute__((noinline)) void start_aps_early(struct boot *b)
+{
+    if (!arch_under_hypervisor())
+        return;                         // hardware: the MADT's cores, one by one (step_aps)
+    uint32_t n = fw_cfg_cpu_count();
+    uint32_t aps = n && n < MAX_CPUS ? n - 1 : MAX_CPUS - 1;
+    uint64_t at = aps ? take_ap_early(b, aps) : 0;
+    if (!at)
+        return;
+    arch_ap_early_blocks(at, aps);
+    b->broadcast = arch_start_aps_early();
 }
 
 static void boot_after_startup(void)
@@ -290,6 +335,7 @@ static void boot_after_startup(void)
     boot_step *const *plan = aps_may_start_first(b->line) ? aps_first : aps_late;
     for (; *plan; plan++)
         (*plan)(b);
+    malloc_init_cores(arch_ncpu());     // the APs wait for sched_ready yet
     arch_boot_mark("sched");
     numa_init_cores();                  // each core's node, from its APIC id
     arch_boot_mark("pci");

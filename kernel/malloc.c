@@ -101,7 +101,12 @@ struct mcache {
     uint64_t large_alloc_bytes, large_free_bytes;
 } __attribute__((aligned(64)));
 
-static struct mcache mcache[MAX_CPUS];
+// The boot core's until malloc_init_cores gives each core one (copying
+// the boot core's in as the first): a MAX_CPUS array in the image would be
+// 1 MiB. Set by the boot core before any other core runs malloc.
+static struct mcache boot_mcache;
+static struct mcache *mcache = &boot_mcache;
+static uint32_t nmcache = 1;
 static struct mcentral central[NUMA_MAX_NODES][NCLASS] = {
     [0 ... NUMA_MAX_NODES - 1] = { [0 ... NCLASS - 1] = { .lock = SPINLOCK_INIT("mcentral", LOCK_RANK_MCENTRAL) } },
 };
@@ -572,6 +577,16 @@ void *realloc(void *p, size_t size)
     return q;
 }
 
+void malloc_init_cores(uint32_t ncpu)
+{
+    ASSERT(mcache == &boot_mcache && ncpu >= 1 && cpu_index() == 0);
+    size_t bytes = ncpu * sizeof(struct mcache);
+    struct mcache *all = page_alloc((bytes + PAGE_SIZE - 1) / PAGE_SIZE);
+    all[0] = boot_mcache;
+    mcache = all;
+    nmcache = ncpu;
+}
+
 // ---- counters ------------------------------------------------------------------
 
 _Static_assert(NCLASS <= MALLOC_STATS_CLASSES, "malloc_stats has a slot per class");
@@ -581,7 +596,7 @@ void malloc_stats(struct malloc_stats *st)
     memset(st, 0, sizeof *st);
     st->nclass = NCLASS;
     uint64_t large_in = 0, large_out = 0;
-    for (uint32_t core = 0; core < arch_ncpu(); core++) {
+    for (uint32_t core = 0; core < nmcache; core++) {
         const struct mcache *mc = &mcache[core];
         for (uint32_t c = 0; c < NCLASS; c++) {
             // relaxed: counts the owner core writes; a snapshot

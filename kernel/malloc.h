@@ -23,5 +23,8 @@ struct malloc_stats {
     uint64_t bytes_in_use;          // block sizes, not what was asked for
 };
 void malloc_stats(struct malloc_stats *s);
+// Boot core, once the cores are known (arch_ncpu) and before any other
+// runs malloc: a cache for each (until then the boot core's only).
+void malloc_init_cores(uint32_t ncpu);
 
 #endif

@@ -57,9 +57,11 @@ static uint64_t round_up(uint64_t x, uint64_t align)
 }
 
 // The lowest page-aligned address at or above floor where bytes fit inside
-// one usable range, or 0. Lowest, not first in map order: the loader's
-// map need not be sorted, and low memory is mapped earliest.
-static uint64_t find_bitmap_home(const struct boot_info *bi, uint64_t floor, uint64_t bytes)
+// one usable range, clear of [kept, kept_end), or 0. Lowest, not first in
+// map order: the loader's map need not be sorted, and low memory is mapped
+// earliest.
+static uint64_t find_bitmap_home(const struct boot_info *bi, uint64_t floor, uint64_t bytes,
+                                 uint64_t kept, uint64_t kept_end)
 {
     uint64_t best = 0;
     for (uint32_t i = 0; i < bi->mmap_count; i++) {
@@ -68,6 +70,8 @@ static uint64_t find_bitmap_home(const struct boot_info *bi, uint64_t floor, uin
             continue;
         uint64_t start = round_up(e->base > floor ? e->base : floor, PAGE_SIZE);
         uint64_t end = e->base + e->len;
+        if (start < kept_end && kept < start + bytes)
+            start = round_up(kept_end, PAGE_SIZE);     // past the kept range (it lies at a range's top)
         if (start < end && end - start >= bytes && (best == 0 || start < best))
             best = start;
     }
@@ -132,7 +136,8 @@ static size_t pools_plan(const struct boot_info *bi)
 // Called once on the boot core, after numa_init and before any other core
 // runs. bi is a copy inside the kernel image (bootinfo.h), so reserving
 // the image keeps it.
-void page_init(const struct boot_info *bi, uint64_t image_start, uint64_t image_end)
+void page_init(const struct boot_info *bi, uint64_t image_start, uint64_t image_end, uint64_t kept,
+               uint64_t kept_len)
 {
     ASSERT(image_start <= image_end);
     max_phys = boot_usable_end(bi);
@@ -140,7 +145,7 @@ void page_init(const struct boot_info *bi, uint64_t image_start, uint64_t image_
         panic("page_init: the boot memory map has no usable RAM");
     size_t bytes = pools_plan(bi);
     uint64_t floor = image_end > LOW_MEMORY_END ? image_end : LOW_MEMORY_END;
-    uint64_t bitmap = find_bitmap_home(bi, floor, bytes);
+    uint64_t bitmap = find_bitmap_home(bi, floor, bytes, kept, kept + kept_len);
     if (bitmap == 0)
         panic("page_init: no usable range above 0x%llx holds the %zu-byte page bitmaps",
               (unsigned long long)floor, bytes);
@@ -157,6 +162,8 @@ void page_init(const struct boot_info *bi, uint64_t image_start, uint64_t image_
         add_boot_ranges(pp, bi);
         page_pool_reserve(pp, 0, LOW_MEMORY_END);
         page_pool_reserve(pp, image_start, image_end - image_start);
+        if (kept_len)
+            page_pool_reserve(pp, kept, kept_len);
         page_pool_reserve(pp, bitmap, bytes);
         nd->pools[nd->npools++] = (uint16_t)i;
         nd->nfree += pp->nfree;

@@ -13,9 +13,12 @@
 
 struct boot_info;
 // Takes every usable range of the boot memory map except [0, 1 MiB), the
-// kernel image [image_start, image_end) and the ranges the boot information
-// still occupies, cut into nodes by numa_ranges(): runs after numa_init.
-void page_init(const struct boot_info *bi, uint64_t image_start, uint64_t image_end);
+// kernel image [image_start, image_end), the memory the boot took before
+// this (kept: the APs' early stacks, kept_len 0 if none) and the ranges
+// the boot information still occupies, cut into nodes by numa_ranges():
+// runs after numa_init.
+void page_init(const struct boot_info *bi, uint64_t image_start, uint64_t image_end, uint64_t kept,
+               uint64_t kept_len);
 
 // As page_alloc, but NULL when no node has npages contiguous pages free:
 // for callers that report running out as an error of their own (the

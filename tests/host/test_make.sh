@@ -226,6 +226,22 @@ else
 	fail boot_first_page "the code before the STARTUP and the APs' check-in end $((0x$after - 0x$img)) bytes into the image, past its first page: shrink it, or move what no longer runs there out of boot/text_order.txt's head"
 fi
 
+# The image's loaded span, .bss included: the GNU-EFI loader places it at its
+# link address, 1 MiB, and OVMF on QEMU holds memory from 8 MiB up (an image
+# ending at 24 MiB, 1024 cores' arrays in .bss, did not boot). Per-core
+# arrays sized by MAX_CPUS belong in memory allocated for the cores found.
+span_max=$((7 << 20))
+end=$(sym_addr _image_end)
+if [ -z "$img" ] || [ -z "$end" ]; then
+	fail image_span "no _image_start or _image_end in $build/goro.sym"
+elif [ $((0x$end - 0x$img)) -le $span_max ]; then
+	pass image_span
+else
+	largest=$(nm --size-sort -S -r "$build/goro.elf" | awk '$3 ~ /^[bB]$/ { print $4, $2 }' | head -8 |
+		while read -r name size; do printf '%s %d KiB; ' "$name" $((0x$size / 1024)); done)
+	fail image_span "the image spans $((0x$end - 0x$img)) bytes, past $span_max; the largest in .bss: $largest"
+fi
+
 # The APs' check-in path (tools/bench/boot_blocks.py's AP_CHECK_IN) must be in the
 # order list's head: a function left out lands elsewhere in .text, and the
 # first AP to reach it walks every vCPU's TLB while the others wait.
