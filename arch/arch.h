@@ -211,6 +211,10 @@ static inline bool irqs_enabled(void)
     return f & (1u << 9);
 }
 static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
+// A lock waiter's pause, interrupts off: cpu_relax, and the flush a
+// pending TLB shoot-down asks for, acknowledged (its IPI waits for
+// interrupts; arch/tlb.c).
+void arch_lock_relax(void);
 static inline uint64_t arch_cycles(void)
 {
     uint32_t lo, hi;

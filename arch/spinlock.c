@@ -29,7 +29,7 @@ void spin_lock(struct spinlock *l)
         if (!__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))   // acquire: pairs with spin_unlock's release
             break;
         while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))       // relaxed: a hint; the exchange decides
-            cpu_relax();
+            arch_lock_relax();  // interrupts are off: a TLB shoot-down must not wait for the holder
     }
     l->cpu = (int32_t)cpu_index();
     l->pc = pc;

@@ -12,8 +12,9 @@
 // Invariants:
 //  - One shoot-down at a time: tlb_busy is held from the number's store
 //    to the last ack, and only its holder writes tlb_gen.
-//  - tlb_done[c] is written by core c only (its IPI handler); it never
-//    goes down and never passes tlb_gen.
+//  - tlb_done[c] is written by core c only (its IPI handler, or
+//    arch_lock_relax while it waits for a lock); it never goes down and
+//    never passes tlb_gen.
 //  - The shooter stays on one core throughout (interrupts off or
 //    preemption disabled: ASSERTed). A shooter that moved would flush the
 //    core it left and skip the core it runs on, whose TLB nobody flushed.
@@ -45,6 +46,21 @@ static void tlb_ipi(uint8_t vector)
     uint64_t g = __atomic_load_n(&tlb_gen, __ATOMIC_ACQUIRE);     // pairs with the shooter's release store
     write_cr3(read_cr3());
     __atomic_store_n(&tlb_done[cpu_index()], g, __ATOMIC_RELEASE); // after the flush; pairs with the shooter's acquire
+}
+
+// A core waiting for a lock, interrupts off: the shoot-down's IPI waits
+// for them, and hundreds of cores queued on sched.lock held shoot-downs
+// for up to 28 s (256 vCPUs under TCG), so the waiter flushes and acks
+// here. The IPI still comes once interrupts are on and flushes again for
+// the same or a later number: tlb_done does not go down. Nothing is
+// pending before the first shoot-down, which comes after every core has
+// its index.
+void arch_lock_relax(void)
+{
+    uint64_t g = __atomic_load_n(&tlb_gen, __ATOMIC_RELAXED);     // relaxed: a hint; tlb_ipi loads it again (acquire)
+    if (g && __atomic_load_n(&tlb_done[cpu_index()], __ATOMIC_RELAXED) < g)   // relaxed: this core's own slot
+        tlb_ipi(VEC_TLB);
+    cpu_relax();
 }
 
 void tlb_init(void)

@@ -49,7 +49,7 @@ void wq_lock_slow(uint32_t *l)
 {
     do {
         while (__atomic_load_n(l, __ATOMIC_RELAXED))   // relaxed: a hint; the exchange decides
-            cpu_relax();
+            arch_lock_relax();                          // interrupts off: answers TLB shoot-downs
     } while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE));     // acquire: pairs with wq_unlock's release
 }
 

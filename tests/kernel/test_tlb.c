@@ -75,3 +75,57 @@ KTEST(tlb_shootdown_stall_is_reported_and_waited_out)
     KT_ASSERT(waited);              // not done before the silent core answered
     KT_ASSERT(__atomic_load_n(&arch_tlb_stall_reports, __ATOMIC_RELAXED) > before);   // a counter
 }
+
+// A core waiting for a spinlock has interrupts off, so a shoot-down's IPI
+// waits there; the waiter acknowledges from its wait (arch_lock_relax).
+// The shooter holds the lock throughout: its shoot-down ends while the
+// waiter still waits, or never (the run's stall limit names the hang).
+static struct spinlock waited_lock = SPINLOCK_INIT("ktest tlb", LOCK_RANK_GTIMER);
+// The waiter's steps: 1 running, 2 taking the lock, 3 took it.
+static uint64_t lock_held, waiter_state;
+
+static void lock_waiter(void *arg)
+{
+    (void)arg;
+    kt_store(&waiter_state, 1);
+    while (!kt_load(&lock_held))
+        cpu_relax();                    // stays on its core, so it is not queued behind the holder
+    kt_store(&waiter_state, 2);
+    spin_lock(&waited_lock);
+    kt_store(&waiter_state, 3);
+    spin_unlock(&waited_lock);
+}
+
+KTEST(tlb_shootdown_answered_by_a_core_waiting_for_a_spinlock)
+{
+    if (num_cpu() < 2 || gomaxprocs(0) < 2)
+        KT_SKIP("needs two Ps");
+    // The waiter must wait on another core: a preemption may queue it on
+    // this one, which keeps interrupts off while it holds the lock; then
+    // the lock is let go and the round tried again.
+    bool waiting = false;
+    for (int tries = 0; tries < 20 && !waiting; tries++) {
+        kt_store(&waiter_state, 0);
+        kt_store(&lock_held, 0);
+        go(lock_waiter, 0);
+        KT_ASSERT(kt_wait_count(&waiter_state, 1, KT_STALL_MS));
+        spin_lock(&waited_lock);        // interrupts off: this G stays on this core
+        kt_store(&lock_held, 1);
+        for (uint64_t until = nanotime() + 1000000000ull; kt_load(&waiter_state) < 2 && nanotime() < until;)
+            cpu_relax();
+        waiting = kt_load(&waiter_state) == 2;
+        if (waiting)
+            break;
+        spin_unlock(&waited_lock);
+        KT_ASSERT(kt_wait_count(&waiter_state, 3, KT_STALL_MS));
+    }
+    KT_ASSERT(waiting);
+    for (uint64_t until = nanotime() + 1000000; nanotime() < until;)
+        cpu_relax();                    // 1 ms for it to be spinning (either way it must answer)
+    while (!arch_tlb_shootdown())       // the background scavenger's may be under way: answer it
+        arch_lock_relax();
+    bool still_waiting = kt_load(&waiter_state) == 2;
+    spin_unlock(&waited_lock);
+    KT_ASSERT(still_waiting);
+    KT_ASSERT(kt_wait_count(&waiter_state, 3, KT_STALL_MS));
+}
