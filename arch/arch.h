@@ -423,7 +423,8 @@ void arch_inject_ap_silent(uint32_t apic_id);
 // only N start-up tickets, so that the APs beyond them are started again
 // by the second round (arch/smp.c). Set before arch_start_aps_early.
 void arch_inject_tickets(uint32_t n);
-// The broadcast start's tickets, 0 if the APs were not broadcast to.
+// The broadcast start's tickets when inject=tickets: limited them; 0 if
+// it did not, or the APs were not broadcast to.
 uint32_t arch_broadcast_tickets(void);
 
 // This core begins a fatal report (a panic's, an exception's): from here

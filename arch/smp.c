@@ -906,7 +906,7 @@ void arch_inject_tickets(uint32_t n)
 
 uint32_t arch_broadcast_tickets(void)
 {
-    return broadcast ? round1_tickets : 0;
+    return broadcast && tickets_limit ? round1_tickets : 0;
 }
 
 static void report_second_round(void)

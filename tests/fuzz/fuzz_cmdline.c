@@ -39,7 +39,7 @@ static void check_params(const struct kparams *p, const char *line)
     }
     for (int i = p->argc; i <= CMDLINE_ARGV_MAX; i++)
         FUZZ_CHECK(p->argv[i] == NULL);
-    FUZZ_CHECK(p->gomaxprocs >= 0 && p->gomaxprocs <= 256);
+    FUZZ_CHECK(p->gomaxprocs >= 0 && p->gomaxprocs <= CMDLINE_GOMAXPROCS_MAX);
     FUZZ_CHECK(p->quantum_ns >= 20000 && p->quantum_ns <= 1000000000);
     FUZZ_CHECK(p->schedtrace_ns == 0 ||
                (p->schedtrace_ns >= 1000000 && p->schedtrace_ns <= 60000000000ull));
