@@ -19,9 +19,9 @@ import subprocess
 import sys
 import time
 
-from netcheck import Failed, expect, run_checks
+from netcheck import Failed, expect, run_checks, send
 
-HANG_S = 60.0                       # no single answer may take longer than this
+HANG_S = 60.0                       # no single answer, and no chunk sent, may take longer than this
 
 
 def connect(addr):
@@ -100,7 +100,7 @@ def check_bad_request_line(addr):
     for req in (b"GET /\r\n\r\n", b"BLAH\r\n\r\n", b"GET / HTTP/1.1 extra\r\nHost: x\r\n\r\n",
                 b"G(T / HTTP/1.1\r\nHost: x\r\n\r\n"):
         s = connect(addr)
-        s.sendall(req)
+        send(s, req)
         st, _, _, _ = read_answer(s)
         expect(st == 400, f"{req!r}: {st}")
         expect(closed(s), f"{req!r}: connection left open after 400")
@@ -117,7 +117,7 @@ def check_headers_too_large(addr):
     s = connect(addr)
     big = b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (1100 * 1024) + b"\r\n\r\n"
     try:
-        s.sendall(big)
+        send(s, big)
     except (ConnectionResetError, BrokenPipeError):
         pass                        # the server answered and closed while we still sent
     try:
@@ -136,7 +136,7 @@ def check_other_statuses(addr):
                       (b"GET / HTTP/1.1\r\n\r\n", 400), (b"GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505),
                       (b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501)):
         s = connect(addr)
-        s.sendall(req)
+        send(s, req)
         st, _, _, _ = read_answer(s)
         expect(st == want, f"{req[:30]!r}: {st}, want {want}")
         s.close()
@@ -145,17 +145,17 @@ def check_other_statuses(addr):
 def check_keep_alive(addr):
     s = connect(addr)
     for i in range(5):
-        s.sendall(b"GET /work?us=%d HTTP/1.1\r\nHost: x\r\n\r\n" % i)
+        send(s, b"GET /work?us=%d HTTP/1.1\r\nHost: x\r\n\r\n" % i)
         st, hdrs, body, rest = read_answer(s)
         expect(st == 200 and body == b"%d\n" % i and not rest, f"request {i} on one connection: {st} {body!r}")
         expect("close" not in hdrs.get("connection", "").lower(), "Connection: close on a keep-alive request")
-    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    send(s, b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
     st, hdrs, body, _ = read_answer(s)
     expect(st == 200 and body == b"Hello, World!", f"close request: {st}")
     expect(closed(s), "connection open after Connection: close")
     s.close()
     s = connect(addr)                # HTTP/1.0 closes unless asked not to
-    s.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    send(s, b"GET / HTTP/1.0\r\n\r\n")
     st, _, body, _ = read_answer(s)
     expect(st == 200 and closed(s), "HTTP/1.0 connection left open")
     s.close()
@@ -164,7 +164,7 @@ def check_keep_alive(addr):
 def check_pipelining(addr):
     s = connect(addr)
     n = 50
-    s.sendall(b"".join(b"GET /work?us=%d HTTP/1.1\r\nHost: x\r\n\r\n" % i for i in range(n)) +
+    send(s, b"".join(b"GET /work?us=%d HTTP/1.1\r\nHost: x\r\n\r\n" % i for i in range(n)) +
               b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello" +
               b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     rest = b""
@@ -180,7 +180,7 @@ def check_pipelining(addr):
 
 def check_idle_timeout(addr):
     s = connect(addr)
-    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    send(s, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
     read_answer(s)
     expect(closed(s), f"an idle keep-alive connection still open after {HANG_S} s (idle_timeout=2s)")
     s.close()
@@ -189,11 +189,11 @@ def check_idle_timeout(addr):
 def check_slow_client(addr):
     # A head that never ends: the read deadline closes the connection.
     s = connect(addr)
-    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+    send(s, b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
     t0 = time.monotonic()
     while time.monotonic() - t0 < HANG_S:
         try:
-            s.sendall(b"a")
+            send(s, b"a")
         except (ConnectionResetError, BrokenPipeError):
             break
         if closed(s, within=0.5):

@@ -19,9 +19,9 @@ import socket
 import subprocess
 import sys
 
-from netcheck import Failed, expect, run_checks
+from netcheck import Failed, expect, run_checks, send
 
-HANG_S = 60.0
+HANG_S = 60.0                       # no single answer, and no chunk sent, may take longer than this
 
 
 class Conn:
@@ -31,7 +31,7 @@ class Conn:
         self.buf = b""
 
     def send(self, data):
-        self.s.sendall(data)
+        send(self.s, data)
 
     def line(self):
         while b"\r\n" not in self.buf:

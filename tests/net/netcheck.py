@@ -1,12 +1,32 @@
 # SPDX-License-Identifier: MIT
-"""What tests/net's checks share: how a check fails, and how a list of
-them runs against one server, one PASS or FAIL line each (the host
-tests' format, which tests/run.py reads).
+"""What tests/net's checks share: how a check fails, how a list of them
+runs against one server, one PASS or FAIL line each (the host tests'
+format, which tests/run.py reads), and how a big request is sent.
 
 Python 3 standard library only.
 """
 import subprocess
 import sys
+
+
+CHUNK = 64 * 1024
+
+
+def send(s, data):
+    """All of data on socket s, a CHUNK at a time: Python's sendall bounds
+    its whole duration by the socket's timeout, so a big send to a host
+    that was slow but never stalled would fail. Each chunk gets the
+    socket's timeout.
+
+    >>> class Sock:
+    ...     sent = []
+    ...     def sendall(self, b): self.sent.append(len(b))
+    >>> k = Sock(); send(k, b"x" * (CHUNK * 2 + 5)); k.sent
+    [65536, 65536, 5]
+    """
+    view = memoryview(data)
+    for off in range(0, len(data), CHUNK):
+        s.sendall(view[off:off + CHUNK])
 
 
 class Failed(Exception):
