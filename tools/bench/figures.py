@@ -466,6 +466,31 @@ def net_targets(run):
     return out
 
 
+def memcslap_table(rows):
+    r"""memcslap's keys/s per server and vCPU count, from rows in the
+    archive's shape (summarize_net's): the net-table's and netbench.py's
+    report alike. Errors: -1 when a run gave no verdict.
+
+    >>> rows = [{"server": "goro-kvd", "vcpus": 2, "memcslap": {"set": [5120.4, 0], "get": [6000, 0]}},
+    ...         {"server": "memcached", "vcpus": 2, "memcslap": {"set": [None, -1]}}, {"server": "x", "vcpus": 1}]
+    >>> print("\n".join(memcslap_table(rows)[2:]))
+    | goro-kvd | 2 | 5,120 | 6,000 | - | 0 |
+    | memcached | 2 | - | - | - | -1 |
+    """
+    cs = [r for r in rows if r.get("memcslap")]
+    if not cs:
+        return []
+    out = ["| server | vCPUs | memcslap set (1 conn), keys/s | get (1 conn) | get (64 conns) | errors |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    for r in cs:
+        m = r["memcslap"]
+        errs = [v[1] for v in m.values()]
+        out.append(f"| {r['server']} | {r['vcpus']} | " + " | ".join(
+            rate((m.get(k) or [None])[0]) for k in ("set", "get", "get64"))
+            + f" | {-1 if -1 in errs else sum(e or 0 for e in errs)} |")
+    return out
+
+
 def net_table(src, n):
     out = []
     for run in n["runs"]:
@@ -485,16 +510,9 @@ def net_table(src, n):
             ld = "/".join("-" if x is None else f"{x:.0f}" for x in r["load"])
             err = "-" if r.get("errors") is None else str(r["errors"])
             out.append(f"| {r['server']} | {r['vcpus']} | {net_closed(r)} | {err} | {lat} | {sat} | {ld} |")
-        cs = [r for r in run["rows"] if r.get("memcslap")]
-        if cs:
-            out += ["", "| server | vCPUs | memcslap set (1 conn), keys/s | get (1 conn) | get (64 conns) | errors |",
-                    "| --- | --- | --- | --- | --- | --- |"]
-            for r in cs:
-                m = r["memcslap"]
-                errs = [v[1] for v in m.values()]
-                out.append(f"| {r['server']} | {r['vcpus']} | " + " | ".join(
-                    rate((m.get(k) or [None])[0]) for k in ("set", "get", "get64"))
-                    + f" | {-1 if -1 in errs else sum(e or 0 for e in errs)} |")
+        ms = memcslap_table(run["rows"])
+        if ms:
+            out += [""] + ms
         for proto, what in (("http", "short requests of the bimodal /work mix"),
                             ("memcache", "90% gets, 10% sets")):
             cv = [r for r in run["rows"] if r.get("proto") == proto and r.get("curve")]

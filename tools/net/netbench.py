@@ -51,6 +51,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
+from tools.bench import figures  # noqa: E402
 from tools.net.guest import Guest, GORO_APPS, PEERS  # noqa: E402
 from tools.net.loadpoint import is_saturated, saturation  # noqa: E402
 from tools.run import qemu  # noqa: E402
@@ -493,16 +494,10 @@ def table(res):
         sat = r.get("saturation_rps")
         rows.append(f"| {r['server']} | {r['vcpus']} | {r['net']} | {closed} | {frac} | {fmt(p50)} | {fmt(p99)} | {err} | "
                     f"{'-' if sat is None else f'{sat:,.0f}/s'} | {load(r)} |")
-    cs = [r for r in res["runs"] if r.get("memcslap")]
-    if cs:
-        rows += ["", "| server | vCPUs | memcslap set (1 conn) | get (1 conn) | get (64 conns) | errors |",
-                 "| --- | --- | --- | --- | --- | --- |"]
-        for r in cs:
-            m = r["memcslap"]
-            rate = (lambda k: f"{m[k]['rate']:,.0f} keys/s" if m.get(k, {}).get("rate") else "-")
-            errs = [m[k]["errors"] for k in m]
-            rows.append(f"| {r['server']} | {r['vcpus']} | {rate('set')} | {rate('get')} | {rate('get64')} | "
-                        f"{-1 if -1 in errs else sum(errs)} |")
+    # The archive's renderer, over the archive's shape of these runs.
+    ms = figures.memcslap_table(figures.summarize_net(res)["rows"])
+    if ms:
+        rows += [""] + ms
     sw = [r for r in res["runs"] if r.get("sweep")]
     if sw:
         rows += ["", "| server | vCPUs | " + " | ".join(["connections: rate (errors)"] * 4) + " |",
