@@ -184,6 +184,13 @@ def run_wrk(g, opts, conns=64):
     return r
 
 
+def server_stats(g):
+    """An HTTP server's GET /stats, "name value" lines, as a dict of ints."""
+    p = g.client(["curl", "-s", "-m", "60", "http://{addr}/stats"], timeout=90)
+    return {w[0]: int(w[1]) for w in (line.split() for line in p.stdout.splitlines())
+            if len(w) == 2 and w[1].isdigit()}
+
+
 def run_memaslap(g, opts, conns=64):
     # 64 connections over 2 threads, a window of 2k keys each (memaslap
     # wants the k): 131,072 keys, every get verified against what was set.
@@ -330,8 +337,12 @@ def closed_loop(server, cpus, opts):
     def body(g):
         if proto == "http" and "wrk" in opts.sections:
             rec["wrk"] = repeated(lambda: run_wrk(g, opts), "rps", opts.repeat)
+            # The server's own counters after the runs: Go's peer reports
+            # Linux's listen-queue drops, which tell a full backlog from a
+            # slow answer when wrk counts timeouts.
+            rec["stats"] = server_stats(g)
             log(f"{server} {cpus} vCPU: wrk {rec['wrk'].get('rps')} req/s, p99 "
-                f"{rec['wrk'].get('p99_us')} us, errors {rec['wrk']['errors']}")
+                f"{rec['wrk'].get('p99_us')} us, errors {rec['wrk']['errors']}, server: {rec['stats']}")
         if proto == "memcache" and "memaslap" in opts.sections:
             rec["memaslap"] = repeated(lambda: run_memaslap(g, opts), "tps", opts.repeat)
             log(f"{server} {cpus} vCPU: memaslap {rec['memaslap'].get('tps')} ops/s, errors "

@@ -11,7 +11,10 @@
 //	GET /spin?n=N     computes N xorshift rounds (0..10^10); body "N\n"
 //	GET /sleep?ms=N   sleeps N milliseconds (0..60000); body "N\n"
 //	POST /echo        the request's body (at most 1 MiB)
-//	GET /stats        the runtime's counters, one "name value" a line
+//	GET /stats        the runtime's counters, one "name value" a line, and
+//	                  Linux's listen queue's: somaxconn, and the SYNs and
+//	                  handshakes dropped because a listener was full
+//	                  (TcpExt ListenOverflows and ListenDrops)
 package main
 
 import (
@@ -21,8 +24,10 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -84,6 +89,33 @@ func onlyMethod(w http.ResponseWriter, r *http.Request, method string) bool {
 	w.Header().Set("Allow", method)
 	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	return false
+}
+
+// listenCounters: Linux's somaxconn and its counts of connections a full
+// listen queue cost, "name value" lines; none where /proc lacks them.
+func listenCounters() string {
+	var b strings.Builder
+	if v, err := os.ReadFile("/proc/sys/net/core/somaxconn"); err == nil {
+		fmt.Fprintf(&b, "somaxconn %s\n", strings.TrimSpace(string(v)))
+	}
+	data, err := os.ReadFile("/proc/net/netstat")
+	if err != nil {
+		return b.String()
+	}
+	// Pairs of lines: "TcpExt: names..." then "TcpExt: values...".
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i+1 < len(lines); i += 2 {
+		names, values := strings.Fields(lines[i]), strings.Fields(lines[i+1])
+		if len(names) == 0 || names[0] != "TcpExt:" || len(names) != len(values) {
+			continue
+		}
+		for j, n := range names {
+			if n == "ListenOverflows" || n == "ListenDrops" {
+				fmt.Fprintf(&b, "%s %s\n", strings.ToLower(n[:6])+"_"+strings.ToLower(n[6:]), values[j])
+			}
+		}
+	}
+	return b.String()
 }
 
 func main() {
@@ -154,8 +186,9 @@ func main() {
 		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
-		text(w, fmt.Sprintf("requests %d\ngoroutines %d\ngomaxprocs %d\nheap_alloc %d\nnum_gc %d\n",
-			atomic.LoadUint64(&requests), runtime.NumGoroutine(), runtime.GOMAXPROCS(0), ms.HeapAlloc, ms.NumGC))
+		text(w, fmt.Sprintf("requests %d\ngoroutines %d\ngomaxprocs %d\nheap_alloc %d\nnum_gc %d\n%s",
+			atomic.LoadUint64(&requests), runtime.NumGoroutine(), runtime.GOMAXPROCS(0), ms.HeapAlloc, ms.NumGC,
+			listenCounters()))
 	})
 
 	ln, err := net.Listen("tcp", fmt.Sprintf(":%d", *port))
