@@ -30,6 +30,7 @@
 #include "net/addr.h"
 #include "net/netmem.h"
 #include "net/stack.h"
+#include "net/synq.h"
 #include "kernel/netpoll.h"
 #include "lib/panic.h"
 #include "lib/string.h"
@@ -211,11 +212,21 @@ static struct net_conn *conn_alloc(void)
     return c;
 }
 
+// Stack lock held: l's queue for accept is full (net/synq.c then holds
+// new connections back, as Linux does, rather than have on_accept reset
+// them).
+static bool accept_full(void *arg)
+{
+    const struct net_listener *l = arg;
+    return l->n >= ACCEPT_QUEUE_MAX;
+}
+
 static err_t on_accept(void *arg, struct tcp_pcb *pcb, err_t err)
 {
     struct net_listener *l = arg;
     if (err != ERR_OK || !pcb)
         return ERR_VAL;
+    synq_established(pcb);
     struct net_conn *c = l->closed || l->n >= ACCEPT_QUEUE_MAX ? 0 : conn_alloc();
     if (!c) {
         tcp_abort(pcb);         // refused: the peer sees a reset
@@ -529,10 +540,13 @@ int net_listen(const char *network, const char *address, net_listener_t **out)
     } else {
         ip_set_option(pcb, SOF_REUSEADDR);      // Go sets SO_REUSEADDR on listeners
         err_t e = tcp_bind(pcb, &ip, at.port);
-        struct tcp_pcb *lpcb = e == ERR_OK ? tcp_listen_with_backlog(pcb, TCP_DEFAULT_LISTEN_BACKLOG) : 0;
+        struct tcp_pcb *lpcb = e == ERR_OK ? tcp_listen(pcb) : 0;
         if (!lpcb) {
             tcp_abort(pcb);
             r = e != ERR_OK ? net_err_from_lwip(e) : NET_ENOBUFS;
+        } else if (!synq_listen(lpcb, accept_full, l)) {
+            tcp_close(lpcb);        // a listening pcb always closes
+            r = NET_ENOBUFS;
         } else {
             l->pcb = lpcb;
             at.port = lpcb->local_port;

@@ -4,23 +4,18 @@
 // stack lock before lwIP looks at it. Returning 1 means "taken": the
 // hook frees the packet and lwIP forgets it.
 //
-// Besides the tests' filter, it keeps a SYN flood from shutting a
-// listener: lwIP drops a SYN while the listener's half-open connections
-// (SYN_RCVD) fill its backlog, and a half-open one whose peer never
-// answers (a spoofed source) goes only after lwIP's SYN_RCVD timeout, 20
-// s. So a SYN that finds the backlog full first ends the oldest half-open
-// connection, silently (its peer, likely spoofed, gets no reset): a real
-// client's connect then waits for nothing, as with BSD's SYN cache.
-//
 // lwIP's TCP input hook (LWIP_HOOK_TCP_INPACKET_PCB) guards a flaw in
 // lwIP 2.1's receive path: a segment that takes one sequence number (a
 // FIN, or one byte) and starts exactly 2^31 before rcv_nxt passes
 // tcp_receive's signed wrap-around test for "starts before rcv_nxt and
 // ends after it", and lwIP then asserts ("insane offset"), which in goro
 // is a panic any peer could cause. No such segment is ever acceptable (it
-// is 2^31 from the window), so the hook drops it.
+// is 2^31 from the window), so the hook drops it. It also drops the ACK
+// that would complete a handshake while the listener's accept queue is
+// full (net/synq.c), so that the peer repeats it later.
 #include "net/hooks.h"
 #include "net/stack.h"
+#include "net/synq.h"
 #include <lwip/ip4.h>
 #include <lwip/prot/ip.h>
 #include <lwip/pbuf.h>
@@ -33,26 +28,6 @@
 // stack lock held (written under it)
 static uint16_t drop_syn_port;
 static uint64_t dropped;
-
-// A SYN to port, addressed to dest: if a listener there has its backlog
-// full, its oldest half-open connection goes.
-static void make_room(uint32_t dest, uint16_t port)
-{
-    struct tcp_pcb_listen *l;
-    for (l = tcp_listen_pcbs.listen_pcbs; l; l = l->next)
-        if (l->local_port == port &&
-            (ip_addr_isany(&l->local_ip) || ip4_addr_get_u32(ip_2_ip4(&l->local_ip)) == dest))
-            break;
-    if (!l || l->accepts_pending < l->backlog)
-        return;
-    struct tcp_pcb *oldest = 0;
-    for (struct tcp_pcb *pcb = tcp_active_pcbs; pcb; pcb = pcb->next)
-        if (pcb->state == SYN_RCVD && pcb->listener == l &&
-            (!oldest || (u32_t)(tcp_ticks - pcb->tmr) > (u32_t)(tcp_ticks - oldest->tmr)))
-            oldest = pcb;
-    if (oldest)
-        tcp_abandon(oldest, 0);
-}
 
 int net_hook_ip4_input(struct pbuf *p, struct netif *inp)
 {
@@ -74,9 +49,6 @@ int net_hook_ip4_input(struct pbuf *p, struct netif *inp)
         pbuf_free(p);
         return 1;
     }
-    // A header that lwIP will refuse (its checksum, its length) still
-    // costs the oldest half-open connection only when the backlog is full.
-    make_room(ip4_addr_get_u32(&ip->dest), port);
     return 0;
 }
 
@@ -100,6 +72,8 @@ int net_hook_tcp_input(struct tcp_pcb *pcb, const struct tcp_hdr *hdr, const str
     // hdr's fields are in host order here.
     if (pcb->state < SYN_RCVD)
         return ERR_OK;
+    if ((TCPH_FLAGS(hdr) & (TCP_ACK | TCP_RST)) == TCP_ACK && synq_holds(pcb))
+        return ERR_INPROGRESS;  // the handshake waits for room to accept; its peer repeats the ACK
     uint32_t len = p->tot_len + ((TCPH_FLAGS(hdr) & (TCP_FIN | TCP_SYN)) ? 1 : 0);
     if (len > 0 && (uint32_t)(pcb->rcv_nxt - hdr->seqno) == 0x80000000u) {
         dropped++;

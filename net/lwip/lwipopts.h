@@ -108,8 +108,10 @@
 #define TCP_OOSEQ_MAX_PBUFS 64          // out-of-order data held per connection
 #define TCP_OOSEQ_MAX_BYTES (64 * TCP_MSS)
 #define LWIP_TCP_SACK_OUT 0
-#define TCP_LISTEN_BACKLOG 1            // half-open connections per listener (a SYN flood's reach)
-#define TCP_DEFAULT_LISTEN_BACKLOG 255
+// Half-open connections are counted and bounded by net/synq.c, not by
+// lwIP's backlog (a u8_t, at most 255), through one extension argument.
+#define TCP_LISTEN_BACKLOG 0
+#define LWIP_TCP_PCB_NUM_EXT_ARGS 1
 #define LWIP_TCP_KEEPALIVE 0
 #define LWIP_TCP_TIMESTAMPS 0
 #define TCP_OVERSIZE TCP_MSS

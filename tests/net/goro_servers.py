@@ -36,6 +36,7 @@ sys.path[:0] = [HERE, os.path.dirname(os.path.dirname(HERE))]
 import check_httpd  # noqa: E402  (tests/net, beside this file)
 import check_kvd  # noqa: E402
 import check_preempt  # noqa: E402
+from tools.net import netns  # noqa: E402
 from tools.run import qemu  # noqa: E402
 
 BOOT_S = 300                # the log may stay silent this long before the boot counts as hung
@@ -59,28 +60,41 @@ class Boot:
     """One guest: QEMU started with its serial log in log; port the host
     side of its forward."""
 
-    def __init__(self, group, elf, smp, app, log):
+    def __init__(self, group, elf, smp, app, log, args=None, ns=None):
+        """args: the server's own (SERVERS' by default); ns: a namespace's
+        info (tools/net/netns.py) to reach the guest through its tap, at
+        the guest's address there, instead of a forwarded port."""
         self.group, self.elf, self.smp, self.app, self.log = group, elf, smp, app, log
+        self.args, self.ns = args, ns
         self.cm = self.p = None
 
     def start(self):
         """Boots and waits for the listening line; None when ready, else
         why not."""
         guest_port, args, ready = SERVERS[self.app]
+        args = f"app={self.app} {args if self.args is None else self.args}".strip()
         for _ in range(PORT_TRIES):
-            self.port = free_port()
             if os.path.exists(self.log):
                 os.remove(self.log)
-            cmd = qemu.argv(self.smp, "512M", serial=f"file:{self.log}",
-                            extra=qemu.nic_argv("virtio", hostfwd=[(self.port, guest_port)])) + \
-                qemu.kernel_boot(self.elf, f"app={self.app} {args}".strip())
+            if self.ns:
+                self.addr = f"{self.ns['guest_ip']}:{guest_port}"
+                cmd = ["ip", "netns", "exec", self.ns["name"]] + \
+                    qemu.argv(self.smp, "512M", serial=f"file:{self.log}", extra=netns.qemu_args(self.ns)) + \
+                    qemu.kernel_boot(self.elf, f"ip={self.ns['guest_ip']}/{self.ns['prefixlen']} "
+                                               f"gw={self.ns['host_ip']} {args}")
+            else:
+                self.port = free_port()
+                self.addr = f"127.0.0.1:{self.port}"
+                cmd = qemu.argv(self.smp, "512M", serial=f"file:{self.log}",
+                                extra=qemu.nic_argv("virtio", hostfwd=[(self.port, guest_port)])) + \
+                    qemu.kernel_boot(self.elf, args)
             self.cm = self.group.started(cmd, stderr=subprocess.PIPE)
             self.p = self.cm.__enter__()
             why = self._wait(ready)
             if why is None:
                 return None
             err = self.stop()
-            if not FORWARD_REFUSED.search(err):
+            if self.ns or not FORWARD_REFUSED.search(err):
                 return why + (f"; qemu: {err.strip().splitlines()[-1]}" if err.strip() else "")
         return f"QEMU could not forward any of {PORT_TRIES} free ports picked"
 
@@ -127,7 +141,7 @@ def run_one(group, opts, smp, app):
             print(f"FAIL {name}/boot: {why} (log: {os.path.relpath(log)})", flush=True)
             return 1
         print(f"PASS {name}/boot", flush=True)
-        addr = f"127.0.0.1:{b.port}"
+        addr = b.addr
         if app == "httpd":
             failed = check_httpd.run(addr, prefix=name)
             failed += check_preempt.run(addr, smp, prefix=name)

@@ -727,6 +727,8 @@ def main():
     ap.add_argument("--nic", default="virtio-modern,virtio-legacy,e1000e")
     ap.add_argument("--smp", default="2")
     ap.add_argument("--machine", default=None)
+    # More than the 512 half-open connections a listener holds (net/synq.c):
+    # the connection after it waits for the flood's to time out (20 s).
     ap.add_argument("--flood", type=int, default=2000)
     ap.add_argument("--mutate", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
