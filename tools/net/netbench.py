@@ -316,7 +316,8 @@ def boot(server, cpus, opts, rec, body):
     proto, app = SERVERS[server]
     kw = {"goro": opts.goro, "app": app} if app else {"peer": server}
     try:
-        with Guest(opts.build, cpus, opts.net, opts.name, nic=opts.nic, **kw) as g:
+        with Guest(opts.build, cpus, opts.net, opts.name, nic=opts.nic, ready_timeout=opts.ready_timeout,
+                   **kw) as g:
             rec.setdefault("ready_s", []).append(round(g.ready_s, 1))
             body(g)
             rec.setdefault("consoles", []).append(g.console)
@@ -588,6 +589,9 @@ def main():
     ap.add_argument("--capacity", type=float, default=0, help="size the curve by this rate when no closed loop ran")
     ap.add_argument("--repeat", type=int, default=3, help="closed-loop runs per guest: the median counts (default 3)")
     ap.add_argument("--quick", action="store_true", help="5 s runs, fewer points, one closed-loop run")
+    # A hang bound, not a measurement: Debian's Linux booted under TCG on a
+    # host with a load average of 50 stayed silent past 180 s.
+    ap.add_argument("--ready-timeout", type=int, default=600, help="seconds a guest may take to answer (default 600)")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--plot", default="", metavar="PNG",
                     help="draw the curves there (make bench-net: docs/img/net-latency.png)")
