@@ -180,7 +180,7 @@ def run_watched(runner, argv, log, mon_path, stop_at, shot, timeout):
     t0 = time.monotonic()
     try:
         with runner.started(argv) as p:
-            matched = wait_for_log(p, log, stop_at, qemu.Silence(log, timeout, t0))
+            matched = wait_for_log(p, log, stop_at, qemu.Silence(log, timeout, t0, pid=p.pid))
             if matched:
                 screendump_and_quit(mon_path, shot)
             remaining = max(1.0, timeout - (time.monotonic() - t0))

@@ -63,9 +63,9 @@ class Config:
     qemu_extra: List[str] = field(default_factory=list)
     # The log must carry ktest's result lines and its closing count.
     ktest: bool = False
-    # Seconds the serial log may stay silent before QEMU is killed (and 4
-    # times that in all): a slow host slows a run down, only a hang stops
-    # it talking (tests/run.py, HARD_LIMIT).
+    # Seconds of QEMU's own time the serial log may stay silent before
+    # QEMU is killed (and 4 times that in all): a slow host slows a run
+    # down, only a hang stops it talking (tools/run/qemu.py, Silence).
     timeout: float = 120.0
     # Optional runs turn every failure into a skip: they depend on the host
     # (this machine's KVM is PVM, which cannot run everything a guest does).

@@ -284,7 +284,7 @@ def boot_problems(cfg, lines, status, timeout):
     problems = []
     if status is None:
         problems.append(f"timeout: serial log silent for {timeout:.0f}s or run over "
-                        f"{qemu.HARD_LIMIT * timeout:.0f}s, QEMU killed")
+                        f"{qemu.HARD_LIMIT * timeout:.0f}s of QEMU's own time, QEMU killed")
     elif status != cfg.exit_status:
         problems.append(f"{qemu.describe_status(status)}, expected {cfg.exit_status}")
     if not any(l.strip() for l in lines):

@@ -11,6 +11,12 @@ replaced by a stand-in that writes a good boot log:
   - the closing "N passed, N failed" line is printed, and the exit
     status says failed.
 
+And its silence limit counts QEMU's own time (tools/run/qemu.py,
+Silence), shown with stand-ins for QEMU: one the host holds back (pinned
+to a core beside two busy loops) outlives its limit in wall time and is
+not killed; one that spins without a word, one that sleeps for ever and
+one that talks for ever are killed.
+
 Prints PASS/FAIL lines. Python 3 standard library only.
 """
 
@@ -20,11 +26,13 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import run  # noqa: E402
 from matrix import Config  # noqa: E402
+qemu = run.qemu
 
 GOOD_LOG = ("goro: booted by multiboot1\ncpu 0: apic id 0 online\ncpu 1: apic id 1 online\n"
             "smp: 2 of 2 cores online\ngoro: main returned 0\n")
@@ -72,6 +80,65 @@ def runner_over(configs, build, matrix_problem=None):
     return out.getvalue(), status
 
 
+# The stand-ins for QEMU: argv[1] is the serial log, argv[2] a number.
+# held_back spins until it has had that many CPU seconds on the core it
+# shares with two busy loops, then says so and exits 0.
+HELD_BACK = """import os, sys, time
+os.sched_setaffinity(0, {int(sys.argv[2])})
+while time.process_time() < 0.5:
+    pass
+open(sys.argv[1], "w").write("done\\n")
+"""
+SPINS = "while True: pass"
+SLEEPS = "import time; time.sleep(3600)"
+TALKS = """import sys, time
+with open(sys.argv[1], "w", buffering=1) as f:
+    while True:
+        f.write("tick\\n"); time.sleep(0.1)
+"""
+SILENCE_S = 1.0
+BUSY = "import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); print(flush=True)\nwhile True: pass"
+
+
+def watched(code, log, arg="0"):
+    """(exit status or None once killed, wall seconds) of a stand-in for
+    QEMU under qemu.wait's silence limit."""
+    open(log, "w").close()
+    t0 = time.monotonic()
+    p = subprocess.Popen([sys.executable, "-c", code, log, arg], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    status, _, _ = qemu.wait(p, SILENCE_S, log=log)
+    return status, time.monotonic() - t0
+
+
+def held_back(log):
+    """watched(HELD_BACK) beside two busy loops on its core, each in a
+    session (and so a scheduling group) of its own."""
+    core = min(os.sched_getaffinity(0))
+    busy = [subprocess.Popen([sys.executable, "-c", BUSY, str(core)], stdout=subprocess.PIPE,
+                             start_new_session=True) for _ in range(2)]
+    try:
+        for b in busy:
+            b.stdout.readline()    # pinned and spinning
+        return watched(HELD_BACK, log, str(core))
+    finally:
+        for b in busy:
+            qemu.kill_group(b)
+            b.wait()
+
+
+def silence_checks(check, tmp):
+    log = os.path.join(tmp, "standin.log")
+    status, secs = held_back(log)
+    check("silence_slow_host_is_not_a_hang", status == 0,
+          f"killed after {secs:.1f}s of wall time, with 0.5 s of CPU to use")
+    check("silence_slow_host_outlived_its_wall_limit", secs > SILENCE_S,
+          f"ran {secs:.1f}s: not held back, so this proves nothing")
+    for name, code in (("spinning", SPINS), ("sleeping", SLEEPS), ("talking", TALKS)):
+        status, secs = watched(code, log)
+        check(f"silence_{name}_stand_in_is_killed", status is None, f"exit status {status}")
+
+
 def main():
     failed = 0
 
@@ -112,6 +179,8 @@ def main():
         check("matrix_that_cannot_load_is_a_failure",
               any(l.startswith("FAIL matrix/load: the check raised ImportError") for l in lines) and
               lines[-1:] == ["0 passed, 1 failed"] and status == 1, out.strip()[-300:])
+    with tempfile.TemporaryDirectory(prefix="goro-test-runner-") as tmp:
+        silence_checks(check, tmp)
     if failed:
         print(f"test_runner: {failed} failed")
     return 1 if failed else 0

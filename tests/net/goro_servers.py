@@ -99,7 +99,7 @@ class Boot:
         return f"QEMU could not forward any of {PORT_TRIES} free ports picked"
 
     def _wait(self, ready):
-        silence = qemu.Silence(self.log, BOOT_S)
+        silence = qemu.Silence(self.log, BOOT_S, pid=self.p.pid)
         rx = re.compile(ready, re.M)
         while True:
             if rx.search(self.text()):

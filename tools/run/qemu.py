@@ -376,10 +376,10 @@ def kill_group(p):
 
 # A guest's serial log as its sign of life: a run watched through it times
 # out once the log has been silent for its timeout, or after HARD_LIMIT
-# times that in all (a guest that prints forever). A slow host makes a
-# guest slower, not silent, so only a hang ends a run that way. A run
-# that counts its limit in the CPU time QEMU had (the soak's, niced on a
-# shared host) has BACKSTOP times its timeout of wall time as the last word.
+# times that in all (a guest that prints forever). Both count QEMU's own
+# time when its pid is known (own_seconds): a slow host makes a guest
+# slower, not silent, so only a hang ends a run that way. BACKSTOP times
+# the timeout of wall time is the last word.
 HARD_LIMIT = 4
 BACKSTOP = 24
 
@@ -401,36 +401,61 @@ def cpu_seconds(pid):
         return None
 
 
-def over_hard_limit(timeout, wall, cpu=None):
-    """Whether a run wall seconds old is past its limit: HARD_LIMIT *
-    timeout of wall time, or, given the CPU seconds its QEMU had, of those
-    (then BACKSTOP * timeout of wall time at most). The soak run that
-    taught it: 1203 s on a host that gave its niced QEMU 6.7 s of CPU,
-    printing its progress all along.
+def cpu_waits(pid):
+    """{thread id: seconds it has waited, runnable, for a host CPU} of
+    process pid (/proc/PID/task/TID/schedstat, its second field in ns; the
+    kernel adds a wait once the thread runs again); {} once it is gone or
+    where the kernel keeps no schedstat.
 
-    >>> over_hard_limit(300, 1203)
+    >>> len(cpu_waits(os.getpid())) >= 1 or not os.path.exists("/proc/self/schedstat")
     True
-    >>> over_hard_limit(300, 1203, 6.7)
-    False
-    >>> over_hard_limit(300, 1203, 1300.0)
-    True
-    >>> over_hard_limit(300, 7201, 6.7)
-    True
+    >>> cpu_waits(-1)
+    {}
     """
-    if cpu is None:
-        return wall > HARD_LIMIT * timeout
-    return cpu > HARD_LIMIT * timeout or wall > BACKSTOP * timeout
+    waits = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return waits
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                waits[tid] = int(f.read().split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            pass
+    return waits
+
+
+def own_seconds(wall, waits, base):
+    """QEMU's own time over wall seconds: the wall time less the longest
+    any one of its threads waited for a host CPU since base (cpu_waits
+    then and now). What the host withholds does not count; what the guest
+    spends running or halted does, since a halted guest's clock runs on
+    wall time. The longest wait is of the thread the host held back most,
+    a vCPU with work to do; an idle vCPU or QEMU's I/O thread sleeps and
+    waits for nothing. The usb-bios run that taught it: silent for 120 s
+    of wall time on a loaded host, SeaBIOS still in its disk code.
+
+    >>> own_seconds(120.0, {"1": 110.0, "2": 0.5}, {"1": 5.0})
+    15.0
+    >>> own_seconds(120.0, {"1": 0.0, "2": 0.1}, {"1": 0.0, "2": 0.1})
+    120.0
+    """
+    return wall - max((w - base.get(t, 0.0) for t, w in waits.items()), default=0.0)
 
 
 class Silence:
     """expired() once the file at path has not grown for timeout seconds,
-    or past the hard limit (over_hard_limit; in process pid's CPU time when
-    pid is given) since t0."""
+    or HARD_LIMIT times that since t0; given process pid, both in its own
+    time (own_seconds), with BACKSTOP times timeout of wall time as the
+    last word."""
 
     def __init__(self, path, timeout, t0=None, pid=None):
         self.path, self.timeout, self.pid = path, timeout, pid
         self.t0 = time.monotonic() if t0 is None else t0
         self.size, self.spoke = -1, self.t0
+        self.waits_t0 = cpu_waits(pid) if pid is not None else {}
+        self.waits_spoke = None
 
     def expired(self):
         now = time.monotonic()
@@ -439,21 +464,32 @@ class Silence:
         except OSError:
             n = 0
         if n != self.size:
-            self.size, self.spoke = n, now
-        cpu = cpu_seconds(self.pid) if self.pid is not None else None
-        return now - self.spoke > self.timeout or over_hard_limit(self.timeout, now - self.t0, cpu)
+            self.size, self.spoke, self.waits_spoke = n, now, None
+        elif self.waits_spoke is None and self.pid is not None:
+            # The silence counts from the first look that finds the log
+            # still, not from each line: a run at 1024 vCPUs has as many
+            # threads to read.
+            self.spoke, self.waits_spoke = now, cpu_waits(self.pid)
+        silent, age = now - self.spoke, now - self.t0
+        if silent <= self.timeout and age <= HARD_LIMIT * self.timeout:
+            return False  # own time is never more than wall time
+        if self.pid is None or max(silent, age) > BACKSTOP * self.timeout:
+            return True
+        waits = cpu_waits(self.pid)
+        return (own_seconds(silent, waits, self.waits_spoke or {}) > self.timeout or
+                own_seconds(age, waits, self.waits_t0) > HARD_LIMIT * self.timeout)
 
 
-def wait(p, timeout, on_timeout=None, log=None, cpu_limit=False):
+def wait(p, timeout, on_timeout=None, log=None):
     """Waits for p at most timeout seconds (with log: until log has been
-    silent that long, see Silence; cpu_limit: its hard limit in p's CPU
-    time); returns (exit status, or None after a
-    timeout, stdout bytes, stderr bytes). on_timeout() runs before a
-    timed-out process group is killed (the hang dump). With log, stdout
-    and stderr are read only at the end: they must stay small."""
+    silent that long in p's own time, see Silence); returns (exit status,
+    or None after a timeout, stdout bytes, stderr bytes). on_timeout()
+    runs before a timed-out process group is killed (the hang dump). With
+    log, stdout and stderr are read only at the end: they must stay
+    small."""
     try:
         if log is not None:
-            silence = Silence(log, timeout, pid=p.pid if cpu_limit else None)
+            silence = Silence(log, timeout, pid=p.pid)
             while True:
                 try:
                     p.wait(timeout=0.25)
@@ -503,14 +539,14 @@ class Group:
                 self.procs.discard(p)
 
     def run(self, cmd, timeout, on_timeout=None, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            log=None, cpu_limit=False):
+            log=None):
         """Returns (exit status or None on timeout, stdout text, stderr
         text, seconds). With log, timeout is how long it may stay silent
-        (and cpu_limit counts the hard limit in the CPU time QEMU had)."""
+        in QEMU's own time (Silence)."""
         t0 = time.monotonic()
         try:
             with self.started(cmd, stdout, stderr) as p:
-                status, out, err = wait(p, timeout, on_timeout, log, cpu_limit)
+                status, out, err = wait(p, timeout, on_timeout, log)
         except Stopped:
             return None, "", "runner stopped", 0.0
         return (status, out.decode(errors="replace"), err.decode(errors="replace"),
