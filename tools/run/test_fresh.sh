@@ -53,12 +53,32 @@ step() {
 	return $rc
 }
 
+# The root is bound onto itself, so that it is a mount point: `ip netns
+# exec` (the tap tests) makes "/" rslave in the namespace it enters, which
+# fails on a chroot's "/" that is not one. Everything mounted in it (proc,
+# sys, dev, and /run/netns with its namespaces, which `ip netns add` binds
+# and leaves) is unmounted with it, the deepest first, and nothing is
+# removed while anything is still mounted under it (rm would reach into
+# the host's /dev).
 mounted=""
-unmount_all() {
-	for m in $mounted; do
+mounts_under() {
+	awk -v r="$1" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/self/mounts
+}
+unmount_root() {
+	for m in $(mounts_under "$1" | sort -r); do   # the deepest first
 		umount -l "$m" 2>/dev/null
 	done
+	[ -z "$(mounts_under "$1")" ]
+}
+unmount_all() {
+	for m in $mounted; do
+		unmount_root "$m" || say "cannot unmount everything under $m: kept"
+	done
 	mounted=""
+}
+remove_root() {
+	unmount_root "$1" || { say "$1: something is still mounted under it: not removed"; return 1; }
+	rm -rf --one-file-system "$1"
 }
 trap 'unmount_all' EXIT INT TERM
 
@@ -102,16 +122,17 @@ passes_tests() {
 
 for r in $roots; do
 	root=$dir/$r
-	umount -R "$root/proc" "$root/sys" "$root/dev" 2>/dev/null
-	rm -rf "$root"
+	remove_root "$root" || { failed=1; continue; }
 	say "$r: from $mirror, into $root"
 	if ! step "$r" debootstrap make_root "$r" "$root"; then
 		failed=1
 		continue
 	fi
-	mount -t proc proc "$root/proc" && mounted="$root/proc $mounted"
-	mount -t sysfs sys "$root/sys" && mounted="$root/sys $mounted"
-	mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" && mounted="$root/dev $mounted"
+	mount --bind "$root" "$root" && mounted="$root" || { failed=1; continue; }
+	mount -t proc proc "$root/proc" &&
+		mount -t sysfs sys "$root/sys" &&
+		mount --rbind /dev "$root/dev" && mount --make-rslave "$root/dev" ||
+		{ failed=1; unmount_all; continue; }
 	cp /etc/resolv.conf "$root/etc/resolv.conf"
 	step "$r" clone git clone -q "$tree" "$root/root/goro" || { failed=1; unmount_all; continue; }
 	# Which commit the verdicts below are for.
@@ -119,7 +140,7 @@ for r in $roots; do
 	step "$r" make-run boots_hello "$root" "$r" || failed=1
 	step "$r" make-test passes_tests "$root" "$r" || failed=1
 	unmount_all
-	[ "${FRESH_KEEP:-}" = 1 ] || rm -rf "$root"
+	[ "${FRESH_KEEP:-}" = 1 ] || remove_root "$root"
 done
 
 say "times:$report"
