@@ -14,7 +14,13 @@ run, for the programs they start:
     command (after ;, &&, ||, |, "then", "exec", "env", "nice", ...);
   - Python: subprocess.run/Popen/call/check_call/check_output whose first
     argument is a list starting with a string ("go", "tool", ...), and
-    every import that is neither the standard library nor in the tree.
+    every import that is neither the standard library nor in the tree;
+  - Python helpers that run what they are given: a function whose
+    parameter becomes the head of the command it hands to subprocess (or
+    to another such helper), e.g. netns.py's sh(*argv) behind an optional
+    "ip netns exec NS" prefix. A call of one by name (sh("sysctl", ...),
+    netns.sh(...), g.run(["curl", ...])) with a string there runs that
+    program.
 
 A program must be one of the commands (or py:MODULE) that tools/deps.list
 checks for a line naming the target, or be in the tree. A call through a
@@ -28,6 +34,7 @@ Python 3 standard library only.
 """
 
 import argparse
+import ast
 import os
 import re
 import shlex
@@ -264,6 +271,185 @@ def python_programs(text):
     return out
 
 
+SUBPROCESS_CALLS = {"run", "Popen", "call", "check_call", "check_output"}
+
+
+def command_heads(node, params, assigned):
+    """The parameters (of params) that may be the first word of the command
+    the expression node builds: ["ip", ...] + rest has "ip" first, never
+    rest; (["ip"] if ns else []) + [str(a) for a in argv] may have argv's.
+    assigned: {local name: [expressions assigned to it]}. Returns (heads,
+    whether node may be an empty list)."""
+    if isinstance(node, ast.Name):
+        if node.id in params:
+            return {node.id}, False
+        heads, empty = set(), not assigned.get(node.id)
+        for value in assigned.pop(node.id, []):     # popped: no loops through x = x + ...
+            h, e = command_heads(value, params, assigned)
+            heads, empty = heads | h, empty or e
+        return heads, empty
+    if isinstance(node, (ast.List, ast.Tuple)):
+        if not node.elts:
+            return set(), True
+        first = node.elts[0]
+        if isinstance(first, ast.Starred):
+            return command_heads(first.value, params, assigned)
+        if isinstance(first, ast.Constant):
+            return set(), False
+        return command_heads(first, params, assigned)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        heads, empty = command_heads(node.left, params, assigned)
+        if empty:
+            h, empty = command_heads(node.right, params, assigned)
+            heads |= h
+        return heads, empty
+    if isinstance(node, ast.IfExp):
+        h1, e1 = command_heads(node.body, params, assigned)
+        h2, e2 = command_heads(node.orelse, params, assigned)
+        return h1 | h2, e1 or e2
+    if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+        return command_heads(node.generators[0].iter, params, assigned)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("list", "tuple") \
+            and node.args:
+        return command_heads(node.args[0], params, assigned)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str" and node.args:
+        return command_heads(node.args[0], params, assigned)
+    return set(), True      # an attribute, a call: may be empty, has no parameter of its own
+
+
+def called_name(call):
+    f = call.func
+    return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+
+
+def runs_command(call, helpers):
+    """The argument of call that is the command it runs: a subprocess
+    call's first, or a known helper's (helpers: {name: (index, star)})."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "subprocess" \
+            and f.attr in SUBPROCESS_CALLS:
+        return call.args[0] if call.args else None
+    name = called_name(call)
+    if name in helpers:
+        index, star = helpers[name]
+        if star:
+            return ast.List(elts=call.args[index:]) if len(call.args) > index else None
+        return call.args[index] if len(call.args) > index else None
+    return None
+
+
+def find_helpers(trees):
+    """{function name: (index of its command parameter, whether it is
+    *args)} of the functions of trees that run what they are given,
+    through subprocess or through one another."""
+    helpers = {}
+    funcs = [n for t in trees for n in ast.walk(t) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    changed = True
+    while changed:
+        changed = False
+        for fn in funcs:
+            if fn.name in helpers:
+                continue
+            positional = [a.arg for a in fn.args.posonlyargs + fn.args.args]
+            if positional[:1] in (["self"], ["cls"]):
+                positional = positional[1:]
+            params = set(positional) | ({fn.args.vararg.arg} if fn.args.vararg else set())
+            assigned = {}
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Assign):
+                    for t in n.targets:
+                        if isinstance(t, ast.Name):
+                            assigned.setdefault(t.id, []).append(n.value)
+            for n in ast.walk(fn):
+                if not isinstance(n, ast.Call):
+                    continue
+                cmd = runs_command(n, helpers)
+                if cmd is None:
+                    continue
+                heads, _ = command_heads(cmd, params, {k: list(v) for k, v in assigned.items()})
+                if not heads:
+                    continue
+                head = sorted(heads)[0]
+                if fn.args.vararg and head == fn.args.vararg.arg:
+                    helpers[fn.name] = (len(positional), True)
+                else:
+                    helpers[fn.name] = (positional.index(head), False)
+                changed = True
+                break
+    return helpers
+
+
+def joined_paths(tree):
+    """The in-tree scripts a Python file names as os.path.join(ROOT,
+    "tools", "net", "netns.py"): the string parts joined, when they end in
+    .py or .sh (it runs them with sys.executable or sh).
+
+    >>> joined_paths(ast.parse('p = os.path.join(ROOT, "tools", "net", "netns.py")'))
+    ['tools/net/netns.py']
+    """
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and called_name(n) == "join":
+            parts = [a.value for a in n.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if parts and parts[-1].endswith((".py", ".sh")):
+                out.append("/".join(parts))
+    return out
+
+
+def literal_words(node):
+    """The leading string constants of a list expression (["nice", "-n",
+    "5", x] gives the first three; ["go"] + rest gives "go")."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        node = node.left
+    words = []
+    for e in node.elts if isinstance(node, (ast.List, ast.Tuple)) else []:
+        if not (isinstance(e, ast.Constant) and isinstance(e.value, str)):
+            break
+        words.append(e.value)
+    return words
+
+
+def helper_programs(trees, helpers):
+    r"""(program, line number, tree index) of each call of a helper with
+    the program written out.
+
+    >>> t = ast.parse('def sh(*argv, ns=None):\n    cmd = (["ip", "netns", "exec", ns] if ns else []) + '
+    ...               '[str(a) for a in argv]\n    return subprocess.run(cmd)\n'
+    ...               'def go(*args):\n    subprocess.run(["go"] + list(args))\n'
+    ...               'def run(cmd, t):\n    return sh(*cmd)\n'
+    ...               'sh("sysctl", "-w", ns="x"); go("build"); netns.run(["nice", "-n", "5", "curl", "-s"], 5)')
+    >>> h = find_helpers([t]); sorted(h.items())
+    [('run', (0, False)), ('sh', (0, True))]
+    >>> [p for p, _, _ in helper_programs([t], h)]
+    ['sysctl', 'nice', 'curl']
+    """
+    out = []
+    for i, tree in enumerate(trees):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and called_name(n) in helpers and \
+                    not (isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                         and n.func.value.id == "subprocess"):
+                cmd = runs_command(n, helpers)
+                if cmd is not None:
+                    out += [(w, n.lineno, i) for w in program_words(literal_words(cmd))]
+    return out
+
+
+def program_words(words):
+    """The programs a command's leading words start: the first, and after
+    a wrapper (nice -n 5, timeout 60) the next."""
+    out, i = [], 0
+    while i < len(words):
+        out.append(words[i])
+        if words[i] not in WRAPPERS:
+            break
+        i += 1
+        while i < len(words) and (words[i].startswith("-") or re.fullmatch(r"[\d.]+[smhd]?", words[i])
+                                  or re.fullmatch(r"x86_64|i[3-6]86", words[i])):
+            i += 1
+    return out
+
+
 def python_imports(text):
     """The modules text imports, as dotted names (from X import a, b gives
     X, X.a and X.b: either may be the module), but those imported in a try:
@@ -312,6 +498,7 @@ class Scan:
     def __init__(self):
         self.uses = []          # (program, where)
         self.seen = set()
+        self.trees = []         # (Python file's path in the tree, its ast, programs looked up first)
 
     def file(self, path):
         path = os.path.realpath(path)
@@ -329,6 +516,14 @@ class Scan:
             for prog, line in python_programs(text):
                 if prog not in optional:
                     self.use(prog, f"{rel}:{line}")
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                tree = None
+            if tree:
+                self.trees.append((rel, tree, optional))
+                for path in joined_paths(tree):
+                    self.file(os.path.join(ROOT, path))
             for name in python_imports(text):
                 # "from netcheck import run_checks" names netcheck.run_checks:
                 # the module is its first part, beside the importer.
@@ -342,6 +537,15 @@ class Scan:
             for prog, line in shell_programs(text):
                 self.use(prog, f"{rel}:{line + 1}")
             self.named_files(simplify_shell(text))
+
+    def helpers(self):
+        """The programs run through helper functions, once every file is
+        read (a helper and its callers may be in different files)."""
+        trees = [t for _, t, _ in self.trees]
+        for prog, line, i in helper_programs(trees, find_helpers(trees)):
+            rel, _, optional = self.trees[i]
+            if prog not in optional:
+                self.use(prog, f"{rel}:{line}")
 
     def use(self, prog, where):
         p = prog.strip("'\"")
@@ -359,11 +563,11 @@ class Scan:
         for m in re.finditer(r"[\w./-]*?((?:tools|tests|\.ci)/[\w./-]+\.(?:py|sh))", text):
             self.file(os.path.join(ROOT, m.group(1)))
 
-    def make(self, target):
+    def make(self, target, variables=()):
         with tempfile.TemporaryDirectory(prefix="goro-check-deps-") as d:
             env = {k: v for k, v in os.environ.items()
                    if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILD")}
-            p = subprocess.run(["make", "-n", "-B", "-C", ROOT, f"BUILD={d}/b", target],
+            p = subprocess.run(["make", "-n", "-B", "-C", ROOT, f"BUILD={d}/b", *variables, target],
                                capture_output=True, text=True, env=env, timeout=300)
         if p.returncode:
             raise RuntimeError(f"make -n {target} failed: {p.stderr.strip()[-300:]}")
@@ -373,9 +577,16 @@ class Scan:
         self.named_files(text)
 
 
+# Targets that run more under a variable: make run NET=tap runs
+# tools/net/netns.py as well.
+VARIANTS = {"run": [(), ("NET=tap",)]}
+
+
 def problems_of(target, rows):
     scan = Scan()
-    scan.make(target)
+    for variables in VARIANTS.get(target, [()]):
+        scan.make(target, variables)
+    scan.helpers()
     return missing(scan, target, rows)
 
 
@@ -391,20 +602,42 @@ def missing(scan, target, rows):
     return out
 
 
+# A helper in one module, as netns.py's sh(), and its callers in another.
+FAKE_HELPER = """import subprocess
+def sh(*argv, ns=None):
+    cmd = (["ip", "netns", "exec", ns] if ns else []) + [str(a) for a in argv]
+    return subprocess.run(cmd).returncode
+def go(*args):
+    return sh("go", *args)
+"""
+FAKE_CALLER = """import fakehelper
+fakehelper.sh("frobnicate-helper", "-w", ns="x")
+fakehelper.go("version")
+"""
+
+
 def self_test(rows):
-    """The check finds a program the list lacks: a script that runs one."""
+    """The check finds a program the list lacks: [problem] for each of a
+    script that runs one and a script that runs one through a helper of
+    another module (where the helper's own program, go, is listed)."""
     with tempfile.TemporaryDirectory(prefix="goro-check-deps-", dir=os.path.join(ROOT, "tests")) as d:
         py = os.path.join(d, "fake.py")
         with open(py, "w") as f:
             # (split, so that this file's own scan does not see the call)
             f.write("import subprocess\nsubprocess" + '.run(["frobnicate-goro", "x"])\n'
                     "subprocess" + '.run(["timeout", "5", "go", "version"])\n')
-        scan = Scan()
-        scan.file(py)
-        found = missing(scan, "test", rows)
-    if len(found) == 1 and "frobnicate-goro" in found[0]:
-        return []
-    return [f"a script running frobnicate-goro and go gave {found}, not one problem naming frobnicate-goro"]
+        for name, text in (("fakehelper.py", FAKE_HELPER), ("fakecaller.py", FAKE_CALLER)):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        found = []
+        for script, prog in (("fake.py", "frobnicate-goro"), ("fakecaller.py", "frobnicate-helper")):
+            scan = Scan()
+            scan.file(os.path.join(d, script))
+            scan.helpers()
+            got = missing(scan, "test", rows)
+            found.append([] if len(got) == 1 and f"runs {prog} " in got[0] else
+                         [f"a script running {prog} and go gave {got}, not one problem naming {prog}"])
+    return found
 
 
 def main():
@@ -416,9 +649,10 @@ def main():
     targets = args.target or list_targets(rows)
     failed = 0
     if args.tests:
-        probs = self_test(rows)
-        print("PASS finds_an_unlisted_program" if not probs else f"FAIL finds_an_unlisted_program: {probs[0]}")
-        failed += bool(probs)
+        for name, probs in zip(("finds_an_unlisted_program", "finds_an_unlisted_program_run_through_a_helper"),
+                               self_test(rows)):
+            print(f"PASS {name}" if not probs else f"FAIL {name}: {probs[0]}")
+            failed += bool(probs)
     for t in targets:
         try:
             probs = problems_of(t, rows)
