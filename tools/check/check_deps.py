@@ -522,8 +522,8 @@ class Scan:
                 tree = None
             if tree:
                 self.trees.append((rel, tree, optional))
-                for path in joined_paths(tree):
-                    self.file(os.path.join(ROOT, path))
+                for named in joined_paths(tree):
+                    self.file(os.path.join(ROOT, named))
             for name in python_imports(text):
                 # "from netcheck import run_checks" names netcheck.run_checks:
                 # the module is its first part, beside the importer.
