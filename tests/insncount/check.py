@@ -6,8 +6,8 @@ Boots tests/insncount/guest.S (a multiboot guest: two marked loops of 1000
 and 100000 rounds, and a third of 1000 rounds of one atomic of each kind)
 under QEMU TCG with the plugin, on 1 and 2 vCPUs, and checks the MARK pairs'
 differences (1 + 2*N instructions each, exactly; the third 1 + 7*N with N
-atomics of each kind and no halts), that the running total only grows,
-that the END line counts at least what the marks saw, and that the plugin
+atomics of each kind, N PAUSEs and no halts), that the running total only
+grows, that the END line counts at least what the marks saw, and that the plugin
 chose the API version the QEMU running it supports (its START line:
 version 1 for QEMU before 9.0, 3 after).
 
@@ -28,7 +28,8 @@ from tools.run import qemu  # noqa: E402
 
 EXPECTED = [1 + 2 * 1000, 1 + 2 * 100000, 1 + 7 * 1000]
 # The third pair's counters besides total.
-EXPECTED_ATOMICS = {"atomics": 4000, "cmpxchg": 1000, "xadd": 1000, "xchg": 1000, "lockop": 1000, "halts": 0}
+EXPECTED_ATOMICS = {"atomics": 4000, "cmpxchg": 1000, "xadd": 1000, "xchg": 1000, "lockop": 1000, "halts": 0,
+                    "pauses": 1000}
 LINE_RE = re.compile(r"INSNCOUNT (MARK id=(\d+) vcpu=\d+|END) total=(\d+) user=(\d+) kernel=(\d+)")
 FIELD_RE = re.compile(r" ([a-z]+)=(\d+)")
 START_RE = re.compile(r"INSNCOUNT START api=(\d+) qemu_api=(\d+)-(\d+) vcpus=(\d+)")

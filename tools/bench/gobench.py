@@ -211,11 +211,13 @@ def format_lines(text):
 
 
 # The plugin's counters per op, as units on a result line: instructions
-# (insn/op), atomic read-modify-writes and each kind of them, halts, IPIs.
+# (insn/op), atomic read-modify-writes and each kind of them, halts, PAUSEs,
+# IPIs.
 # kinsn/op: the part of insn/op above 2^63, a higher-half kernel's (Linux's
 # under Go; goro runs low, so its kernel counts in insn/op alone).
 COUNT_UNITS = {"total": "insn/op", "kernel": "kinsn/op", "atomics": "atomics/op", "cmpxchg": "cmpxchg/op",
-               "xadd": "xadd/op", "xchg": "xchg/op", "lockop": "lockop/op", "halts": "halts/op", "ipis": "ipis/op"}
+               "xadd": "xadd/op", "xchg": "xchg/op", "lockop": "lockop/op", "halts": "halts/op",
+               "pauses": "pauses/op", "ipis": "ipis/op"}
 
 
 def fmt_count(v):

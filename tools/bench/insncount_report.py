@@ -31,9 +31,9 @@ MARK_RE = re.compile(r"INSNCOUNT MARK id=(\d+) vcpu=\d+ total=(\d+) user=(\d+) k
 FIELD_RE = re.compile(r" ([a-z]+)=(\d+)(?= |$)")
 
 # The counters of a MARK line that a measurement reports per op: all
-# vCPUs' instructions, atomic read-modify-writes (and by kind), halts and
-# IPIs (absent where the plugin cannot count them).
-COUNTERS = ("total", "user", "kernel", "atomics", "cmpxchg", "xadd", "xchg", "lockop", "halts", "ipis")
+# vCPUs' instructions, atomic read-modify-writes (and by kind), halts,
+# PAUSEs and IPIs (absent where the plugin cannot count them).
+COUNTERS = ("total", "user", "kernel", "atomics", "cmpxchg", "xadd", "xchg", "lockop", "halts", "pauses", "ipis")
 
 
 def read_marks(log_path):

@@ -9,7 +9,7 @@
  *
  *   INSNCOUNT START api=A qemu_api=MIN-CUR vcpus=N x2apic_ipis=yes|no marks=M
  *   INSNCOUNT MARK id=1 vcpu=0 total=T user=U kernel=K atomics=A cmpxchg=C
- *       xadd=X xchg=W lockop=L halts=H ipis=I cpu0=u/k cpu1=u/k ...
+ *       xadd=X xchg=W lockop=L halts=H pauses=P ipis=I cpu0=u/k ...
  *   INSNCOUNT END total=T ... (the same fields)
  *
  * What counts as what:
@@ -18,6 +18,8 @@
  *            (CMPXCHG, CMPXCHG8B/16B), xadd, xchg, lockop (any other
  *            locked instruction: add, sub, inc, dec, and, or, xor, bts...)
  *   halts    HLT and MWAIT executed
+ *   pauses   PAUSE executed (a spin-wait's; under TCG each leaves the
+ *            translated code for QEMU's main loop)
  *   ipis     writes to the local APIC's interrupt command register: in
  *            x2APIC mode a WRMSR to 0x830, counted where the plugin can
  *            read the guest's RCX (QEMU 9.0 and later: START says
@@ -113,8 +115,9 @@ __attribute__((constructor)) static void choose_api_version(void)
  *   bits 50-51  halts
  *   bit  52     kernel code
  *   bits 53-60  marker id (a marker's data only)
+ *   bits 61-62  pauses (a PAUSE ends its block under TCG: one at most)
  */
-enum kind { K_PLAIN, K_CMPXCHG, K_XADD, K_XCHG, K_LOCKOP, K_HALT, K_WRMSR };
+enum kind { K_PLAIN, K_CMPXCHG, K_XADD, K_XCHG, K_LOCKOP, K_HALT, K_WRMSR, K_PAUSE };
 #define NATOMIC 4                       /* K_CMPXCHG..K_LOCKOP */
 #define FIELD_BITS 10
 #define FIELD_MAX ((1u << FIELD_BITS) - 1)
@@ -123,6 +126,7 @@ enum kind { K_PLAIN, K_CMPXCHG, K_XADD, K_XCHG, K_LOCKOP, K_HALT, K_WRMSR };
 #define T_HALTS 50
 #define T_KERNEL 52
 #define T_ID 53
+#define T_PAUSES 61
 #define TMASK(bits) ((1ull << (bits)) - 1)
 
 static const char *const atomic_name[NATOMIC] = {"cmpxchg", "xadd", "xchg", "lockop"};
@@ -136,6 +140,7 @@ struct vcpu_count {
     uint64_t kernel;
     uint64_t atomic[NATOMIC];
     uint64_t halts;
+    uint64_t pauses;
     uint64_t ipis;
 } __attribute__((aligned(64)));
 
@@ -186,6 +191,8 @@ static void tally_add(unsigned int vcpu, uint64_t t, int sign)
     }
     if ((t >> T_HALTS) & 3)
         bump(&c->halts, sign * (int64_t)((t >> T_HALTS) & 3));
+    if ((t >> T_PAUSES) & 3)
+        bump(&c->pauses, sign * (int64_t)((t >> T_PAUSES) & 3));
 }
 
 static void on_tb_exec(unsigned int vcpu, void *udata)
@@ -240,15 +247,19 @@ static void prof_write(void)
 static enum kind classify(const uint8_t *b, size_t len)
 {
     size_t i = 0;
-    int lock = 0;
+    int lock = 0, rep = 0;
     for (; i < len; i++) {
         uint8_t c = b[i];
         if (c == 0xf0)
             lock = 1;
+        else if (c == 0xf3)
+            rep = 1;
         else if (!(c == 0xf2 || c == 0xf3 || c == 0x2e || c == 0x36 || c == 0x3e || c == 0x26 ||
                    c == 0x64 || c == 0x65 || c == 0x66 || c == 0x67))
             break;
     }
+    if (rep && i < len && b[i] == 0x90)
+        return K_PAUSE;                 /* F3 90, no REX (F3 41 90 is an xchg) */
     if (i < len && (b[i] & 0xf0) == 0x40)
         i++;
     if (i >= len)
@@ -290,6 +301,8 @@ static uint64_t tally_of(enum kind k)
         return 1ull << T_ATOMIC(k);
     if (k == K_HALT)
         return 1ull << T_HALTS;
+    if (k == K_PAUSE)
+        return 1ull << T_PAUSES;
     return 0;
 }
 
@@ -298,7 +311,7 @@ static uint64_t tally_of(enum kind k)
 /* Formats " total=T user=U ... cpu0=u/k ..." into buf. */
 static void format_counts(char *buf, size_t len)
 {
-    uint64_t user = 0, kernel = 0, atomic[NATOMIC] = {0}, halts = 0, ipis = 0, atomics = 0;
+    uint64_t user = 0, kernel = 0, atomic[NATOMIC] = {0}, halts = 0, pauses = 0, ipis = 0, atomics = 0;
     size_t at;
     for (unsigned int i = 0; i < nvcpus; i++) {
         user += __atomic_load_n(&counts[i].user, __ATOMIC_RELAXED);
@@ -306,6 +319,7 @@ static void format_counts(char *buf, size_t len)
         for (int k = 0; k < NATOMIC; k++)
             atomic[k] += __atomic_load_n(&counts[i].atomic[k], __ATOMIC_RELAXED);
         halts += __atomic_load_n(&counts[i].halts, __ATOMIC_RELAXED);
+        pauses += __atomic_load_n(&counts[i].pauses, __ATOMIC_RELAXED);
         ipis += __atomic_load_n(&counts[i].ipis, __ATOMIC_RELAXED);
     }
     for (int k = 0; k < NATOMIC; k++)
@@ -316,6 +330,8 @@ static void format_counts(char *buf, size_t len)
         at += (size_t)snprintf(buf + at, len - at, " %s=%" PRIu64, atomic_name[k], atomic[k]);
     if (at < len)
         at += (size_t)snprintf(buf + at, len - at, " halts=%" PRIu64, halts);
+    if (at < len)
+        at += (size_t)snprintf(buf + at, len - at, " pauses=%" PRIu64, pauses);
     if (at < len)
         at += (size_t)snprintf(buf + at, len - at, " ipis=%" PRIu64, ipis);
     for (unsigned int i = 0; i < nvcpus && at < len; i++)
