@@ -6,7 +6,9 @@
 // b.RunParallel with pb_next) that makes the op's unavoidable atomic
 // read-modify-writes and memory accesses and nothing else: no waiter
 // queues, no scheduler, no checks for misuse. Floor/X is the floor of row
-// X; docs/performance.md derives each and sets them beside goro and Go.
+// X (FloorTime/X for the time rows, whose op is a thousand timers: run
+// with the rows' small N); docs/performance.md derives each and sets them
+// beside goro and Go.
 //
 // The primitives here are not locks anyone should use (a waiter spins);
 // each is the fewest atomics its operation can take:
@@ -731,6 +733,547 @@ static void bench_prod_cons_work10(struct gb *b) { prod_cons(b, 10, true, false)
 static void bench_prod_cons_work100(struct gb *b) { prod_cons(b, 100, true, false); }
 static void bench_select_prod_cons(struct gb *b) { prod_cons(b, 128, true, true); }
 
+// ---- MutexSpin, MutexNoSpin -----------------------------------------------------
+//
+// MutexSpin: the lock, the two shared counters, the unlock, then the row's
+// walk over 16 Ki words of the goroutine's own data (every fourth word
+// incremented). MutexNoSpin: every fourth op that, the others a walk over
+// 4 Ki words and the row's "go func() { c <- true }(); <-c": a goroutine
+// made (fl_co_make), run (a switch), its send (the lock's CAS and a
+// release store) and its end (a switch back), then the receive.
+
+struct fl_acc {
+    struct fl_padded m;
+    uint64_t acc0, acc1;
+};
+
+static inline void fl_walk(uint64_t *data, int words)
+{
+    for (int i = 0; i < words; i += 4) {
+        data[i]++;
+        __asm__("" ::: "memory");   // each increment stays one, as Go's loop
+    }
+}
+
+static inline void fl_acc_op(struct fl_acc *s)
+{
+    fl_lock(&s->m.a);
+    s->acc0 -= 100;
+    s->acc1 += 100;
+    fl_unlock(&s->m.a);
+}
+
+static void mutex_spin_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_acc *s = arg;
+    uint64_t *data = calloc(16 << 10, sizeof *data);
+    FL_CHECK(data);
+    while (pb_next(pb)) {
+        fl_acc_op(s);
+        fl_walk(data, 16 << 10);
+    }
+    free(data);
+}
+
+static void bench_mutex_spin(struct gb *b)
+{
+    struct fl_acc s = { 0 };
+    fl_run_parallel(b, mutex_spin_body, &s);
+}
+
+struct fl_nospin {
+    struct fl_co main, g;
+    struct fl_chan c;
+    int64_t slot;
+};
+
+static void nospin_sender(void *arg)
+{
+    struct fl_nospin *n = arg;
+    fl_send(&n->c, 1);
+    fl_swap(&n->g.sp, n->main.sp);  // its end: never resumed
+    __builtin_trap();
+}
+
+static void mutex_nospin_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_acc *s = arg;
+    uint64_t *data = calloc(4 << 10, sizeof *data);
+    uint8_t *stack = malloc(FL_STACK);
+    struct fl_nospin *n = calloc(1, sizeof *n);
+    FL_CHECK(data && stack && n);
+    n->c = (struct fl_chan){ .cap = 1, .buf = &n->slot };
+    for (int i = 0; pb_next(pb); i++) {
+        if (i % 4 == 0) {
+            fl_acc_op(s);
+        } else {
+            fl_walk(data, 4 << 10);
+            fl_co_make(&n->g, stack, nospin_sender, n);
+            fl_swap(&n->main.sp, n->g.sp);
+            (void)fl_recv(&n->c);
+        }
+    }
+    free(n);
+    free(stack);
+    free(data);
+}
+
+static void bench_mutex_nospin(struct gb *b)
+{
+    struct fl_acc s = { 0 };
+    b->parallelism = 4;
+    fl_run_parallel(b, mutex_nospin_body, &s);
+}
+
+// ---- CreateGoroutinesCapture: four goroutines and a WaitGroup an op ------------
+//
+// The add of four, then each goroutine made, run and ended (two switches)
+// with its done (an add), then the wait's load: five atomics.
+
+struct fl_capture {
+    struct fl_co main, g;
+    uint64_t wg;
+    int i;
+};
+
+static void capture_g(void *arg)
+{
+    struct fl_capture *c = arg;
+    if (c->i >= 4)
+        __builtin_trap();
+    fl_wg_add(&c->wg, -1);
+    fl_swap(&c->g.sp, c->main.sp);  // its end: never resumed
+    __builtin_trap();
+}
+
+static void bench_create_goroutines_capture(struct gb *b)
+{
+    struct fl_capture *c = calloc(1, sizeof *c);
+    uint8_t *stack = malloc(FL_STACK);
+    FL_CHECK(c && stack);
+    gb_start(b);
+    for (uint64_t k = 0; k < b->n; k++) {
+        fl_wg_add(&c->wg, 4);
+        for (int i = 0; i < 4; i++) {
+            c->i = i;
+            fl_co_make(&c->g, stack, capture_g, c);
+            fl_swap(&c->main.sp, c->g.sp);
+        }
+        if (__atomic_load_n(&c->wg, __ATOMIC_ACQUIRE) >> 32)      // acquire: pairs with the adds
+            __builtin_trap();
+    }
+    gb_stop(b);
+    free(stack);
+    free(c);
+}
+
+// ---- allocation ---------------------------------------------------------------
+//
+// The least an allocation can be: a block off a per-goroutine free list
+// (no atomics), zeroed a word at a time (make's memory is zeroed; a REP
+// STOS would count as one instruction under TCG and hide the stores).
+
+struct fl_block {
+    struct fl_block *next;
+};
+
+static inline void *fl_alloc(struct fl_block **free_list, int words)
+{
+    struct fl_block *p = *free_list;
+    FL_CHECK(p);
+    *free_list = p->next;
+    volatile uint64_t *w = (volatile uint64_t *)p;
+    for (int i = 0; i < words; i++)
+        w[i] = 0;
+    return p;
+}
+
+static inline void fl_free(struct fl_block **free_list, void *p)
+{
+    struct fl_block *b = p;
+    b->next = *free_list;
+    *free_list = b;
+}
+
+static struct fl_block *fl_blocks(void *mem, size_t size, int count)
+{
+    struct fl_block *head = 0;
+    for (int i = count - 1; i >= 0; i--)
+        fl_free(&head, (uint8_t *)mem + (size_t)i * size);
+    return head;
+}
+
+// MakeChan/T: make(chan T, 8): a channel's header and its buffer of 8
+// elements, zeroed, its capacity and buffer set; the one before freed.
+#define FL_CHAN_WORDS (sizeof(struct fl_chan) / 8)
+
+static void make_chan(struct gb *b, int elem)
+{
+    int words = (int)FL_CHAN_WORDS + (8 * elem + 7) / 8;
+    void *mem = malloc(2 * (size_t)words * 8);
+    FL_CHECK(mem);
+    struct fl_block *free_list = fl_blocks(mem, (size_t)words * 8, 2);
+    struct fl_chan *x = 0;
+    gb_start(b);
+    for (uint64_t i = 0; i < b->n; i++) {
+        if (x)
+            fl_free(&free_list, x);
+        x = fl_alloc(&free_list, words);
+        x->cap = 8;
+        x->buf = (int64_t *)(x + 1);
+        __asm__("" : "+r"(x));      // the channel escapes, as the row's
+    }
+    gb_stop(b);
+    free(mem);
+}
+
+static void bench_make_chan_byte(struct gb *b) { make_chan(b, 1); }
+static void bench_make_chan_int(struct gb *b) { make_chan(b, 8); }
+static void bench_make_chan_struct0(struct gb *b) { make_chan(b, 0); }
+static void bench_make_chan_struct32(struct gb *b) { make_chan(b, 32); }
+static void bench_make_chan_struct40(struct gb *b) { make_chan(b, 40); }
+
+// ChanCreation: a one-slot channel of int made, sent to, received from,
+// freed: the send's and the receive's lock CAS.
+static void chan_creation_body(struct gb_pb *pb, void *arg)
+{
+    (void)arg;
+    int words = (int)FL_CHAN_WORDS + 1;
+    void *mem = malloc((size_t)words * 8);
+    FL_CHECK(mem);
+    struct fl_block *free_list = fl_blocks(mem, (size_t)words * 8, 1);
+    while (pb_next(pb)) {
+        struct fl_chan *c = fl_alloc(&free_list, words);
+        c->cap = 1;
+        c->buf = (int64_t *)(c + 1);
+        fl_send(c, 0);
+        (void)fl_recv(c);
+        fl_free(&free_list, c);
+    }
+    free(mem);
+}
+
+static void bench_chan_creation(struct gb *b)
+{
+    fl_run_parallel(b, chan_creation_body, 0);
+}
+
+// ---- SelectAsyncContended: the bounce on two channels of gomaxprocs slots ------
+//
+// Each G puts a token in c1 first; an op then peeks both channels, takes
+// the token from the ready one (the peek may be stale at 2 vCPUs: the
+// take, under the lock, decides) and puts it in the other.
+
+static inline bool fl_try_recv(struct fl_chan *c)
+{
+    fl_lock(&c->lock);
+    bool got = c->count > 0;
+    if (got) {
+        c->head = c->head + 1 == c->cap ? 0 : c->head + 1;
+        c->count--;
+    }
+    __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);   // release: pairs with fl_lock's acquire
+    return got;
+}
+
+static void select_async_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_chan *c = arg;
+    fl_send(&c[0], 0);
+    while (pb_next(pb))
+        for (;;) {
+            if (fl_can_recv(&c[0]) && fl_try_recv(&c[0])) {
+                fl_send(&c[1], 0);
+                break;
+            }
+            if (fl_can_recv(&c[1]) && fl_try_recv(&c[1])) {
+                fl_send(&c[0], 0);
+                break;
+            }
+            relax();
+        }
+}
+
+static void bench_select_async_contended(struct gb *b)
+{
+    uint32_t procs = (uint32_t)gomaxprocs(0);
+    int64_t *buf = malloc(2 * sizeof(int64_t) * procs);
+    struct fl_chan *c = calloc(2, sizeof *c);
+    FL_CHECK(buf && c);
+    c[0] = (struct fl_chan){ .cap = procs, .buf = buf };
+    c[1] = (struct fl_chan){ .cap = procs, .buf = buf + procs };
+    fl_run_parallel(b, select_async_body, c);
+    free(c);
+    free(buf);
+}
+
+// ---- Matmult: the product's multiply-adds, in one loop nest -------------------
+//
+// The row splits the product into blocks of at most 8 a side and runs the
+// splits in goroutines; the floor is the same n^3 multiply-adds with
+// neither.
+
+static double **fl_matrix(int n)
+{
+    double **m = malloc((size_t)n * sizeof *m);
+    FL_CHECK(m);
+    for (int i = 0; i < n; i++) {
+        m[i] = malloc((size_t)n * sizeof **m);
+        FL_CHECK(m[i]);
+        for (int j = 0; j < n; j++)
+            m[i][j] = (double)(i * n + j);
+    }
+    return m;
+}
+
+static void fl_matrix_free(double **m, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(m[i]);
+    free(m);
+}
+
+static void bench_matmult(struct gb *b)
+{
+    int n = 0;
+    while ((uint64_t)(n + 1) * (uint64_t)(n + 1) * (uint64_t)(n + 1) <= b->n)
+        n++;
+    n++;                            // the row's cube root of N, plus one
+    double **a = fl_matrix(n), **bm = fl_matrix(n), **c = fl_matrix(n);
+    gb_start(b);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+            for (int k = 0; k < n; k++)
+                c[i][j] += a[i][k] * bm[k][j];
+    gb_stop(b);
+    __asm__ volatile("" :: "r"(c[n - 1][n - 1]));
+    fl_matrix_free(a, n);
+    fl_matrix_free(bm, n);
+    fl_matrix_free(c, n);
+}
+
+// ---- timers ----------------------------------------------------------------------
+//
+// The time rows' op is 1000 timer operations while each P's heap holds
+// 32768 hour-long timers (FloorTime/X, run with the rows' small N). The floor's heap is the rows' (4-ary, keyed by
+// deadline) under a spin lock: an XCHG to take it, a release store to give
+// it back (nobody sleeps on it): one atomic a heap operation. A timer is a
+// free-list block; its deadline reads the clock (RDTSC). A reset to a
+// later deadline is lazy (only the deadline word changes), as the rows'.
+
+#define FL_TIMER_OP 1000
+#define FL_GARBAGE (1 << 15)
+#define FL_HOUR (1ull << 40)        // cycles: beyond any run
+#define FL_SECOND (1ull << 31)
+
+struct fl_timer {
+    uint64_t when, later, period;
+    uint32_t idx;
+};
+
+struct fl_heap {
+    uint32_t lock;
+    uint32_t n;
+    struct fl_timer **t;
+} __attribute__((aligned(PAD)));
+
+static inline uint64_t fl_now(void)
+{
+    return __builtin_ia32_rdtsc();
+}
+
+static inline void fl_hlock(uint32_t *l)
+{
+    while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))    // acquire: pairs with fl_hunlock's release
+        relax();
+}
+
+static inline void fl_hunlock(uint32_t *l)
+{
+    __atomic_store_n(l, 0, __ATOMIC_RELEASE);       // release: pairs with fl_hlock's acquire
+}
+
+static inline void fl_heap_set(struct fl_heap *h, uint32_t i, struct fl_timer *t)
+{
+    h->t[i] = t;
+    t->idx = i;
+}
+
+static void fl_sift_up(struct fl_heap *h, uint32_t i)
+{
+    struct fl_timer *t = h->t[i];
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 4;
+        if (h->t[parent]->when <= t->when)
+            break;
+        fl_heap_set(h, i, h->t[parent]);
+        i = parent;
+    }
+    fl_heap_set(h, i, t);
+}
+
+static void fl_sift_down(struct fl_heap *h, uint32_t i)
+{
+    struct fl_timer *t = h->t[i];
+    for (;;) {
+        uint32_t c = 4 * i + 1, best = i;
+        uint64_t w = t->when;
+        for (uint32_t k = c; k < c + 4 && k < h->n; k++)
+            if (h->t[k]->when < w) {
+                best = k;
+                w = h->t[k]->when;
+            }
+        if (best == i)
+            break;
+        fl_heap_set(h, i, h->t[best]);
+        i = best;
+    }
+    fl_heap_set(h, i, t);
+}
+
+static void fl_timer_start(struct fl_heap *h, struct fl_timer *t)
+{
+    fl_hlock(&h->lock);
+    fl_heap_set(h, h->n++, t);
+    fl_sift_up(h, t->idx);
+    fl_hunlock(&h->lock);
+}
+
+static void fl_timer_stop(struct fl_heap *h, struct fl_timer *t)
+{
+    fl_hlock(&h->lock);
+    uint32_t i = t->idx;
+    struct fl_timer *last = h->t[--h->n];
+    if (last != t) {
+        fl_heap_set(h, i, last);
+        fl_sift_up(h, i);
+        fl_sift_down(h, last->idx);
+    }
+    fl_hunlock(&h->lock);
+}
+
+static void fl_timer_reset(struct fl_heap *h, struct fl_timer *t, uint64_t when, uint64_t period)
+{
+    fl_hlock(&h->lock);
+    t->period = period;
+    if (when > t->when) {
+        t->later = when;
+    } else {
+        t->when = when;
+        fl_sift_up(h, t->idx);
+    }
+    fl_hunlock(&h->lock);
+}
+
+// A timer (and, for a timer with a channel, its channel) off the free list.
+#define FL_TIMER_WORDS ((int)(sizeof(struct fl_timer) / 8))
+#define FL_CHAN_TIMER_WORDS (FL_TIMER_WORDS + (int)FL_CHAN_WORDS + 1)
+
+static inline struct fl_timer *fl_timer_new(struct fl_block **free_list, bool chan, uint64_t when,
+                                            uint64_t period)
+{
+    struct fl_timer *t = fl_alloc(free_list, chan ? FL_CHAN_TIMER_WORDS : FL_TIMER_WORDS);
+    t->when = when;
+    t->period = period;
+    return t;
+}
+
+struct fl_timers {
+    struct fl_heap *heaps;
+    uint32_t nheaps, next;
+    void (*op)(struct fl_heap *h, struct fl_block **free_list);
+};
+
+static void timers_body(struct gb_pb *pb, void *arg)
+{
+    struct fl_timers *s = arg;
+    // relaxed: hands out heaps, one a G (a G per P)
+    struct fl_heap *h = &s->heaps[__atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED) % s->nheaps];
+    size_t size = (size_t)FL_CHAN_TIMER_WORDS * 8;
+    void *mem = malloc(FL_TIMER_OP * size);
+    FL_CHECK(mem);
+    struct fl_block *free_list = fl_blocks(mem, size, FL_TIMER_OP);
+    while (pb_next(pb))
+        s->op(h, &free_list);
+    free(mem);
+}
+
+static void run_fl_timers(struct gb *b, void (*op)(struct fl_heap *h, struct fl_block **free_list))
+{
+    uint32_t procs = (uint32_t)gomaxprocs(0);
+    struct fl_timers s = { calloc(procs, sizeof(struct fl_heap)), procs, 0, op };
+    struct fl_timer *garbage = calloc((size_t)procs * FL_GARBAGE, sizeof *garbage);
+    FL_CHECK(s.heaps && garbage);
+    for (uint32_t p = 0; p < procs; p++) {
+        s.heaps[p].t = malloc((FL_GARBAGE + FL_TIMER_OP + 1) * sizeof(struct fl_timer *));
+        FL_CHECK(s.heaps[p].t);
+        for (uint32_t i = 0; i < FL_GARBAGE; i++) {
+            struct fl_timer *t = &garbage[(size_t)p * FL_GARBAGE + i];
+            t->when = fl_now() + FL_HOUR;
+            fl_timer_start(&s.heaps[p], t);
+        }
+    }
+    fl_run_parallel(b, timers_body, &s);
+    for (uint32_t p = 0; p < procs; p++)
+        free(s.heaps[p].t);
+    free(garbage);
+    free(s.heaps);
+}
+
+// StartStop: 1000 hour-long AfterFuncs started, then stopped, then freed.
+static void start_stop_op(struct fl_heap *h, struct fl_block **free_list)
+{
+    struct fl_timer *ts[FL_TIMER_OP];
+    for (int i = 0; i < FL_TIMER_OP; i++) {
+        ts[i] = fl_timer_new(free_list, false, fl_now() + FL_HOUR, 0);
+        fl_timer_start(h, ts[i]);
+    }
+    for (int i = 0; i < FL_TIMER_OP; i++)
+        fl_timer_stop(h, ts[i]);
+    for (int i = 0; i < FL_TIMER_OP; i++)
+        fl_free(free_list, ts[i]);
+}
+
+// Stop: NewTimer(1 s) (a timer and its channel), Stop, 1000 times: the
+// second-long timer goes to the top of the heap and comes out of it.
+static void stop_op(struct fl_heap *h, struct fl_block **free_list)
+{
+    for (int i = 0; i < FL_TIMER_OP; i++) {
+        struct fl_timer *t = fl_timer_new(free_list, true, fl_now() + FL_SECOND, 0);
+        fl_timer_start(h, t);
+        fl_timer_stop(h, t);
+        fl_free(free_list, t);
+    }
+}
+
+// Reset: a NewTimer(hour) reset to an hour 1000 times, stopped, freed.
+// TickerReset: a 1 ns ticker reset to 2 ns 1000 times, stopped, freed.
+static void reset_loop(struct fl_heap *h, struct fl_block **free_list, uint64_t first, uint64_t then,
+                       uint64_t period)
+{
+    struct fl_timer *t = fl_timer_new(free_list, true, fl_now() + first, period ? 1 : 0);
+    fl_timer_start(h, t);
+    for (int i = 0; i < FL_TIMER_OP; i++)
+        fl_timer_reset(h, t, fl_now() + then, period);
+    fl_timer_stop(h, t);
+    fl_free(free_list, t);
+}
+
+static void reset_op(struct fl_heap *h, struct fl_block **free_list)
+{
+    reset_loop(h, free_list, FL_HOUR, FL_HOUR, 0);
+}
+
+static void ticker_reset_op(struct fl_heap *h, struct fl_block **free_list)
+{
+    reset_loop(h, free_list, 3, 6, 6);      // 1 ns and 2 ns at 3 GHz
+}
+
+static void bench_start_stop(struct gb *b) { run_fl_timers(b, start_stop_op); }
+static void bench_stop(struct gb *b) { run_fl_timers(b, stop_op); }
+static void bench_reset(struct gb *b) { run_fl_timers(b, reset_op); }
+static void bench_ticker_reset(struct gb *b) { run_fl_timers(b, ticker_reset_op); }
+
 const struct gobench gobench_floor[] = {
     { "Floor/ChanNonblocking", 20000, bench_chan_nonblocking },
     { "Floor/SelectNonblock", 20000, bench_select_nonblock },
@@ -766,5 +1309,21 @@ const struct gobench gobench_floor[] = {
     { "Floor/ChanProdConsWork100", 5000, bench_prod_cons_work100 },
     { "Floor/SelectProdCons", 5000, bench_select_prod_cons },
     { "Floor/PingPongHog", 10000, bench_ping_pong },
+    { "Floor/MutexNoSpin", 500, bench_mutex_nospin },
+    { "Floor/MutexSpin", 500, bench_mutex_spin },
+    { "Floor/CreateGoroutinesCapture", 5000, bench_create_goroutines_capture },
+    { "Floor/MakeChan/Byte", 20000, bench_make_chan_byte },
+    { "Floor/MakeChan/Int", 20000, bench_make_chan_int },
+    { "Floor/MakeChan/Ptr", 20000, bench_make_chan_int },
+    { "Floor/MakeChan/Struct/0", 20000, bench_make_chan_struct0 },
+    { "Floor/MakeChan/Struct/32", 20000, bench_make_chan_struct32 },
+    { "Floor/MakeChan/Struct/40", 20000, bench_make_chan_struct40 },
+    { "Floor/ChanCreation", 20000, bench_chan_creation },
+    { "Floor/SelectAsyncContended", 10000, bench_select_async_contended },
+    { "Floor/Matmult", 500000, bench_matmult },
+    { "FloorTime/StartStop", 4, bench_start_stop },
+    { "FloorTime/Stop", 2, bench_stop },
+    { "FloorTime/Reset", 20, bench_reset },
+    { "FloorTime/TickerReset", 20, bench_ticker_reset },
     { 0 },
 };

@@ -50,7 +50,10 @@ REQUIRED = {
         "WaitGroupUncontended", "WaitGroupAddDone", "WaitGroupWait",
         "ChanSync", "ChanProdCons0", "ChanProdCons10", "ChanProdCons100", "ChanSyncWork",
         "ChanProdConsWork0", "ChanProdConsWork10", "ChanProdConsWork100", "SelectProdCons",
-        "PingPongHog")],
+        "PingPongHog", "MutexNoSpin", "MutexSpin", "CreateGoroutinesCapture", "MakeChan/Byte",
+        "MakeChan/Int", "MakeChan/Ptr", "MakeChan/Struct/0", "MakeChan/Struct/32", "MakeChan/Struct/40",
+        "ChanCreation", "SelectAsyncContended", "Matmult")] +
+    [f"FloorTime/{n}" for n in ("StartStop", "Stop", "Reset", "TickerReset")],
 }
 
 

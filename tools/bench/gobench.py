@@ -664,9 +664,13 @@ def read_known_work(outdir):
 # harness making only the op's unavoidable atomics and memory accesses.
 # Counted as the rows are, under the plugin, on each vCPU count of
 # --insn-cpus; $BUILD/bench/gobench-floor-V.txt, one line per floor (its
-# ns/op, from a run under the plugin, is no claim: the counts are).
+# ns/op, from a run under the plugin, is no claim: the counts are). The
+# time rows' floors, FloorTime/<row>, a thousand timers an op, run apart
+# with an N as small as the rows'.
 
 FLOOR_N = 20000
+FLOOR_RUNS = (("^BenchmarkFloor$", FLOOR_N), ("^BenchmarkFloorTime$", 20))
+FLOOR_PREFIXES = ("Floor/", "FloorTime/")
 
 
 def floor_file(outdir, cpus):
@@ -676,19 +680,21 @@ def floor_file(outdir, cpus):
 def run_floors(opts, outdir):
     for cpus in opts.insn_cpus:
         plog = os.path.join(outdir, f"gobench-floor-{cpus}.insn.log")
-        out, ok, _ = goro_boot(opts, cpus, "^BenchmarkFloor$", FLOOR_N, 1, plog)
-        counts = goro_insn(out, plog) if ok else {}
-        lines = [line for line in format_lines(out) if RESULT_RE.match(line)]
-        write(floor_file(outdir, cpus), [f"goro-vcpus: {cpus}", "goro-floor: apps/gobench_floor.c"],
-              add_insn(lines, counts))
+        lines = []
+        for pattern, n in FLOOR_RUNS:
+            out, ok, _ = goro_boot(opts, cpus, pattern, n, 1, plog)
+            counts = goro_insn(out, plog) if ok else {}
+            lines += add_insn([line for line in format_lines(out) if RESULT_RE.match(line)], counts)
+        write(floor_file(outdir, cpus), [f"goro-vcpus: {cpus}", "goro-floor: apps/gobench_floor.c"], lines)
 
 
 def read_floors(outdir, cpus):
     """{row name: {'insn': insn/op, 'atomics': atomics/op}} of the floors."""
     out = {}
     for name, d in read_file(floor_file(outdir, cpus)).items():
-        if name.startswith("Floor/") and d["insn"]:
-            out[name[len("Floor/"):]] = {"insn": d["insn"][0], "atomics": (d["units"].get("atomics/op") or [None])[0]}
+        prefix = next((p for p in FLOOR_PREFIXES if name.startswith(p)), None)
+        if prefix and d["insn"]:
+            out[name[len(prefix):]] = {"insn": d["insn"][0], "atomics": (d["units"].get("atomics/op") or [None])[0]}
     return out
 
 
