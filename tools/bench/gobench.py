@@ -217,7 +217,7 @@ def format_lines(text):
 # under Go; goro runs low, so its kernel counts in insn/op alone).
 COUNT_UNITS = {"total": "insn/op", "kernel": "kinsn/op", "atomics": "atomics/op", "cmpxchg": "cmpxchg/op",
                "xadd": "xadd/op", "xchg": "xchg/op", "lockop": "lockop/op", "halts": "halts/op",
-               "pauses": "pauses/op", "ipis": "ipis/op"}
+               "pauses": "pauses/op", "wrmsrs": "wrmsrs/op", "ipis": "ipis/op"}
 
 
 def fmt_count(v):

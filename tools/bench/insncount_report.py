@@ -33,7 +33,7 @@ FIELD_RE = re.compile(r" ([a-z]+)=(\d+)(?= |$)")
 # The counters of a MARK line that a measurement reports per op: all
 # vCPUs' instructions, atomic read-modify-writes (and by kind), halts,
 # PAUSEs and IPIs (absent where the plugin cannot count them).
-COUNTERS = ("total", "user", "kernel", "atomics", "cmpxchg", "xadd", "xchg", "lockop", "halts", "pauses", "ipis")
+COUNTERS = ("total", "user", "kernel", "atomics", "cmpxchg", "xadd", "xchg", "lockop", "halts", "pauses", "wrmsrs", "ipis")
 
 
 def read_marks(log_path):

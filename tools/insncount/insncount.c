@@ -9,7 +9,7 @@
  *
  *   INSNCOUNT START api=A qemu_api=MIN-CUR vcpus=N x2apic_ipis=yes|no marks=M
  *   INSNCOUNT MARK id=1 vcpu=0 total=T user=U kernel=K atomics=A cmpxchg=C
- *       xadd=X xchg=W lockop=L halts=H pauses=P ipis=I cpu0=u/k ...
+ *       xadd=X xchg=W lockop=L halts=H pauses=P wrmsrs=M ipis=I cpu0=u/k ...
  *   INSNCOUNT END total=T ... (the same fields)
  *
  * What counts as what:
@@ -20,6 +20,8 @@
  *   halts    HLT and MWAIT executed
  *   pauses   PAUSE executed (a spin-wait's; under TCG each leaves the
  *            translated code for QEMU's main loop)
+ *   wrmsrs   WRMSR executed, any register (under TCG a TSC-deadline write
+ *            re-arms one of QEMU's timers: host work no guest count shows)
  *   ipis     writes to the local APIC's interrupt command register: in
  *            x2APIC mode a WRMSR to 0x830, counted where the plugin can
  *            read the guest's RCX (QEMU 9.0 and later: START says
@@ -116,6 +118,7 @@ __attribute__((constructor)) static void choose_api_version(void)
  *   bit  52     kernel code
  *   bits 53-60  marker id (a marker's data only)
  *   bits 61-62  pauses (a PAUSE ends its block under TCG: one at most)
+ *   bit  63     a WRMSR (it ends its block under TCG: one at most)
  */
 enum kind { K_PLAIN, K_CMPXCHG, K_XADD, K_XCHG, K_LOCKOP, K_HALT, K_WRMSR, K_PAUSE };
 #define NATOMIC 4                       /* K_CMPXCHG..K_LOCKOP */
@@ -127,6 +130,7 @@ enum kind { K_PLAIN, K_CMPXCHG, K_XADD, K_XCHG, K_LOCKOP, K_HALT, K_WRMSR, K_PAU
 #define T_KERNEL 52
 #define T_ID 53
 #define T_PAUSES 61
+#define T_WRMSRS 63
 #define TMASK(bits) ((1ull << (bits)) - 1)
 
 static const char *const atomic_name[NATOMIC] = {"cmpxchg", "xadd", "xchg", "lockop"};
@@ -141,6 +145,7 @@ struct vcpu_count {
     uint64_t atomic[NATOMIC];
     uint64_t halts;
     uint64_t pauses;
+    uint64_t wrmsrs;
     uint64_t ipis;
 } __attribute__((aligned(64)));
 
@@ -193,6 +198,8 @@ static void tally_add(unsigned int vcpu, uint64_t t, int sign)
         bump(&c->halts, sign * (int64_t)((t >> T_HALTS) & 3));
     if ((t >> T_PAUSES) & 3)
         bump(&c->pauses, sign * (int64_t)((t >> T_PAUSES) & 3));
+    if ((t >> T_WRMSRS) & 1)
+        bump(&c->wrmsrs, sign);
 }
 
 static void on_tb_exec(unsigned int vcpu, void *udata)
@@ -303,6 +310,8 @@ static uint64_t tally_of(enum kind k)
         return 1ull << T_HALTS;
     if (k == K_PAUSE)
         return 1ull << T_PAUSES;
+    if (k == K_WRMSR)
+        return 1ull << T_WRMSRS;
     return 0;
 }
 
@@ -311,7 +320,8 @@ static uint64_t tally_of(enum kind k)
 /* Formats " total=T user=U ... cpu0=u/k ..." into buf. */
 static void format_counts(char *buf, size_t len)
 {
-    uint64_t user = 0, kernel = 0, atomic[NATOMIC] = {0}, halts = 0, pauses = 0, ipis = 0, atomics = 0;
+    uint64_t user = 0, kernel = 0, atomic[NATOMIC] = {0}, halts = 0, pauses = 0, wrmsrs = 0, ipis = 0,
+             atomics = 0;
     size_t at;
     for (unsigned int i = 0; i < nvcpus; i++) {
         user += __atomic_load_n(&counts[i].user, __ATOMIC_RELAXED);
@@ -320,6 +330,7 @@ static void format_counts(char *buf, size_t len)
             atomic[k] += __atomic_load_n(&counts[i].atomic[k], __ATOMIC_RELAXED);
         halts += __atomic_load_n(&counts[i].halts, __ATOMIC_RELAXED);
         pauses += __atomic_load_n(&counts[i].pauses, __ATOMIC_RELAXED);
+        wrmsrs += __atomic_load_n(&counts[i].wrmsrs, __ATOMIC_RELAXED);
         ipis += __atomic_load_n(&counts[i].ipis, __ATOMIC_RELAXED);
     }
     for (int k = 0; k < NATOMIC; k++)
@@ -332,6 +343,8 @@ static void format_counts(char *buf, size_t len)
         at += (size_t)snprintf(buf + at, len - at, " halts=%" PRIu64, halts);
     if (at < len)
         at += (size_t)snprintf(buf + at, len - at, " pauses=%" PRIu64, pauses);
+    if (at < len)
+        at += (size_t)snprintf(buf + at, len - at, " wrmsrs=%" PRIu64, wrmsrs);
     if (at < len)
         at += (size_t)snprintf(buf + at, len - at, " ipis=%" PRIu64, ipis);
     for (unsigned int i = 0; i < nvcpus && at < len; i++)
