@@ -527,9 +527,11 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 }
 
 // Whether frame seq is one the reflector must drop: longer than its MTU.
+// The even ones, so the last frame sent comes back: the reflector handles
+// its ring in order, so that return shows every drop before it counted.
 static bool too_long(const struct echoes *e, uint32_t seq)
 {
-    return e->oversize && (seq & 1);
+    return e->oversize && !(seq & 1);
 }
 
 // Frame seq's length: from 74 bytes up to the longest both NICs carry
