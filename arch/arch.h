@@ -423,8 +423,13 @@ void arch_inject_ap_silent(uint32_t apic_id);
 // only N start-up tickets, so that the APs beyond them are started again
 // by the second round (arch/smp.c). Set before arch_start_aps_early.
 void arch_inject_tickets(uint32_t n);
-// The broadcast start's tickets when inject=tickets: limited them; 0 if
-// it did not, or the APs were not broadcast to.
+// inject=evict:S: the broadcast start has S slots and S - 1 tickets, and
+// its second round leaves the first ticket's holder out of the plan, so
+// that at S + 1 vCPUs a planned AP takes that holder's slot (arch/smp.c).
+// Set before arch_start_aps_early.
+void arch_inject_evict(uint32_t slots);
+// The broadcast start's tickets when inject=tickets: or evict: limited
+// them; 0 if neither did, or the APs were not broadcast to.
 uint32_t arch_broadcast_tickets(void);
 
 // This core begins a fatal report (a panic's, an exception's): from here

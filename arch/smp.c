@@ -32,7 +32,11 @@
 //   to the planned APs left out (INIT resets one halted in the
 //   trampoline). The alternative, more tickets than slots, fails past any
 //   fixed count (q35 takes 4096 vCPUs), and a ticket cannot know whether
-//   the plan, unread yet, names its AP.
+//   the plan, unread yet, names its AP. A round that takes slots from APs
+//   is left to arch_finish_aps: how soon an evicted AP runs is the host's
+//   choice (a loaded one leaves a vCPU unrun for tens of milliseconds),
+//   so its wait is bounded by the AP timeout, which needs the TSC's rate
+//   that the check-in wait does not have yet.
 //
 //   arch_start_aps, right after the MADT is read: each core named there
 //   gets a start-up slot (the boot core is slot 0, the others in MADT
@@ -100,6 +104,7 @@
 // ap_main for the scheduler by then.
 #include "arch/arch_private.h"
 #include "arch/x86.h"
+#include "kernel/debugdelay.h"
 #include "lib/panic.h"
 #include "lib/printf.h"
 #include "lib/string.h"
@@ -168,12 +173,20 @@ static uint32_t ap_early_n;
 static uint64_t early_stack_top[MAX_CPUS];
 static uint32_t ticket_slot[MAX_CPUS];
 // Broadcast, boot core only: the first round's tickets (MAX_CPUS - 1, or
-// inject=tickets:N's), the APs the MADT lists (every one of them the
-// broadcast started), and the second round: undecided, done, or given up
-// (its wait ran out); what it did, for the report.
+// fewer by inject=), the APs the MADT lists (every one of them the
+// broadcast started), and the second round's state and what it did, for
+// the report.
 static uint32_t round1_tickets, madt_aps;
 static uint32_t tickets_limit;              // inject=tickets:N; 0: none (set before the broadcast)
-static enum { ROUND2_PENDING, ROUND2_DONE, ROUND2_GIVEN_UP } round2;
+// inject=evict:S (set before the broadcast, arch_inject_evict): S slots,
+// S - 1 tickets, a plan of at most S + 1 cores, and the second round
+// leaves the first ticket's holder out of the plan, so that a planned AP
+// without a ticket finds no free slot and takes that holder's. 0: none.
+static uint32_t evict_slots;
+// The second round: undecided; left to arch_finish_aps (the first round
+// is in, and a slot must be taken from an AP: its wait needs the AP
+// timeout, which needs the TSC's rate); done; or given up.
+static enum { ROUND2_PENDING, ROUND2_LEFT, ROUND2_DONE, ROUND2_GIVEN_UP } round2;
 static uint32_t round2_restarted, round2_evicted, round2_not_freed;
 
 // The plan: the MADT's cores, the boot core first. Set by the boot core in
@@ -221,7 +234,7 @@ static uint32_t checked_in;         // APs (seq_cst add): checked in so far
 static uint8_t bsp_waits_last;      // boot core (seq_cst store): halted in arch_wait_checked_in
 // Boot core only, for the report: how the wait ended.
 static uint64_t check_in_wait_start, check_in_wait_end;
-static bool check_in_wait_all;
+static const char *check_in_wait_how;
 
 static bool slot_move(uint32_t slot, uint8_t from, uint8_t to)
 {
@@ -244,7 +257,8 @@ void smp_nudge_boot_core(void)
 }
 
 // An AP just checked in. The last of the plan nudges the boot core if it
-// waits for it. planned is 1 until the plan is read and only grows: a
+// waits for it. planned is 1 until the plan is read and only grows (but
+// for inject=evict's one, whose second round's check-ins all nudge): a
 // stale read makes an AP take itself for the last, which costs at most a
 // needless nudge. Short of tickets the boot core waits for every ticket
 // holder's check-in, then the second round's (check_ins_wanted): as many
@@ -379,8 +393,10 @@ static void __attribute__((noreturn, noinline)) leave_slot(uint32_t slot)
 static void wait_for_go(uint32_t slot)
 {
     while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE)) {  // acquire: pairs with arch_finish_aps's store
-        if (slot_get(slot) == SLOT_EVICT)
+        if (slot_get(slot) == SLOT_EVICT) {
+            DEBUG_DELAY(smp_evict_leave);   // a host that leaves this vCPU unrun
             leave_slot(slot);
+        }
         arch_idle_halt();
     }
 }
@@ -465,6 +481,13 @@ static uint64_t init_wait_us(uint64_t asked_ns)
     return modern || arch_under_hypervisor() ? 0 : LEGACY_INIT_WAIT_US;
 }
 
+// The most cores the plan takes: MAX_CPUS, or inject=evict:S's S + 1
+// (the second round leaves one of them out).
+static uint32_t plan_max(void)
+{
+    return broadcast && evict_slots ? evict_slots + 1 : MAX_CPUS;
+}
+
 // Silent: the console is not up yet; arch_finish_aps reports what was skipped.
 static uint32_t plan_cpus(const uint32_t *apic_ids, uint32_t count)
 {
@@ -480,7 +503,7 @@ static uint32_t plan_cpus(const uint32_t *apic_ids, uint32_t count)
             need_x2apic[n_need_x2apic++] = id;
             continue;
         }
-        if (n == MAX_CPUS) {
+        if (n == plan_max()) {
             over_max++;
             continue;
         }
@@ -496,7 +519,7 @@ static void report_skipped(void)
     for (uint32_t i = 0; i < n_need_x2apic; i++)
         kprintf("smp: core with APIC id %u needs x2APIC, which this CPU lacks; skipped\n", need_x2apic[i]);
     if (over_max)
-        kprintf("smp: more than %d cores; the rest (%u) are not used\n", MAX_CPUS, over_max);
+        kprintf("smp: more than %u cores; the rest (%u) are not used\n", plan_max(), over_max);
 }
 
 uint64_t arch_ap_early_bytes(uint32_t aps)
@@ -775,19 +798,38 @@ static uint32_t check_ins_wanted(void)
     return short_of_tickets() ? round1_tickets + round2_restarted : planned - 1;
 }
 
+// inject=evict: the first ticket's holder leaves the plan, as if the
+// MADT had not named it (the plan's last core if that holder is not in
+// it), before any AP reads the plan (after go).
+static void plan_leave_out_first_holder(void)
+{
+    uint32_t i = plan_index(__atomic_load_n(&apic_of[1], __ATOMIC_RELAXED));   // relaxed: its check-in was seen
+    i = i ? i : planned - 1;
+    for (; i + 1 < planned; i++)
+        plan_apic[i] = plan_apic[i + 1];
+    __atomic_store_n(&planned, planned - 1, __ATOMIC_RELAXED);   // relaxed: as arch_start_aps's store
+}
+
 // Boot core, the second round (the comment at the top): every AP the MADT
 // lists has taken its number and every first-round holder has checked in,
 // so apic_of[] says which planned APs hold no slot, and no first-round AP
-// reads a ticket's entries again.
-static void second_round(uint64_t deadline)
+// reads a ticket's entries again. A round that must take slots from APs
+// waits until each has left, which on a loaded host takes as long as the
+// host leaves its vCPU unrun: without may_evict (the TSC's rate, and so
+// the AP timeout, not known yet) it does nothing and returns false.
+static bool second_round(uint64_t deadline, bool may_evict)
 {
     static uint32_t missing[MAX_CPUS], reuse[MAX_CPUS], leaving[MAX_CPUS];
     uint32_t k = 0, n = 0;
     for (uint32_t i = 1; i < planned; i++)
         if (slot_holding(plan_apic[i]) == UINT32_MAX)
             missing[k++] = plan_apic[i];
-    for (uint32_t s = round1_tickets + 1; s <= ap_early_n && n < k; s++)
+    // The slots there are: ap_early_n, or inject=evict:S's S - 1.
+    uint32_t last = evict_slots && evict_slots - 1 < ap_early_n ? evict_slots - 1 : ap_early_n;
+    for (uint32_t s = round1_tickets + 1; s <= last && n < k; s++)
         reuse[n++] = s;                 // no ticket named it: WAITING, never held
+    if (n < k && !may_evict)
+        return false;
     uint32_t first_evicted = n;
     for (uint32_t s = 1; s <= round1_tickets && n < k; s++) {
         uint32_t apic = __atomic_load_n(&apic_of[s], __ATOMIC_RELAXED);   // relaxed: its check-in (seq_cst) was seen
@@ -838,22 +880,31 @@ static void second_round(uint64_t deadline)
         lapic_send(missing[j], ICR_INIT | ICR_ASSERT | ICR_LEVEL);     // one halted in the trampoline starts over
     for (uint32_t j = 0; j < t; j++)
         lapic_send(missing[j], ICR_STARTUP | ICR_ASSERT | (AP_TRAMPOLINE >> 12));
+    return true;
 }
 
 // Boot core, broadcast: halts until every check-in it waits for is in
 // (check_ins_wanted), short of tickets the second round in between, or
-// until the deadline (TSC cycles). Returns whether all came in.
-static bool wait_check_ins(uint64_t deadline)
+// until the deadline (TSC cycles), or, without may_evict, until the
+// second round is left to arch_finish_aps (second_round). Returns whether
+// all came in.
+static bool wait_check_ins(uint64_t deadline, bool may_evict)
 {
     __atomic_store_n(&bsp_waits_last, 1, __ATOMIC_SEQ_CST);    // seq_cst: Dekker with count_check_in
-    bool all;
+    bool all = false;
     for (;;) {
         uint32_t in = __atomic_load_n(&checked_in, __ATOMIC_SEQ_CST);     // seq_cst: Dekker with count_check_in
         if (round2 == ROUND2_PENDING && tickets_taken() >= madt_aps && in >= round1_tickets) {
-            second_round(deadline);
+            if (evict_slots)
+                plan_leave_out_first_holder();
+            round2 = ROUND2_LEFT;
+        }
+        if (round2 == ROUND2_LEFT) {
+            if (!second_round(deadline, may_evict))
+                break;
             continue;
         }
-        all = round2 != ROUND2_PENDING && in >= check_ins_wanted();
+        all = round2 == ROUND2_DONE && in >= check_ins_wanted();
         if (all || rdtsc() >= deadline)
             break;
         lapic_timer_oneshot(CHECK_IN_LOOK_COUNT, VEC_TIMER);
@@ -870,8 +921,12 @@ void arch_wait_checked_in(void)
         return;
     ASSERT(cpu_index() == 0);
     check_in_wait_start = rdtsc();
-    check_in_wait_all = wait_check_ins(check_in_wait_start + CHECK_IN_WAIT_CYCLES);
+    bool all = wait_check_ins(check_in_wait_start + CHECK_IN_WAIT_CYCLES, false);
     check_in_wait_end = rdtsc();
+    check_in_wait_how = all                    ? "all in"
+                        : round2 == ROUND2_LEFT ? "the first round in; the second round takes slots from APs, "
+                                                  "bounded by ap_timeout="
+                                                : "its bound came first";
 }
 
 void arch_start_aps(const struct arch_ap_start *how)
@@ -902,6 +957,13 @@ void arch_start_aps(const struct arch_ap_start *how)
 void arch_inject_tickets(uint32_t n)
 {
     tickets_limit = n;
+}
+
+void arch_inject_evict(uint32_t slots)
+{
+    ASSERT(slots >= 2 && slots < MAX_CPUS);
+    evict_slots = slots;
+    tickets_limit = slots - 1;
 }
 
 uint32_t arch_broadcast_tickets(void)
@@ -953,15 +1015,15 @@ static uint64_t us_since_entry(uint64_t tsc)
 
 void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void))
 {
-    uint32_t n = planned;
     report_skipped();
     // Broadcast, short of tickets: the second round comes before go (an
-    // AP told to leave its slot looks for that only before go), with the
-    // AP timeout as its bound if the check-in wait's ran out first.
-    if (broadcast && round2 == ROUND2_PENDING && !wait_check_ins(rdtsc() + arch_ns_to_cycles(timeout_ns)) &&
-        round2 == ROUND2_PENDING)
+    // AP told to leave its slot looks for that only before go), bounded
+    // by the AP timeout if the check-in wait ran out first or left it here.
+    if (broadcast && round2 != ROUND2_DONE &&
+        !wait_check_ins(rdtsc() + arch_ns_to_cycles(timeout_ns), true) && round2 != ROUND2_DONE)
         round2 = ROUND2_GIVEN_UP;
     report_second_round();
+    uint32_t n = planned;       // after the second round, which may leave a core out (inject=evict)
     // Broadcast: go even with a plan of one, so that the arrivals halt
     // with interrupts off (LATE) instead of waiting with them on.
     if (n > 1 || broadcast) {
@@ -993,7 +1055,7 @@ void arch_finish_aps(uint64_t timeout_ns, void (*ap_main)(void))
     if (check_in_wait_start)
         kprintf("smp: the boot core waited for the check-ins from %lu to %lu us: %s\n",
                 us_since_entry(check_in_wait_start), us_since_entry(check_in_wait_end),
-                check_in_wait_all ? "all in" : "its bound came first");
+                check_in_wait_how);
     if (up < n)     // what the missing ones were doing, so that a log says which wait failed
         kprintf("smp: of the %u missing: %u held no slot with their APIC id, %u had checked in and were not "
                 "ready, %u had halted; the wait for ready ended at %lu us (%s, last progress at %lu us) "

@@ -435,12 +435,14 @@ static enum verdict set_delay(struct kparams *p, const char *val)
 }
 
 // ap-silent[:APICID], acpi:SIG (MADT and FADT stand for APIC and FACP),
-// node-full[:N], stack-full, tickets:N (N >= 1).
+// node-full[:N], stack-full, tickets:N (N >= 1), evict:S (S >= 2; the
+// boot ignores one of MAX_CPUS or more).
 static enum verdict set_inject(struct kparams *p, const char *val)
 {
-    static const char *const names[] = { "ap-silent", "acpi", "node-full", "stack-full", "tickets", NULL };
+    static const char *const names[] = { "ap-silent", "acpi", "node-full", "stack-full", "tickets", "evict",
+                                         NULL };
     static const enum inject_fault kinds[] = { INJECT_AP_SILENT, INJECT_ACPI, INJECT_NODE_FULL,
-                                               INJECT_STACK_FULL, INJECT_TICKETS };
+                                               INJECT_STACK_FULL, INJECT_TICKETS, INJECT_EVICT };
     size_t n = 0;
     while (val[n] && val[n] != ':')
         n++;
@@ -461,6 +463,10 @@ static enum verdict set_inject(struct kparams *p, const char *val)
         break;
     case INJECT_TICKETS:
         if (!arg || !parse_u64(arg, &num) || num < 1 || num > UINT32_MAX)
+            return V_MALFORMED;
+        break;
+    case INJECT_EVICT:
+        if (!arg || !parse_u64(arg, &num) || num < 2 || num > UINT32_MAX)
             return V_MALFORMED;
         break;
     case INJECT_ACPI:
@@ -533,7 +539,8 @@ static const struct key keys[] = {
     { "seed", set_seed, "a decimal or 0x-hex 64-bit number", "no fixed seed" },
     { "simd", set_simd, "on or off", "on" },
     { "delay", set_delay, "NAME:US[,NAME:US...], up to 8, US <= 1000000", "none" },
-    { "inject", set_inject, "ap-silent[:APICID], acpi:SIG, node-full[:NODE], stack-full or tickets:N", "none" },
+    { "inject", set_inject, "ap-silent[:APICID], acpi:SIG, node-full[:NODE], stack-full, tickets:N or evict:S",
+      "none" },
     { "script", set_script, "shell commands separated by ';', quoted when they have spaces",
       "no script" },
     { "boot_timeline", set_boot_timeline, "0 or 1", "0" },

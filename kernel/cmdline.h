@@ -56,6 +56,7 @@ enum inject_fault {
     INJECT_NODE_FULL,       // node-full[:N]: node N's pages all taken when the app starts (default 0)
     INJECT_STACK_FULL,      // stack-full: the goroutine stack region full when the app starts
     INJECT_TICKETS,         // tickets:N: the APs' broadcast start has N tickets (the loader's line only)
+    INJECT_EVICT,           // evict:S: ... S slots; an AP must leave its slot to a planned one (the same)
 };
 
 // gomaxprocs='s bound: MAX_CPUS (arch/arch.h; this header stays host-pure,

@@ -15,9 +15,13 @@ static const char *const point_names[DELAY_COUNT] __attribute__((unused)) = {
 #ifdef GORO_DEBUG
 uint32_t debug_delay_us[DELAY_COUNT];
 
+#define UNCALIBRATED_CYCLES_PER_US 1000
+
 void debug_delay_spin(uint32_t us)
 {
-    uint64_t end = arch_cycles() + arch_ns_to_cycles((uint64_t)us * 1000);
+    uint64_t cycles = arch_ns_to_cycles((uint64_t)us * 1000);
+    cycles = cycles ? cycles : (uint64_t)us * UNCALIBRATED_CYCLES_PER_US;   // the rate not known yet
+    uint64_t end = arch_cycles() + cycles;
     while (arch_cycles() < end)
         cpu_relax();
 }
@@ -56,4 +60,24 @@ void debug_delay_init(void)
         kprintf("cmdline: delay=%s:%u needs a debug build (make DEBUG=1); ignored\n", d->name, d->us);
 #endif
     }
+}
+
+#ifdef GORO_DEBUG
+static void early_warn(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;      // the parse proper names it
+}
+#endif
+
+void debug_delay_early(const char *line)
+{
+#ifdef GORO_DEBUG
+    static struct kparams early;
+    cmdline_parse(line, &early, early_warn, 0);
+    for (int i = 0; i < early.ndelays; i++)
+        debug_delay_set(early.delays[i].name, early.delays[i].us);
+#else
+    (void)line;
+#endif
 }

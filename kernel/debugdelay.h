@@ -6,7 +6,12 @@
 // widened by delay=NAME:US on the command line or by debug_delay_set from a
 // test (tests/kernel/test_sched_races.c says which test widens which).
 // The wait is a spin on the TSC with interrupts as the caller has them, so
-// an interrupt may land inside the window, which is often the point.
+// an interrupt may land inside the window, which is often the point; before
+// the TSC's rate is known a microsecond counts 1,000 cycles (1 GHz, the
+// least a TSC here runs at: at most the microseconds asked). A point in
+// arch/ is one too (tools/check/check_layers.py allows this header there),
+// and the loader's delay= words are armed before the APs' start
+// (debug_delay_early), whose windows come before the parse.
 #ifndef GORO_DEBUGDELAY_H
 #define GORO_DEBUGDELAY_H
 
@@ -23,7 +28,9 @@
     X(core_leave_idle, "core_leave_idle: after choosing the idle M that takes "   \
                        "over the timer watch, before waking it")                   \
     X(timers_run_taken, "timers_run: a due timer taken (a periodic one "          \
-                        "rescheduled in its heap), before the lock is let go")
+                        "rescheduled in its heap), before the lock is let go")     \
+    X(smp_evict_leave, "arch/smp.c's wait_for_go: an AP told to leave its slot "  \
+                       "(EVICT), before it moves the slot to FREE")
 
 enum debug_delay_point {
 #define DEBUG_DELAY_ENUM(name, where) DELAY_##name,
@@ -54,5 +61,8 @@ bool debug_delay_set(const char *name, uint32_t us);
 // Boot: applies the command line's delay= (a warning for each name that
 // is not a point, or for any delay= in a normal build).
 void debug_delay_init(void);
+// Boot core, before the APs' start (debug builds): the delay= words of
+// line, the loader's, widened silently (debug_delay_init names them).
+void debug_delay_early(const char *line);
 
 #endif

@@ -23,6 +23,12 @@
 //                       (kernel/main.c); through fw_cfg it comes too late,
 //                       and says so. Not a fault that must fail: the
 //                       diagnosis is the second round's "smp:" line.
+//   evict:S             the same with S slots (S - 1 tickets), as on a
+//                       machine of S cores, and the first ticket's holder
+//                       left out of the plan: at S + 1 vCPUs the planned
+//                       AP without a ticket takes that holder's slot once
+//                       it has left it ("1 unplanned AP evicted"), and S
+//                       cores come up.
 //
 // Each announces itself with an "inject:" line, so a log never hides it.
 #include "kernel/inject.h"
@@ -55,6 +61,14 @@ void inject_at_boot(void)
                     kparams.inject_arg, arch_broadcast_tickets());
         else
             kprintf("inject: tickets: nothing limited: the APs were not started by one broadcast with the "
+                    "loader's command line (not under a hypervisor, or the word came through fw_cfg)\n");
+        break;
+    case INJECT_EVICT:
+        if (arch_broadcast_tickets() + 1 == kparams.inject_arg)
+            kprintf("inject: evict: the APs' broadcast start had %u slots; the first ticket's holder leaves "
+                    "the plan\n", kparams.inject_arg);
+        else
+            kprintf("inject: evict: nothing limited: the APs were not started by one broadcast with the "
                     "loader's command line (not under a hypervisor, or the word came through fw_cfg)\n");
         break;
     default:

@@ -109,20 +109,28 @@ static uint64_t boot_seed(void)
     return (t ^ (t >> 29)) & 0xFFFFFFFFFFFFull;    // short enough to retype
 }
 
-// Whether the boot may take the aps_first order (the boot plan, below).
-static bool aps_may_start_first(const char *line)
-{
-    return !cmdline_has_word(line, "init_delay=") &&
-           (!cmdline_has_word(line, "inject=") || cmdline_has_word(line, "inject=tickets:"));
-}
-
-// inject=tickets:N: armed before the broadcast start that it limits. A
-// test's hook, kept off the boot's first page (boot/text_order.txt).
+// inject=tickets:N and evict:S: armed before the broadcast start that
+// they limit. A test's hook, kept off the boot's first page
+// (boot/text_order.txt), as the look below.
 static __attribute__((noinline)) void inject_tickets_early(const char *line)
 {
     uint64_t n;
     if (cmdline_word_number(line, "inject=tickets:", &n) && n && n <= UINT32_MAX)
         arch_inject_tickets((uint32_t)n);
+    if (cmdline_word_number(line, "inject=evict:", &n) && n >= 2 && n < MAX_CPUS)
+        arch_inject_evict((uint32_t)n);
+}
+
+static __attribute__((noinline)) bool inject_keeps_aps_first(const char *line)
+{
+    return cmdline_has_word(line, "inject=tickets:") || cmdline_has_word(line, "inject=evict:");
+}
+
+// Whether the boot may take the aps_first order (the boot plan, below).
+static bool aps_may_start_first(const char *line)
+{
+    return !cmdline_has_word(line, "init_delay=") &&
+           (!cmdline_has_word(line, "inject=") || inject_keeps_aps_first(line));
 }
 
 // The boot plan. Under a hypervisor every AP is started at once from
@@ -136,10 +144,10 @@ static __attribute__((noinline)) void inject_tickets_early(const char *line)
 //  - aps_late, with init_delay= or inject=: the APs start once the line is
 //    parsed and the clock calibrated. The wait between INIT and STARTUP is
 //    timed by the calibrated TSC, and inject= may corrupt the MADT or
-//    silence an AP, both before the first STARTUP. inject=tickets:N is
-//    the exception: it limits the broadcast start itself (its N
-//    tickets), so kmain arms it from the loader's text and the order
-//    stays aps_first. A word that asks for aps_late but appears only in
+//    silence an AP, both before the first STARTUP. inject=tickets:N and
+//    evict:S are the exception: they limit the broadcast start itself
+//    (its tickets), so kmain arms them from the loader's text and the
+//    order stays aps_first. A word that asks for aps_late but appears only in
 //    fw_cfg's text, read after the broadcast, finds the APs started:
 //    inject= still acts, init_delay= is named and has nothing left to
 //    delay.
@@ -300,7 +308,11 @@ void kmain(struct boot_info *bi)
     boot_keep(tramp, tramp_len);        // the loader's bytes the APs' start-up page will cover
     const char *early = boot_early_cmdline(bi);
     if (cmdline_has_word(early, "inject="))
-        inject_tickets_early(early);    // inject=tickets:N limits the start below
+        inject_tickets_early(early);    // inject=tickets:N or evict:S limits the start below
+#ifdef GORO_DEBUG
+    if (cmdline_has_word(early, "delay="))
+        debug_delay_early(early);       // windows the APs pass before the parse
+#endif
     if (aps_may_start_first(early))
         start_aps_early(&boot);         // under a hypervisor: every AP started at once
     boot_after_startup();

@@ -315,8 +315,10 @@ static void test_inject(void)
     CHECK(parse("inject=node-full:1") == 0 && p.inject_arg == 1);
     CHECK(parse("inject=stack-full app=hello") == 0 && p.inject == INJECT_STACK_FULL);
     CHECK(parse("inject=tickets:2") == 0 && p.inject == INJECT_TICKETS && p.inject_arg == 2);
-    expect_bad("inject=ap", "inject=ap is not valid (ap-silent[:APICID], acpi:SIG, node-full[:NODE], stack-full "
-                            "or tickets:N)");
+    CHECK(parse("inject=evict:4") == 0 && p.inject == INJECT_EVICT && p.inject_arg == 4);
+    expect_bad("inject=ap", "inject=ap is not valid (ap-silent[:APICID], acpi:SIG, node-full[:NODE], stack-full, "
+                            "tickets:N or evict:S)");
+    expect_bad("inject=evict:1", "is not valid");
     expect_bad("inject=tickets", "is not valid");
     expect_bad("inject=tickets:0", "is not valid");
     expect_bad("inject=tickets:2x", "is not valid");
