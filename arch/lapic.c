@@ -93,12 +93,18 @@ void lapic_init(void)
     mmio = (volatile uint32_t *)(rdmsr(MSR_APIC_BASE) & 0xFFFFF000ull);
     pic_disable();
     lapic_enable();
-    lapic_write(REG_TPR, 0);
-    lapic_write(REG_LVT_TIMER, LVT_MASKED | VEC_TIMER);
-    lapic_write(REG_LVT_LINT0, LVT_MASKED);
-    lapic_write(REG_LVT_LINT1, 0x400);          // NMI: the external NMI pin is the boot core's
-    lapic_write(REG_LVT_ERROR, LVT_MASKED);
-    lapic_eoi();
+    // One loop, not a write each: lapic_write's two modes once, not six
+    // times, on the boot's first page (boot/text_order.txt).
+    static const uint32_t regs[][2] = {
+        { REG_TPR, 0 },
+        { REG_LVT_TIMER, LVT_MASKED | VEC_TIMER },
+        { REG_LVT_LINT0, LVT_MASKED },
+        { REG_LVT_LINT1, 0x400 },               // NMI: the external NMI pin is the boot core's
+        { REG_LVT_ERROR, LVT_MASKED },
+        { REG_EOI, 0 },
+    };
+    for (size_t i = 0; i < sizeof regs / sizeof regs[0]; i++)
+        lapic_write(regs[i][0], regs[i][1]);
     this_cpu()->apic_id = lapic_id();
 }
 

@@ -223,7 +223,15 @@ if [ -z "$img" ] || [ -z "$after" ]; then
 elif [ $((0x$after - 0x$img)) -le 4096 ]; then
 	pass boot_first_page
 else
-	fail boot_first_page "the code before the STARTUP and the APs' check-in end $((0x$after - 0x$img)) bytes into the image, past its first page: shrink it, or move what no longer runs there out of boot/text_order.txt's head"
+	# Each function of the head that ends past the page, the first of them
+	# the one that crossed it (nm -S: address, size, type, name).
+	crossed=$(nm -n -S "$build/goro.elf" | while read -r a s t n; do
+		case $t in [tT]) ;; *) continue ;; esac
+		if [ $((0x$a)) -lt $((0x$after)) ] && [ $((0x$a + 0x$s - 0x$img)) -gt 4096 ]; then
+			printf ' %s (%d-%d)' "$n" $((0x$a - 0x$img)) $((0x$a + 0x$s - 0x$img))
+		fi
+	done)
+	fail boot_first_page "the code before the STARTUP and the APs' check-in end $((0x$after - 0x$img)) bytes into the image, past its first page; past byte 4096:$crossed: shrink them, or move what no longer runs there out of boot/text_order.txt's head"
 fi
 
 # The image's loaded span, .bss included: the GNU-EFI loader places it at its
