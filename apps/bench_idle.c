@@ -16,20 +16,6 @@
 #include "goro.h"
 #include "bench_util.h"
 
-static bool parse_u64(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!*s)
-        return false;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > 1000000000)
-            return false;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    *out = v;
-    return true;
-}
-
 static int bench_idle_main(int argc, char **argv)
 {
     uint64_t reps = 100, sleep_us = 500;
@@ -37,9 +23,9 @@ static int bench_idle_main(int argc, char **argv)
         const char *a = argv[i];
         bool ok = false;
         if (strncmp(a, "reps=", 5) == 0)
-            ok = parse_u64(a + 5, &reps) && reps > 0;
+            ok = bench_parse_u64(a + 5, &reps) && reps > 0;
         else if (strncmp(a, "sleep_us=", 9) == 0)
-            ok = parse_u64(a + 9, &sleep_us) && sleep_us > 0;
+            ok = bench_parse_u64(a + 9, &sleep_us) && sleep_us > 0;
         if (!ok) {
             printf("bench_idle: bad argument \"%s\" (reps=N sleep_us=N)\n", a);
             return 2;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What every benchmark app shares: insncount's marker NOPs (see
 // tools/insncount: nopl 0xFEED00xx(%rax)), which bracket one measured
-// repetition, and the filter= test.
+// repetition, the filter= test and the number arguments.
 #ifndef GORO_BENCH_UTIL_H
 #define GORO_BENCH_UTIL_H
 #include <stdbool.h>
@@ -28,6 +28,22 @@ static inline uint64_t bench_calibrate(uint64_t (*body)(uint64_t n), uint64_t ta
 static inline bool bench_wanted(const char *filter, const char *name)
 {
     return !filter || strstr(name, filter);
+}
+
+// A command-line number: decimal digits only, at most about 10^10; false
+// for anything else, out untouched.
+static inline bool bench_parse_u64(const char *s, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return false;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > 1000000000)
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return true;
 }
 
 #endif

@@ -30,6 +30,7 @@
 //   LAT impl=goro wl=W case=C n=N p50_ns= p99_ns= p999_ns= max_ns= [...]
 //   LATDONE impl=goro
 #include "goro.h"
+#include "bench_util.h"
 
 // ---- samples ---------------------------------------------------------------
 
@@ -415,20 +416,6 @@ static void run_open(uint64_t ms, int load_pct)
 
 // ---- main ------------------------------------------------------------------
 
-static bool parse_u64(const char *s, uint64_t *out)
-{
-    uint64_t v = 0;
-    if (!*s)
-        return false;
-    for (; *s; s++) {
-        if (*s < '0' || *s > '9' || v > 1000000000)
-            return false;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    *out = v;
-    return true;
-}
-
 // The length of w's first comma-separated word.
 static size_t word_len(const char *w)
 {
@@ -477,10 +464,10 @@ static int latency_main(int argc, char **argv)
         if (strncmp(a, "wl=", 3) == 0)
             wl = a + 3;
         else if (strncmp(a, "ms=", 3) == 0) {
-            if (!parse_u64(a + 3, &ms) || ms == 0)
+            if (!bench_parse_u64(a + 3, &ms) || ms == 0)
                 return usage(a);
         } else if (strncmp(a, "seed=", 5) == 0) {
-            if (!parse_u64(a + 5, &seed))
+            if (!bench_parse_u64(a + 5, &seed))
                 return usage(a);
         } else if (strncmp(a, "loads=", 6) == 0) {
             char buf[64];
@@ -493,7 +480,7 @@ static int latency_main(int argc, char **argv)
                 bool more = *q == ',';
                 *q = 0;
                 uint64_t v;
-                if (!parse_u64(p, &v) || v == 0 || v > 100)
+                if (!bench_parse_u64(p, &v) || v == 0 || v > 100)
                     return usage(a);
                 loads[nloads++] = (int)v;
                 p = more ? q + 1 : q;
