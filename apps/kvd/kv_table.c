@@ -268,24 +268,47 @@ static void link_item(struct kv_shard *sh, struct kv_item **slot, struct kv_item
 
 // ---- operations ---------------------------------------------------------------------
 
-bool kv_get(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now,
-            void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
+// kv_get, and kv_gat when touch: the item's exptime set to exptime, counted
+// as a touch (memcached counts a gat's hits and misses as touches).
+static bool lookup(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now, bool touch, uint32_t exptime,
+                   void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
 {
     uint32_t h = hash_key(key, nkey);
     struct kv_shard *sh = shard_of(t, h);
     kv_lock(&sh->lock);
+    if (touch)
+        sh->st.cmd_touch++;
     struct kv_item **slot = find(sh, h, key, nkey, now, true);
     if (slot) {
         struct kv_item *it = *slot;
         lru_unlink(it);
         lru_push(sh, it);
-        sh->st.get_hits++;
+        if (touch) {
+            it->exptime = exptime;
+            sh->st.touch_hits++;
+        } else {
+            sh->st.get_hits++;
+        }
         emit(ctx, it);
+    } else if (touch) {
+        sh->st.touch_misses++;
     } else {
         sh->st.get_misses++;
     }
     kv_unlock(&sh->lock);
     return slot != NULL;
+}
+
+bool kv_get(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now,
+            void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
+{
+    return lookup(t, key, nkey, now, false, 0, emit, ctx);
+}
+
+bool kv_gat(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime, uint32_t now,
+            void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
+{
+    return lookup(t, key, nkey, now, true, exptime, emit, ctx);
 }
 
 enum kv_result kv_store(struct kv_table *t, enum kv_mode mode, const char *key, uint32_t nkey, uint32_t flags,

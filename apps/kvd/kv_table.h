@@ -89,6 +89,10 @@ uint32_t kv_default_shards(uint64_t mem);
 bool kv_get(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now,
             void (*emit)(void *ctx, const struct kv_item *it), void *ctx);
 
+// kv_get that also sets a present item's exptime (memcached's gat), emit
+// seeing the item as it was before.
+bool kv_gat(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime, uint32_t now,
+            void (*emit)(void *ctx, const struct kv_item *it), void *ctx);
 // Stores value (nbytes) under key as mode says; KV_CAS compares with cas.
 // KV_STORED, KV_NOT_STORED (add of a present key, replace/append/prepend
 // of an absent one), KV_EXISTS (cas differs), KV_NOT_FOUND (cas of an

@@ -107,7 +107,9 @@ static void serve(void *arg)
     k.out.flush_at = OUT_FLUSH;
     k.out.ctx = &k;
     struct mc_env env = { .table = table, .started_unix = cfg.unixtime ? cfg.unixtime - 2 : 0,
-                          .version = KVD_VERSION, .pid = 1, .threads = (uint64_t)gomaxprocs(0) };
+                          .version = KVD_VERSION, .pid = 1, .threads = (uint64_t)gomaxprocs(0),
+                          .max_conns = cfg.max_conns, .idle_timeout_s = cfg.idle_ns / 1000000000u,
+                          .port = cfg.port };
     for (;;) {
         // Room for what the incomplete command needs (memcached's limits
         // bound it), at least a little more.

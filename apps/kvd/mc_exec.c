@@ -87,11 +87,17 @@ static void emit_value(void *ctx, const struct kv_item *it)
 
 static void get(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
 {
-    struct get_ctx g = { out, cmd->kind == MC_GETS };
+    struct get_ctx g = { out, cmd->kind == MC_GETS || cmd->kind == MC_GATS };
+    bool touch = cmd->kind == MC_GAT || cmd->kind == MC_GATS;
+    uint32_t exptime = touch ? mc_realtime(cmd->exptime, env) : 0;
     const char *p = cmd->keys, *end = p + cmd->keys_len, *key;
     uint32_t nkey;
-    while (mc_next_key(&p, end, &key, &nkey) && !out->broken)
-        kv_get(env->table, key, nkey, env->now, emit_value, &g);
+    while (mc_next_key(&p, end, &key, &nkey) && !out->broken) {
+        if (touch)
+            kv_gat(env->table, key, nkey, exptime, env->now, emit_value, &g);
+        else
+            kv_get(env->table, key, nkey, env->now, emit_value, &g);
+    }
     put_str(out, "END\r\n");
 }
 
@@ -152,14 +158,84 @@ static void stat(struct mc_out *out, const char *name, uint64_t v)
     put_str(out, "\r\n");
 }
 
+static void stat_str(struct mc_out *out, const char *name, const char *v)
+{
+    put_str(out, "STAT ");
+    put_str(out, name);
+    put_str(out, " ");
+    put_str(out, v);
+    put_str(out, "\r\n");
+}
+
+// "stats settings": memcached's names for what kvd has, with kvd's values.
+static void stats_settings(const struct mc_env *env, const struct kv_stats *s, struct mc_out *out)
+{
+    stat(out, "maxbytes", s->limit_maxbytes);
+    stat(out, "maxconns", env->max_conns);
+    stat(out, "tcpport", env->port);
+    stat(out, "udpport", 0);
+    stat_str(out, "evictions", "on");
+    stat_str(out, "shutdown_command", "no");
+    stat(out, "num_threads", env->threads);
+    stat_str(out, "cas_enabled", "yes");
+    stat_str(out, "binding_protocol", "ascii");
+    stat(out, "item_size_max", MC_ITEM_MAX);
+    stat_str(out, "flush_enabled", "yes");
+    stat(out, "idle_timeout", env->idle_timeout_s);
+    stat_str(out, "track_sizes", "no");
+    put_str(out, "END\r\n");
+}
+
+// "stats items" and "stats slabs": kvd's table has no slab classes, so it
+// shows as memcached's class 1 holding every item (none when empty, as
+// memcached shows an empty cache).
+static void stats_items(const struct kv_stats *s, struct mc_out *out)
+{
+    if (s->curr_items) {
+        stat(out, "items:1:number", s->curr_items);
+        stat(out, "items:1:evicted", s->evictions);
+        stat(out, "items:1:outofmemory", s->store_no_memory);
+        stat(out, "items:1:reclaimed", s->reclaimed);
+    }
+    put_str(out, "END\r\n");
+}
+
+static void stats_slabs(const struct kv_stats *s, struct mc_out *out)
+{
+    if (s->curr_items)
+        stat(out, "1:used_chunks", s->curr_items);
+    stat(out, "active_slabs", s->curr_items ? 1 : 0);
+    stat(out, "total_malloced", s->bytes);
+    put_str(out, "END\r\n");
+}
+
 static void stats(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
 {
-    if (cmd->stats_reset) {
+    struct kv_stats s;
+    switch (cmd->stats) {
+    case MC_STATS_RESET:
         kv_stats_reset(env->table);
         put_str(out, "RESET\r\n");
         return;
+    case MC_STATS_SIZES:
+        stat_str(out, "sizes_status", "disabled");
+        put_str(out, "END\r\n");
+        return;
+    case MC_STATS_SETTINGS:
+        kv_stats(env->table, &s);
+        stats_settings(env, &s, out);
+        return;
+    case MC_STATS_ITEMS:
+        kv_stats(env->table, &s);
+        stats_items(&s, out);
+        return;
+    case MC_STATS_SLABS:
+        kv_stats(env->table, &s);
+        stats_slabs(&s, out);
+        return;
+    case MC_STATS_GENERAL:
+        break;
     }
-    struct kv_stats s;
     kv_stats(env->table, &s);
     stat(out, "pid", env->pid);
     stat(out, "uptime", env->now);
@@ -208,6 +284,8 @@ void mc_execute(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_ou
     switch (cmd->kind) {
     case MC_GET:
     case MC_GETS:
+    case MC_GAT:
+    case MC_GATS:
         get(cmd, env, out);
         break;
     case MC_SET:
@@ -250,6 +328,7 @@ void mc_execute(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_ou
         reply(cmd, out, "OK\r\n");
         break;
     case MC_QUIT:
+    case MC_SHUTDOWN:                   // answered by the parser
         break;
     }
 }

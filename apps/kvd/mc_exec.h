@@ -37,6 +37,7 @@ struct mc_env {
     const char *version;
     // for stats
     uint64_t pid, threads, curr_connections, total_connections, bytes_read, bytes_written;
+    uint64_t max_conns, idle_timeout_s, port;      // for stats settings
 };
 
 // An exptime as the table keeps it: 0 never, else the second from which

@@ -228,14 +228,28 @@ static enum mc_status command(struct mc_cmd *cmd, const struct word *w, int nw, 
                 SOFT_REPLY("CLIENT_ERROR bad command line format\r\n");
         }
         return MC_COMMAND;
-    case MC_STATS:
+    case MC_STATS: {
+        // Only the first argument counts, as in memcached. Its others
+        // (detail, cachedump, conns) name what kvd does not keep: ERROR,
+        // memcached's answer to an unknown one.
+        static const struct {
+            const char *arg;
+            int which;
+        } args[] = { { "reset", MC_STATS_RESET }, { "settings", MC_STATS_SETTINGS }, { "items", MC_STATS_ITEMS },
+                     { "slabs", MC_STATS_SLABS }, { "sizes", MC_STATS_SIZES } };
         if (nw == 1)
             return MC_COMMAND;
-        if (nw == 2 && word_is(&w[1], "reset")) {
-            cmd->stats_reset = true;
-            return MC_COMMAND;
+        for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+            if (word_is(&w[1], args[i].arg)) {
+                cmd->stats = args[i].which;
+                return MC_COMMAND;
+            }
         }
         REPLY("ERROR\r\n");
+    }
+    case MC_SHUTDOWN:
+        // memcached without -A (its default): refused, whatever follows.
+        REPLY("ERROR: shutdown not enabled\r\n");
     default:
         return MC_COMMAND;
     }
@@ -251,6 +265,7 @@ static const struct {
     { "append", MC_APPEND }, { "prepend", MC_PREPEND }, { "cas", MC_CAS }, { "delete", MC_DELETE },
     { "incr", MC_INCR }, { "decr", MC_DECR }, { "touch", MC_TOUCH }, { "flush_all", MC_FLUSH_ALL },
     { "version", MC_VERSION }, { "stats", MC_STATS }, { "verbosity", MC_VERBOSITY }, { "quit", MC_QUIT },
+    { "gat", MC_GAT }, { "gats", MC_GATS }, { "shutdown", MC_SHUTDOWN },
 };
 
 // Is this line a get or gets, whose lines may be long?
@@ -295,12 +310,18 @@ enum mc_status mc_parse(const char *buf, size_t len, size_t scanned, struct mc_c
     cmd->kind = commands[k].kind;
     if (mc_is_storage(cmd->kind))
         return storage(cmd, w, nw, buf, len, line_len, used, swallow, reply);
-    if (cmd->kind != MC_GET && cmd->kind != MC_GETS)
+    bool touch = cmd->kind == MC_GAT || cmd->kind == MC_GATS;
+    if (cmd->kind != MC_GET && cmd->kind != MC_GETS && !touch)
         return command(cmd, w, nw, reply);
     if (nw < 2)
         REPLY("ERROR\r\n");
-    cmd->keys = w[1].s;
-    cmd->keys_len = (uint32_t)(buf + n - w[1].s);
+    // gat/gats: the exptime, then the keys, perhaps none (memcached
+    // answers END to "gat 10"); "noreply" is a key there, as in get.
+    if (touch && !parse_i32(&w[1], &cmd->exptime))
+        REPLY("CLIENT_ERROR invalid exptime argument\r\n");
+    const char *first = touch ? (nw > 2 ? w[2].s : buf + n) : w[1].s;
+    cmd->keys = first;
+    cmd->keys_len = (uint32_t)(buf + n - first);
     const char *p = cmd->keys, *end = p + cmd->keys_len, *key;
     uint32_t nkey;
     while (mc_next_key(&p, end, &key, &nkey))

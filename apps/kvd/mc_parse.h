@@ -9,8 +9,9 @@
 // (set, add, replace, append, prepend, cas) are followed by a data block
 // of exactly the announced length and CRLF. What memcached 1.6.18 answers,
 // and so does this parser (tests/host/test_kvd.c replays its transcripts):
-//   ERROR                                 an unknown command, or the wrong
-//                                         number of words for a known one
+//   ERROR                                 an unknown command (meta commands
+//                                         among them), or the wrong number
+//                                         of words for a known one
 //   CLIENT_ERROR bad command line format  a key over 250 bytes, a number
 //                                         that is not one, a negative length
 //   CLIENT_ERROR bad data chunk           a data block not ended by CRLF
@@ -22,7 +23,9 @@
 // A non-get line of over 2048 bytes without its LF, and a line holding an
 // HTTP request, close the connection at once, as in memcached (answers
 // still unsent are dropped; quit sends them first); get and gets lines
-// may be longer (MC_GET_LINE_MAX here, unbounded there). noreply, the last
+// may be longer (MC_GET_LINE_MAX here, unbounded there). memcached drops
+// the answers it has not yet sent when a get's key is too long; kvd sends
+// them. noreply, the last
 // word of a command that takes it, silences its answer, errors included
 // (memcached's out_string), except SERVER_ERROR out of memory.
 #ifndef KVD_MC_PARSE_H
@@ -45,7 +48,7 @@
 
 enum mc_kind {
     MC_GET, MC_GETS, MC_SET, MC_ADD, MC_REPLACE, MC_APPEND, MC_PREPEND, MC_CAS, MC_DELETE, MC_INCR,
-    MC_DECR, MC_TOUCH, MC_FLUSH_ALL, MC_VERSION, MC_STATS, MC_VERBOSITY, MC_QUIT,
+    MC_DECR, MC_TOUCH, MC_FLUSH_ALL, MC_VERSION, MC_STATS, MC_VERBOSITY, MC_QUIT, MC_GAT, MC_GATS, MC_SHUTDOWN,
 };
 
 // The storage commands: a data block follows their line.
@@ -60,16 +63,17 @@ struct mc_cmd {
     bool too_large;                     // storage: the value is over MC_ITEM_MAX (swallowed)
     const char *key;                    // one-key commands
     uint32_t nkey;
-    const char *keys;                   // get/gets: the words after the command (mc_next_key)
+    const char *keys;                   // get/gets/gat/gats: the keys (mc_next_key)
     uint32_t keys_len;
     uint32_t flags;                     // storage
-    int32_t exptime;                    // storage, touch; flush_all's delay
+    int32_t exptime;                    // storage, touch, gat/gats; flush_all's delay
     bool has_delay;                     // flush_all
     uint32_t bytes;                     // storage: the value's length
     const char *data;                   // storage: the value (bytes long), in the caller's buffer
     uint64_t cas;                       // cas
     uint64_t delta;                     // incr, decr
-    bool stats_reset;                   // "stats reset"
+    enum { MC_STATS_GENERAL, MC_STATS_RESET, MC_STATS_SETTINGS, MC_STATS_ITEMS, MC_STATS_SLABS,
+           MC_STATS_SIZES } stats;      // stats' argument
 };
 
 enum mc_status {

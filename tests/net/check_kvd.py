@@ -3,8 +3,9 @@
 """kvd's behaviour as memcached's clients see it, checked over the network:
 the ASCII protocol's commands with every value read back, its error lines,
 noreply, many keys pipelined, commands typed through netcat, memcached's
-own load tool (memcaslap) with every value it reads verified, and the
-server still serving after nonsense. memcached 1.6 itself passes the same
+own load tool (memcaslap) with every value it reads verified, gat/gats,
+the protocol's limits, libmemcached's protocol checker (memccapable's
+ASCII tests), and the server still serving after nonsense. memcached 1.6 itself passes the same
 checks (their answers are its own).
 
     tests/net/check_kvd.py 127.0.0.1:11211 [--keys 100000]
@@ -54,6 +55,10 @@ class Conn:
     def get(self, *keys, gets=False):
         """{key: (flags, value, cas)} of a get/gets."""
         self.send((b"gets " if gets else b"get ") + b" ".join(keys) + b"\r\n")
+        return self.get_answer(gets)
+
+    def get_answer(self, gets=False):
+        """{key: (flags, value, cas)} of a retrieval command sent."""
         out = {}
         while True:
             line = self.line()
@@ -64,6 +69,18 @@ class Conn:
             data = self.exact(int(w[3]) + 2)
             expect(data.endswith(b"\r\n"), "value not followed by CRLF")
             out[w[1]] = (int(w[2]), data[:-2], int(w[4]) if gets else None)
+
+    def stats(self, arg=b""):
+        """{name: value} of stats [arg]."""
+        self.send(b"stats " + arg + b"\r\n")
+        out = {}
+        while True:
+            line = self.line()
+            if line == b"END":
+                return out
+            w = line.split(b" ", 2)
+            expect(w[0] == b"STAT" and len(w) == 3, f"bad stats line {line!r}")
+            out[w[1]] = w[2]
 
     def cmd(self, line, data=None):
         self.send(line + b"\r\n" + (data + b"\r\n" if data is not None else b""))
@@ -142,6 +159,51 @@ def check_errors(addr):
     expect(c.line() == b"ERROR", "the bad block's leftover byte")
     expect(c.cmd(b"set big 0 0 2000000", b"b" * 2000000) == b"SERVER_ERROR object too large for cache", "a 2 MB value")
     expect(c.cmd(b"version").startswith(b"VERSION "), "still serving after errors")
+    c.close()
+
+
+def check_gat(addr):
+    """gat/gats, memcached's get-and-touch: the values, gats' cas ids, a
+    negative exptime expiring what was read, a bad exptime refused."""
+    c = Conn(addr)
+    c.cmd(b"set gt 7 0 2", b"hi")
+    c.send(b"gat 100 gt nope\r\n")
+    expect(c.get_answer() == {b"gt": (7, b"hi", None)}, "gat's value")
+    cas = c.get(b"gt", gets=True)[b"gt"][2]
+    c.send(b"gats 0 gt\r\n")
+    expect(c.get_answer(gets=True) == {b"gt": (7, b"hi", cas)}, "gats' value and cas id")
+    expect(c.cmd(b"gat x gt") == b"CLIENT_ERROR invalid exptime argument", "gat with a bad exptime")
+    c.send(b"gat -1 gt\r\n")
+    expect(c.get_answer() == {b"gt": (7, b"hi", None)}, "gat -1's value")
+    expect(c.get(b"gt") == {}, "an item gat -1 expired still read")
+    c.close()
+
+
+def check_edges(addr):
+    """The limits memcached defines: a key of 250 bytes stored, 251
+    refused; a value over the item size swallowed whole (the next command
+    in the same send answered); an exptime negative or past int64 range;
+    verbosity; stats' settings, items and slabs."""
+    c = Conn(addr)
+    k250 = b"k" * 250
+    expect(c.cmd(b"set " + k250 + b" 0 0 1", b"x") == b"STORED", "a 250-byte key")
+    expect(c.get(k250) == {k250: (0, b"x", None)}, "a 250-byte key read back")
+    expect(c.cmd(b"set " + k250 + b"k 0 0 1", b"x") == b"CLIENT_ERROR bad command line format", "a 251-byte key")
+    expect(c.line() == b"ERROR", "the data line of a 251-byte key's set, read as a command")
+    c.send(b"set huge 0 0 1048576\r\n" + b"h" * 1048576 + b"\r\nversion\r\n")
+    expect(c.line() == b"SERVER_ERROR object too large for cache", "a 1 MiB value")
+    expect(c.line().startswith(b"VERSION "), "the command after a too-large value")
+    expect(c.cmd(b"set neg 0 -1 1", b"n") == b"STORED" and c.get(b"neg") == {}, "a negative exptime kept the item")
+    expect(c.cmd(b"set ovf 0 99999999999999999999 1", b"o") == b"CLIENT_ERROR bad command line format",
+           "an exptime past 64 bits")
+    expect(c.line() == b"ERROR", "the data line of a refused set, read as a command")
+    expect(c.cmd(b"verbosity 1") == b"OK" and c.cmd(b"verbosity") == b"ERROR", "verbosity")
+    settings = c.stats(b"settings")
+    expect(settings.get(b"item_size_max") == b"1048576", f"stats settings: {settings}")
+    items = c.stats(b"items")
+    expect(any(k.endswith(b":number") and v != b"0" for k, v in items.items()), f"stats items: {items}")
+    expect(b"total_malloced" in c.stats(b"slabs"), "stats slabs without total_malloced")
+    expect(c.cmd(b"stats nonsense") == b"ERROR", "stats of an unknown argument")
     c.close()
 
 
@@ -227,6 +289,18 @@ def check_memcaslap(addr, ops=4000):
     expect(not bad, f"memcaslap counted {bad}")
 
 
+def check_memccapable(addr):
+    """libmemcached's protocol checker, its ASCII tests (it flushes the
+    server): every one must pass."""
+    host, port = addr.rsplit(":", 1)
+    p = subprocess.run(["memccapable", "-h", host, "-p", port, "-a", "-t", str(int(HANG_S))], capture_output=True,
+                       text=True, timeout=10 * HANG_S)
+    results = [l for l in p.stdout.splitlines() if l.startswith("ascii ")]
+    failed = [l.split("  ")[0] for l in results if not l.endswith("[pass]")]
+    expect(p.returncode == 0 and results and not failed,
+           f"memccapable exit {p.returncode}, {len(results)} tests, failed: {failed} {p.stderr.strip()[-200:]}")
+
+
 def check_still_serving(addr):
     c = Conn(addr)
     expect(c.cmd(b"version").startswith(b"VERSION "), "no answer to version")
@@ -239,7 +313,8 @@ def run(addr, keys=10000, out=sys.stdout, prefix="kvd"):
               ("incr_decr_touch_delete", check_incr_decr_touch_delete), ("errors", check_errors),
               ("noreply_pipelined", check_noreply_pipelined), ("stats_flush", check_stats_flush),
               (f"many_keys_{keys}", lambda a: check_many_keys(a, keys)), ("netcat", check_netcat),
-              ("memcaslap", check_memcaslap), ("still_serving", check_still_serving)]
+              ("memcaslap", check_memcaslap), ("gat", check_gat), ("edges", check_edges),
+              ("memccapable", check_memccapable), ("still_serving", check_still_serving)]
     return run_checks(checks, addr, out, prefix)
 
 
