@@ -733,6 +733,230 @@ static void bench_prod_cons_work10(struct gb *b) { prod_cons(b, 10, true, false)
 static void bench_prod_cons_work100(struct gb *b) { prod_cons(b, 100, true, false); }
 static void bench_select_prod_cons(struct gb *b) { prod_cons(b, 128, true, true); }
 
+// SelectSyncContended: per P a sender selecting over three unbuffered
+// channels and a done channel, and a receiver selecting over the three.
+// ChanProdCons0's floor (a ring of two slots, the value in the parked
+// receiver's and the one the sender holds when it parks: a switch per
+// op) on three channels: the sender's select peeks done and the three
+// and sends on the next in turn, the receiver's peeks the three and
+// takes from the first ready.
+struct fl_ssc {
+    struct fl_co main, snd, rcv;
+    struct fl_chan c[3], done;
+    uint64_t n;
+    int64_t buf[3][2];
+};
+
+static inline uint32_t ssc_queued(const struct fl_ssc *s)
+{
+    return s->c[0].count + s->c[1].count + s->c[2].count;
+}
+
+static void ssc_sender(void *arg)
+{
+    struct fl_ssc *s = arg;
+    for (uint32_t k = 0;; k = k == 2 ? 0 : k + 1) {
+        FL_CHECK(!fl_can_recv(&s->done));
+        if (ssc_queued(s) == 2)
+            fl_swap(&s->snd.sp, s->rcv.sp);
+        fl_send(&s->c[k], 0);
+    }
+}
+
+static void ssc_receiver(void *arg)
+{
+    struct fl_ssc *s = arg;
+    for (uint64_t i = 0; i < s->n; i++) {
+        if (ssc_queued(s) == 0)
+            fl_swap(&s->rcv.sp, s->snd.sp);
+        uint32_t k = fl_can_recv(&s->c[0]) ? 0 : fl_can_recv(&s->c[1]) ? 1 : 2;
+        (void)fl_recv(&s->c[k]);
+    }
+    fl_swap(&s->rcv.sp, s->main.sp);
+    __builtin_trap();
+}
+
+static void bench_select_sync_contended(struct gb *b)
+{
+    struct fl_ssc *s = calloc(1, sizeof *s);
+    uint8_t *stacks = malloc(2 * FL_STACK);
+    FL_CHECK(s && stacks);
+    s->n = b->n;
+    for (int k = 0; k < 3; k++)
+        s->c[k] = (struct fl_chan){ .cap = 2, .buf = s->buf[k] };
+    fl_co_make(&s->snd, stacks, ssc_sender, s);
+    fl_co_make(&s->rcv, stacks + FL_STACK, ssc_receiver, s);
+    gb_start(b);
+    fl_swap(&s->main.sp, s->rcv.sp);
+    gb_stop(b);
+    free(stacks);
+    free(s);
+}
+
+// CondN: an op is a round of N waiters and the broadcaster, the
+// goroutines coroutines on one core taking turns through a run queue (a
+// ring, as a P's). A waiter takes the mutex (a CAS), counts itself in,
+// pushes itself on the cond's waiter list (a CAS: a broadcaster need not
+// hold the mutex), unlocks (an add), parks (a switch to the next
+// runnable), and once woken locks and unlocks again; the last to arrive
+// takes the whole list in one exchange and makes each runnable (no
+// atomic: the run queue is its core's). 5N + 3 atomics and N switches a
+// round; the broadcaster of one round is a waiter of the next.
+#define FL_COND_MAX 33
+
+struct fl_cond;
+
+struct fl_cg {
+    struct fl_co co;
+    struct fl_cg *next;         // on the waiter list
+    struct fl_cond *s;
+};
+
+struct fl_cond {
+    uint32_t m;                 // the mutex
+    int id, waiters, alive;
+    uint64_t n;
+    struct fl_cg *list;         // the waiter list
+    uint32_t head, tail;        // the run queue: runq[head..tail) mod FL_COND_MAX
+    struct fl_cg *runq[FL_COND_MAX];
+    struct fl_cg g[FL_COND_MAX];
+    struct fl_co main;
+};
+
+// The running goroutine gives the core to the next runnable one, or to
+// the benchmark once none is left (only at the end).
+static void cond_switch(struct fl_cond *s, struct fl_cg *me)
+{
+    if (s->head == s->tail) {
+        fl_swap(&me->co.sp, s->main.sp);
+        return;
+    }
+    struct fl_cg *next = s->runq[s->head];
+    s->head = s->head + 1 == FL_COND_MAX ? 0 : s->head + 1;
+    fl_swap(&me->co.sp, next->co.sp);
+}
+
+static void cond_ready(struct fl_cond *s, struct fl_cg *g)
+{
+    s->runq[s->tail] = g;
+    s->tail = s->tail + 1 == FL_COND_MAX ? 0 : s->tail + 1;
+}
+
+static void cond_g(void *arg)
+{
+    struct fl_cg *me = arg;
+    struct fl_cond *s = me->s;
+    for (uint64_t i = 0; i < s->n; i++) {
+        fl_lock(&s->m);
+        if (++s->id == s->waiters + 1) {
+            s->id = 0;
+            // acquire: pairs with the waiters' release CAS
+            for (struct fl_cg *w = __atomic_exchange_n(&s->list, 0, __ATOMIC_ACQUIRE); w; w = w->next)
+                cond_ready(s, w);
+        } else {
+            me->next = __atomic_load_n(&s->list, __ATOMIC_RELAXED);   // relaxed: the CAS below decides
+            // release: me->next, to the broadcaster's acquire exchange
+            while (!__atomic_compare_exchange_n(&s->list, &me->next, me, false, __ATOMIC_RELEASE,
+                                                __ATOMIC_RELAXED))
+                ;
+            fl_unlock(&s->m);
+            cond_switch(s, me);
+            fl_lock(&s->m);
+        }
+        fl_unlock(&s->m);
+    }
+    s->alive--;
+    cond_switch(s, me);             // its end: never resumed
+    __builtin_trap();
+}
+
+static void cond_bench(struct gb *b, int waiters)
+{
+    struct fl_cond *s = calloc(1, sizeof *s);
+    uint8_t *stacks = malloc((size_t)(waiters + 1) * FL_STACK);
+    FL_CHECK(s && stacks && waiters + 1 <= FL_COND_MAX);
+    s->waiters = waiters;
+    s->n = b->n;
+    gb_start(b);
+    for (int k = 0; k <= waiters; k++) {
+        s->g[k].s = s;
+        fl_co_make(&s->g[k].co, stacks + (size_t)k * FL_STACK, cond_g, &s->g[k]);
+        cond_ready(s, &s->g[k]);
+        s->alive++;
+    }
+    struct fl_cg *first = s->runq[s->head++];
+    fl_swap(&s->main.sp, first->co.sp);
+    gb_stop(b);
+    FL_CHECK(s->alive == 0);
+    free(stacks);
+    free(s);
+}
+
+static void bench_cond1(struct gb *b) { cond_bench(b, 1); }
+static void bench_cond2(struct gb *b) { cond_bench(b, 2); }
+static void bench_cond4(struct gb *b) { cond_bench(b, 4); }
+static void bench_cond8(struct gb *b) { cond_bench(b, 8); }
+static void bench_cond16(struct gb *b) { cond_bench(b, 16); }
+static void bench_cond32(struct gb *b) { cond_bench(b, 32); }
+
+// WakeupParallelSpinning/0s: two goroutines hand a token back and forth,
+// each spinning the row's 5 us (gb_spin, the row's own loop) before its
+// send and 0 before its receive. At 2 vCPUs the row's two run on two
+// cores one after the other; here on one, a switch after each send:
+// ChanSync's floor with the spins.
+#define FL_WAKE_DELAY 5000
+
+struct fl_wake {
+    struct fl_co main, a, b;
+    struct fl_chan ping, pong;
+    uint64_t n;
+    int64_t ping_slot, pong_slot;
+};
+
+static void wake_a(void *arg)
+{
+    struct fl_wake *w = arg;
+    for (uint64_t i = 0; i < w->n; i++) {
+        gb_spin(FL_WAKE_DELAY);
+        fl_send(&w->ping, 0);
+        gb_spin(0);
+        if (!fl_can_recv(&w->pong))
+            fl_swap(&w->a.sp, w->b.sp);
+        (void)fl_recv(&w->pong);
+    }
+    fl_swap(&w->a.sp, w->main.sp);
+    __builtin_trap();
+}
+
+static void wake_b(void *arg)
+{
+    struct fl_wake *w = arg;
+    for (;;) {
+        gb_spin(0);
+        (void)fl_recv(&w->ping);
+        gb_spin(FL_WAKE_DELAY);
+        fl_send(&w->pong, 0);
+        fl_swap(&w->b.sp, w->a.sp);
+    }
+}
+
+static void bench_wakeup_spinning(struct gb *b)
+{
+    struct fl_wake *w = calloc(1, sizeof *w);
+    uint8_t *stacks = malloc(2 * FL_STACK);
+    FL_CHECK(w && stacks);
+    w->n = b->n;
+    w->ping = (struct fl_chan){ .cap = 1, .buf = &w->ping_slot };
+    w->pong = (struct fl_chan){ .cap = 1, .buf = &w->pong_slot };
+    fl_co_make(&w->a, stacks, wake_a, w);
+    fl_co_make(&w->b, stacks + FL_STACK, wake_b, w);
+    gb_start(b);
+    fl_swap(&w->main.sp, w->a.sp);
+    gb_stop(b);
+    free(stacks);
+    free(w);
+}
+
 // ---- MutexSpin, MutexNoSpin -----------------------------------------------------
 //
 // MutexSpin: the lock, the two shared counters, the unlock, then the row's
@@ -1139,9 +1363,8 @@ static void fl_timer_start(struct fl_heap *h, struct fl_timer *t)
     fl_hunlock(&h->lock);
 }
 
-static void fl_timer_stop(struct fl_heap *h, struct fl_timer *t)
+static inline void fl_heap_del(struct fl_heap *h, struct fl_timer *t)
 {
-    fl_hlock(&h->lock);
     uint32_t i = t->idx;
     struct fl_timer *last = h->t[--h->n];
     if (last != t) {
@@ -1149,6 +1372,12 @@ static void fl_timer_stop(struct fl_heap *h, struct fl_timer *t)
         fl_sift_up(h, i);
         fl_sift_down(h, last->idx);
     }
+}
+
+static void fl_timer_stop(struct fl_heap *h, struct fl_timer *t)
+{
+    fl_hlock(&h->lock);
+    fl_heap_del(h, t);
     fl_hunlock(&h->lock);
 }
 
@@ -1178,27 +1407,75 @@ static inline struct fl_timer *fl_timer_new(struct fl_block **free_list, bool ch
     return t;
 }
 
+// The rows whose timers fire (FloorTime/AfterFunc, After,
+// SimultaneousAfterFunc, Sleep, Ticker): a timer that fires carries its
+// function and argument, and a channel timer its one-slot channel in the
+// same block. The worker's own code is its P's scheduler: it runs the
+// op's goroutine g (a coroutine) while g can run, and its heap's due
+// timers when g is parked (fl_sched). A timer's function runs in the
+// scheduler, or, for an AfterFunc, in a goroutine made and run at once
+// (a coroutine on the second stack, Go's "go f()"). Waiting on a channel
+// or a WaitGroup is a switch to the scheduler and one back.
+struct fl_tw;
+
+struct fl_ftimer {
+    struct fl_timer t;          // first: the heap holds its address
+    void (*f)(struct fl_tw *w, void *arg);
+    void *arg;
+    bool go;                    // f runs in a goroutine of its own
+};
+
+struct fl_ctimer {
+    struct fl_chan c;           // first: the block's 64-byte alignment
+    int64_t slot;
+    struct fl_ftimer ft;
+};
+
+#define FL_FTIMER_WORDS ((int)(sizeof(struct fl_ftimer) / 8))
+#define FL_CTIMER_WORDS ((int)((offsetof(struct fl_ctimer, ft) + sizeof(struct fl_ftimer)) / 8))
+#define FL_TIMER_BLOCK 128      // bytes: every timer kind, 64-byte aligned
+#define FL_TIMER_BLOCKS (FL_TIMER_OP + 2)
+_Static_assert(sizeof(struct fl_ctimer) <= FL_TIMER_BLOCK, "a channel timer fits a block");
+_Static_assert(FL_CHAN_TIMER_WORDS * 8 <= FL_TIMER_BLOCK, "a timer and its channel fit a block");
+
+struct fl_tw {
+    struct fl_heap *h;
+    struct fl_block *free_list;
+    struct fl_co sched, g, fn;  // the scheduler, the op's goroutine, a timer function's goroutine
+    uint8_t *stacks;            // g's, then fn's
+    bool ready, done;           // g can run; g's op is done
+    void (*go_f)(struct fl_tw *w, void *arg);
+    void *go_arg;               // fn's function and argument
+    uint64_t wg;                // a WaitGroup: counter (high half), waiters (low)
+    int chain;                  // AfterFunc: timers the chain has still to start
+    struct fl_chan *c;          // AfterFunc: the channel its last function sends on
+    struct fl_ftimer *ts[FL_TIMER_OP + 1];  // the op's timers, freed at its end
+};
+
 struct fl_timers {
     struct fl_heap *heaps;
     uint32_t nheaps, next;
-    void (*op)(struct fl_heap *h, struct fl_block **free_list);
+    void (*op)(struct fl_tw *w);
 };
 
 static void timers_body(struct gb_pb *pb, void *arg)
 {
     struct fl_timers *s = arg;
+    struct fl_tw *w = calloc(1, sizeof *w);
+    uint8_t *mem = malloc(FL_TIMER_BLOCKS * FL_TIMER_BLOCK + 63);
+    w->stacks = malloc(2 * FL_STACK);
+    FL_CHECK(w && mem && w->stacks);
     // relaxed: hands out heaps, one a G (a G per P)
-    struct fl_heap *h = &s->heaps[__atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED) % s->nheaps];
-    size_t size = (size_t)FL_CHAN_TIMER_WORDS * 8;
-    void *mem = malloc(FL_TIMER_OP * size);
-    FL_CHECK(mem);
-    struct fl_block *free_list = fl_blocks(mem, size, FL_TIMER_OP);
+    w->h = &s->heaps[__atomic_fetch_add(&s->next, 1, __ATOMIC_RELAXED) % s->nheaps];
+    w->free_list = fl_blocks((void *)(((uintptr_t)mem + 63) & ~(uintptr_t)63), FL_TIMER_BLOCK, FL_TIMER_BLOCKS);
     while (pb_next(pb))
-        s->op(h, &free_list);
+        s->op(w);
+    free(w->stacks);
     free(mem);
+    free(w);
 }
 
-static void run_fl_timers(struct gb *b, void (*op)(struct fl_heap *h, struct fl_block **free_list))
+static void run_fl_timers(struct gb *b, void (*op)(struct fl_tw *w))
 {
     uint32_t procs = (uint32_t)gomaxprocs(0);
     struct fl_timers s = { calloc(procs, sizeof(struct fl_heap)), procs, 0, op };
@@ -1221,8 +1498,10 @@ static void run_fl_timers(struct gb *b, void (*op)(struct fl_heap *h, struct fl_
 }
 
 // StartStop: 1000 hour-long AfterFuncs started, then stopped, then freed.
-static void start_stop_op(struct fl_heap *h, struct fl_block **free_list)
+static void start_stop_op(struct fl_tw *w)
 {
+    struct fl_heap *h = w->h;
+    struct fl_block **free_list = &w->free_list;
     struct fl_timer *ts[FL_TIMER_OP];
     for (int i = 0; i < FL_TIMER_OP; i++) {
         ts[i] = fl_timer_new(free_list, false, fl_now() + FL_HOUR, 0);
@@ -1236,8 +1515,10 @@ static void start_stop_op(struct fl_heap *h, struct fl_block **free_list)
 
 // Stop: NewTimer(1 s) (a timer and its channel), Stop, 1000 times: the
 // second-long timer goes to the top of the heap and comes out of it.
-static void stop_op(struct fl_heap *h, struct fl_block **free_list)
+static void stop_op(struct fl_tw *w)
 {
+    struct fl_heap *h = w->h;
+    struct fl_block **free_list = &w->free_list;
     for (int i = 0; i < FL_TIMER_OP; i++) {
         struct fl_timer *t = fl_timer_new(free_list, true, fl_now() + FL_SECOND, 0);
         fl_timer_start(h, t);
@@ -1259,16 +1540,280 @@ static void reset_loop(struct fl_heap *h, struct fl_block **free_list, uint64_t 
     fl_free(free_list, t);
 }
 
-static void reset_op(struct fl_heap *h, struct fl_block **free_list)
+static void reset_op(struct fl_tw *w)
 {
-    reset_loop(h, free_list, FL_HOUR, FL_HOUR, 0);
+    reset_loop(w->h, &w->free_list, FL_HOUR, FL_HOUR, 0);
 }
 
-static void ticker_reset_op(struct fl_heap *h, struct fl_block **free_list)
+static void ticker_reset_op(struct fl_tw *w)
 {
-    reset_loop(h, free_list, 3, 6, 6);      // 1 ns and 2 ns at 3 GHz
+    reset_loop(w->h, &w->free_list, 3, 6, 6);      // 1 ns and 2 ns at 3 GHz
 }
 
+// ---- the firing rows -------------------------------------------------------
+
+static inline struct fl_ftimer *fl_ftimer_new(struct fl_tw *w, uint64_t when, void (*f)(struct fl_tw *w, void *arg),
+                                              void *arg, bool go)
+{
+    struct fl_ftimer *ft = fl_alloc(&w->free_list, FL_FTIMER_WORDS);
+    ft->t.when = when;
+    ft->f = f;
+    ft->arg = arg;
+    ft->go = go;
+    return ft;
+}
+
+static inline struct fl_chan *fl_chan_new(struct fl_tw *w)
+{
+    struct fl_chan *c = fl_alloc(&w->free_list, (int)FL_CHAN_WORDS + 1);
+    c->cap = 1;
+    c->buf = (int64_t *)(c + 1);
+    return c;
+}
+
+// Go's sendTime: the time to the timer's channel unless its slot is full;
+// the receiver (parked on it in these rows) made runnable.
+static void fl_send_time(struct fl_tw *w, void *arg)
+{
+    struct fl_chan *c = arg;
+    if (fl_can_send(c)) {
+        fl_send(c, (int64_t)fl_now());
+        w->ready = true;
+    }
+}
+
+static inline struct fl_ctimer *fl_ctimer_new(struct fl_tw *w, uint64_t when, uint64_t period)
+{
+    struct fl_ctimer *ct = fl_alloc(&w->free_list, FL_CTIMER_WORDS);
+    ct->c.cap = 1;
+    ct->c.buf = &ct->slot;
+    ct->ft.t.when = when;
+    ct->ft.t.period = period;
+    ct->ft.f = fl_send_time;
+    ct->ft.arg = &ct->c;
+    return ct;
+}
+
+static void fl_fn_entry(void *arg)
+{
+    struct fl_tw *w = arg;
+    w->go_f(w, w->go_arg);
+    fl_swap(&w->fn.sp, w->sched.sp);    // its end: never resumed
+    __builtin_trap();
+}
+
+// The scheduler's look at its heap (Go's checkTimers): the clock read
+// once, then while the earliest deadline has passed, that timer taken off
+// under the lock (a periodic one moved to its next deadline after now
+// instead) and its function run outside it. The peek needs no lock: only
+// this worker writes its heap (the lock stands for the row's, which
+// other Ps take).
+static void fl_run_timers(struct fl_tw *w)
+{
+    struct fl_heap *h = w->h;
+    uint64_t now = fl_now();
+    for (;;) {
+        struct fl_timer *t = h->t[0];
+        if (t->when > now)
+            return;
+        fl_hlock(&h->lock);
+        if (t->period) {
+            t->when += t->period * (1 + (now - t->when) / t->period);
+            fl_sift_down(h, 0);
+        } else {
+            fl_heap_del(h, t);
+        }
+        fl_hunlock(&h->lock);
+        struct fl_ftimer *ft = (struct fl_ftimer *)t;
+        if (ft->go) {
+            w->go_f = ft->f;
+            w->go_arg = ft->arg;
+            fl_co_make(&w->fn, w->stacks + FL_STACK, fl_fn_entry, w);
+            fl_swap(&w->sched.sp, w->fn.sp);
+        } else {
+            ft->f(w, ft->arg);
+        }
+    }
+}
+
+// Runs a goroutine of body until it is done: it while it can run, else
+// the timers due.
+static void fl_sched(struct fl_tw *w, void (*body)(void *))
+{
+    fl_co_make(&w->g, w->stacks, body, w);
+    w->ready = true;
+    w->done = false;
+    while (!w->done) {
+        if (w->ready) {
+            w->ready = false;
+            fl_swap(&w->sched.sp, w->g.sp);
+        } else {
+            fl_run_timers(w);
+        }
+    }
+}
+
+static inline void fl_park(struct fl_tw *w)
+{
+    fl_swap(&w->g.sp, w->sched.sp);
+}
+
+static void fl_g_end(struct fl_tw *w)
+{
+    w->done = true;
+    fl_park(w);                     // never resumed
+    __builtin_trap();
+}
+
+static inline void fl_chan_wait(struct fl_tw *w, struct fl_chan *c)
+{
+    if (!fl_can_recv(c))
+        fl_park(w);
+    (void)fl_recv(c);
+}
+
+// A WaitGroup wait that finds the counter above 0: counted in as a waiter
+// (a CAS), parked; the done that takes the counter to 0 clears the word
+// and makes it runnable.
+static void fl_wg_wait(struct fl_tw *w)
+{
+    uint64_t v = __atomic_load_n(&w->wg, __ATOMIC_ACQUIRE);    // acquire: pairs with fl_wg_done's release
+    while (v >> 32) {
+        // acquire: pairs with fl_wg_done's release
+        if (__atomic_compare_exchange_n(&w->wg, &v, v + 1, false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+            fl_park(w);
+            return;
+        }
+    }
+}
+
+static void fl_wg_done(struct fl_tw *w, void *arg)
+{
+    (void)arg;
+    // release: pairs with fl_wg_wait's acquire
+    uint64_t v = __atomic_sub_fetch(&w->wg, 1ull << 32, __ATOMIC_RELEASE);
+    if (v >> 32 == 0 && (uint32_t)v != 0) {
+        __atomic_store_n(&w->wg, 0, __ATOMIC_RELAXED);     // relaxed: the waiter runs after this, on this core
+        w->ready = true;
+    }
+}
+
+// AfterFunc: a chain of 1000 AfterFunc(0), each function starting the
+// next, the last sending on a channel the op's goroutine waits on.
+static void chain_f(struct fl_tw *w, void *arg)
+{
+    (void)arg;
+    int n = --w->chain;
+    if (n >= 0) {
+        w->ts[n] = fl_ftimer_new(w, fl_now(), chain_f, 0, true);
+        fl_timer_start(w->h, &w->ts[n]->t);
+    } else {
+        fl_send(w->c, 1);
+        w->ready = true;
+    }
+}
+
+static void afterfunc_g(void *arg)
+{
+    struct fl_tw *w = arg;
+    w->chain = FL_TIMER_OP;
+    w->c = fl_chan_new(w);
+    w->ts[FL_TIMER_OP] = fl_ftimer_new(w, fl_now(), chain_f, 0, true);
+    fl_timer_start(w->h, &w->ts[FL_TIMER_OP]->t);
+    fl_chan_wait(w, w->c);
+    for (int i = 0; i <= FL_TIMER_OP; i++)
+        fl_free(&w->free_list, w->ts[i]);
+    fl_free(&w->free_list, w->c);
+    fl_g_end(w);
+}
+
+static void afterfunc_op(struct fl_tw *w) { fl_sched(w, afterfunc_g); }
+
+// After: <-After(1 ns), 1000 times: a timer and its channel made and
+// started, the receive parks, the timer fires (its send), the receive.
+static void after_g(void *arg)
+{
+    struct fl_tw *w = arg;
+    for (int i = 0; i < FL_TIMER_OP; i++) {
+        struct fl_ctimer *ct = fl_ctimer_new(w, fl_now() + 3, 0);
+        fl_timer_start(w->h, &ct->ft.t);
+        fl_chan_wait(w, &ct->c);
+        fl_free(&w->free_list, ct);
+    }
+    fl_g_end(w);
+}
+
+static void after_op(struct fl_tw *w) { fl_sched(w, after_g); }
+
+// SimultaneousAfterFunc: 1000 AfterFunc(0, wg.Done) started, then Wait;
+// each function a goroutine that makes one done.
+static void simultaneous_g(void *arg)
+{
+    struct fl_tw *w = arg;
+    fl_wg_add(&w->wg, FL_TIMER_OP);
+    for (int i = 0; i < FL_TIMER_OP; i++) {
+        w->ts[i] = fl_ftimer_new(w, fl_now(), fl_wg_done, 0, true);
+        fl_timer_start(w->h, &w->ts[i]->t);
+    }
+    fl_wg_wait(w);
+    for (int i = 0; i < FL_TIMER_OP; i++)
+        fl_free(&w->free_list, w->ts[i]);
+    fl_g_end(w);
+}
+
+static void simultaneous_op(struct fl_tw *w) { fl_sched(w, simultaneous_g); }
+
+// Sleep: 1000 goroutines, each sleeping 1 ns then a WaitGroup done, and
+// the wait. Each is made and run at once: its timer started, it parks,
+// the timer makes it runnable, it runs its done and ends; the wait then
+// finds the counter at 0.
+static void fl_wake(struct fl_tw *w, void *arg)
+{
+    (void)arg;
+    w->ready = true;
+}
+
+static void sleeper_g(void *arg)
+{
+    struct fl_tw *w = arg;
+    struct fl_ftimer *ft = fl_ftimer_new(w, fl_now() + 3, fl_wake, 0, false);
+    fl_timer_start(w->h, &ft->t);
+    fl_park(w);
+    fl_free(&w->free_list, ft);
+    fl_wg_add(&w->wg, -1);
+    fl_g_end(w);
+}
+
+static void sleep_op(struct fl_tw *w)
+{
+    fl_wg_add(&w->wg, FL_TIMER_OP);
+    for (int i = 0; i < FL_TIMER_OP; i++)
+        fl_sched(w, sleeper_g);
+    if (__atomic_load_n(&w->wg, __ATOMIC_ACQUIRE) != 0)   // acquire: pairs with the dones' release
+        __builtin_trap();
+}
+
+// Ticker: a 1 ns ticker, 1000 receives from its channel, each parked
+// until the tick; then stopped and freed.
+static void ticker_g(void *arg)
+{
+    struct fl_tw *w = arg;
+    struct fl_ctimer *ct = fl_ctimer_new(w, fl_now() + 3, 3);
+    fl_timer_start(w->h, &ct->ft.t);
+    for (int i = 0; i < FL_TIMER_OP; i++)
+        fl_chan_wait(w, &ct->c);
+    fl_timer_stop(w->h, &ct->ft.t);
+    fl_free(&w->free_list, ct);
+    fl_g_end(w);
+}
+
+static void ticker_op(struct fl_tw *w) { fl_sched(w, ticker_g); }
+
+static void bench_afterfunc(struct gb *b) { run_fl_timers(b, afterfunc_op); }
+static void bench_after(struct gb *b) { run_fl_timers(b, after_op); }
+static void bench_simultaneous(struct gb *b) { run_fl_timers(b, simultaneous_op); }
+static void bench_sleep(struct gb *b) { run_fl_timers(b, sleep_op); }
+static void bench_ticker(struct gb *b) { run_fl_timers(b, ticker_op); }
 static void bench_start_stop(struct gb *b) { run_fl_timers(b, start_stop_op); }
 static void bench_stop(struct gb *b) { run_fl_timers(b, stop_op); }
 static void bench_reset(struct gb *b) { run_fl_timers(b, reset_op); }
@@ -1321,9 +1866,22 @@ const struct gobench gobench_floor[] = {
     { "Floor/ChanCreation", 20000, bench_chan_creation },
     { "Floor/SelectAsyncContended", 10000, bench_select_async_contended },
     { "Floor/Matmult", 500000, bench_matmult },
+    { "Floor/SelectSyncContended", 20000, bench_select_sync_contended },
+    { "Floor/Cond1", 20000, bench_cond1 },
+    { "Floor/Cond2", 10000, bench_cond2 },
+    { "Floor/Cond4", 5000, bench_cond4 },
+    { "Floor/Cond8", 2000, bench_cond8 },
+    { "Floor/Cond16", 2000, bench_cond16 },
+    { "Floor/Cond32", 500, bench_cond32 },
+    { "Floor/WakeupParallelSpinning/0s", 1000, bench_wakeup_spinning },
     { "FloorTime/StartStop", 4, bench_start_stop },
     { "FloorTime/Stop", 2, bench_stop },
     { "FloorTime/Reset", 20, bench_reset },
     { "FloorTime/TickerReset", 20, bench_ticker_reset },
+    { "FloorTime/AfterFunc", 2, bench_afterfunc },
+    { "FloorTime/After", 2, bench_after },
+    { "FloorTime/SimultaneousAfterFunc", 1, bench_simultaneous },
+    { "FloorTime/Sleep", 1, bench_sleep },
+    { "FloorTime/Ticker", 2, bench_ticker },
     { 0 },
 };

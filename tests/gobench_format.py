@@ -41,7 +41,7 @@ REQUIRED = {
              "Ticker", "TickerReset", "TickerResetNaive"],
     "goro": ["KnownWork"] + [f"SpawnBatch/{b}" for b in (10, 100, 300, 1000, 3000, 10000)],
     # apps/gobench_floor.c: the floors of the rows whose op needs no switch,
-    # and of the channel hand-off rows on one core.
+    # and of the hand-off, Cond and firing-timer rows on one core.
     "floor": [f"Floor/{n}" for n in (
         "ChanNonblocking", "SelectNonblock", "SelectUncontended", "ChanUncontended", "ChanContended", "ChanSem", "ChanClosed",
         "MutexUncontended", "Mutex", "MutexSlack", "MutexWork", "MutexWorkSlack", "Once",
@@ -52,8 +52,10 @@ REQUIRED = {
         "ChanProdConsWork0", "ChanProdConsWork10", "ChanProdConsWork100", "SelectProdCons",
         "PingPongHog", "MutexNoSpin", "MutexSpin", "CreateGoroutinesCapture", "MakeChan/Byte",
         "MakeChan/Int", "MakeChan/Ptr", "MakeChan/Struct/0", "MakeChan/Struct/32", "MakeChan/Struct/40",
-        "ChanCreation", "SelectAsyncContended", "Matmult")] +
-    [f"FloorTime/{n}" for n in ("StartStop", "Stop", "Reset", "TickerReset")],
+        "ChanCreation", "SelectAsyncContended", "Matmult", "SelectSyncContended", "Cond1", "Cond2",
+        "Cond4", "Cond8", "Cond16", "Cond32", "WakeupParallelSpinning/0s")] +
+    [f"FloorTime/{n}" for n in ("StartStop", "Stop", "Reset", "TickerReset", "AfterFunc", "After",
+                                "SimultaneousAfterFunc", "Sleep", "Ticker")],
 }
 
 
