@@ -11,7 +11,9 @@ script those commands name, and the scripts and modules those import or
 run, for the programs they start:
 
   - the Makefile's commands and shell scripts: the first word of each
-    command (after ;, &&, ||, |, "then", "exec", "env", "nice", ...);
+    command (after ;, &&, ||, |, "then", "exec", "env", "nice", ...), and
+    the program handed to a shell function that runs its arguments
+    ("$@", after its shifts: step NAME LOG git clone ... runs git);
   - Python: subprocess.run/Popen/call/check_call/check_output whose first
     argument is a list starting with a string ("go", "tool", ...), and
     every import that is neither the standard library nor in the tree;
@@ -97,8 +99,16 @@ def list_targets(rows):
 
 # ---- what a line of shell runs --------------------------------------------------
 
+# What "$@" reads as in a shell function's body: a command whose first
+# word it is runs the function's arguments.
+ARGV = "GORO_ARGV"
+ARGV_RE = re.compile(r'"\$@"|"\$\{@\}"|(?<![\w"$\\])\$@(?![\w"])')
+
+
 def shell_programs(text):
-    """(word, line offset) of each program a piece of shell starts.
+    """(word, line offset) of each program a piece of shell starts,
+    including those handed to a function that runs its arguments ("$@",
+    after its shifts).
 
     >>> [w for w, _ in shell_programs("set -e; x=1 nice -n 19 go build && cc -o a b | sort")]
     ['nice', 'go', 'cc', 'sort']
@@ -106,10 +116,36 @@ def shell_programs(text):
     ['env', 'python3']
     >>> [w for w, _ in shell_programs("f() { mformat -i x ::; }\\nf")]
     ['mformat']
+    >>> [w for w, _ in shell_programs('run() { echo "+ $*"; "$@"; }\\nrun go build\\nrun "$x" y')]
+    ['go']
+    >>> [w for w, _ in shell_programs('step() {\\n\\tr=$1\\n\\tshift 2\\n\\tnice "$@" > "$log"\\n}\\nstep a b curl -s')]
+    ['nice', 'curl']
     """
-    out = []
+    text = ARGV_RE.sub(ARGV, text)
     defined = set(re.findall(r"^\s*([A-Za-z_][\w-]*)\s*\(\)", text, re.M))
-    for lineno, line in enumerate(simplify_shell(text).split("\n")):
+    lines = simplify_shell(text).split("\n")
+    cmds = shell_commands(lines)
+    runners = argv_runners(lines, cmds, defined)
+    out = []
+    for w, lineno, rest in cmds:
+        if w in runners:
+            words = program_words(rest[runners[w]:])
+            out += [(p, lineno) for p in words if p not in defined and is_program_word(p)]
+        elif w not in defined and is_program_word(w):
+            out.append((w, lineno))
+    return out
+
+
+def is_program_word(w):
+    return not (w in SHELL_WORDS or w == ARGV or w.startswith("$") or "`" in w or w == "Q")
+
+
+def shell_commands(lines):
+    """(first word, line offset, the words after it) of each command the
+    simplified shell lines run, shell words and functions included; after
+    a wrapper (nice -n 19 go) the wrapped program is a command too."""
+    cmds = []
+    for lineno, line in enumerate(lines):
         line = line.strip()
         if not line or line.startswith("#") or re.match(r"make(\[\d+\])?: ", line):
             continue
@@ -128,7 +164,7 @@ def shell_programs(text):
         start = True
         after_wrapper = None
         skip = False
-        for w in words:
+        for i, w in enumerate(words):
             if skip:
                 skip = False
                 continue
@@ -148,8 +184,6 @@ def shell_programs(text):
                 if w.startswith("-") or re.fullmatch(r"[\d.]+[smhd]?", w) or "=" in w or \
                         (after_wrapper == "setarch" and re.fullmatch(r"x86_64|i[3-6]86|linux\d*", w)):
                     continue
-                if w.startswith("-n") or w in ("-n",):
-                    continue
                 after_wrapper = None
                 start = True
             if not start:
@@ -158,14 +192,67 @@ def shell_programs(text):
             if re.fullmatch(r"[A-Za-z_]\w*=.*", w):
                 start = True        # an assignment before the command
                 continue
-            if w in SHELL_WORDS or w in defined or w.startswith("$") or "`" in w or w == "Q":
-                if w == "exec":
-                    start = True
-                continue
-            out.append((w, lineno))
-            if w in WRAPPERS:
+            cmds.append((w, lineno, simple_command_words(words[i + 1:])))
+            if w == "exec":
+                start = True
+            if w in WRAPPERS and w not in SHELL_WORDS:
                 after_wrapper = w
+    return cmds
+
+
+def simple_command_words(words):
+    """The words up to the end of a simple command, redirections left out."""
+    out, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+        elif set(w) <= set("<>&") and set(w) & set("<>"):
+            skip = True
+        elif w in SEPARATORS or w == ")" or set(w) <= set(";&|(`"):
+            break
+        else:
+            out.append(w)
     return out
+
+
+def argv_runners(lines, cmds, defined):
+    """{function: index of the argument that is the program it runs} for
+    the functions of the text that run their arguments: a command in the
+    body that is "$@" (after the body's shifts), or a call of another such
+    function that hands it "$@" there."""
+    bodies = {}
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*([A-Za-z_][\w-]*)\s*\(\)", line)
+        if not m or m.group(1) not in defined:
+            continue
+        depth, j, opened = 0, i, False
+        while j < len(lines):
+            depth += lines[j].count("{") - lines[j].count("}")
+            opened = opened or "{" in lines[j]
+            if opened and depth <= 0:
+                break
+            j += 1
+        bodies[m.group(1)] = (i, j)
+    runners, changed = {}, True
+    while changed:
+        changed = False
+        for name, (first, last) in bodies.items():
+            if name in runners:
+                continue
+            shifts = 0
+            for w, lineno, rest in cmds:
+                if not first <= lineno <= last:
+                    continue
+                if w == "shift":
+                    shifts += int(rest[0]) if rest and rest[0].isdigit() else 1
+                elif w == ARGV:
+                    runners[name] = shifts
+                elif w in runners and w != name and ARGV in rest[:runners[w] + 1]:
+                    runners[name] = shifts + runners[w] - rest.index(ARGV)
+                if name in runners:
+                    changed = True
+                    break
+    return runners
 
 
 def simplify_shell(text):
@@ -614,29 +701,42 @@ FAKE_CALLER = """import fakehelper
 fakehelper.sh("frobnicate-helper", "-w", ns="x")
 fakehelper.go("version")
 """
+# A shell function that runs its arguments after its own ("$@", shifted),
+# as tools/run/test_fresh.sh's step does.
+FAKE_SHELL = """#!/bin/sh
+step() {
+	name=$1
+	shift
+	nice -n 5 "$@" > "/tmp/$name.log" 2>&1
+}
+step one frobnicate-shell --flag
+"""
 
 
 def self_test(rows):
     """The check finds a program the list lacks: [problem] for each of a
-    script that runs one and a script that runs one through a helper of
-    another module (where the helper's own program, go, is listed)."""
+    script that runs one, a script that runs one through a helper of
+    another module (where the helper's own program, go, is listed), and a
+    shell script that runs one through a function running "$@"."""
     with tempfile.TemporaryDirectory(prefix="goro-check-deps-", dir=os.path.join(ROOT, "tests")) as d:
         py = os.path.join(d, "fake.py")
         with open(py, "w") as f:
             # (split, so that this file's own scan does not see the call)
             f.write("import subprocess\nsubprocess" + '.run(["frobnicate-goro", "x"])\n'
                     "subprocess" + '.run(["timeout", "5", "go", "version"])\n')
-        for name, text in (("fakehelper.py", FAKE_HELPER), ("fakecaller.py", FAKE_CALLER)):
+        for name, text in (("fakehelper.py", FAKE_HELPER), ("fakecaller.py", FAKE_CALLER),
+                           ("fakeshell.sh", FAKE_SHELL)):
             with open(os.path.join(d, name), "w") as f:
                 f.write(text)
         found = []
-        for script, prog in (("fake.py", "frobnicate-goro"), ("fakecaller.py", "frobnicate-helper")):
+        for script, prog in (("fake.py", "frobnicate-goro"), ("fakecaller.py", "frobnicate-helper"),
+                             ("fakeshell.sh", "frobnicate-shell")):
             scan = Scan()
             scan.file(os.path.join(d, script))
             scan.helpers()
             got = missing(scan, "test", rows)
             found.append([] if len(got) == 1 and f"runs {prog} " in got[0] else
-                         [f"a script running {prog} and go gave {got}, not one problem naming {prog}"])
+                         [f"a script running {prog} (beside listed programs) gave {got}, not one problem naming {prog}"])
     return found
 
 
@@ -649,8 +749,8 @@ def main():
     targets = args.target or list_targets(rows)
     failed = 0
     if args.tests:
-        for name, probs in zip(("finds_an_unlisted_program", "finds_an_unlisted_program_run_through_a_helper"),
-                               self_test(rows)):
+        for name, probs in zip(("finds_an_unlisted_program", "finds_an_unlisted_program_run_through_a_helper",
+                                "finds_an_unlisted_program_run_by_a_shell_function"), self_test(rows)):
             print(f"PASS {name}" if not probs else f"FAIL {name}: {probs[0]}")
             failed += bool(probs)
     for t in targets:
