@@ -693,7 +693,8 @@ host: $(BUILD)/host/test_l2floor
 # goro's servers from the host (tests/net/goro_servers.py): app=httpd and
 # app=kvd at 1, 2 and 4 vCPUs on QEMU's user networking, each through a
 # port picked free, checked by tests/net's check_httpd.py and check_kvd.py
-# (curl, netcat, memcaslap, raw sockets). Answers and counts only.
+# (curl, Python's and Go's HTTP clients, netcat, memcaslap, memccapable, raw
+# sockets). Answers and counts only.
 $(BUILD)/host/test_servers: tests/net/goro_servers.py tests/net/check_httpd.py tests/net/check_kvd.py \
         tests/net/check_preempt.py tests/net/netcheck.py
 	@mkdir -p $(dir $@)

@@ -27,7 +27,8 @@
 // buffer each. Answers to pipelined requests are gathered and written
 // once no whole request is left in the buffer. A request refused by the
 // parser is answered with its status and the connection closed, as Go
-// does; nothing a client sends stops the server.
+// does (after linger: the client's TCP must see the answer before a
+// reset); nothing a client sends stops the server.
 //
 // Memory: goro's allocator never fails (running out is fatal), so what
 // clients can make the server hold is bounded here instead. Every
@@ -42,6 +43,7 @@
 #define BUF_MIN 2048u
 #define OUT_FLUSH (64u * 1024)
 #define CONN_COST (32u * 1024)      // a connection's share of memory, for max_conns' default
+#define LINGER_NS 2000000000ull     // after an error answer, what the client still sends is read this long
 
 static struct {
     uint16_t port;
@@ -301,14 +303,16 @@ static int read_body(struct conn *k, const struct http_request *r, uint64_t dead
                      size_t *blen, char **owned, size_t *owned_cap, size_t *used)
 {
     *body = "", *blen = 0, *owned = NULL, *owned_cap = 0, *used = 0;
+    // A body known to be too large is refused before 100 Continue: the
+    // client then need not send it (curl, Go's client wait for the 100).
+    if (!r->chunked && (uint64_t)r->content_length > cfg.max_body)
+        return 413;
     if (r->expect_continue && k->len == r->head_len) {
         static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
         if (netserve_write(&srv, k->c, cont, sizeof cont - 1) != 0)
             return -1;
     }
     if (!r->chunked) {
-        if ((uint64_t)r->content_length > cfg.max_body)
-            return 413;
         size_t need = r->head_len + (size_t)r->content_length;
         while (k->len < need)
             if (!fill(k, need - k->len, deadline))
@@ -332,12 +336,14 @@ static int read_body(struct conn *k, const struct http_request *r, uint64_t dead
         }
         int st = http_chunked_decode(&ch, k->in + off, k->len - off, &consumed, out + n, cap - n, &produced, &why);
         off += consumed, n += produced;
+        // The room stops at max_body + 1: a body ending right there is
+        // one byte too large too.
+        if ((st != HTTP_MORE && st != HTTP_DONE) || n > cfg.max_body) {
+            release(&out, &cap);
+            return n > cfg.max_body ? 413 : st;
+        }
         if (st == HTTP_DONE)
             break;
-        if (st != HTTP_MORE || n > cfg.max_body) {
-            release(&out, &cap);
-            return st != HTTP_MORE ? st : 413;
-        }
         if (off == k->len && !fill(k, 4096, deadline)) {
             release(&out, &cap);
             return k->starved ? 503 : -1;
@@ -350,6 +356,22 @@ static int read_body(struct conn *k, const struct http_request *r, uint64_t dead
 }
 
 // ---- a connection ---------------------------------------------------------------------------
+
+// After an error answer, with the client perhaps still sending (a body
+// refused, a head cut short): Go's closeWriteAndWait. The answer and a
+// FIN go out first; what still comes is read and dropped until the
+// client closes or LINGER_NS passes, so that closing with unread bytes
+// (which makes TCP send a reset, and the client's TCP drop the answer it
+// has not yet read) becomes unlikely. Go sleeps 500 ms without reading.
+static void linger(struct conn *k)
+{
+    char drop[1024];
+    if (conn_close_write(k->c) != 0)
+        return;
+    conn_set_read_deadline(k->c, nanotime() + LINGER_NS);
+    while (conn_read(k->c, drop, sizeof drop) > 0)
+        ;
+}
 
 // The answer when the buffer budget refused a request: written straight
 // from here, since buffers are what ran out.
@@ -365,6 +387,7 @@ static void answer_starved(struct conn *k)
 static void serve(void *arg)
 {
     struct conn k = { .c = arg };
+    bool refused = false;           // an error answered: linger before closing
     for (;;) {
         // A whole head. Between requests the idle timeout runs; once a
         // request has begun, its read deadline, from its first byte.
@@ -386,6 +409,7 @@ static void serve(void *arg)
             break;                  // EOF, a deadline, a failed write, or no memory
         if (st != HTTP_DONE) {
             answer_error(&k, st, why);
+            refused = true;
             break;
         }
         const char *body = "";
@@ -398,6 +422,7 @@ static void serve(void *arg)
                 break;
             if (bst) {
                 answer_error(&k, bst, bst == 413 ? "request body too large" : "malformed chunked body");
+                refused = true;
                 break;
             }
             // Reading the body may have moved the buffer the request's
@@ -420,6 +445,8 @@ static void serve(void *arg)
         flush(&k);
     release(&k.in, &k.cap);
     release(&k.out, &k.ocap);
+    if (k.starved || (refused && !k.broken))
+        linger(&k);
     netserve_done(&srv, k.c);
 }
 

@@ -33,6 +33,7 @@ int listener_accept(net_listener_t *l, net_conn_t **c);
 long conn_read(net_conn_t *c, void *buf, size_t n);
 long conn_write(net_conn_t *c, const void *buf, size_t n);
 int conn_close(net_conn_t *c);
+int conn_close_write(net_conn_t *c);
 void conn_free(net_conn_t *c);
 int conn_set_read_deadline(net_conn_t *c, uint64_t t);
 int conn_set_write_deadline(net_conn_t *c, uint64_t t);

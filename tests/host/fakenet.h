@@ -72,6 +72,8 @@ struct net_conn {
     size_t olen;
     int writes, reads;
     bool closed, freed, hung;
+    bool write_closed;              // conn_close_write: the server's FIN sent
+    int read_at_write;              // script steps read whole when the first write was made
     uint64_t closed_at;
 };
 
@@ -162,7 +164,7 @@ int conn_set_write_deadline(net_conn_t *c, uint64_t t)
 
 long conn_write(net_conn_t *c, const void *buf, size_t n)
 {
-    if (c->closed)
+    if (c->closed || c->write_closed)
         return NET_ECLOSED;
     if (c->unread) {
         c->writes++;
@@ -172,6 +174,8 @@ long conn_write(net_conn_t *c, const void *buf, size_t n)
             now_ns = c->wdeadline;
         return NET_ETIMEOUT;
     }
+    if (!c->writes)
+        c->read_at_write = c->i;
     if (++c->writes == c->write_fail_at)
         return NET_EPIPE;
     c->out = realloc(c->out, c->olen + n + 1);
@@ -179,6 +183,14 @@ long conn_write(net_conn_t *c, const void *buf, size_t n)
     c->olen += n;
     c->out[c->olen] = 0;
     return (long)n;
+}
+
+int conn_close_write(net_conn_t *c)
+{
+    if (c->closed || c->write_closed)
+        return NET_ECLOSED;
+    c->write_closed = true;
+    return 0;
 }
 
 int conn_close(net_conn_t *c)

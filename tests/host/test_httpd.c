@@ -7,7 +7,9 @@
 // What a client can do to the server, each checked by what was written
 // back and when the connection closed: plain and pipelined requests,
 // requests a byte at a time, malformed heads (400, 431), bodies by length
-// and chunked, over the limit (413), a head trickled in forever
+// and chunked, over the limit (413, before any 100 Continue; after an
+// error answer the FIN, then what still comes read and dropped for a
+// while, as Go does), a head trickled in forever
 // (slowloris: closed at read_timeout from its first byte), an idle
 // keep-alive (closed at idle_timeout), a half-close (every whole request
 // before the EOF answered), a reset, a failed write, a client that never
@@ -120,7 +122,10 @@ static void bad_request_line(void)
     check_clean();
 }
 
-// A head over max_header: 431, whether it comes at once or slowly.
+// A head over max_header: 431 as soon as the limit is passed, then the
+// server's FIN, and the rest read and dropped (Go's closeWriteAndWait:
+// closing with it unread would reset the connection, and the client's TCP
+// drop the answer), until the client closes.
 static void header_too_large(void)
 {
     reset();
@@ -130,10 +135,30 @@ static void header_too_large(void)
     static struct step s[40];
     for (int i = 0; i < 40; i++)
         s[i] = (struct step){ (uint64_t)i * MS, big + i * 499, 499 };
-    struct net_conn *c = conn(s, 40, false);
+    struct net_conn *c = conn(s, 40, true);
     run("");
     CHECKF(c->out && !strncmp(c->out, "HTTP/1.1 431 ", 13), "answer %.40s", c->out ? c->out : "(none)");
-    CHECKF(c->i < 40, "read the whole 20 KB head (%d of 40 pieces)", c->i);
+    CHECKF(c->read_at_write < 40, "answered only after the whole 20 KB head (%d of 40 pieces)", c->read_at_write);
+    CHECKF(c->write_closed && c->i == 40, "FIN %d, %d of 40 pieces read before the close", c->write_closed, c->i);
+    check_clean();
+}
+
+// A body over max_body announced with Expect: 100-continue: 413 at once,
+// no 100 Continue (the client need not send it). One that then sends it
+// anyway, and never closes, is read until LINGER_NS after the answer.
+static void refused_body(void)
+{
+    reset();
+    static const struct step s[] = {
+        { 0, "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n", 0 },
+        { 100 * MS, "0123456789", 0 }, { 3 * SEC, "too late", 0 } };
+    struct net_conn *c = conn(s, 3, false);
+    run("max_body=16");
+    CHECKF(c->out && !strncmp(c->out, "HTTP/1.1 413 ", 13), "answer %.40s", c->out ? c->out : "(none)");
+    CHECKF(c->read_at_write == 1 && c->write_closed, "answered after %d pieces, FIN %d", c->read_at_write,
+           c->write_closed);
+    CHECKF(c->i == 2 && c->closed_at >= LINGER_NS && c->closed_at < 3 * SEC, "%d pieces read, closed at %llu ms",
+           c->i, (unsigned long long)(c->closed_at / MS));
     check_clean();
 }
 
@@ -234,14 +259,19 @@ static void bodies(void)
     static const struct step s4[] = {
         { 0, "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n11\r\n0123456789abcdefg\r\n", 0 } };
     static const struct step s5[] = { { 0, "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 0 } };
+    // One byte over, the last chunk in the same piece: the body ends just
+    // as the room (max_body + 1) fills.
+    static const struct step s6[] = {
+        { 0, "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n11\r\n0123456789abcdefg\r\n0\r\n\r\n", 0 } };
     struct net_conn *c1 = conn(s1, 2, true), *c2 = conn(s2, 2, true), *c3 = conn(s3, 1, true), *c4 = conn(s4, 1, true),
-                    *c5 = conn(s5, 1, true);
+                    *c5 = conn(s5, 1, true), *c6 = conn(s6, 1, true);
     run("max_body=16");
     CHECK(c1->out && strstr(c1->out, "Content-Length: 10\r\n") && strstr(c1->out, "\r\n\r\n0123456789"));
     CHECK(c2->out && strstr(c2->out, "Content-Length: 7\r\n") && strstr(c2->out, "\r\n\r\nabcdefg"));
     CHECKF(c3->out && !strncmp(c3->out, "HTTP/1.1 413 ", 13), "c3 %.40s", c3->out ? c3->out : "(none)");
     CHECKF(c4->out && !strncmp(c4->out, "HTTP/1.1 413 ", 13), "c4 %.40s", c4->out ? c4->out : "(none)");
     CHECKF(c5->out && !strncmp(c5->out, "HTTP/1.1 400 ", 13), "c5 %.40s", c5->out ? c5->out : "(none)");
+    CHECKF(c6->out && !strncmp(c6->out, "HTTP/1.1 413 ", 13), "c6 %.40s", c6->out ? c6->out : "(none)");
     check_clean();
 }
 
@@ -309,6 +339,7 @@ int main(void)
     RUN(get_root);
     RUN(pipelined);
     RUN(byte_at_a_time);
+    RUN(refused_body);
     RUN(bad_request_line);
     RUN(header_too_large);
     RUN(slowloris);

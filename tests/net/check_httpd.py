@@ -13,13 +13,21 @@ failed.
 
     tests/net/check_httpd.py 127.0.0.1:8080
 """
+import http.client
+import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 
 from netcheck import Failed, expect, run_checks, send
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, "build")  # where Go's client is built (goro_servers.py sets its --build)
+MAX_BODY = 1 << 20                  # the server's largest body: httpd's max_body, the Go peer's
 
 HANG_S = 60.0                       # no single answer, and no chunk sent, may take longer than this
 
@@ -203,13 +211,141 @@ def check_slow_client(addr):
     s.close()
 
 
+def curl(*args, data=None):
+    """curl's exit status, stdout and stderr."""
+    p = subprocess.run(["curl", "-s", "-S", "-m", str(int(HANG_S))] + list(args), input=data, capture_output=True)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def check_curl_clients(addr):
+    """curl as its users run it: HTTP/1.0 (closed after, or kept when it
+    asks), several URLs on one kept connection, and --data-binary @file:
+    a file curl sends with Expect: 100-continue (over 1 MiB, curl 7.88's
+    threshold) is refused 413 before any 100 Continue, and one of the
+    limit's size sent after the 100 comes back whole."""
+    rc, out, err = curl("-0", "-w", "%{http_code} %{num_connects}", f"http://{addr}/")
+    expect(rc == 0 and out == b"Hello, World!200 1", f"HTTP/1.0: exit {rc} {out!r} {err.strip()}")
+    for extra in ([], ["-0", "-H", "Connection: keep-alive"]):
+        rc, out, err = curl(*extra, "-w", "%{num_connects} ", *[f"http://{addr}/work?us={i}" for i in range(4)])
+        expect(rc == 0 and out == b"0\n1 1\n0 2\n0 3\n0 ", f"{extra} 4 URLs: exit {rc} {out!r} {err.strip()}")
+    with tempfile.TemporaryDirectory() as d:
+        for size, hdr, want in ((MAX_BODY + 1, [], 413), (MAX_BODY, ["-H", "Expect: 100-continue"], 200)):
+            path = os.path.join(d, "body")
+            data = bytes(range(256)) * (size // 256) + b"z" * (size % 256)
+            with open(path, "wb") as f:
+                f.write(data)
+            rc, out, err = curl("-v", "--data-binary", f"@{path}", "-w", "%{http_code}", *hdr, f"http://{addr}/echo")
+            expect(rc == 0 and "> Expect: 100-continue" in err, f"{size} bytes: exit {rc}, no Expect sent? {err[-300:]}")
+            expect(out.endswith(b"%d" % want), f"{size} bytes: status {out[-3:]!r}, want {want}")
+            if want == 200:
+                expect(out[:-3] == data, f"{size} bytes sent, {len(out) - 3} back, or not equal")
+            else:
+                expect("< HTTP/1.1 100" not in err, f"{size} bytes: 100 Continue sent for a body then refused")
+
+
+class HTTP10Connection(http.client.HTTPConnection):
+    _http_vsn, _http_vsn_str = 10, "HTTP/1.0"
+
+
+def check_python_client(addr):
+    """Python's http.client: requests on one kept connection, bodies by
+    length and chunked (an iterable body), Expect: 100-continue (it sends
+    the body at once and skips a 100 answer), a body over the limit (413
+    once it has sent it all), HTTP/1.0."""
+    host, port = addr.rsplit(":", 1)
+    c = http.client.HTTPConnection(host, int(port), timeout=HANG_S)
+    sock = None
+    for i in range(5):
+        c.request("GET", f"/work?us={i}")
+        r = c.getresponse()
+        body = r.read()
+        expect(r.status == 200 and body == b"%d\n" % i, f"GET {i}: {r.status} {body!r}")
+        sock = sock or c.sock
+        expect(c.sock is sock, f"request {i} needed a new connection")
+    data = bytes(range(256)) * 300
+    for what, body, hdrs in (("by length", data, {}), ("chunked", iter([data[:1000], data[1000:50000], data[50000:]]), {}),
+                             ("with Expect", data, {"Expect": "100-continue"})):
+        c.request("POST", "/echo", body=body, headers=hdrs)
+        r = c.getresponse()
+        got = r.read()
+        expect(r.status == 200 and got == data, f"POST {what}: {r.status}, {len(got)} bytes of {len(data)}")
+    expect(c.sock is sock, "the POSTs needed a new connection")
+    c.close()
+    c = http.client.HTTPConnection(host, int(port), timeout=HANG_S)
+    c.request("POST", "/echo", body=b"x" * (MAX_BODY + 1))
+    r = c.getresponse()
+    r.read()
+    expect(r.status == 413, f"a body over the limit: {r.status}")
+    c.close()
+    c = HTTP10Connection(host, int(port), timeout=HANG_S)
+    c.request("GET", "/")
+    r = c.getresponse()
+    expect(r.status == 200 and r.read() == b"Hello, World!" and r.will_close, f"HTTP/1.0: {r.status} {r.will_close}")
+    c.close()
+
+
+def go_client():
+    """tools/net/httpclient_go built into BUILD/tools/httpclient-go (again
+    when its sources or the toolchain are newer), in Go's own build cache."""
+    src = os.path.join(ROOT, "tools", "net", "httpclient_go")
+    out = os.path.abspath(os.path.join(BUILD, "tools", "httpclient-go"))
+    go = shutil.which("go")
+    expect(go, "no go on PATH (golang-go)")
+    newest = max([os.path.getmtime(os.path.realpath(go))] + [os.path.getmtime(os.path.join(src, f)) for f in os.listdir(src)])
+    if not os.path.exists(out) or os.path.getmtime(out) < newest:
+        env = dict(os.environ, CGO_ENABLED="0", GOFLAGS="-buildvcs=false")
+        if not (env.get("GOCACHE") or env.get("XDG_CACHE_HOME") or env.get("HOME")):
+            env["GOCACHE"] = os.path.abspath(os.path.join(BUILD, "go-cache"))
+        p = subprocess.run(["go", "build", "-trimpath", "-o", out, "."], cwd=src, env=env, capture_output=True,
+                           text=True, timeout=20 * HANG_S)
+        expect(p.returncode == 0, f"go build of the client: {p.stderr.strip()[-300:]}")
+    return out
+
+
+def check_go_client(addr):
+    """Go's net/http client (tools/net/httpclient_go): pooled keep-alive,
+    bodies by length, chunked (a body of unknown length) and after 100
+    Continue, bodies over the limit answered 413, requests at once."""
+    p = subprocess.run([go_client(), "-limit", str(MAX_BODY), addr], capture_output=True, text=True,
+                       timeout=20 * HANG_S)
+    lines = p.stdout.splitlines()
+    failed = [l for l in lines if not l.startswith("PASS ")]
+    expect(p.returncode == 0 and lines and not failed, f"exit {p.returncode}: {'; '.join(failed)} {p.stderr.strip()[-200:]}")
+
+
+def check_pipeline_splits(addr):
+    """Four pipelined requests (a GET, bodies by length, chunked with an
+    extension, and after Expect: 100-continue) sent in two pieces, split at
+    every byte boundary in turn on one kept connection: every answer, in
+    order (a 100 Continue may come first when the split ends a head)."""
+    reqs = (b"GET /work?us=7 HTTP/1.1\r\nHost: x\r\n\r\n"
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n"
+            b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\nxyz")
+    want = [b"7\n", b"hello", b"abcde", b"xyz"]
+    s = connect(addr)
+    rest = b""
+    for i in range(1, len(reqs)):
+        send(s, reqs[:i])
+        time.sleep(0.002)           # the two pieces in two segments, most of the time
+        send(s, reqs[i:])
+        for k, w in enumerate(want):
+            st, _, body, rest = read_answer(s, rest)
+            while st == 100:
+                st, _, body, rest = read_answer(s, rest)
+            expect(st == 200 and body == w, f"split at {i}, answer {k}: {st} {body!r}, want {w!r}")
+    expect(not rest, f"split pipelines: {rest[:60]!r} more")
+    s.close()
+
+
 def check_still_serving(addr):
     check_curl_get(addr)
 
 
 CHECKS = [check_curl_get, check_curl_work_and_sleep, check_curl_echo, check_bad_request_line,
-          check_headers_too_large, check_other_statuses, check_keep_alive, check_pipelining, check_idle_timeout,
-          check_slow_client, check_still_serving]
+          check_headers_too_large, check_other_statuses, check_keep_alive, check_pipelining, check_curl_clients,
+          check_python_client, check_go_client, check_pipeline_splits, check_idle_timeout, check_slow_client,
+          check_still_serving]
 
 
 def run(addr, out=sys.stdout, prefix="httpd"):

@@ -3,9 +3,10 @@
 """goro's servers over a real network: app=httpd and app=kvd each booted
 under QEMU with a virtio-net NIC on QEMU's user networking, a TCP port of
 127.0.0.1 picked free at run time forwarded to the server's port, and
-tests/net's checks run against it from the host (check_httpd.py: curl and
-raw sockets, then check_preempt.py: short requests answered while every P
-computes a long one; check_kvd.py: raw sockets, netcat and memcaslap),
+tests/net's checks run against it from the host (check_httpd.py: curl,
+Python's and Go's HTTP clients and raw sockets, then check_preempt.py:
+short requests answered while every P computes a long one; check_kvd.py:
+raw sockets, netcat, memcaslap and memccapable),
 once per vCPU count. One line per check, the host tests' format:
 
     PASS httpd-smp2/curl_get
@@ -165,6 +166,7 @@ def main():
     ap.add_argument("--apps", default="httpd,kvd")
     ap.add_argument("--keys", type=int, default=10000, help="check_kvd.py's many_keys count")
     opts = ap.parse_args()
+    check_httpd.BUILD = opts.build          # Go's client is built there
     group, failed = qemu.Group(), 0
     try:
         for smp in [int(s) for s in opts.smp.split(",")]:

@@ -170,6 +170,12 @@ func main() {
 		if !onlyMethod(w, r, http.MethodPost) {
 			return
 		}
+		// A body announced too large is refused unread: net/http then
+		// sends no 100 Continue, and the client need not send it.
+		if r.ContentLength > maxEcho {
+			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+			return
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxEcho))
 		if err != nil {
 			http.Error(w, "body too large", http.StatusRequestEntityTooLarge)

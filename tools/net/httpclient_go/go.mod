@@ -1,0 +1,3 @@
+module goro/tools/net/httpclient_go
+
+go 1.19
