@@ -449,10 +449,15 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
 //   4. still in the call, we ready a G that loops: it takes Pa and the
 //      idle M.
 // Now Pb is idle with the helper's timer and no M is idle. The sleep must
-// end during the call, by a hand-on. Only a host that holds vCPUs for
-// longer than the helper's sleep spoils a round (under TCG, 8 vCPUs on
-// 2 host cores took over 200 ms for steps 2-4 in two runs of four): the
-// round is tried again with the sleep doubled.
+// end during the call, by a hand-on. The waits for each state spin: a
+// sleep's wake-up readies us with Pb idle, and wakep starts the idle M
+// spinning on Pb, so a sleeping poll sees one P and one M idle only when
+// that spinner's vCPU has run since (at 256 vCPUs on 2 host CPUs, not
+// once in a minute of polls). A host that holds vCPUs for longer than the
+// helper's sleep spoils a round (steps 2-4 took over 200 ms at 8 vCPUs
+// on 2 host CPUs, 2 s at 256): the round is tried again with the sleep
+// doubled, up to the stall limit; a round whose set-up a stall ended says
+// which step it did not reach.
 
 #define STRAND_SLEEP_NS 200000000ull    // well after the retake, so the watch is not what wakes it
 static uint64_t strand_p, strand_woke, strand_loop_on, strand_loop_stop, strand_loop_done, strand_sleep;
@@ -520,13 +525,14 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
     for (int i = 0; i < procs - 2; i++)
         go(busy_loop, 0);
     bool set_up = false, during = true;
+    const char *missed = "";
     int round = 0;
-    for (; round < 5 && !set_up && during; round++) {
+    for (uint64_t sleep = STRAND_SLEEP_NS; !set_up && sleep <= KT_STALL_NS; sleep *= 2, round++) {
         kt_store(&strand_p, 0);
         kt_store(&strand_woke, 0);
         kt_store(&strand_loop_on, 0);
         kt_store(&strand_loop_stop, 0);
-        kt_store(&strand_sleep, STRAND_SLEEP_NS << round);
+        kt_store(&strand_sleep, sleep);
         go(strand_loop, 0);
         go(strand_helper, 0);
         // 1. The loops run, the loop and the helper wait on their
@@ -535,7 +541,8 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
         while ((kt_load(&busy_started) < (uint64_t)procs - 2 || SNAPSHOT(sched.npidle) != 1 ||
                 SNAPSHOT(sched.nmidle) != 1 || !parked_on(strand_c) || !parked_on(strand_hc)) &&
                nanotime() < end)
-            sleep_ns(100000);
+            cpu_relax();
+        bool settled = nanotime() < end;
         // 2. The helper, readied in a call, sleeps on the idle P.
         entersyscall();
         chan_try_send(strand_hc, 0);
@@ -558,9 +565,18 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
                     chan_try_send(strand_c, 0);
         while (sent && !kt_load(&strand_loop_on) && nanotime() < end)
             cpu_relax();
-        set_up = helped && pa != pb && sent && kt_load(&strand_loop_on) && SNAPSHOT(allp[pa]->status) == P_RUNNING &&
-                 SNAPSHOT(allp[pb]->status) == P_IDLE && !SNAPSHOT(sched.nmidle) && !kt_load(&strand_woke);
-        while (!kt_load(&strand_woke) && nanotime() < end)
+        missed = !settled                                  ? "1 (one P and one M idle)"
+                 : !helped                                 ? "2 (the helper on the idle P)"
+                 : pa == pb || !sent                       ? "3 (our P retaken in the call)"
+                 : !kt_load(&strand_loop_on)               ? "4 (the loop on our P)"
+                 : kt_load(&strand_woke)                   ? "the end of the set-up before the sleep's"
+                 : SNAPSHOT(allp[pa]->status) != P_RUNNING ? "4 (our P running the loop)"
+                 : SNAPSHOT(allp[pb]->status) != P_IDLE    ? "2 (the helper's P idle)"
+                 : SNAPSHOT(sched.nmidle)                  ? "4 (no M idle)"
+                                                           : "";
+        set_up = !*missed;
+        uint64_t wake_end = nanotime() + sleep + KT_STALL_NS;
+        while (!kt_load(&strand_woke) && nanotime() < wake_end)
             cpu_relax();
         during = kt_load(&strand_woke);
         exitsyscall();
@@ -578,7 +594,9 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
     uint64_t handed = kt_load(&sysmon_timer_handons) - handons;
     printf("ktest: idle P's timer with no M free: %d round(s) to set up, timers handed on %lu time(s)\n",
            round, handed);
-    KT_ASSERT(set_up);
+    if (!set_up)
+        KT_FAIL("the set-up did not reach step %s with the helper asleep for %lu ms", missed,
+                kt_load(&strand_sleep) / 1000000);
     if (!during)
         KT_FAIL("the idle P's timer ran only when the blocking call ended");
     KT_ASSERT(handed > 0);
