@@ -734,6 +734,13 @@ void arch_ap_trampoline_range(uint64_t *phys, uint64_t *len)
     *len = trampoline_len();
 }
 
+// insncount's markers 5 and 6 (tools/insncount): the broadcast start and
+// the end of the boot core's wait for the check-ins, so that each AP's
+// instructions to online, and with threads=1 its thread's host time, are
+// read on the plugin's MARK lines (docs/performance.md, "AP start-up").
+// A NOP on hardware.
+#define SMP_MARK(id) __asm__ volatile(".byte 0x0f,0x1f,0x80," #id ",0x00,0xed,0xfe" ::: "memory")
+
 bool arch_start_aps_early(void)
 {
     if (!arch_under_hypervisor() || !ap_early_n)
@@ -744,6 +751,7 @@ bool arch_start_aps_early(void)
     planned = 1;            // until the MADT is read
     round1_tickets = tickets_limit && tickets_limit < ap_early_n ? tickets_limit : ap_early_n;
     trampoline_prepare(round1_tickets);
+    SMP_MARK(0x05);
     // Under a hypervisor no wait after INIT (init_wait_us); both IPIs
     // reach every core but this one, whatever their APIC ids.
     lapic_send(0, ICR_INIT | ICR_ASSERT | ICR_LEVEL | ICR_ALL_BUT_SELF);
@@ -923,6 +931,7 @@ void arch_wait_checked_in(void)
     check_in_wait_start = rdtsc();
     bool all = wait_check_ins(check_in_wait_start + CHECK_IN_WAIT_CYCLES, false);
     check_in_wait_end = rdtsc();
+    SMP_MARK(0x06);
     check_in_wait_how = all                    ? "all in"
                         : round2 == ROUND2_LEFT ? "the first round in; the second round takes slots from APs, "
                                                   "bounded by ap_timeout="

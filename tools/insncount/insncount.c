@@ -49,6 +49,14 @@
  *   marks=PATH  address markers, one a line: ADDR ID BYTES (hex address,
  *               decimal id 3-255, the instruction's first bytes in hex);
  *               '#' starts a comment
+ *   threads=1   also, at each MARK and at the END, a THREADS line: the host
+ *               time of each vCPU's thread so far, from Linux's schedstat
+ *               (cpuN=run/wait/slices: ns on a host CPU, ns runnable but
+ *               waiting for one, times run), the rest of QEMU's threads
+ *               summed (other=...), and the host's monotonic clock
+ *               (host_ns=): where a guest phase's wall time went. The vCPU
+ *               threads are found by name, so QEMU runs with
+ *               -name NAME,debug-threads=on ("CPU 3/TCG").
  *   profile=PATH  also count, per translation block, the instructions
  *               executed between marker 1 and marker 2 (any vCPU's), and
  *               write "PROFILE vaddr insns" lines to PATH as QEMU exits:
@@ -71,12 +79,14 @@
  * (rare in the guests measured). A WRMSR gets a callback that reads RCX.
  */
 #define _GNU_SOURCE                     /* RTLD_DEFAULT */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "qemu-plugin-api.h"
 
@@ -160,7 +170,7 @@ static FILE *out;
 static char *line;
 static size_t line_len;
 #define LINE_HEAD 400                   /* "INSNCOUNT MARK ..." and the totals */
-#define LINE_PER_VCPU 56                /* " cpuN=u/k" */
+#define LINE_PER_VCPU 72                /* " cpuN=u/k", or threads=1's " cpuN=run/wait/slices" */
 
 #define MARKER_LEN 7
 static const uint8_t marker_prefix[3] = {0x0f, 0x1f, 0x80};
@@ -363,6 +373,54 @@ static void emit(const char *s)
     }
 }
 
+/* ---- threads=1: the host's side ----------------------------------------------- */
+
+static int threads_on;
+
+/* Reads /proc/self/task/TID/F's first line into buf; 0 if it cannot. */
+static int task_read(const char *tid, const char *f, char *buf, size_t len)
+{
+    char path[300];                     /* a d_name is at most 255 bytes */
+    snprintf(path, sizeof(path), "/proc/self/task/%s/%s", tid, f);
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return 0;
+    int ok = fgets(buf, (int)len, fp) != NULL;
+    fclose(fp);
+    return ok;
+}
+
+/* Appends " host_ns=H cpu0=run/wait/slices ... other=run/wait/slices" to
+ * line (its room: LINE_PER_VCPU a vCPU). Under out_lock. */
+static void format_threads(char *buf, size_t len)
+{
+    struct timespec ts;
+    uint64_t orun = 0, owait = 0, oslices = 0;
+    size_t at;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    at = (size_t)snprintf(buf, len, " host_ns=%" PRIu64, (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec);
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d)) && at < len;) {
+        char comm[64], stat[128];
+        uint64_t run, wait, slices;
+        unsigned int vcpu;
+        if (e->d_name[0] == '.' || !task_read(e->d_name, "comm", comm, sizeof(comm)) ||
+            !task_read(e->d_name, "schedstat", stat, sizeof(stat)) ||
+            sscanf(stat, "%" SCNu64 " %" SCNu64 " %" SCNu64, &run, &wait, &slices) != 3)
+            continue;
+        if (sscanf(comm, "CPU %u/TCG", &vcpu) == 1)
+            at += (size_t)snprintf(buf + at, len - at, " cpu%u=%" PRIu64 "/%" PRIu64 "/%" PRIu64, vcpu, run, wait,
+                                   slices);
+        else
+            orun += run, owait += wait, oslices += slices;
+    }
+    closedir(d);
+    if (at < len)
+        snprintf(buf + at, len - at, " other=%" PRIu64 "/%" PRIu64 "/%" PRIu64, orun, owait, oslices);
+}
+
 /* Writes "<head> total=... cpu0=... ...\n". */
 static void report(const char *head)
 {
@@ -372,6 +430,12 @@ static void report(const char *head)
     format_counts(line + at, line_len - at - 1);
     strcat(line, "\n");
     emit(line);
+    if (threads_on) {
+        at = (size_t)snprintf(line, line_len, "INSNCOUNT THREADS%s", head + strlen("INSNCOUNT"));
+        format_threads(line + at, line_len - at - 1);
+        strcat(line, "\n");
+        emit(line);
+    }
     pthread_mutex_unlock(&out_lock);
 }
 
@@ -580,13 +644,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "log=", 4) == 0) {
             path = argv[i] + 4;
+        } else if (strcmp(argv[i], "threads=1") == 0) {
+            threads_on = 1;
         } else if (strncmp(argv[i], "profile=", 8) == 0) {
             profile_path = argv[i] + 8;
         } else if (strncmp(argv[i], "marks=", 6) == 0) {
             if (read_marks(argv[i] + 6) < 0)
                 return -1;
         } else {
-            fprintf(stderr, "insncount: unknown argument %s (log=PATH, marks=PATH, profile=PATH)\n", argv[i]);
+            fprintf(stderr, "insncount: unknown argument %s (log=PATH, marks=PATH, profile=PATH, threads=1)\n", argv[i]);
             return -1;
         }
     }
