@@ -14,21 +14,30 @@
 //             hence its class and node, from the address alone.
 //
 // A span's free list has exactly one owner at a time, which alone touches
-// freelist and nfree:
+// freelist, nfree and the allocated bits (allocbits):
 //   SPAN_CACHED   the core whose mcache holds it (cached_by), with its
 //                 interrupts off;
 //   SPAN_PARTIAL  on its mcentral's partial list: that mcentral's lock;
 //   SPAN_FULL     no free block, on no list: that mcentral's lock.
 // A block freed on another core than the caching one goes to the span's
-// remote list under the mcentral lock; the caching core takes the remote
-// list back when its free list runs dry (refill), under the same lock.
+// remote list under the mcentral lock, its bit left set and its remote
+// bit set; the caching core takes the remote list back when its free list
+// runs dry (refill), under the same lock, and clears both bits then.
 // Invariants:
 //  - only core C sets cached_by to C or changes it away from C, so a core
 //    that reads cached_by == itself with interrupts off owns the free list
 //    for as long as its interrupts stay off;
 //  - remote is empty unless the span is SPAN_CACHED (uncaching merges it);
-//  - an allocated block's bit in allocbits is 1, a free block's 0: the
-//    atomic flip on malloc and free catches a double free.
+//  - an allocated block's bit in allocbits is 1, a free block's 0; a
+//    block on the remote list keeps its 1 and has its bit in remotebits
+//    set until the owner takes it back. Only the owner writes allocbits
+//    and only remote frees (mcentral lock held) and the owner's take-back
+//    write remotebits, so a malloc and a free that own the span make no
+//    atomic read-modify-write (Go's allocation makes none either): loads
+//    and stores, relaxed, as the other side reads the words meanwhile.
+//    A free is a double free when its block's bit is 0 or its remote
+//    bit 1; a large block has no owner: its one bit is cleared by an
+//    atomic, so of two frees exactly one sees it set.
 //
 // Lock order: an mcentral lock is taken alone (span_new and span_release
 // run outside it); span_lock and spanmap_lock may each take a page node
@@ -79,8 +88,11 @@ struct span {
     void *remote;                   // blocks freed by other cores while cached
     uint32_t nremote;
     struct span *next, *prev;       // the partial list
-    // atomic, any core: 1 bit per block, 1 = allocated
+    // 1 bit per block, 1 = allocated: the owner writes, remote frees read
     uint64_t allocbits[SPAN_MAX_ELEMS / 64];
+    // 1 bit per block, 1 = on the remote list: mcentral lock held to write,
+    // the owner reads
+    uint64_t remotebits[SPAN_MAX_ELEMS / 64];
 };
 
 struct mcentral {
@@ -254,6 +266,57 @@ static void span_release(struct span *s)
     span_record_put(s);
 }
 
+// ---- the allocated and remote bits -----------------------------------
+
+static uint32_t block_index(const struct span *s, const void *p)
+{
+    return (uint32_t)(((uint64_t)(uintptr_t)p - s->base) / class_size[s->cls]);
+}
+
+// Block i's bit in allocbits set (alloc) or cleared; false if it was
+// already so. The span's owner only (see the top): a remote free reads the
+// word meanwhile, so a relaxed load and store, no read-modify-write.
+static bool owner_flip(struct span *s, uint32_t i, bool alloc)
+{
+    uint64_t bit = 1ull << (i % 64);
+    uint64_t *w = &s->allocbits[i / 64];
+    uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED);    // relaxed: only this owner writes the word
+    if (!(old & bit) == !alloc)
+        return false;
+    __atomic_store_n(w, old ^ bit, __ATOMIC_RELAXED);       // relaxed: a check, not a publication (see the top)
+    return true;
+}
+
+// The block's bit in remotebits: 1 while it waits on the remote list.
+static bool remote_bit(const struct span *s, uint32_t i)
+{
+    // relaxed: written under the mcentral lock, read by the owner without
+    // it; a free racing another free of the same block may miss it
+    return __atomic_load_n(&s->remotebits[i / 64], __ATOMIC_RELAXED) >> (i % 64) & 1;
+}
+
+// Sets (mcentral lock held, a remote free) or clears (lock held, the
+// owner taking the block back) the block's remote bit.
+static void remote_bit_set(struct span *s, uint32_t i, bool on)
+{
+    uint64_t bit = 1ull << (i % 64);
+    uint64_t old = __atomic_load_n(&s->remotebits[i / 64], __ATOMIC_RELAXED);   // relaxed: writers hold the lock
+    __atomic_store_n(&s->remotebits[i / 64], on ? old | bit : old & ~bit, __ATOMIC_RELAXED);  // relaxed: read as a check only
+}
+
+static void mark_allocated(struct span *s, void *b)
+{
+    if (!owner_flip(s, block_index(s, b), true))
+        panic("malloc: block %p of %u bytes handed out twice: a free list was overwritten "
+              "(use after free?)", b, class_size[s->cls]);
+}
+
+static void double_free(struct span *s, const void *p)
+{
+    panic("free(%p): double free of a block of %u bytes", p,
+          s->cls ? class_size[s->cls] : s->npages * (uint32_t)PAGE_SIZE);
+}
+
 // ---- the partial list (mcentral lock held) --------------------------------------
 
 static void partial_push(struct mcentral *c, struct span *s)
@@ -279,12 +342,17 @@ static void partial_remove(struct mcentral *c, struct span *s)
     c->npartial--;
 }
 
-// Moves the remote list onto the free list. mcentral lock held, by the
-// span's caching core.
+// Moves the remote list onto the free list, clearing the blocks' bits (a
+// block there twice was freed twice). mcentral lock held, by the span's
+// caching core.
 static void span_take_remote(struct span *s)
 {
     while (s->remote) {
         void *b = s->remote;
+        uint32_t i = block_index(s, b);
+        remote_bit_set(s, i, false);
+        if (!owner_flip(s, i, false))
+            double_free(s, b);
         s->remote = *(void **)b;
         *(void **)b = s->freelist;
         s->freelist = b;
@@ -309,23 +377,6 @@ static void count(bool is_free, uint32_t cls, uint64_t bytes)
 }
 
 // ---- allocation --------------------------------------------------------------
-
-static uint32_t block_index(const struct span *s, const void *p)
-{
-    return (uint32_t)(((uint64_t)(uintptr_t)p - s->base) / class_size[s->cls]);
-}
-
-static void mark_allocated(struct span *s, void *b)
-{
-    uint32_t i = block_index(s, b);
-    uint64_t bit = 1ull << (i % 64);
-    // Relaxed: the bit is a double-use check, not a publication; the
-    // block itself is handed over by its free list's owner.
-    uint64_t old = __atomic_fetch_or(&s->allocbits[i / 64], bit, __ATOMIC_RELAXED);
-    if (old & bit)
-        panic("malloc: block %p of %u bytes handed out twice: a free list was overwritten "
-              "(use after free?)", b, class_size[s->cls]);
-}
 
 static void *span_pop(struct span *s)
 {
@@ -481,18 +532,6 @@ static struct span *span_checked(void *p, const char *who)
     return s;
 }
 
-static void mark_free(struct span *s, void *p)
-{
-    uint32_t i = s->cls ? block_index(s, p) : 0;
-    uint64_t bit = 1ull << (i % 64);
-    // Relaxed: as in mark_allocated; two frees of one block both clear it
-    // and exactly one sees it already clear.
-    uint64_t old = __atomic_fetch_and(&s->allocbits[i / 64], ~bit, __ATOMIC_RELAXED);
-    if (!(old & bit))
-        panic("free(%p): double free of a block of %u bytes", p,
-              s->cls ? class_size[s->cls] : s->npages * (uint32_t)PAGE_SIZE);
-}
-
 // A block whose span this core does not cache: to the span under its
 // mcentral's lock. An empty span goes back to the pages once its mcentral
 // keeps enough empty ones.
@@ -502,10 +541,19 @@ static void free_central(struct span *s, void *p)
     bool release = false;
     spin_lock(&c->lock);
     if (s->state == SPAN_CACHED) {
+        // Another core owns allocbits: this free only reads its bit.
+        uint32_t i = block_index(s, p);
+        // relaxed: the bit's 1 was stored before the block reached this caller
+        uint64_t bits = __atomic_load_n(&s->allocbits[i / 64], __ATOMIC_RELAXED);
+        if (!(bits >> (i % 64) & 1) || remote_bit(s, i))
+            double_free(s, p);
+        remote_bit_set(s, i, true);
         *(void **)p = s->remote;
         s->remote = p;
         s->nremote++;
     } else {
+        if (!owner_flip(s, block_index(s, p), false))
+            double_free(s, p);
         *(void **)p = s->freelist;
         s->freelist = p;
         s->nfree++;
@@ -530,8 +578,11 @@ void free(void *p)
     if (!p)
         return;
     struct span *s = span_checked(p, "free");
-    mark_free(s, p);
     if (s->cls == 0) {
+        // relaxed: a check, not a publication; of two frees of the block
+        // exactly one finds the bit set
+        if (!(__atomic_fetch_and(&s->allocbits[0], ~1ull, __ATOMIC_RELAXED) & 1))
+            double_free(s, p);
         count(true, 0, (uint64_t)s->npages * PAGE_SIZE);
         span_release(s);
         return;
@@ -541,6 +592,9 @@ void free(void *p)
     // Relaxed: only this core sets cached_by to itself or away from itself
     // (see the top), so the answer "this core" cannot be stale.
     if (__atomic_load_n(&s->cached_by, __ATOMIC_RELAXED) == (int32_t)cpu_index()) {
+        uint32_t i = block_index(s, p);
+        if (remote_bit(s, i) || !owner_flip(s, i, false))
+            double_free(s, p);
         *(void **)p = s->freelist;
         s->freelist = p;
         s->nfree++;

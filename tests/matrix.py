@@ -785,6 +785,10 @@ CONFIGS = MANY_CORES + [
            log_check=lambda lines: one_exception(lines, 1)),
     fatal("malloc-double-free", "free() of a block twice is a fatal error naming it",
           r"free\(0x[0-9a-f]+\): double free of a block of 112 bytes"),
+    Config("malloc-double-free-remote", "free() on another core, then on the block's own: a fatal error",
+           cores=2, cmdline="app=malloc_double_free_remote", exit_status=255, timeout=15,
+           expect_seq=[r"^malloc_double_free_remote: freed on another core$",
+                       r"free\(0x[0-9a-f]+\): double free of a block of 112 bytes"]),
     fatal("panic", "panic() prints its message and exits 255", r"deliberate panic with 0 argument"),
     # Many cores to stop: the stop goes to the cores that checked in, by
     # APIC id. A broadcast NMI reached an AP halted in the trampoline

@@ -295,3 +295,39 @@ static int double_free_main(int argc, char **argv)
     return 0;
 }
 GORO_APP(malloc_double_free, "free a block twice (expect the fatal error, exit 255)", double_free_main);
+
+// A block freed on another core than the one caching its span, then again
+// on that core: the first free leaves it on the span's remote list with
+// its allocated bit set, so the second must see the remote bit.
+static void *remote_blk;
+static int remote_core = -1;
+static uint32_t remote_claimed;
+
+static void remote_freer(void *arg)
+{
+    (void)arg;
+    // relaxed: picks the one freer; the release below publishes the free
+    if (__atomic_exchange_n(&remote_claimed, 1, __ATOMIC_RELAXED))
+        return;
+    free(remote_blk);
+    __atomic_store_n(&remote_core, core_id(), __ATOMIC_RELEASE);   // release: after the free; pairs with main's acquire
+}
+
+static int double_free_remote_main(int argc, char **argv)
+{
+    (void)argc, (void)argv;
+    // Pinned: this core keeps caching the block's span, and the freer runs
+    // on another.
+    preempt_disable();
+    remote_blk = malloc(100);
+    go(remote_freer, 0);            // two: the one left in this P's runnext is not stolen at once
+    go(remote_freer, 0);
+    while (__atomic_load_n(&remote_core, __ATOMIC_ACQUIRE) < 0)   // acquire: pairs with the freer's release
+        cpu_relax();
+    printf("malloc_double_free_remote: freed on %s core\n", remote_core == core_id() ? "the same" : "another");
+    free(remote_blk);
+    preempt_enable();
+    return 0;
+}
+GORO_APP(malloc_double_free_remote, "free a block on another core, then on its own (expect the fatal error, "
+         "exit 255)", double_free_remote_main);
