@@ -29,6 +29,9 @@
 #include "gobench.h"
 
 #define PAD 64
+// The primitives are inlined wherever used, so that a floor's count does
+// not follow GCC's inlining choices (a call is no part of any op).
+#define FL_INLINE static inline __attribute__((always_inline))
 // A check an op must make anyway (room in the buffer, an element in it):
 // never false in these rows.
 #define FL_CHECK(cond) do { if (!(cond)) __builtin_trap(); } while (0)
@@ -49,7 +52,7 @@ static void fl_run_parallel(struct gb *b, void (*body)(struct gb_pb *pb, void *a
 
 // ---- the primitives ---------------------------------------------------------
 
-static inline void fl_lock(uint32_t *w)
+FL_INLINE void fl_lock(uint32_t *w)
 {
     uint32_t z = 0;
     // acquire: pairs with fl_unlock's release.
@@ -59,7 +62,7 @@ static inline void fl_lock(uint32_t *w)
     }
 }
 
-static inline void fl_unlock(uint32_t *w)
+FL_INLINE void fl_unlock(uint32_t *w)
 {
     // release: pairs with fl_lock's acquire. What is left is the waiters a
     // real lock would wake: none here (waiters spin), but the test is part
@@ -70,7 +73,7 @@ static inline void fl_unlock(uint32_t *w)
 
 #define FL_WRITER (1 << 30)
 
-static inline void fl_rlock(int32_t *rc)
+FL_INLINE void fl_rlock(int32_t *rc)
 {
     // acquire: pairs with fl_wunlock's release.
     while (__atomic_add_fetch(rc, 1, __ATOMIC_ACQUIRE) < 0) {
@@ -80,14 +83,14 @@ static inline void fl_rlock(int32_t *rc)
     }
 }
 
-static inline void fl_runlock(int32_t *rc)
+FL_INLINE void fl_runlock(int32_t *rc)
 {
     __atomic_fetch_sub(rc, 1, __ATOMIC_RELEASE);    // release: pairs with fl_wlock's acquire CAS
 }
 
 // A writer takes the count from 0 (no reader, no writer) to -FL_WRITER in
 // one CAS, and leaves with one add: two atomics, as a mutex.
-static inline void fl_wlock(int32_t *rc)
+FL_INLINE void fl_wlock(int32_t *rc)
 {
     int32_t z = 0;
     // acquire: pairs with fl_runlock's and fl_wunlock's release.
@@ -97,12 +100,12 @@ static inline void fl_wlock(int32_t *rc)
     }
 }
 
-static inline void fl_wunlock(int32_t *rc)
+FL_INLINE void fl_wunlock(int32_t *rc)
 {
     __atomic_fetch_add(rc, FL_WRITER, __ATOMIC_RELEASE);    // release: pairs with fl_rlock's acquire
 }
 
-static inline void fl_semrelease(uint32_t *s, const uint32_t *nwait)
+FL_INLINE void fl_semrelease(uint32_t *s, const uint32_t *nwait)
 {
     __atomic_fetch_add(s, 1, __ATOMIC_RELEASE);     // release: pairs with fl_semacquire's acquire
     // seq_cst: a release must look for sleepers after its add (Go's nwait
@@ -111,7 +114,7 @@ static inline void fl_semrelease(uint32_t *s, const uint32_t *nwait)
         __builtin_trap();
 }
 
-static inline void fl_semacquire(uint32_t *s)
+FL_INLINE void fl_semacquire(uint32_t *s)
 {
     for (;;) {
         uint32_t v = __atomic_load_n(s, __ATOMIC_RELAXED);  // relaxed: the CAS below acquires
@@ -126,7 +129,7 @@ static inline void fl_semacquire(uint32_t *s)
 // word, so one add; what it returns says whether waiters must be woken
 // (the counter reached 0 with waiters): none here, but the test is part
 // of every add.
-static inline void fl_wg_add(uint64_t *w, int delta)
+FL_INLINE void fl_wg_add(uint64_t *w, int delta)
 {
     uint64_t s = __atomic_add_fetch(w, (uint64_t)(int64_t)delta << 32, __ATOMIC_RELEASE);  // release: to the waiters' load
     if ((uint32_t)s != 0)
@@ -141,7 +144,7 @@ struct fl_chan {
     int64_t *buf;
 } __attribute__((aligned(PAD)));
 
-static inline void fl_send(struct fl_chan *c, int64_t v)
+FL_INLINE void fl_send(struct fl_chan *c, int64_t v)
 {
     fl_lock(&c->lock);
     FL_CHECK(c->count < c->cap);
@@ -151,7 +154,7 @@ static inline void fl_send(struct fl_chan *c, int64_t v)
     __atomic_store_n(&c->lock, 0, __ATOMIC_RELEASE);   // release: pairs with fl_lock's acquire
 }
 
-static inline int64_t fl_recv(struct fl_chan *c)
+FL_INLINE int64_t fl_recv(struct fl_chan *c)
 {
     fl_lock(&c->lock);
     FL_CHECK(c->count > 0);
@@ -163,13 +166,13 @@ static inline int64_t fl_recv(struct fl_chan *c)
 }
 
 // Non-blocking: true if a receive would find an element (or a closed channel).
-static inline bool fl_can_recv(const struct fl_chan *c)
+FL_INLINE bool fl_can_recv(const struct fl_chan *c)
 {
     return __atomic_load_n(&c->count, __ATOMIC_RELAXED) != 0 ||     // relaxed: a peek, as Go's empty()
            __atomic_load_n(&c->closed, __ATOMIC_RELAXED) != 0;      // relaxed: as above
 }
 
-static inline bool fl_can_send(const struct fl_chan *c)
+FL_INLINE bool fl_can_send(const struct fl_chan *c)
 {
     return __atomic_load_n(&c->count, __ATOMIC_RELAXED) < c->cap;  // relaxed: a peek, as Go's full()
 }
@@ -556,7 +559,7 @@ __attribute__((naked, noinline)) static void fl_co_entry(void)
     __asm__("mov %r13, %rdi\n\tcall *%r12\n\tud2");
 }
 
-static void fl_co_make(struct fl_co *co, uint8_t *stack, void (*fn)(void *), void *arg)
+FL_INLINE void fl_co_make(struct fl_co *co, uint8_t *stack, void (*fn)(void *), void *arg)
 {
     uint64_t *sp = (uint64_t *)(((uintptr_t)stack + FL_STACK) & ~(uintptr_t)15);
     *--sp = (uint64_t)(uintptr_t)fl_co_entry;   // fl_swap's ret; fl_co_entry's call then sees rsp 16-aligned
@@ -578,7 +581,7 @@ static void fl_co_make(struct fl_co *co, uint8_t *stack, void (*fn)(void *), voi
 // without it carry no test for it; with it, fl_work hides the constant
 // from the compiler, as the row's runtime count is hidden, or the loop,
 // whose result is unused, would go.
-static inline void fl_work(int work)
+FL_INLINE void fl_work(int work)
 {
     if (work) {
         __asm__("" : "+r"(work));
@@ -971,7 +974,7 @@ struct fl_acc {
     uint64_t acc0, acc1;
 };
 
-static inline void fl_walk(uint64_t *data, int words)
+FL_INLINE void fl_walk(uint64_t *data, int words)
 {
     for (int i = 0; i < words; i += 4) {
         data[i]++;
@@ -979,7 +982,7 @@ static inline void fl_walk(uint64_t *data, int words)
     }
 }
 
-static inline void fl_acc_op(struct fl_acc *s)
+FL_INLINE void fl_acc_op(struct fl_acc *s)
 {
     fl_lock(&s->m.a);
     s->acc0 -= 100;
@@ -1049,6 +1052,63 @@ static void bench_mutex_nospin(struct gb *b)
     fl_run_parallel(b, mutex_nospin_body, &s);
 }
 
+// ---- CreateGoroutines(Parallel): a chain of goroutines, each making the next ----
+//
+// An op is a goroutine made (a coroutine on the stack its creator's
+// predecessor left) and run once its creator ends (a switch); the last
+// sends on the benchmark's channel. The parallel row runs gomaxprocs
+// chains of N / gomaxprocs: per op the same, here one chain on one core.
+
+struct fl_chain {
+    struct fl_co main, g[2];
+    uint8_t *stacks;
+    struct fl_chan done;
+    int64_t slot;
+};
+
+struct fl_link {
+    struct fl_chain *c;
+    uint64_t n;
+    int k;                      // which of the two stacks this goroutine runs on
+};
+
+static void chain_g(void *arg)
+{
+    struct fl_link *l = arg;
+    struct fl_chain *c = l->c;
+    if (l->n == 0) {
+        fl_send(&c->done, 1);
+        fl_swap(&c->g[l->k].sp, c->main.sp);    // its end: never resumed
+        __builtin_trap();
+    }
+    int next = 1 - l->k;
+    struct fl_link *nl = &((struct fl_link *)(c + 1))[next];
+    nl->c = c;
+    nl->n = l->n - 1;
+    nl->k = next;
+    fl_co_make(&c->g[next], c->stacks + (size_t)next * FL_STACK, chain_g, nl);
+    fl_swap(&c->g[l->k].sp, c->g[next].sp);     // its end: the next runs
+    __builtin_trap();
+}
+
+static void bench_create_goroutines(struct gb *b)
+{
+    struct fl_chain *c = calloc(1, sizeof *c + 2 * sizeof(struct fl_link));
+    uint8_t *stacks = malloc(2 * FL_STACK);
+    FL_CHECK(c && stacks);
+    c->stacks = stacks;
+    c->done = (struct fl_chan){ .cap = 1, .buf = &c->slot };
+    struct fl_link *l = (struct fl_link *)(c + 1);
+    *l = (struct fl_link){ c, b->n, 0 };
+    gb_start(b);
+    fl_co_make(&c->g[0], stacks, chain_g, l);
+    fl_swap(&c->main.sp, c->g[0].sp);
+    (void)fl_recv(&c->done);
+    gb_stop(b);
+    free(stacks);
+    free(c);
+}
+
 // ---- CreateGoroutinesCapture: four goroutines and a WaitGroup an op ------------
 //
 // The add of four, then each goroutine made, run and ended (two switches)
@@ -1101,7 +1161,7 @@ struct fl_block {
     struct fl_block *next;
 };
 
-static inline void *fl_alloc(struct fl_block **free_list, int words)
+FL_INLINE void *fl_alloc(struct fl_block **free_list, int words)
 {
     struct fl_block *p = *free_list;
     FL_CHECK(p);
@@ -1112,7 +1172,7 @@ static inline void *fl_alloc(struct fl_block **free_list, int words)
     return p;
 }
 
-static inline void fl_free(struct fl_block **free_list, void *p)
+FL_INLINE void fl_free(struct fl_block **free_list, void *p)
 {
     struct fl_block *b = p;
     b->next = *free_list;
@@ -1188,7 +1248,7 @@ static void bench_chan_creation(struct gb *b)
 // the token from the ready one (the peek may be stale at 2 vCPUs: the
 // take, under the lock, decides) and puts it in the other.
 
-static inline bool fl_try_recv(struct fl_chan *c)
+FL_INLINE bool fl_try_recv(struct fl_chan *c)
 {
     fl_lock(&c->lock);
     bool got = c->count > 0;
@@ -1398,8 +1458,8 @@ static void fl_timer_reset(struct fl_heap *h, struct fl_timer *t, uint64_t when,
 #define FL_TIMER_WORDS ((int)(sizeof(struct fl_timer) / 8))
 #define FL_CHAN_TIMER_WORDS (FL_TIMER_WORDS + (int)FL_CHAN_WORDS + 1)
 
-static inline struct fl_timer *fl_timer_new(struct fl_block **free_list, bool chan, uint64_t when,
-                                            uint64_t period)
+FL_INLINE struct fl_timer *fl_timer_new(struct fl_block **free_list, bool chan, uint64_t when,
+                                        uint64_t period)
 {
     struct fl_timer *t = fl_alloc(free_list, chan ? FL_CHAN_TIMER_WORDS : FL_TIMER_WORDS);
     t->when = when;
@@ -1552,8 +1612,8 @@ static void ticker_reset_op(struct fl_tw *w)
 
 // ---- the firing rows -------------------------------------------------------
 
-static inline struct fl_ftimer *fl_ftimer_new(struct fl_tw *w, uint64_t when, void (*f)(struct fl_tw *w, void *arg),
-                                              void *arg, bool go)
+FL_INLINE struct fl_ftimer *fl_ftimer_new(struct fl_tw *w, uint64_t when,
+                                          void (*f)(struct fl_tw *w, void *arg), void *arg, bool go)
 {
     struct fl_ftimer *ft = fl_alloc(&w->free_list, FL_FTIMER_WORDS);
     ft->t.when = when;
@@ -1563,7 +1623,7 @@ static inline struct fl_ftimer *fl_ftimer_new(struct fl_tw *w, uint64_t when, vo
     return ft;
 }
 
-static inline struct fl_chan *fl_chan_new(struct fl_tw *w)
+FL_INLINE struct fl_chan *fl_chan_new(struct fl_tw *w)
 {
     struct fl_chan *c = fl_alloc(&w->free_list, (int)FL_CHAN_WORDS + 1);
     c->cap = 1;
@@ -1582,7 +1642,7 @@ static void fl_send_time(struct fl_tw *w, void *arg)
     }
 }
 
-static inline struct fl_ctimer *fl_ctimer_new(struct fl_tw *w, uint64_t when, uint64_t period)
+FL_INLINE struct fl_ctimer *fl_ctimer_new(struct fl_tw *w, uint64_t when, uint64_t period)
 {
     struct fl_ctimer *ct = fl_alloc(&w->free_list, FL_CTIMER_WORDS);
     ct->c.cap = 1;
@@ -1653,7 +1713,7 @@ static void fl_sched(struct fl_tw *w, void (*body)(void *))
     }
 }
 
-static inline void fl_park(struct fl_tw *w)
+FL_INLINE void fl_park(struct fl_tw *w)
 {
     fl_swap(&w->g.sp, w->sched.sp);
 }
@@ -1665,7 +1725,7 @@ static void fl_g_end(struct fl_tw *w)
     __builtin_trap();
 }
 
-static inline void fl_chan_wait(struct fl_tw *w, struct fl_chan *c)
+FL_INLINE void fl_chan_wait(struct fl_tw *w, struct fl_chan *c)
 {
     if (!fl_can_recv(c))
         fl_park(w);
@@ -1857,6 +1917,8 @@ const struct gobench gobench_floor[] = {
     { "Floor/MutexNoSpin", 500, bench_mutex_nospin },
     { "Floor/MutexSpin", 500, bench_mutex_spin },
     { "Floor/CreateGoroutinesCapture", 5000, bench_create_goroutines_capture },
+    { "Floor/CreateGoroutines", 20000, bench_create_goroutines },
+    { "Floor/CreateGoroutinesParallel", 20000, bench_create_goroutines },
     { "Floor/MakeChan/Byte", 20000, bench_make_chan_byte },
     { "Floor/MakeChan/Int", 20000, bench_make_chan_int },
     { "Floor/MakeChan/Ptr", 20000, bench_make_chan_int },
