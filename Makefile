@@ -52,7 +52,8 @@ SHELL_C := shell/shell.c shell/shell_run.c shell/shell_sched.c shell/shell_machi
 
 # The network stack (docs/net.md): goro's port of lwIP and its socket layer.
 # lwIP's own sources are not in the tree: see "lwIP" below.
-NET_C := net/stack.c net/ether.c net/netmem.c net/sys_arch.c net/addr.c net/conn.c net/udp.c net/hooks.c net/synq.c
+NET_C := net/stack.c net/ether.c net/netmem.c net/sys_arch.c net/addr.c net/conn.c net/udp.c net/hooks.c net/synq.c \
+         net/syncookie.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
 # g0's stack through ordinary calls, never in an interrupt.
@@ -500,7 +501,7 @@ FUZZ_SRCS_pci := drivers/pci/pci_cfg.c drivers/net/virtio_caps.c
 # The receive path: lwIP's port and goro's sockets over lwIP, with lwIP
 # itself (FUZZ_LWIP_OBJS: its sources from LWIP_DIR, on the host's C
 # library, so its memory is the host's malloc and ASan sees every block).
-FUZZ_SRCS_netrx := net/ether.c net/stack.c net/hooks.c net/synq.c net/conn.c net/udp.c net/addr.c net/sys_arch.c
+FUZZ_SRCS_netrx := net/ether.c net/stack.c net/hooks.c net/synq.c net/syncookie.c net/conn.c net/udp.c net/addr.c net/sys_arch.c
 FUZZ_LWIP_OBJS := $(patsubst $(LWIPDIR)/%.c,$(BUILD)/fuzz/obj/lwip/%.o,$(LWIP_C))
 FUZZ_EXTRA_netrx := $(FUZZ_LWIP_OBJS)
 FUZZ_NET_CFLAGS = -Inet/lwip -I$(LWIPDIR)/include
@@ -707,9 +708,8 @@ host: $(BUILD)/host/test_servers
 # (tests/net/goro_conns.py, tests/net/check_conns.py): opened, held idle
 # while /stats shows the cores halting and no goroutine running, each
 # then served, all closed. Over a tap as root; otherwise 1,000 over user
-# networking, and a SKIP line for the 10,000. Counts only. Not yet in
-# make test: on a loaded host a few handshakes in 10,000 are still lost
-# (tests/net/README.md).
+# networking, and a SKIP line for the 10,000. Counts only. Not in make
+# test: it takes minutes (tests/net/README.md).
 .PHONY: test-conns
 test-conns: deps-for-test
 	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf

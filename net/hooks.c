@@ -2,7 +2,9 @@
 // lwIP's IPv4 input hook (LWIP_HOOK_IP4_INPUT, lwipopts.h): every IPv4
 // packet, from a device or the loopback queue, passes here under the
 // stack lock before lwIP looks at it. Returning 1 means "taken": the
-// hook frees the packet and lwIP forgets it.
+// hook frees the packet and lwIP forgets it. A SYN is noted for its SYN
+// cookie, and an ACK may make again a connection lwIP ended half-open
+// (net/syncookie.c).
 //
 // lwIP's TCP input hook (LWIP_HOOK_TCP_INPACKET_PCB) guards a flaw in
 // lwIP 2.1's receive path: a segment that takes one sequence number (a
@@ -16,6 +18,7 @@
 #include "net/hooks.h"
 #include "net/stack.h"
 #include "net/synq.h"
+#include "net/syncookie.h"
 #include <lwip/ip4.h>
 #include <lwip/prot/ip.h>
 #include <lwip/pbuf.h>
@@ -31,7 +34,6 @@ static uint64_t dropped;
 
 int net_hook_ip4_input(struct pbuf *p, struct netif *inp)
 {
-    (void)inp;
     if (p->len < IP_HLEN)
         return 0;
     const struct ip_hdr *ip = p->payload;
@@ -41,6 +43,12 @@ int net_hook_ip4_input(struct pbuf *p, struct netif *inp)
         return 0;
     const struct tcp_hdr *tcp = (const struct tcp_hdr *)((const uint8_t *)p->payload + hlen);
     uint8_t flags = TCPH_FLAGS(tcp);
+    if ((flags & (TCP_SYN | TCP_ACK | TCP_RST)) == TCP_ACK) {
+        if (!syncookie_ack(inp, ip, tcp))
+            return 0;
+        pbuf_free(p);               // its connection cannot be made again now: the peer repeats it
+        return 1;
+    }
     if (!(flags & TCP_SYN) || (flags & TCP_ACK))
         return 0;
     uint16_t port = lwip_ntohs(tcp->dest);
@@ -49,6 +57,7 @@ int net_hook_ip4_input(struct pbuf *p, struct netif *inp)
         pbuf_free(p);
         return 1;
     }
+    syncookie_note_syn(ip, tcp, (uint16_t)(p->len - hlen));
     return 0;
 }
 

@@ -16,17 +16,17 @@
 // callback the ones lwIP frees first (a reset, its SYN_RCVD timeout).
 //
 // A SYN that finds SYNQ_MAX half-open is dropped, as Linux drops one
-// that finds its queue full when it sends no SYN cookies, and its client
-// retries. Ending the oldest instead (BSD's SYN cache's rule, which kept
-// a flood of spoofed SYNs from shutting the listener for lwIP's SYN_RCVD
-// timeout, 20 s) ended real clients' handshakes too whenever the guest
-// fell behind: their ACKs were still queued, or lost and repeated only
-// after a retransmission timeout, and the listener reset them when they
-// came. On a host with a load average of 100, 500 to 1,800 of 10,000
-// connections were lost that way, with 256 or 512 half-open and whether
-// the oldest or only those whose SYN-ACK had been retransmitted were
-// ended. So a spoofed flood now shuts a listener for
-// up to 20 s, as in Linux without SYN cookies; lwIP has no SYN cookies.
+// that finds its queue full, and its client retries. Ending the oldest
+// instead (BSD's SYN cache's rule, which keeps a flood of spoofed SYNs
+// from shutting the listener for lwIP's SYN_RCVD timeout, 20 s) makes a
+// guest under a flood answer every SYN, each with a SYN-ACK and an ARP
+// query for its spoofed source: under a 2000-SYN flood a loaded host's
+// guest then answered no ping for a minute, in two runs of three. So a
+// spoofed flood shuts a listener for up to 20 s, as in Linux without SYN
+// cookies. A real handshake lwIP ends (that timeout, when every ACK of it
+// was lost in a burst) is not lost: its initial sequence number is a SYN
+// cookie, and its peer's next segment makes it again (net/syncookie.c).
+//
 // The queue is a doubly linked list, so a completion is O(1).
 #include "net/synq.h"
 #include "net/netmem.h"

@@ -14,9 +14,7 @@ struct tcp_pcb;
 // about 300 with 256 connects in flight. A flood of spoofed SYNs keeps
 // all SYNQ_MAX, each retransmitting its SYN-ACK to an address never
 // resolved: with 1024, after a 2000-SYN flood a loaded host's e1000e
-// guest answered no ping within 10 s. Linux bounds the same queue by the
-// listen backlog and answers past it with SYN cookies, which lwIP has
-// not.
+// guest answered no ping within 10 s.
 #define SYNQ_MAX 512
 
 // Gives lpcb, a listening pcb of goro's net API, its queue; false when

@@ -119,11 +119,15 @@
 #define LWIP_ALTCP 0
 #define LWIP_WND_SCALE 0
 #define LWIP_EVENT_API 0
-// Initial sequence numbers from the port's generator (LWIP_RAND, arch/cc.h):
-// without the hook lwIP counts them up from 6510 by its tick count, which
-// a peer can predict and so inject into another's connection (RFC 6528).
+// Initial sequence numbers: a passive open's is a SYN cookie
+// (net/syncookie.c), an active open's from the port's generator
+// (LWIP_RAND, arch/cc.h). Without the hook lwIP counts them up from 6510
+// by its tick count, which a peer can predict and so inject into
+// another's connection (RFC 6528).
+#include <stdint.h>
+uint32_t syncookie_isn(const void *local_ip, uint16_t local_port, const void *remote_ip, uint16_t remote_port);
 #define LWIP_HOOK_TCP_ISN(local_ip, local_port, remote_ip, remote_port) \
-    ((void)(local_ip), (void)(local_port), (void)(remote_ip), (void)(remote_port), LWIP_RAND())
+    syncookie_isn(local_ip, local_port, remote_ip, remote_port)
 
 // ---- hooks (net/hooks.c): test filters and guards on the receive path ----
 struct pbuf;

@@ -51,6 +51,7 @@ def main():
     ap.add_argument("--smp", type=int, default=2)
     ap.add_argument("--conns", type=int, default=10000, help="connections over a tap (root)")
     ap.add_argument("--user-conns", type=int, default=1000, help="connections over user networking (not root)")
+    ap.add_argument("--ns-prefix", default="conns", help="the namespace's name before the pid (root)")
     o = ap.parse_args()
     tap = os.geteuid() == 0
     net, conns = ("tap", o.conns) if tap else ("user", o.user_conns)
@@ -63,7 +64,7 @@ def main():
     group, ns, b = qemu.Group(), None, None
     try:
         if tap:
-            ns = netns.create(f"conns{os.getpid() % 100000}", o.smp)
+            ns = netns.create(f"{o.ns_prefix}{os.getpid() % 100000}", o.smp)
         b = Boot(group, os.path.join(o.build, "goro.elf"), o.smp, "httpd", log, args=ARGS, ns=ns)
         why = b.start()
         if why:

@@ -39,6 +39,9 @@ serial log shows no panic):
     seqwrap     on open connections, a FIN and a byte 2^31 before the
                 sequence number the guest expects
     mutate      --mutate valid frames with random bytes changed (--seed)
+    cookie      a handshake the guest ended half-open (a reset; lwIP's
+                SYN_RCVD timeout does the same): data with its ACK makes
+                it again from the SYN cookie, and is echoed
     synflood    --flood SYNs to port 7 from spoofed sources on the link,
                 never answered; then a connection must open within
                 FLOOD_RECOVERY_S seconds
@@ -570,6 +573,34 @@ def round_synflood(link, rng, me, count):
     return count
 
 
+def round_cookie(link, rng, me):
+    """A handshake the guest no longer holds when its ACK comes: lwIP ends
+    a half-open connection after 20 s without an ACK (every one lost in a
+    burst), here at once by a reset in its window. Data with the ACK must
+    then make the connection again from its SYN cookie, which the guest
+    shows by answering a SYN-ACK of the same initial sequence number
+    first, and come back."""
+    c = TcpClient(link, ECHO_PORT, 20000 + rng.randrange(10000))
+    link.send_ip(c.seg(SYN))
+    p = link.take(lambda p: c.mine(p) and p[3][13] & (SYN | ACK) == SYN | ACK)
+    if p is None:
+        raise Failed("no SYN-ACK")
+    isn = struct.unpack_from("!I", p[3], 4)[0]
+    c.snd_nxt, c.rcv_nxt = (c.iss + 1) & 0xFFFFFFFF, (isn + 1) & 0xFFFFFFFF
+    link.send_ip(c.seg(RST))
+    if not ping(link, rng.randrange(1 << 16)):      # the reset taken before the ACK comes
+        raise Failed("no ping reply after the reset")
+    link.drain()
+    data = b"made again from its cookie " * 20
+    link.send_ip(c.seg(ACK | PSH, data))
+    if link.take(lambda p: c.mine(p) and p[3][13] & (SYN | ACK) == SYN | ACK and
+                 struct.unpack_from("!I", p[3], 4)[0] == isn) is None:
+        raise Failed("no SYN-ACK of the cookie's: the connection was not made again")
+    c.echo(data)
+    c.close()
+    return 5
+
+
 # ---- the guest ----------------------------------------------------------------------
 
 class Guest(qemu.Console):
@@ -598,6 +629,7 @@ def run_rounds(link, guest, opts):
               ("frags", lambda: round_frags(link, rng, me)),
               ("seqwrap", lambda: round_seqwrap(link, rng, me)),
               ("mutate", lambda: round_mutate(link, rng, me, opts.mutate)),
+              ("cookie", lambda: round_cookie(link, rng, me)),
               ("synflood", lambda: round_synflood(link, rng, me, opts.flood))]
     for name, fn in rounds:
         t0 = time.monotonic()
