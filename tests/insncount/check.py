@@ -9,7 +9,9 @@ differences (1 + 2*N instructions each, exactly; the third 1 + 7*N with N
 atomics of each kind, N PAUSEs and no halts), that the running total only
 grows, that the END line counts at least what the marks saw, and that the plugin
 chose the API version the QEMU running it supports (its START line:
-version 1 for QEMU before 9.0, 3 after).
+version 1 for QEMU before 9.0, 3 after). Once more on 1 vCPU with lines=1:
+the same counts, and no atomic on a line another vCPU touched (xlines 0:
+there is none).
 
 Prints a PASS or FAIL line per vCPU count (the runner's host-test lines;
 make test runs this as BUILD/host/test_insncount) and a closing count. A
@@ -35,11 +37,11 @@ FIELD_RE = re.compile(r" ([a-z]+)=(\d+)")
 START_RE = re.compile(r"INSNCOUNT START api=(\d+) qemu_api=(\d+)-(\d+) vcpus=(\d+)")
 
 
-def run(plugin, guest, smp, log):
+def run(plugin, guest, smp, log, lines=False):
     cmd = [qemu.QEMU, "-accel", "tcg", "-cpu", "max", "-smp", str(smp),
            "-m", "64M", "-display", "none", "-no-reboot", "-serial", "none",
            "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-kernel", guest,
-           "-plugin", f"{plugin},log={log}"]
+           "-plugin", f"{plugin},log={log}" + (",lines=1" if lines else "")]
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     except FileNotFoundError:
@@ -79,9 +81,10 @@ def run(plugin, guest, smp, log):
         got = [marks[k + 1][1] - marks[k][1] for k in range(0, len(marks), 2)]
         if got != EXPECTED:
             errs.append(f"pair counts {got}, want {EXPECTED}")
-        third = {k: fields[5].get(k, -1) - fields[4].get(k, 0) for k in EXPECTED_ATOMICS}
-        if third != EXPECTED_ATOMICS:
-            errs.append(f"the atomics loop counted {third}, want {EXPECTED_ATOMICS}")
+        want = dict(EXPECTED_ATOMICS, **({"xlines": 0} if lines else {}))
+        third = {k: fields[5].get(k, -1) - fields[4].get(k, 0) for k in want}
+        if third != want:
+            errs.append(f"the atomics loop counted {third}, want {want}")
     totals = [t for _, t in marks]
     if totals != sorted(totals):
         errs.append(f"totals go backwards: {totals}")
@@ -96,16 +99,17 @@ def main(argv):
         return 2
     failed = 0
     with tempfile.TemporaryDirectory() as d:
-        for smp in (1, 2):
+        for smp, lines in ((1, False), (2, False), (1, True)):
             try:
-                errs = run(argv[1], argv[2], smp, os.path.join(d, f"insn-{smp}.log"))
+                errs = run(argv[1], argv[2], smp, os.path.join(d, f"insn-{smp}-{lines}.log"), lines)
             except Exception as e:  # noqa: BLE001  a broken check is this count's failure
                 errs = [f"the check raised {type(e).__name__}: {e}"]
-            name = f"counts_loops_exactly_smp{smp}"
+            name = f"counts_loops_exactly_smp{smp}" + ("_lines" if lines else "")
             print(f"PASS {name}" if not errs else f"FAIL {name}: " + "; ".join(errs), flush=True)
             failed += bool(errs)
-    print(f"insncount-test: {2 - failed} passed, {failed} failed (pairs of {EXPECTED} instructions and "
-          f"the atomics loop's {EXPECTED_ATOMICS['atomics']} atomics, counted exactly on 1 and 2 vCPUs; "
+    print(f"insncount-test: {3 - failed} passed, {failed} failed (pairs of {EXPECTED} instructions and "
+          f"the atomics loop's {EXPECTED_ATOMICS['atomics']} atomics, counted exactly on 1 and 2 vCPUs "
+          f"and with lines=1; "
           f"QEMU {qemu.version()})")
     return 1 if failed else 0
 

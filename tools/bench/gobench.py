@@ -217,7 +217,7 @@ def format_lines(text):
 # under Go; goro runs low, so its kernel counts in insn/op alone).
 COUNT_UNITS = {"total": "insn/op", "kernel": "kinsn/op", "atomics": "atomics/op", "cmpxchg": "cmpxchg/op",
                "xadd": "xadd/op", "xchg": "xchg/op", "lockop": "lockop/op", "halts": "halts/op",
-               "pauses": "pauses/op", "wrmsrs": "wrmsrs/op", "ipis": "ipis/op"}
+               "pauses": "pauses/op", "wrmsrs": "wrmsrs/op", "ipis": "ipis/op", "xlines": "xlines/op"}
 
 
 def fmt_count(v):
@@ -727,6 +727,8 @@ def add_args(ap):
     ap.add_argument("--no-goro", action="store_true", help="skip goro's side of the suite")
     ap.add_argument("--no-go", action="store_true", help="skip Go's side of the suite")
     ap.add_argument("--go-timeout", type=int, default=1200, help="seconds per Go guest boot (default 1200)")
+    ap.add_argument("--lines", action="store_true",
+                    help="also count xlines/op, atomics on a line another vCPU touched last (insncount lines=1; slower)")
     ap.add_argument("--known-work-cpus", default="1,2,4",
                     help="vCPU counts of the known-work check (default 1,2,4; empty: none)")
 
@@ -752,6 +754,8 @@ def finish_opts(opts):
     if not getattr(opts, "no_insncount", False) and getattr(opts, "insncount", True):
         subprocess.run(["make", "-s", f"BUILD={os.path.abspath(opts.build)}", "insncount"], cwd=ROOT, check=True)
         opts.plugin = os.path.abspath(os.path.join(opts.build, "insncount", "libinsncount.so"))
+        if getattr(opts, "lines", False):
+            opts.plugin += ",lines=1"
 
 
 if __name__ == "__main__":

@@ -32,8 +32,10 @@ FIELD_RE = re.compile(r" ([a-z]+)=(\d+)(?= |$)")
 
 # The counters of a MARK line that a measurement reports per op: all
 # vCPUs' instructions, atomic read-modify-writes (and by kind), halts,
-# PAUSEs and IPIs (absent where the plugin cannot count them).
-COUNTERS = ("total", "user", "kernel", "atomics", "cmpxchg", "xadd", "xchg", "lockop", "halts", "pauses", "wrmsrs", "ipis")
+# PAUSEs and IPIs (absent where the plugin cannot count them), and with
+# lines=1 the atomics on a line another vCPU's atomic touched last.
+COUNTERS = ("total", "user", "kernel", "atomics", "cmpxchg", "xadd", "xchg", "lockop", "halts", "pauses", "wrmsrs", "ipis",
+            "xlines")
 
 
 def read_marks(log_path):

@@ -22,6 +22,10 @@
  *            translated code for QEMU's main loop)
  *   wrmsrs   WRMSR executed, any register (under TCG a TSC-deadline write
  *            re-arms one of QEMU's timers: host work no guest count shows)
+ *   xlines   (lines=1 only) atomics whose cache line (64 bytes of guest
+ *            physical memory) another vCPU's atomic touched last: a
+ *            proxy for the line moving between host cores, which plain
+ *            accesses, not watched, can also cause
  *   ipis     writes to the local APIC's interrupt command register: in
  *            x2APIC mode a WRMSR to 0x830, counted where the plugin can
  *            read the guest's RCX (QEMU 9.0 and later: START says
@@ -63,6 +67,10 @@
  *               where an op's instructions go (insncount_report.py
  *               --profile sums them by symbol). Slower: a locked add per
  *               block executed.
+ *   lines=1     also count xlines (above): a memory callback on every
+ *               atomic and a table of 2^20 lines, each with the vCPU whose
+ *               atomic touched it last (lines sharing a slot read as
+ *               unseen). Slower.
  *
  * QEMU's plugin API changed how a plugin reads an instruction's bytes at
  * version 3 (qemu-plugin-api.h), and QEMU takes the plugin's version from
@@ -157,6 +165,7 @@ struct vcpu_count {
     uint64_t pauses;
     uint64_t wrmsrs;
     uint64_t ipis;
+    uint64_t xlines;
 } __attribute__((aligned(64)));
 
 static struct vcpu_count *counts;
@@ -256,6 +265,29 @@ static void prof_write(void)
     fclose(f);
 }
 
+/* ---- lines=1: atomics on a line another vCPU's atomic touched last ---------------
+ *
+ * A slot per line, by its physical line number modulo the table: the line
+ * number above LINE_VCPU_BITS, the vCPU below, swapped in whole. */
+#define LINE_SLOTS (1u << 20)
+#define LINE_VCPU_BITS 12
+static int watch_lines;
+static uint64_t *line_last;
+
+static void on_atomic_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+    (void)udata;
+    struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+    if (vcpu >= nvcpus || !hw || qemu_plugin_hwaddr_is_io(hw))
+        return;
+    uint64_t ln = qemu_plugin_hwaddr_phys_addr(hw) >> 6;
+    uint64_t mine = ln << LINE_VCPU_BITS | vcpu;
+    /* relaxed: the slot carries nothing but itself */
+    uint64_t last = __atomic_exchange_n(&line_last[ln % LINE_SLOTS], mine, __ATOMIC_RELAXED);
+    if (last >> LINE_VCPU_BITS == ln && (last & TMASK(LINE_VCPU_BITS)) != vcpu)
+        bump(&counts[vcpu].xlines, 1);
+}
+
 /* ---- decoding just enough of an instruction -------------------------------- */
 
 /* What kind of instruction b[0..len) is, for the counters. Legacy prefixes
@@ -331,7 +363,7 @@ static uint64_t tally_of(enum kind k)
 static void format_counts(char *buf, size_t len)
 {
     uint64_t user = 0, kernel = 0, atomic[NATOMIC] = {0}, halts = 0, pauses = 0, wrmsrs = 0, ipis = 0,
-             atomics = 0;
+             atomics = 0, xlines = 0;
     size_t at;
     for (unsigned int i = 0; i < nvcpus; i++) {
         user += __atomic_load_n(&counts[i].user, __ATOMIC_RELAXED);
@@ -342,6 +374,7 @@ static void format_counts(char *buf, size_t len)
         pauses += __atomic_load_n(&counts[i].pauses, __ATOMIC_RELAXED);
         wrmsrs += __atomic_load_n(&counts[i].wrmsrs, __ATOMIC_RELAXED);
         ipis += __atomic_load_n(&counts[i].ipis, __ATOMIC_RELAXED);
+        xlines += __atomic_load_n(&counts[i].xlines, __ATOMIC_RELAXED);
     }
     for (int k = 0; k < NATOMIC; k++)
         atomics += atomic[k];
@@ -357,6 +390,8 @@ static void format_counts(char *buf, size_t len)
         at += (size_t)snprintf(buf + at, len - at, " wrmsrs=%" PRIu64, wrmsrs);
     if (at < len)
         at += (size_t)snprintf(buf + at, len - at, " ipis=%" PRIu64, ipis);
+    if (watch_lines && at < len)
+        at += (size_t)snprintf(buf + at, len - at, " xlines=%" PRIu64, xlines);
     for (unsigned int i = 0; i < nvcpus && at < len; i++)
         at += (size_t)snprintf(buf + at, len - at, " cpu%u=%" PRIu64 "/%" PRIu64, i,
                                __atomic_load_n(&counts[i].user, __ATOMIC_RELAXED),
@@ -564,6 +599,9 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_wrmsr, QEMU_PLUGIN_CB_R_REGS, NULL);
         if (kernel)
             qemu_plugin_register_vcpu_mem_cb(insn, on_kernel_store, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W, NULL);
+        /* The store of a read-modify-write: one callback each. */
+        if (watch_lines && kinds[i] >= K_CMPXCHG && kinds[i] <= K_LOCKOP)
+            qemu_plugin_register_vcpu_mem_cb(insn, on_atomic_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W, NULL);
     }
 }
 
@@ -648,11 +686,14 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
             threads_on = 1;
         } else if (strncmp(argv[i], "profile=", 8) == 0) {
             profile_path = argv[i] + 8;
+        } else if (strcmp(argv[i], "lines=1") == 0) {
+            watch_lines = 1;
         } else if (strncmp(argv[i], "marks=", 6) == 0) {
             if (read_marks(argv[i] + 6) < 0)
                 return -1;
         } else {
-            fprintf(stderr, "insncount: unknown argument %s (log=PATH, marks=PATH, profile=PATH, threads=1)\n", argv[i]);
+            fprintf(stderr, "insncount: unknown argument %s (log=PATH, marks=PATH, profile=PATH, threads=1, "
+                    "lines=1)\n", argv[i]);
             return -1;
         }
     }
@@ -671,7 +712,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
     counts = aligned_alloc(64, nvcpus * sizeof(*counts));
     line_len = LINE_HEAD + LINE_PER_VCPU * (size_t)nvcpus;
     line = malloc(line_len);
-    if (!counts || !line)
+    if (watch_lines && nvcpus >= (1u << LINE_VCPU_BITS)) {
+        fprintf(stderr, "insncount: lines=1 counts up to %u vCPUs\n", (1u << LINE_VCPU_BITS) - 1);
+        return -1;
+    }
+    if (watch_lines)
+        line_last = calloc(LINE_SLOTS, sizeof(*line_last));
+    if (!counts || !line || (watch_lines && !line_last))
         return -1;
     memset(counts, 0, nvcpus * sizeof(*counts));
     if (path) {
