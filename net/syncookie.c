@@ -20,6 +20,7 @@
 // rounded down to mss_table's.
 #include "net/syncookie.h"
 #include "net/stack.h"
+#include "net/synq.h"
 #include <lwip/inet_chksum.h>
 #include <lwip/ip.h>
 #include <lwip/ip4.h>
@@ -211,10 +212,15 @@ static struct pbuf *syn_of(const struct ip_hdr *ip, const struct tcp_hdr *tcp, u
 int syncookie_ack(struct netif *inp, const struct ip_hdr *ip, const struct tcp_hdr *tcp)
 {
     net_assert_locked();
+    // Every segment of an established connection is such an ACK: unless
+    // lwIP has ended a half-open connection within a cookie's life, none
+    // can be one to make again, and no hash is spent on it.
+    if (!keyed || !synq_ended_within(SYNCOOKIE_SLOTS * SYNCOOKIE_SLOT_MS))
+        return 0;
     uint16_t sport = lwip_ntohs(tcp->src), dport = lwip_ntohs(tcp->dest);
     uint32_t src = ip->src.addr, dst = ip->dest.addr;
     uint32_t seq = lwip_ntohl(tcp->seqno) - 1, isn = lwip_ntohl(tcp->ackno) - 1;
-    if (!keyed || !listening(dport))
+    if (!listening(dport))
         return 0;
     // The cookie's period is at most SYNCOOKIE_SLOTS - 1 old: its low 4
     // bits give its age, the hash the rest.

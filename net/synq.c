@@ -33,6 +33,7 @@
 #include "net/stack.h"
 #include "lib/panic.h"
 #include <lwip/priv/tcp_priv.h>
+#include <lwip/sys.h>
 #include <lwip/tcp.h>
 
 struct entry {
@@ -51,6 +52,8 @@ struct synq {
 // stack lock held
 static int ext_id = -1;
 static struct synq_counts counts;
+static bool ended_any;
+static uint32_t ended_at;           // sys_now() of the latest half-open connection lwIP ended
 
 static void unlink_entry(struct entry *e)
 {
@@ -69,6 +72,8 @@ static void entry_destroyed(u8_t id, void *data)
     struct entry *e = data;
     unlink_entry(e);
     netmem_free(e);
+    ended_any = true;
+    ended_at = sys_now();
 }
 
 static const struct tcp_ext_arg_callbacks entry_callbacks = {.destroy = entry_destroyed};
@@ -163,6 +168,12 @@ bool synq_holds(struct tcp_pcb *pcb)
     pcb->tmr = tcp_ticks;
     counts.overflows++;
     return true;
+}
+
+bool synq_ended_within(uint32_t ms)
+{
+    net_assert_locked();
+    return ended_any && sys_now() - ended_at < ms;   // unsigned: one wrap of sys_now is harmless
 }
 
 void synq_counts(struct synq_counts *out)

@@ -5,6 +5,7 @@
 #define GORO_NET_SYNQ_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct tcp_pcb;
 
@@ -29,6 +30,10 @@ void synq_established(struct tcp_pcb *pcb);
 // Should pcb's segment (an ACK of its SYN_RCVD handshake) be dropped,
 // because its listener cannot take one more connection now?
 bool synq_holds(struct tcp_pcb *pcb);
+// Has lwIP ended a half-open connection (a reset, its SYN_RCVD timeout,
+// memory short) within the last ms milliseconds? Only then can a segment
+// be for a connection a SYN cookie must make again (net/syncookie.c).
+bool synq_ended_within(uint32_t ms);
 
 // Since boot (racy reads): SYNs dropped (the half-open or the accept
 // queue full) and ACKs held back (the accept queue full).
