@@ -25,7 +25,7 @@ ARCH_ASM := arch/isr.asm arch/switch.asm arch/preempt.asm arch/coldcall.asm
 ARCH_C := arch/cpu.c arch/fpu.c arch/trap.c arch/paging.c arch/lapic.c \
           arch/tsc.c arch/refclock.c arch/smp.c arch/tsc_sync.c arch/platform.c arch/boot_marks.c arch/symbols.c \
           arch/exit.c arch/stack.c arch/cpuinfo.c arch/timer.c arch/xsave.c arch/static_branch.c arch/spinlock.c \
-          arch/pit.c arch/qemu_exit.c arch/inject.c arch/tlb.c arch/msi.c
+          arch/pit.c arch/qemu_exit.c arch/inject.c arch/tlb.c arch/msi.c arch/rtc.c arch/rtc_time.c
 
 LIB_C := lib/string.c lib/printf.c
 
@@ -38,7 +38,7 @@ DRIVERS_C := drivers/serial.c \
 
 KERNEL_C := kernel/main.c kernel/boot_timeline.c kernel/console.c \
             kernel/panic.c kernel/cmdline.c kernel/page.c kernel/pagepool.c kernel/numa.c kernel/malloc.c \
-            kernel/app.c kernel/ktest.c kernel/machine.c kernel/probe.c kernel/debugdelay.c \
+            kernel/app.c kernel/ktest.c kernel/machine.c kernel/walltime.c kernel/probe.c kernel/debugdelay.c \
             kernel/proc.c kernel/globrunq.c kernel/g.c kernel/procresize.c kernel/deadlock.c \
             kernel/stats.c kernel/cpuset.c kernel/runq.c kernel/steal_order.c kernel/timer.c kernel/preempt.c kernel/sysmon.c kernel/timechan.c \
             kernel/chan.c kernel/select.c kernel/sync.c kernel/sync_sema.c \
@@ -421,7 +421,7 @@ profile: deps-for-profile
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
 HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit boot efi_loader \
-              http_parse kvd loadgen_proto pci virtqueue
+              http_parse kvd loadgen_proto pci virtqueue rtc
 HOST_SRCS_cmdline := kernel/cmdline.c
 HOST_SRCS_acpi := drivers/acpi.c drivers/acpi_mcfg.c
 HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
@@ -442,6 +442,7 @@ HOST_SRCS_kvd := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/kv_table.c
 HOST_SRCS_loadgen_proto := tools/net/loadgen/proto.c
 HOST_SRCS_pci := drivers/pci/pci_cfg.c drivers/net/virtio_caps.c
 HOST_SRCS_virtqueue := drivers/net/virtqueue.c
+HOST_SRCS_rtc := arch/rtc_time.c
 HOST_SAN_runq := thread
 # UBSan too (a comma in $(or)'s own arguments would split them; in a
 # variable's value it does not).

@@ -345,6 +345,13 @@ struct arch_pm_reading {
 bool arch_pm_timer_reading(struct arch_pm_reading *r);
 #define ARCH_PM_TIMER_HZ 3579545ull
 
+// The CMOS real-time clock (arch/rtc.c): the Unix time it holds (it
+// keeps UTC), in whole seconds. century_reg: the FADT's CENTURY, the CMOS
+// register of the century (0: none, the year is 20xx). False when the
+// clock holds no valid time or its update never ends. Not before
+// arch_clock_end (its waits are timed); one core at a time.
+bool arch_rtc_read(uint8_t century_reg, int64_t *unix_s);
+
 // The boot timeline (arch/boot_marks.c). The boot core stamps the TSC at
 // the start of each boot phase while it runs alone (arch_platform_init
 // stamps its own steps); kernel/boot_timeline.c prints them. The first

@@ -41,6 +41,7 @@
 #define FADT_PM1A_CNT_BLK 64
 #define FADT_PM1B_CNT_BLK 68
 #define FADT_PM_TMR_BLK 76
+#define FADT_CENTURY 108                // the CMOS register of the century, 0: none
 #define FADT_FLAGS 112
 #define FADT_X_PM1A_CNT_BLK 172
 #define FADT_X_PM1B_CNT_BLK 184
@@ -482,6 +483,7 @@ static void acpi_parse_fadt(struct acpi_ctx *c, const uint8_t *t, uint32_t len, 
     out->pm1b_cnt_port = fadt_port(t, len, FADT_PM1B_CNT_BLK, FADT_X_PM1B_CNT_BLK);
     out->pm_tmr_port = fadt_port(t, len, FADT_PM_TMR_BLK, FADT_X_PM_TMR_BLK);
     out->pm_tmr_32bit = le32(t + FADT_FLAGS) & FADT_TMR_VAL_EXT;
+    out->rtc_century = t[FADT_CENTURY];
 }
 
 // ---- HPET -------------------------------------------------------------

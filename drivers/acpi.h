@@ -60,6 +60,7 @@ struct acpi_info {
     uint32_t pm1b_cnt_port;
     uint32_t pm_tmr_port;       // ACPI PM timer, 0 when absent
     bool pm_tmr_32bit;          // TMR_VAL_EXT
+    uint8_t rtc_century;        // the CMOS register holding the century, 0 when absent
     uint16_t sci_irq;
     // HPET
     uint64_t hpet_addr;         // 0 when absent

@@ -144,6 +144,10 @@ bool sched_set_steal_by_node(bool by_node);
 int num_cpu(void);
 int core_id(void);
 uint64_t nanotime(void);
+// The time of day: nanoseconds since 1970-01-01 UTC, the CMOS clock read at
+// boot plus nanotime() since (less than a second behind the clock; no
+// later correction). 0 when the boot found no valid time in the clock.
+int64_t walltime_ns(void);
 uint64_t cputicks(void);                 // the TSC
 uint64_t cputicks_hz(void);              // cputicks per second
 void sleep_ns(uint64_t ns);              // park for at least ns nanoseconds

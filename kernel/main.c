@@ -28,6 +28,7 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "kernel/sched.h"
+#include "kernel/walltime.h"
 #include "shell/shell.h"
 
 struct kparams kparams;
@@ -269,6 +270,7 @@ static void step_hooks(struct boot *b)
         profile_enable();               // the same, for the sampling profiler
     arch_boot_mark("calibrated");
     arch_clock_end();                   // ...and closes here (>= 1 ms, <= 500 ppm): time works
+    walltime_init(acpi.rtc_century);    // the time of day, before the APs go
 }
 
 static void step_go(struct boot *b)

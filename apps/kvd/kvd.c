@@ -10,8 +10,9 @@
 // idle connection closes after it), write_timeout=60s (each write of
 // answers must be taken by the client within it: one that stops reading
 // cannot hold its goroutine; 0 for none, as in memcached), unixtime= (the
-// Unix time now, for exptimes given as Unix times; without it such items
-// count as far away).
+// Unix time now, for exptimes given as Unix times and stats' time; by
+// default the machine's clock, walltime_ns; with neither such items count
+// as far away).
 //
 // A connection reads into a buffer that starts small and grows to what a
 // command needs (a get line up to 64 KiB, a value up to 1 MiB), then
@@ -47,7 +48,8 @@ static struct {
 } cfg = { 11211, 64u << 20, 0, 60000000000ull, 0, 0, 0 };
 
 static struct kv_table *table;
-static uint64_t started_ns;
+static uint64_t started_ns;         // nanotime() at the start of the second `now` 0 counts from
+static int64_t started_unix;        // the Unix time there; 0 when unknown
 static struct {
     uint64_t bytes_read, bytes_written;        // atomic, relaxed: statistics
 } counts;
@@ -106,7 +108,7 @@ static void serve(void *arg)
     k.out.reserve = reserve_out;
     k.out.flush_at = OUT_FLUSH;
     k.out.ctx = &k;
-    struct mc_env env = { .table = table, .started_unix = cfg.unixtime ? cfg.unixtime - 2 : 0,
+    struct mc_env env = { .table = table, .started_unix = started_unix,
                           .version = KVD_VERSION, .pid = 1, .threads = (uint64_t)gomaxprocs(0),
                           .max_conns = cfg.max_conns, .idle_timeout_s = cfg.idle_ns / 1000000000u,
                           .port = cfg.port };
@@ -196,6 +198,15 @@ static int kvd_main(int argc, char **argv)
     }
     table = kv_create(cfg.mem, cfg.shards ? cfg.shards : kv_default_shards(cfg.mem));
     started_ns = nanotime();
+    int64_t wall = walltime_ns();
+    if (cfg.unixtime) {
+        started_unix = cfg.unixtime - 2;
+    } else if (wall > 0) {
+        // `now` ticks with the clock's seconds, so that an absolute exptime
+        // ends when the clock reaches it, not up to a second later.
+        started_ns -= (uint64_t)(wall % 1000000000);
+        started_unix = wall / 1000000000 - 2;
+    }
     // What the table may still take is set aside first.
     free_bytes = page_free_count() * 4096 - cfg.mem;
     srv.budget = free_bytes / 4;

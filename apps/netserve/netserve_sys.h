@@ -39,6 +39,7 @@ int conn_set_read_deadline(net_conn_t *c, uint64_t t);
 int conn_set_write_deadline(net_conn_t *c, uint64_t t);
 
 uint64_t nanotime(void);
+int64_t walltime_ns(void);
 void sleep_ns(uint64_t ns);
 uint64_t go(void (*fn)(void *), void *arg);
 int gomaxprocs(int n);

@@ -35,6 +35,15 @@ void sleep_ns(uint64_t ns)
     now_ns += ns;
 }
 
+// The time of day: fake_wall_ns + the virtual clock (0: none, as on a
+// machine without one).
+static int64_t fake_wall_ns;
+
+int64_t walltime_ns(void)
+{
+    return fake_wall_ns ? fake_wall_ns + (int64_t)now_ns : 0;
+}
+
 int gomaxprocs(int n)
 {
     (void)n;
@@ -241,6 +250,7 @@ static void fake_reset(void)
     }
     npending = next_conn = ngs = 0;
     free_pages = 65536;             // 256 MiB
+    fake_wall_ns = 0;
     now_ns += SEC;
 }
 

@@ -637,6 +637,7 @@ static void fadt_v1_and_x_fields(void)
     CHECKF(a.pm_tmr_port == 0x1008, "pm_tmr_port %x", a.pm_tmr_port);
     CHECK(a.pm1a_cnt_port == 0x604);
     CHECK(a.pm_tmr_32bit);
+    CHECKF(a.rtc_century == 0x32, "rtc_century %x (QEMU's is CMOS 0x32)", a.rtc_century);
     machine_free(m);
 
     // An ACPI 1.0 FADT (116 bytes): only the 32-bit fields exist.

@@ -7,7 +7,7 @@
 // anywhere, a value of 1 MB in pieces, one too large, nonsense, a line
 // with no end (hung up on), quit, a half-close, a failed write, a client
 // that never reads (closed at write_timeout), the idle timeout, the buffer
-// budget and max_conns. After every case no budget
+// budget and max_conns, exptimes as Unix times. After every case no budget
 // is left charged and no connection counted open.
 #include "check.h"
 #include "apps/kvd/kvd.c"
@@ -209,6 +209,30 @@ static void limits(void)
     check_clean();
 }
 
+// Absolute exptimes against the machine's clock, which reads
+// 1700000000.6 s when kvd starts: the item expiring at 1700000002 is read
+// at 1700000001.9 and gone at 1700000002.1 (kvd's seconds tick with the
+// clock's); one set to expire in the past is never read. stats' time is
+// the clock's second.
+static void wall_clock(void)
+{
+    fake_reset();
+    static const struct step s[] = {
+        { 0, "set a 0 1700000002 1\r\nx\r\nset p 0 1699999990 1\r\ny\r\nget a p\r\n", 0 },
+        { 1300 * MS, "get a\r\n", 0 },
+        { 1500 * MS, "get a\r\n", 0 },
+    };
+    static const struct step st[] = { { 0, "stats\r\n", 0 } };
+    struct net_conn *d = conn(st, 1, true), *c = conn(s, 3, true);     // d's goroutine runs first
+    fake_wall_ns = 1700000000600000000ll - (int64_t)now_ns;
+    CHECK(run("") == 1);
+    CHECKF(out_is(c, "STORED\r\nSTORED\r\nVALUE a 0 1\r\nx\r\nEND\r\nVALUE a 0 1\r\nx\r\nEND\r\nEND\r\n"), "%s",
+           c->out ? c->out : "(none)");
+    const char *t = d->out ? strstr(d->out, "STAT time ") : NULL;
+    CHECKF(t && !strncmp(t, "STAT time 1700000000\r\n", 22), "%.24s", t ? t : "(none)");
+    check_clean();
+}
+
 static void arguments(void)
 {
     fake_reset();
@@ -239,6 +263,7 @@ int main(void)
     RUN(never_reads);
     RUN(idle);
     RUN(limits);
+    RUN(wall_clock);
     RUN(arguments);
     fake_reset();
     return check_failed_total != 0;

@@ -234,6 +234,36 @@ def check_stats_flush(addr):
     c.close()
 
 
+def check_unix_exptime(addr):
+    """An exptime over 30 days is a Unix time (memcached's rule): one 2 s
+    past the server's clock (stats' time, within 5 s of this host's) read
+    back while the clock has not reached it and gone once it has; one in
+    the past never read. Judged by the server's own clock, not by how
+    fast this host is: a hit is required only while stats says the time
+    has not come."""
+    import time
+    c = Conn(addr)
+    now = int(c.stats()[b"time"])
+    expect(abs(now - time.time()) <= 5, f"stats time {now}, this host's {time.time():.0f}")
+    expect(c.cmd(b"set past 0 %d 1" % (now - 10), b"p") == b"STORED", "set with a past Unix exptime")
+    expect(c.get(b"past") == {}, "an item whose Unix exptime has passed read")
+    for _ in range(5):                  # until a read is seen to land before the time
+        at = int(c.stats()[b"time"]) + 2
+        expect(c.cmd(b"set abs 0 %d 1" % at, b"a") == b"STORED", "set with a Unix exptime")
+        got = c.get(b"abs")
+        if int(c.stats()[b"time"]) < at:
+            expect(got == {b"abs": (0, b"a", None)}, f"an item read before its Unix exptime ({at}): {got}")
+            break
+    else:
+        raise Failed("each of 5 reads came 2 s after its set, by the server's clock")
+    deadline = time.monotonic() + HANG_S
+    while int(c.stats()[b"time"]) < at:
+        expect(time.monotonic() < deadline, f"stats time never reached {at}")
+        time.sleep(0.25)
+    expect(c.get(b"abs") == {}, f"an item read at its Unix exptime ({at})")
+    c.close()
+
+
 def value_of(k):
     """Key k's value: 10 to 59 bytes that name it."""
     return ((b"%010d" % k) * 6)[:10 + k % 50]
@@ -313,7 +343,7 @@ def run(addr, keys=10000, out=sys.stdout, prefix="kvd"):
               ("incr_decr_touch_delete", check_incr_decr_touch_delete), ("errors", check_errors),
               ("noreply_pipelined", check_noreply_pipelined), ("stats_flush", check_stats_flush),
               (f"many_keys_{keys}", lambda a: check_many_keys(a, keys)), ("netcat", check_netcat),
-              ("memcaslap", check_memcaslap), ("gat", check_gat), ("edges", check_edges),
+              ("memcaslap", check_memcaslap), ("gat", check_gat), ("edges", check_edges), ("unix_exptime", check_unix_exptime),
               ("memccapable", check_memccapable), ("still_serving", check_still_serving)]
     return run_checks(checks, addr, out, prefix)
 
