@@ -314,6 +314,15 @@ bool kv_gat(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime
 enum kv_result kv_store(struct kv_table *t, enum kv_mode mode, const char *key, uint32_t nkey, uint32_t flags,
                         uint32_t exptime, const char *value, uint32_t nbytes, uint64_t cas, uint32_t now)
 {
+    struct kv_meta m = { .has_cas = mode == KV_CAS, .cas = cas };
+    return kv_store_meta(t, mode, key, nkey, flags, exptime, value, nbytes, now, &m);
+}
+
+enum kv_result kv_store_meta(struct kv_table *t, enum kv_mode mode, const char *key, uint32_t nkey, uint32_t flags,
+                             uint32_t exptime, const char *value, uint32_t nbytes, uint32_t now, struct kv_meta *m)
+{
+    uint64_t cas = m->cas;
+    m->cas_out = 0;
     uint32_t h = hash_key(key, nkey);
     struct kv_shard *sh = shard_of(t, h);
     uint32_t index = (uint32_t)(sh - t->shards);
@@ -342,6 +351,10 @@ enum kv_result kv_store(struct kv_table *t, enum kv_mode mode, const char *key, 
             goto out;
         }
         sh->st.cas_hits++;
+    }
+    if ((mode == KV_APPEND || mode == KV_PREPEND) && m->has_cas && old->cas != cas) {
+        r = KV_EXISTS;
+        goto out;
     }
     uint32_t total = nbytes;
     if (mode == KV_APPEND || mode == KV_PREPEND) {
@@ -376,6 +389,7 @@ enum kv_result kv_store(struct kv_table *t, enum kv_mode mode, const char *key, 
     // Eviction may have freed the item whose chain link slot pointed
     // into: find it again.
     link_item(sh, slot_of(sh, h, key, nkey), it, now, t->nshards, index);
+    m->cas_out = it->cas;
 out:
     kv_unlock(&sh->lock);
     return r;
@@ -383,18 +397,26 @@ out:
 
 enum kv_result kv_delete(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now)
 {
+    struct kv_meta m = { 0 };
+    return kv_delete_meta(t, key, nkey, now, &m);
+}
+
+enum kv_result kv_delete_meta(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now, struct kv_meta *m)
+{
     uint32_t h = hash_key(key, nkey);
     struct kv_shard *sh = shard_of(t, h);
+    enum kv_result r = KV_DELETED;
     kv_lock(&sh->lock);
     struct kv_item **slot = find(sh, h, key, nkey, now, false);
-    if (slot) {
+    if (slot && !(m->has_cas && (*slot)->cas != m->cas)) {
         unlink_item(sh, slot);
         sh->st.delete_hits++;
     } else {
         sh->st.delete_misses++;
+        r = slot ? KV_EXISTS : KV_NOT_FOUND;
     }
     kv_unlock(&sh->lock);
-    return slot ? KV_DELETED : KV_NOT_FOUND;
+    return r;
 }
 
 enum kv_result kv_touch(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime, uint32_t now)
@@ -457,6 +479,14 @@ uint32_t kv_format_u64(uint64_t v, char *out)
 enum kv_result kv_delta(struct kv_table *t, const char *key, uint32_t nkey, bool incr, uint64_t delta, uint32_t now,
                         char *out)
 {
+    struct kv_meta m = { 0 };
+    return kv_delta_meta(t, key, nkey, incr, delta, now, out, &m);
+}
+
+enum kv_result kv_delta_meta(struct kv_table *t, const char *key, uint32_t nkey, bool incr, uint64_t delta,
+                             uint32_t now, char *out, struct kv_meta *m)
+{
+    m->cas_out = 0;
     uint32_t h = hash_key(key, nkey);
     struct kv_shard *sh = shard_of(t, h);
     uint32_t index = (uint32_t)(sh - t->shards);
@@ -473,10 +503,15 @@ enum kv_result kv_delta(struct kv_table *t, const char *key, uint32_t nkey, bool
         goto out;
     }
     struct kv_item *it = *slot;
+    if (m->has_cas && it->cas != m->cas) {
+        r = KV_EXISTS;
+        goto out;
+    }
     if (it->nbytes == 0 || !value_number(it, &v)) {
         r = KV_NON_NUMERIC;
         goto out;
     }
+    m->exptime_out = it->exptime;
     if (incr) {
         v += delta;                     // wraps, as in memcached
         sh->st.incr_hits++;
@@ -490,6 +525,9 @@ enum kv_result kv_delta(struct kv_table *t, const char *key, uint32_t nkey, bool
         memcpy(val, out, n);
         memset(val + n, ' ', it->nbytes - n);
         it->cas = ++sh->cas_seq * t->nshards + index;
+        if (m->set_exptime)
+            it->exptime = m->exptime;
+        m->cas_out = it->cas;
         lru_unlink(it);
         lru_push(sh, it);
         goto out;
@@ -501,9 +539,10 @@ enum kv_result kv_delta(struct kv_table *t, const char *key, uint32_t nkey, bool
         goto out;
     }
     nit->flags = it->flags;             // make_room never evicts it
-    nit->exptime = it->exptime;
+    nit->exptime = m->set_exptime ? m->exptime : it->exptime;
     memcpy(nit->data + nkey, out, n);
     link_item(sh, slot_of(sh, h, key, nkey), nit, now, t->nshards, index);
+    m->cas_out = nit->cas;
 out:
     kv_unlock(&sh->lock);
     return r;

@@ -101,6 +101,24 @@ bool kv_gat(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime
 enum kv_result kv_store(struct kv_table *t, enum kv_mode mode, const char *key, uint32_t nkey, uint32_t flags,
                         uint32_t exptime, const char *value, uint32_t nbytes, uint64_t cas, uint32_t now);
 
+// What the meta commands add to kv_store, kv_delete and kv_delta: a cas
+// to compare first (KV_EXISTS when the item's differs; kv_store's KV_ADD
+// ignores it, KV_CAS always compares), a new exptime for kv_delta's
+// result, and what the item is after the call.
+struct kv_meta {
+    bool has_cas;
+    uint64_t cas;
+    bool set_exptime;
+    uint32_t exptime;
+    uint64_t cas_out;                   // the item's cas after a success, else 0
+    uint32_t exptime_out;               // kv_delta: its exptime before set_exptime
+};
+enum kv_result kv_store_meta(struct kv_table *t, enum kv_mode mode, const char *key, uint32_t nkey, uint32_t flags,
+                             uint32_t exptime, const char *value, uint32_t nbytes, uint32_t now, struct kv_meta *m);
+enum kv_result kv_delete_meta(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now, struct kv_meta *m);
+enum kv_result kv_delta_meta(struct kv_table *t, const char *key, uint32_t nkey, bool incr, uint64_t delta,
+                             uint32_t now, char *out, struct kv_meta *m);
+
 enum kv_result kv_delete(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now);
 enum kv_result kv_touch(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime, uint32_t now);
 

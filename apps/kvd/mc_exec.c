@@ -327,6 +327,13 @@ void mc_execute(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_ou
     case MC_VERBOSITY:
         reply(cmd, out, "OK\r\n");
         break;
+    case MC_MG:
+    case MC_MS:
+    case MC_MD:
+    case MC_MA:
+    case MC_MN:
+        mc_meta_execute(cmd, env, out);
+        break;
     case MC_QUIT:
     case MC_SHUTDOWN:                   // answered by the parser
         break;
@@ -362,6 +369,7 @@ size_t mc_serve(struct mc_conn *c, const char *buf, size_t len, const struct mc_
             return off;
         case MC_REPLY:
             put_str(out, reply);
+            c->swallow = swallow;       // a refused ms's data block
             break;
         case MC_COMMAND:
             if (cmd.kind == MC_QUIT) {

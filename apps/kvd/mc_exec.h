@@ -50,6 +50,9 @@ uint32_t mc_realtime(int32_t exptime, const struct mc_env *env);
 // apart from SERVER_ERROR out of memory).
 void mc_execute(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out);
 
+// The meta commands (mc_meta.c), as mc_execute.
+void mc_meta_execute(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out);
+
 // A connection's protocol state between reads.
 struct mc_conn {
     uint64_t swallow;                   // bytes still to discard (a too-large value)

@@ -257,6 +257,149 @@ static enum mc_status command(struct mc_cmd *cmd, const struct word *w, int nw, 
     return MC_COMMAND;
 }
 
+// ---- meta commands --------------------------------------------------------------
+
+#define META_MAX_TOKENS 20              // memcached's MFLAG_MAX_OPT_LENGTH, counting its terminal token
+
+// memcached's _meta_flag_preparse over the flag words w[0..nw): each
+// letter once, each value well formed. Returns the error line, or NULL.
+// A wrong value is remembered and the scan goes on (a later one may name
+// another mistake); an unknown or repeated letter ends it at once.
+static const char *meta_flags(struct mc_cmd *cmd, const struct word *w, int nw)
+{
+    const char *err = NULL;
+    cmd->delta = 1;
+    for (int i = 0; i < nw; i++) {
+        char c = w[i].s[0];
+        struct word v = { w[i].s + 1, w[i].n - 1 };
+        bool letter = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+        if ((unsigned char)c >= 127 || (letter && (cmd->mseen & MC_FLAG(c))))
+            return "CLIENT_ERROR duplicate flag\r\n";
+        if (!letter)
+            return "CLIENT_ERROR invalid flag\r\n";
+        cmd->mseen |= MC_FLAG(c);
+        switch (c) {
+        case 'T':
+            if (!parse_i32(&v, &cmd->exptime))
+                err = "CLIENT_ERROR bad token in command line format\r\n";
+            break;
+        case 'N':
+            if (cmd->kind == MC_MG)     // vivify-on-miss for mg is not kept
+                return "CLIENT_ERROR invalid flag\r\n";
+            if (!parse_i32(&v, &cmd->vivify))
+                err = "CLIENT_ERROR bad token in command line format\r\n";
+            break;
+        case 'C':
+            if (!mc_parse_u64(v.s, v.n, &cmd->cas))
+                err = "CLIENT_ERROR bad token in command line format\r\n";
+            break;
+        case 'F':
+            if (!parse_u32_wrap(&v, &cmd->flags))
+                err = "CLIENT_ERROR bad command line format\r\n";
+            break;
+        case 'M':
+            if (w[i].n != 2)
+                err = "CLIENT_ERROR incorrect length for M token\r\n";
+            else
+                cmd->mode = v.s[0];
+            break;
+        case 'J':
+            if (!mc_parse_u64(v.s, v.n, &cmd->initial))
+                err = "CLIENT_ERROR invalid numeric initial value\r\n";
+            break;
+        case 'D':
+            if (!mc_parse_u64(v.s, v.n, &cmd->delta))
+                err = "CLIENT_ERROR invalid numeric delta value\r\n";
+            break;
+        case 'O': case 'P': case 'L': case 'k': case 's': case 't': case 'c': case 'f': case 'v': case 'u':
+        case 'q':
+            break;
+        default:                        // unknown, or memcached's b, h, l, R, I: not kept
+            return "CLIENT_ERROR invalid flag\r\n";
+        }
+    }
+    return err;
+}
+
+static bool meta_opaque_too_long(const struct word *w, int nw)
+{
+    for (int i = 0; i < nw; i++)
+        if (w[i].s[0] == 'O' && w[i].n > MC_OPAQUE_MAX)
+            return true;
+    return false;
+}
+
+// mg, ms, md, ma and mn, checked in memcached's order (its
+// process_m*_command): an error line is always sent, q or not.
+static enum mc_status meta(struct mc_cmd *cmd, const struct word *w, int nw, const char *buf, size_t len,
+                           size_t line_len, size_t *used, size_t *swallow, const char **reply)
+{
+    if (cmd->kind == MC_MN)
+        return MC_COMMAND;
+    if (nw < 2)
+        REPLY("ERROR\r\n");
+    if (w[1].n > MC_KEY_MAX)
+        REPLY("CLIENT_ERROR bad command line format\r\n");
+    cmd->key = w[1].s, cmd->nkey = w[1].n;
+    bool ms = cmd->kind == MC_MS;
+    if (ms && nw == 2)
+        REPLY("CLIENT_ERROR bad command line format\r\n");
+    if (nw + 1 > META_MAX_TOKENS)
+        REPLY(cmd->kind == MC_MG ? "CLIENT_ERROR options flags are too long\r\n"
+                                 : "CLIENT_ERROR options flags too long\r\n");
+    int first = ms ? 3 : 2;
+    int32_t vlen = 0;
+    if (ms && (!parse_i32(&w[2], &vlen) || vlen < 0 || vlen > INT32_MAX - 2))
+        REPLY("CLIENT_ERROR bad command line format\r\n");
+    cmd->mflags = first < nw ? w[first].s : buf + line_len;
+    cmd->mflags_len = first < nw ? (uint32_t)(w[nw - 1].s + w[nw - 1].n - w[first].s) : 0;
+    const char *err = meta_flags(cmd, w + first, nw - first);
+    cmd->noreply = cmd->mseen & MC_FLAG('q');
+    if (cmd->kind == MC_MD || cmd->kind == MC_MA) {
+        if (err)
+            REPLY("CLIENT_ERROR invalid or duplicate flag\r\n");
+        if (cmd->kind == MC_MA && cmd->mode && !strchr("I+D-", cmd->mode))
+            REPLY("CLIENT_ERROR invalid mode for ma M token\r\n");
+        if (cmd->kind == MC_MD && meta_opaque_too_long(w + first, nw - first))
+            REPLY("CLIENT_ERROR opaque token too long\r\n");
+        return MC_COMMAND;              // ma's opaque is looked at after its delta, as in memcached
+    }
+    if (!ms) {
+        if (err)
+            REPLY(err);
+        if (meta_opaque_too_long(w + first, nw - first))
+            REPLY("CLIENT_ERROR opaque token too long\r\n");
+        return MC_COMMAND;
+    }
+    // ms: from here on an error swallows the data block too.
+    cmd->bytes = (uint32_t)vlen;
+    if (!err && cmd->mode && !strchr("EAPRS", cmd->mode))
+        err = "CLIENT_ERROR invalid mode for ms M token\r\n";
+    if (!err && meta_opaque_too_long(w + first, nw - first))
+        err = "CLIENT_ERROR opaque token too long\r\n";
+    if (!err && (uint64_t)cmd->nkey + cmd->bytes + 2 + MC_ITEM_OVERHEAD > MC_ITEM_MAX) {
+        cmd->too_large = true;          // answered (and the key dropped) by mc_meta.c
+        *used = line_len;
+        *swallow = (size_t)cmd->bytes + 2;
+        return MC_COMMAND;
+    }
+    if (err) {
+        *used = line_len;
+        *swallow = (size_t)cmd->bytes + 2;
+        REPLY(err);
+    }
+    if (len - line_len < (size_t)cmd->bytes + 2) {
+        *used = line_len + cmd->bytes + 2;
+        return MC_MORE;
+    }
+    const char *data = buf + line_len;
+    *used = line_len + cmd->bytes + 2;
+    if (data[cmd->bytes] != '\r' || data[cmd->bytes + 1] != '\n')
+        REPLY("CLIENT_ERROR bad data chunk\r\n");
+    cmd->data = data;
+    return MC_COMMAND;
+}
+
 static const struct {
     const char *name;
     enum mc_kind kind;
@@ -265,7 +408,8 @@ static const struct {
     { "append", MC_APPEND }, { "prepend", MC_PREPEND }, { "cas", MC_CAS }, { "delete", MC_DELETE },
     { "incr", MC_INCR }, { "decr", MC_DECR }, { "touch", MC_TOUCH }, { "flush_all", MC_FLUSH_ALL },
     { "version", MC_VERSION }, { "stats", MC_STATS }, { "verbosity", MC_VERBOSITY }, { "quit", MC_QUIT },
-    { "gat", MC_GAT }, { "gats", MC_GATS }, { "shutdown", MC_SHUTDOWN },
+    { "gat", MC_GAT }, { "gats", MC_GATS }, { "shutdown", MC_SHUTDOWN }, { "mg", MC_MG }, { "ms", MC_MS },
+    { "md", MC_MD }, { "ma", MC_MA }, { "mn", MC_MN },
 };
 
 // Is this line a get or gets, whose lines may be long?
@@ -310,6 +454,8 @@ enum mc_status mc_parse(const char *buf, size_t len, size_t scanned, struct mc_c
     cmd->kind = commands[k].kind;
     if (mc_is_storage(cmd->kind))
         return storage(cmd, w, nw, buf, len, line_len, used, swallow, reply);
+    if (cmd->kind >= MC_MG)
+        return meta(cmd, w, nw, buf, len, line_len, used, swallow, reply);
     bool touch = cmd->kind == MC_GAT || cmd->kind == MC_GATS;
     if (cmd->kind != MC_GET && cmd->kind != MC_GETS && !touch)
         return command(cmd, w, nw, reply);

@@ -9,9 +9,8 @@
 // (set, add, replace, append, prepend, cas) are followed by a data block
 // of exactly the announced length and CRLF. What memcached 1.6.18 answers,
 // and so does this parser (tests/host/test_kvd.c replays its transcripts):
-//   ERROR                                 an unknown command (meta commands
-//                                         among them), or the wrong number
-//                                         of words for a known one
+//   ERROR                                 an unknown command, or the wrong
+//                                         number of words for a known one
 //   CLIENT_ERROR bad command line format  a key over 250 bytes, a number
 //                                         that is not one, a negative length
 //   CLIENT_ERROR bad data chunk           a data block not ended by CRLF
@@ -20,6 +19,8 @@
 //   CLIENT_ERROR invalid numeric delta argument   incr, decr
 //   SERVER_ERROR object too large for cache       the data block is
 //                                         swallowed; a set removes the key
+// The meta commands (mg, ms, md, ma, mn) answer their own error lines,
+// memcached's (mc_meta.c lists the flags kvd takes).
 // A non-get line of over 2048 bytes without its LF, and a line holding an
 // HTTP request, close the connection at once, as in memcached (answers
 // still unsent are dropped; quit sends them first); get and gets lines
@@ -49,7 +50,12 @@
 enum mc_kind {
     MC_GET, MC_GETS, MC_SET, MC_ADD, MC_REPLACE, MC_APPEND, MC_PREPEND, MC_CAS, MC_DELETE, MC_INCR,
     MC_DECR, MC_TOUCH, MC_FLUSH_ALL, MC_VERSION, MC_STATS, MC_VERBOSITY, MC_QUIT, MC_GAT, MC_GATS, MC_SHUTDOWN,
+    MC_MG, MC_MS, MC_MD, MC_MA, MC_MN,  // the meta commands (mc_meta.c)
 };
+
+// A meta command's flag letter c was given.
+#define MC_FLAG(c) (1ull << ((c) - 'A'))
+#define MC_OPAQUE_MAX 32u               // an O word's bytes, its O included
 
 // The storage commands: a data block follows their line.
 static inline bool mc_is_storage(enum mc_kind k)
@@ -72,6 +78,15 @@ struct mc_cmd {
     const char *data;                   // storage: the value (bytes long), in the caller's buffer
     uint64_t cas;                       // cas
     uint64_t delta;                     // incr, decr
+    // Meta commands: their flag words as sent (mc_next_key walks them),
+    // the letters given (MC_FLAG), and the flags' values: F in flags, T in
+    // exptime, C in cas, D in delta (1 when absent), datalen in bytes.
+    const char *mflags;
+    uint32_t mflags_len;
+    uint64_t mseen;
+    int32_t vivify;                     // N (ma)
+    uint64_t initial;                   // J (ma)
+    char mode;                          // M's letter (ms, ma), 0 when absent
     enum { MC_STATS_GENERAL, MC_STATS_RESET, MC_STATS_SETTINGS, MC_STATS_ITEMS, MC_STATS_SLABS,
            MC_STATS_SIZES } stats;      // stats' argument
 };

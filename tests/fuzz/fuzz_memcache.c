@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Fuzzes kvd's protocol and table (apps/kvd: mc_parse.c, mc_exec.c,
+// Fuzzes kvd's protocol and table (apps/kvd: mc_parse.c, mc_exec.c, mc_meta.c,
 // kv_table.c) as a connection drives them: the input is what a client
 // sends, served by mc_serve in pieces, on a small table (16 KiB over 2
 // shards, so that stores evict) whose clock the first byte moves.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // kvd's pure parts on the host (apps/kvd: mc_parse.c, mc_exec.c,
-// kv_table.c).
+// mc_meta.c, kv_table.c).
 //
 // transcripts: every tests/data/memcached/NAME.in (hand-written protocol
 // cases, and bytes memcslap and memcaslap sent, captured by
@@ -46,8 +46,8 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-// The answer with each gets line's cas id and the version replaced by
-// fixed words: the rest must be memcached's to the byte.
+// The answer with each gets line's and meta answer's cas id and the
+// version replaced by fixed words: the rest must be memcached's to the byte.
 static size_t normalize(const char *in, size_t len, char *out)
 {
     size_t o = 0, i = 0;
@@ -86,6 +86,17 @@ static size_t normalize(const char *in, size_t len, char *out)
                 memcpy(out + o, in + i + n, bytes + 2);
                 o += bytes + 2;
                 i += bytes + 2;
+            }
+        } else if (n >= 4 && line[0] >= 'A' && line[0] <= 'Z' && line[1] >= 'A' && line[1] <= 'Z' &&
+                   (line[2] == ' ' || line[2] == '\r')) {
+            // a meta answer: its c flag's cas id as a fixed word
+            for (size_t k = 0; k < n; k++) {
+                out[o++] = line[k];
+                if (line[k] == ' ' && k + 2 < n && line[k + 1] == 'c' && line[k + 2] >= '0' && line[k + 2] <= '9') {
+                    out[o++] = 'c', out[o++] = '*';
+                    for (k += 2; k + 1 < n && line[k + 1] >= '0' && line[k + 1] <= '9'; k++)
+                        ;
+                }
             }
         } else {
             memcpy(out + o, line, n);

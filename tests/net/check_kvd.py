@@ -4,8 +4,9 @@
 the ASCII protocol's commands with every value read back, its error lines,
 noreply, many keys pipelined, commands typed through netcat, memcached's
 own load tool (memcaslap) with every value it reads verified, gat/gats,
-the protocol's limits, libmemcached's protocol checker (memccapable's
-ASCII tests), and the server still serving after nonsense. memcached 1.6 itself passes the same
+the protocol's limits, Unix-time exptimes, the meta commands against
+memcached's own transcripts, libmemcached's protocol checker
+(memccapable's ASCII tests), and the server still serving after nonsense. memcached 1.6 itself passes the same
 checks (their answers are its own).
 
     tests/net/check_kvd.py 127.0.0.1:11211 [--keys 100000]
@@ -16,6 +17,7 @@ number of failures. Waits bound a hang; nothing is timed.
 import argparse
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -264,6 +266,55 @@ def check_unix_exptime(addr):
     c.close()
 
 
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "memcached")
+
+
+def normalize_meta(answer):
+    """A meta transcript's answer with each c flag's cas id as c* (every
+    server numbers its own).
+
+    >>> normalize_meta(b"VA 2 f0 c123 kk\\r\\nab\\r\\nHD c9\\r\\n")
+    b'VA 2 f0 c* kk\\r\\nab\\r\\nHD c*\\r\\n'
+    """
+    return re.sub(rb"(?m)^([A-Z]{2}(?: [^\r\n]*)?)", lambda m: re.sub(rb" c[0-9]+", b" c*", m.group(1)), answer)
+
+
+def check_meta(addr):
+    """memcached 1.6's meta commands (mg, ms, md, ma, mn), their flags and
+    their error lines: each tests/data/memcached/meta*.in sent whole on a
+    fresh connection (after a flush_all), the answer until the server
+    closes compared byte for byte with what memcached 1.6.18 answered
+    (meta*.out, recorded by tools/net/mctranscript.py), cas ids aside."""
+    c = Conn(addr)
+    expect(c.cmd(b"flush_all") == b"OK", "flush_all")
+    c.close()
+    for name in ("meta", "meta_errors"):
+        with open(os.path.join(DATA, name + ".in"), "rb") as f:
+            sent = f.read()
+        with open(os.path.join(DATA, name + ".out"), "rb") as f:
+            want = normalize_meta(f.read())
+        c = Conn(addr)
+        c.send(sent)
+        c.s.shutdown(socket.SHUT_WR)
+        got = c.buf
+        while True:
+            chunk = c.s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+        c.close()
+        got = normalize_meta(got)
+        k = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), min(len(got), len(want)))
+        expect(got == want, f"{name}: differs from memcached's at byte {k}: {got[k:k + 40]!r}, want {want[k:k + 40]!r}")
+    c = Conn(addr)                      # a value over the item size: refused, swallowed, the key dropped
+    expect(c.cmd(b"ms big 1 T0", b"b") == b"HD", "ms of a small value")
+    c.send(b"ms big 2000000 T0\r\n" + b"b" * 2000000 + b"\r\nmn\r\n")
+    expect(c.line() == b"SERVER_ERROR object too large for cache", "ms of a 2 MB value")
+    expect(c.line() == b"MN", "the command after a refused ms")
+    expect(c.cmd(b"mg big v") == b"EN", "a key whose ms was refused still read")
+    c.close()
+
+
 def value_of(k):
     """Key k's value: 10 to 59 bytes that name it."""
     return ((b"%010d" % k) * 6)[:10 + k % 50]
@@ -343,7 +394,7 @@ def run(addr, keys=10000, out=sys.stdout, prefix="kvd"):
               ("incr_decr_touch_delete", check_incr_decr_touch_delete), ("errors", check_errors),
               ("noreply_pipelined", check_noreply_pipelined), ("stats_flush", check_stats_flush),
               (f"many_keys_{keys}", lambda a: check_many_keys(a, keys)), ("netcat", check_netcat),
-              ("memcaslap", check_memcaslap), ("gat", check_gat), ("edges", check_edges), ("unix_exptime", check_unix_exptime),
+              ("memcaslap", check_memcaslap), ("gat", check_gat), ("edges", check_edges), ("unix_exptime", check_unix_exptime), ("meta", check_meta),
               ("memccapable", check_memccapable), ("still_serving", check_still_serving)]
     return run_checks(checks, addr, out, prefix)
 

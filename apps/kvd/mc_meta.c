@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+// memcached 1.6's meta commands on kvd's table, answered as its
+// proto_text.c answers them (the parser, mc_parse.c, has checked the
+// words and the flags, and answered their errors):
+//   mg <key> <flags>*       VA <size> <flags>* and the value (v), HD <flags>*
+//                           (no v), EN on a miss (none with q); flags
+//                           k f s t c O, and T (a new TTL, applied where it
+//                           stands among them: a t before it shows the old)
+//   ms <key> <datalen> <flags>*   HD (none with q), NS, EX, NF; F T C, mode
+//                           M E/A/P/R/S (a cas with S or R is a cas store),
+//                           back k O c (the new cas, 0 when not stored)
+//   md <key> <flags>*       HD (none with q), NF, EX (C differs); back k O
+//   ma <key> <flags>*       HD or VA <len> and the number (v), none on a
+//                           success with q; NF, NS, EX; D (delta, 1), M I/+
+//                           D/-, N (create on a miss with that TTL) and J
+//                           (its value, 0), T, back t c k O
+//   mn                      MN
+// Every command echoes its O (opaque) and k words in the order given; P and
+// L are ignored; u is taken, but a read still makes the item kvd's most
+// recently used. memcached's b (base64 keys), h, l, N and R on mg, I (stale
+// items) and me are not kept: the parser answers those flags memcached's
+// line for an unknown one, and me ERROR.
+#include "mc_exec.h"
+
+#include <string.h>
+#include "kv_sys.h"
+
+static void put_str(struct mc_out *o, const char *s)
+{
+    mc_out_put(o, s, strlen(s));
+}
+
+static void put_u64(struct mc_out *o, uint64_t v)
+{
+    char d[24];
+    mc_out_put(o, d, kv_format_u64(v, d));
+}
+
+static bool has(const struct mc_cmd *cmd, char c)
+{
+    return cmd->mseen & MC_FLAG(c);
+}
+
+// " t<seconds left>", -1 for never; as memcached's, unsigned arithmetic.
+static void put_ttl(struct mc_out *o, uint32_t exptime, uint32_t now)
+{
+    put_str(o, " t");
+    if (!exptime)
+        put_str(o, "-1");
+    else
+        put_u64(o, (uint32_t)(exptime - now));
+}
+
+// The O and k words back, in the order given: what every answer carries.
+static void put_echo(const struct mc_cmd *cmd, struct mc_out *o)
+{
+    const char *p = cmd->mflags, *end = p + cmd->mflags_len, *w;
+    uint32_t n;
+    while (mc_next_key(&p, end, &w, &n)) {
+        if (w[0] == 'O') {
+            put_str(o, " ");
+            mc_out_put(o, w, n);
+        } else if (w[0] == 'k') {
+            put_str(o, " k");
+            mc_out_put(o, cmd->key, cmd->nkey);
+        }
+    }
+}
+
+// ---- mg -------------------------------------------------------------------------------
+
+struct mg_ctx {
+    const struct mc_cmd *cmd;
+    const struct mc_env *env;
+    struct mc_out *out;
+    uint32_t new_exptime;
+};
+
+// Called with the item's shard locked (kv_get's emit): the answer whole.
+static void mg_emit(void *ctx, const struct kv_item *it)
+{
+    struct mg_ctx *g = ctx;
+    const struct mc_cmd *cmd = g->cmd;
+    struct mc_out *o = g->out;
+    bool value = has(cmd, 'v');
+    if (value) {
+        put_str(o, "VA ");
+        put_u64(o, it->nbytes);
+    } else {
+        put_str(o, "HD");
+    }
+    uint32_t exptime = it->exptime;
+    const char *p = cmd->mflags, *end = p + cmd->mflags_len, *w;
+    uint32_t n;
+    while (mc_next_key(&p, end, &w, &n)) {
+        switch (w[0]) {
+        case 'T': exptime = g->new_exptime; break;
+        case 's': put_str(o, " s"); put_u64(o, it->nbytes); break;
+        case 't': put_ttl(o, exptime, g->env->now); break;
+        case 'c': put_str(o, " c"); put_u64(o, it->cas); break;
+        case 'f': put_str(o, " f"); put_u64(o, it->flags); break;
+        case 'O': put_str(o, " "); mc_out_put(o, w, n); break;
+        case 'k': put_str(o, " k"); mc_out_put(o, cmd->key, cmd->nkey); break;
+        default: break;
+        }
+    }
+    put_str(o, "\r\n");
+    if (value) {
+        mc_out_put(o, kv_item_value(it), it->nbytes);
+        put_str(o, "\r\n");
+    }
+}
+
+static void mg(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
+{
+    struct mg_ctx g = { cmd, env, out, 0 };
+    bool hit;
+    if (has(cmd, 'T')) {
+        g.new_exptime = mc_realtime(cmd->exptime, env);
+        hit = kv_gat(env->table, cmd->key, cmd->nkey, g.new_exptime, env->now, mg_emit, &g);
+    } else {
+        hit = kv_get(env->table, cmd->key, cmd->nkey, env->now, mg_emit, &g);
+    }
+    if (!hit && !cmd->noreply) {
+        put_str(out, "EN");
+        put_echo(cmd, out);
+        put_str(out, "\r\n");
+    }
+}
+
+// ---- ms, md ------------------------------------------------------------------------------
+
+static void ms(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
+{
+    if (cmd->too_large) {               // memcached drops the key's old value whatever the mode
+        kv_delete(env->table, cmd->key, cmd->nkey, env->now);
+        put_str(out, "SERVER_ERROR object too large for cache\r\n");
+        return;
+    }
+    enum kv_mode mode = KV_SET;
+    switch (cmd->mode) {
+    case 'E': mode = KV_ADD; break;
+    case 'A': mode = KV_APPEND; break;
+    case 'P': mode = KV_PREPEND; break;
+    case 'R': mode = KV_REPLACE; break;
+    default: break;
+    }
+    struct kv_meta m = { .has_cas = has(cmd, 'C'), .cas = cmd->cas };
+    if (m.has_cas && (mode == KV_SET || mode == KV_REPLACE))
+        mode = KV_CAS;
+    const char *code;
+    switch (kv_store_meta(env->table, mode, cmd->key, cmd->nkey, cmd->flags, mc_realtime(cmd->exptime, env),
+                          cmd->data, cmd->bytes, env->now, &m)) {
+    case KV_STORED: code = "HD"; break;
+    case KV_NOT_STORED: code = "NS"; break;
+    case KV_EXISTS: code = "EX"; break;
+    case KV_NOT_FOUND: code = "NF"; break;
+    default: put_str(out, "SERVER_ERROR out of memory storing object\r\n"); return;
+    }
+    if (code[0] == 'H' && cmd->noreply)
+        return;
+    put_str(out, code);
+    const char *p = cmd->mflags, *end = p + cmd->mflags_len, *w;
+    uint32_t n;
+    while (mc_next_key(&p, end, &w, &n)) {
+        if (w[0] == 'O') {
+            put_str(out, " ");
+            mc_out_put(out, w, n);
+        } else if (w[0] == 'k') {
+            put_str(out, " k");
+            mc_out_put(out, cmd->key, cmd->nkey);
+        } else if (w[0] == 'c') {
+            put_str(out, " c");
+            put_u64(out, m.cas_out);
+        }
+    }
+    put_str(out, "\r\n");
+}
+
+static void md(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
+{
+    struct kv_meta m = { .has_cas = has(cmd, 'C'), .cas = cmd->cas };
+    enum kv_result r = kv_delete_meta(env->table, cmd->key, cmd->nkey, env->now, &m);
+    if (r == KV_DELETED && cmd->noreply)
+        return;
+    put_str(out, r == KV_DELETED ? "HD" : r == KV_EXISTS ? "EX" : "NF");
+    put_echo(cmd, out);
+    put_str(out, "\r\n");
+}
+
+// ---- ma ----------------------------------------------------------------------------------
+
+static void ma(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
+{
+    bool incr = cmd->mode != 'D' && cmd->mode != '-';
+    // The exptime the item ends with: T's, or N's on an item it created,
+    // whichever stands later (memcached applies them in order).
+    struct kv_meta m = { .has_cas = has(cmd, 'C') && cmd->cas, .cas = cmd->cas };
+    if (has(cmd, 'T')) {
+        m.set_exptime = true;
+        m.exptime = mc_realtime(cmd->exptime, env);
+    }
+    char num[24];
+    bool created = false;
+    enum kv_result r = kv_delta_meta(env->table, cmd->key, cmd->nkey, incr, cmd->delta, env->now, num, &m);
+    if (r == KV_NOT_FOUND && has(cmd, 'N')) {
+        uint32_t exptime = 0;
+        const char *p = cmd->mflags, *end = p + cmd->mflags_len, *w;
+        uint32_t n;
+        while (mc_next_key(&p, end, &w, &n))
+            if (w[0] == 'T' || w[0] == 'N')
+                exptime = mc_realtime(w[0] == 'T' ? cmd->exptime : cmd->vivify, env);
+        uint32_t len = kv_format_u64(cmd->initial, num);
+        struct kv_meta add = { 0 };
+        r = kv_store_meta(env->table, KV_ADD, cmd->key, cmd->nkey, 0, exptime, num, len, env->now, &add);
+        if (r == KV_NO_MEMORY) {
+            put_str(out, "SERVER_ERROR Out of memory allocating new item\r\n");
+            return;
+        }
+        created = r == KV_STORED;
+        m.cas_out = add.cas_out;
+        m.exptime_out = 0;
+    }
+    const char *code = NULL;
+    switch (r) {
+    case KV_OK:
+        if (cmd->noreply)
+            return;
+        break;
+    case KV_STORED: break;              // created by N (answered even under q, as in memcached)
+    case KV_NON_NUMERIC: put_str(out, "CLIENT_ERROR cannot increment or decrement non-numeric value\r\n"); return;
+    case KV_NO_MEMORY: put_str(out, "SERVER_ERROR out of memory\r\n"); return;
+    case KV_NOT_FOUND: code = "NF"; break;
+    case KV_EXISTS: code = "EX"; break;
+    default: code = "NS"; break;        // N's item could not be added
+    }
+    if (code) {
+        put_str(out, code);
+        put_echo(cmd, out);
+        put_str(out, "\r\n");
+        return;
+    }
+    const char *p = cmd->mflags, *end = p + cmd->mflags_len, *w;
+    uint32_t n;
+    while (mc_next_key(&p, end, &w, &n)) {
+        if (w[0] == 'O' && n > MC_OPAQUE_MAX) {    // looked at after the delta, as in memcached
+            put_str(out, "CLIENT_ERROR opaque token too long\r\n");
+            return;
+        }
+    }
+    size_t len = strlen(num);
+    if (has(cmd, 'v')) {
+        put_str(out, "VA ");
+        put_u64(out, len);
+    } else {
+        put_str(out, "HD");
+    }
+    uint32_t exptime = m.exptime_out;
+    p = cmd->mflags;
+    while (mc_next_key(&p, end, &w, &n)) {
+        switch (w[0]) {
+        case 'c': put_str(out, " c"); put_u64(out, m.cas_out); break;
+        case 't': put_ttl(out, exptime, env->now); break;
+        case 'T': exptime = m.exptime; break;
+        case 'N': if (created) exptime = mc_realtime(cmd->vivify, env); break;
+        case 'O': put_str(out, " "); mc_out_put(out, w, n); break;
+        case 'k': put_str(out, " k"); mc_out_put(out, cmd->key, cmd->nkey); break;
+        default: break;
+        }
+    }
+    put_str(out, "\r\n");
+    if (has(cmd, 'v')) {
+        mc_out_put(out, num, len);
+        put_str(out, "\r\n");
+    }
+}
+
+void mc_meta_execute(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
+{
+    switch (cmd->kind) {
+    case MC_MG: mg(cmd, env, out); break;
+    case MC_MS: ms(cmd, env, out); break;
+    case MC_MD: md(cmd, env, out); break;
+    case MC_MA: ma(cmd, env, out); break;
+    case MC_MN: put_str(out, "MN\r\n"); break;
+    default: break;
+    }
+}
