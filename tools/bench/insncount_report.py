@@ -17,9 +17,10 @@ Usage:
 Prints one `INSN name impl=... insn_per_op=... ...` line per benchmark.
 
     insncount_report.py --profile PROFILE N SYMFILE...
-sums the plugin's profile=PATH output (instructions per translation block
-between markers 1 and 2) by the symbol each block starts in (SYMFILE: an
-ELF, read with nm, or a System.map) and prints the top ones per op (N ops).
+sums the plugin's profile=PATH output (instructions and atomics per
+translation block between markers 1 and 2) by the symbol each block starts
+in (SYMFILE: an ELF, read with nm, or a System.map) and prints the top ones
+per op (N ops), then every symbol's atomics per op.
 """
 import bisect
 import re
@@ -213,20 +214,27 @@ def symbols(paths):
 def profile(path, n, symfiles, top=40):
     syms = symbols(symfiles)
     addrs = [a for a, _ in syms]
-    by = {}
-    total = 0
+    by, at = {}, {}
+    total = atomics = 0
     for line in open(path, errors="replace"):
         w = line.split()
-        if len(w) != 3 or w[0] != "PROFILE":
+        if len(w) not in (3, 4) or w[0] != "PROFILE":
             continue
-        va, k = int(w[1], 16), int(w[2])
+        va, k, a = int(w[1], 16), int(w[2]), int(w[3]) if len(w) == 4 else 0
         i = bisect.bisect_right(addrs, va) - 1
         name = syms[i][1] if i >= 0 else hex(va)
         by[name] = by.get(name, 0) + k
+        at[name] = at.get(name, 0) + a
         total += k
-    print(f"{total / n:.1f} instructions per op, by the symbol each block starts in:")
+        atomics += a
+    print(f"{total / n:.1f} instructions and {atomics / n:.2f} atomics per op, by the symbol each block starts in:")
     for name, k in sorted(by.items(), key=lambda x: -x[1])[:top]:
-        print(f"{k / n:12.1f} {100 * k / total:5.1f}%  {name}")
+        print(f"{k / n:12.1f} {100 * k / total:5.1f}% {at[name] / n:8.2f}  {name}")
+    if atomics:
+        print("atomics per op:")
+        for name, a in sorted(at.items(), key=lambda x: -x[1]):
+            if a:
+                print(f"{a / n:12.2f}  {name}")
 
 
 def main(argv):

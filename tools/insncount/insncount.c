@@ -63,8 +63,8 @@
  *               -name NAME,debug-threads=on ("CPU 3/TCG").
  *   profile=PATH  also count, per translation block, the instructions
  *               executed between marker 1 and marker 2 (any vCPU's), and
- *               write "PROFILE vaddr insns" lines to PATH as QEMU exits:
- *               where an op's instructions go (insncount_report.py
+ *               write "PROFILE vaddr insns atomics" lines to PATH as QEMU
+ *               exits: where an op's instructions and atomics go (insncount_report.py
  *               --profile sums them by symbol). Slower: a locked add per
  *               block executed.
  *   lines=1     also count xlines (above): a memory callback on every
@@ -259,9 +259,17 @@ static void prof_write(void)
         perror(profile_path);
         return;
     }
-    for (struct prof_tb *r = prof_list; r; r = r->next)
-        if (r->insns)
-            fprintf(f, "PROFILE %" PRIx64 " %" PRIu64 "\n", r->vaddr, r->insns);
+    for (struct prof_tb *r = prof_list; r; r = r->next) {
+        if (!r->insns)
+            continue;
+        /* The block's atomics times the times it ran: its instructions
+         * over its length (a marker's block may be cut short: rare). */
+        uint64_t atomics = 0, len = r->tally & FIELD_MAX;
+        for (int k = 0; k < NATOMIC; k++)
+            atomics += r->tally >> T_ATOMIC(K_CMPXCHG + k) & FIELD_MAX;
+        fprintf(f, "PROFILE %" PRIx64 " %" PRIu64 " %" PRIu64 "\n", r->vaddr, r->insns,
+                len ? atomics * (r->insns / len) : 0);
+    }
     fclose(f);
 }
 
