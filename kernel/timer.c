@@ -77,15 +77,21 @@ static void sift_down(struct p *pp, uint32_t i)
     heap_set(pp, i, t);
 }
 
+// The heap's lock held. pp's ptimer_set bit changes only here, so a plain
+// look at it is exact, and the shared word is written (a locked RMW every
+// P's heap operations would otherwise make) only when the heap empties or
+// stops being empty.
 static void timer0_update(struct p *pp)
 {
     struct timer *t = pp->ntimers ? pp->timers[0] : 0;
     bool fast = t && t->period && t->period < timer_fast_period_cycles;
     __atomic_store_n(&pp->timer0_fast, fast, __ATOMIC_RELAXED);     // relaxed: preempt_check's hint, read beside timer0
-    if (t && pset_put(sched.ptimer_set, pp->id, true))              // before timer0 (struct sched)
+    // relaxed: this bit's writers hold pp's timers_lock, as we do
+    bool had = __atomic_load_n(&sched.ptimer_set[pp->id / 64], __ATOMIC_RELAXED) >> (pp->id % 64) & 1;
+    if (t && !had && pset_put(sched.ptimer_set, pp->id, true))      // before timer0 (struct sched)
         __atomic_fetch_add(&sched.nptimer, 1, __ATOMIC_SEQ_CST);    // seq-cst: as the bit's
     __atomic_store_n(&pp->timer0, t ? t->when : 0, __ATOMIC_RELEASE);   // pairs with the lock-free peeks' acquire
-    if (!t && pset_put(sched.ptimer_set, pp->id, false))            // after timer0 (struct sched)
+    if (!t && had && pset_put(sched.ptimer_set, pp->id, false))     // after timer0 (struct sched)
         __atomic_fetch_sub(&sched.nptimer, 1, __ATOMIC_SEQ_CST);    // seq-cst: as the bit's
 }
 
