@@ -245,7 +245,11 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         return 0;
     struct m *mp = getm();
     spin_lock(&pp->timers_lock);
-    while (pp->ntimers && pp->timers[0]->when <= now) {
+    for (;;) {
+        if (!pp->ntimers || pp->timers[0]->when > now) {
+            spin_unlock(&pp->timers_lock);
+            break;
+        }
         struct timer *t = pp->timers[0];
         if (t->later) {
             // Its deadline moved later (timer_modify): to its real place.
@@ -287,9 +291,13 @@ uint32_t timers_run(struct p *pp, uint64_t now)
             __atomic_store_n(&t->running, 0, __ATOMIC_RELEASE);   // before running_timer: timer_stop's waiter may free t
         __atomic_store_n(&mp->running_timer, (struct timer *)0, __ATOMIC_RELEASE);    // f is done: pairs with timer_stop's acquire
         ran++;
+        // The next one due? The same look as at the entry, so that a timer
+        // firing alone costs one lock, not two.
+        uint64_t next = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);    // a hint, pairs with timer0_update; the lock decides
+        if (!next || next > now)
+            break;
         spin_lock(&pp->timers_lock);
     }
-    spin_unlock(&pp->timers_lock);
     // A periodic timer went back in the heap, or a modified one moved: this
     // core must watch the new earliest if the P is its own (an idle core re-arms on its way to halt anyway).
     if ((ran || moved) && mp->p == pp) {
