@@ -559,9 +559,10 @@ __attribute__((naked, noinline)) static void fl_co_entry(void)
     __asm__("mov %r13, %rdi\n\tcall *%r12\n\tud2");
 }
 
-FL_INLINE void fl_co_make(struct fl_co *co, uint8_t *stack, void (*fn)(void *), void *arg)
+// A coroutine whose stack ends at top.
+FL_INLINE void fl_co_make_at(struct fl_co *co, uint8_t *top, void (*fn)(void *), void *arg)
 {
-    uint64_t *sp = (uint64_t *)(((uintptr_t)stack + FL_STACK) & ~(uintptr_t)15);
+    uint64_t *sp = (uint64_t *)((uintptr_t)top & ~(uintptr_t)15);
     *--sp = (uint64_t)(uintptr_t)fl_co_entry;   // fl_swap's ret; fl_co_entry's call then sees rsp 16-aligned
     *--sp = 0;                                  // rbp
     *--sp = 0;                                  // rbx
@@ -570,6 +571,11 @@ FL_INLINE void fl_co_make(struct fl_co *co, uint8_t *stack, void (*fn)(void *), 
     *--sp = 0;                                  // r14
     *--sp = 0;                                  // r15
     co->sp = (uint64_t)(uintptr_t)sp;
+}
+
+FL_INLINE void fl_co_make(struct fl_co *co, uint8_t *stack, void (*fn)(void *), void *arg)
+{
+    fl_co_make_at(co, stack + FL_STACK, fn, arg);
 }
 
 // ChanSync: A sends, B receives and sends back, A receives; a switch each
@@ -906,23 +912,46 @@ static void bench_cond32(struct gb *b) { cond_bench(b, 32); }
 // each spinning the row's 5 us (gb_spin, the row's own loop) before its
 // send and 0 before its receive. At 2 vCPUs the row's two run on two
 // cores one after the other; here on one, a switch after each send:
-// ChanSync's floor with the spins.
+// ChanSync's floor with the spins. WakeupParallelSyscall/0s makes each
+// spin a blocking call: entering one publishes that its P may be taken
+// (a sequentially consistent store, an XCHG: the stop-the-world flag is
+// read after it) and leaving takes the P back with a CAS (another M may
+// have taken it), as Go's entersyscall and exitsyscallfast.
 #define FL_WAKE_DELAY 5000
+#define FL_P_RUNNING 0
+#define FL_P_SYSCALL 1
 
 struct fl_wake {
     struct fl_co main, a, b;
     struct fl_chan ping, pong;
     uint64_t n;
     int64_t ping_slot, pong_slot;
+    uint32_t pstatus;           // the P's state word a blocking call gives up and takes back
+    uint32_t stw;               // a stop-the-world's flag (never set here)
 };
 
-static void wake_a(void *arg)
+FL_INLINE void fl_wake_spin(struct fl_wake *w, uint64_t d, bool sys)
 {
-    struct fl_wake *w = arg;
+    if (!sys) {
+        gb_spin(d);
+        return;
+    }
+    (void)__atomic_exchange_n(&w->pstatus, FL_P_SYSCALL, __ATOMIC_SEQ_CST);    // seq-cst: before the flag's load
+    if (__atomic_load_n(&w->stw, __ATOMIC_SEQ_CST))     // seq-cst: pairs with a stopper's store (none here)
+        __builtin_trap();
+    gb_spin(d);
+    uint32_t old = FL_P_SYSCALL;
+    // acquire: pairs with the release of an M that took the P meanwhile (none here)
+    if (!__atomic_compare_exchange_n(&w->pstatus, &old, FL_P_RUNNING, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+        __builtin_trap();
+}
+
+FL_INLINE void wake_a(struct fl_wake *w, bool sys)
+{
     for (uint64_t i = 0; i < w->n; i++) {
-        gb_spin(FL_WAKE_DELAY);
+        fl_wake_spin(w, FL_WAKE_DELAY, sys);
         fl_send(&w->ping, 0);
-        gb_spin(0);
+        fl_wake_spin(w, 0, sys);
         if (!fl_can_recv(&w->pong))
             fl_swap(&w->a.sp, w->b.sp);
         (void)fl_recv(&w->pong);
@@ -931,19 +960,23 @@ static void wake_a(void *arg)
     __builtin_trap();
 }
 
-static void wake_b(void *arg)
+FL_INLINE void wake_b(struct fl_wake *w, bool sys)
 {
-    struct fl_wake *w = arg;
     for (;;) {
-        gb_spin(0);
+        fl_wake_spin(w, 0, sys);
         (void)fl_recv(&w->ping);
-        gb_spin(FL_WAKE_DELAY);
+        fl_wake_spin(w, FL_WAKE_DELAY, sys);
         fl_send(&w->pong, 0);
         fl_swap(&w->b.sp, w->a.sp);
     }
 }
 
-static void bench_wakeup_spinning(struct gb *b)
+static void wake_a_spin(void *arg) { wake_a(arg, false); }
+static void wake_b_spin(void *arg) { wake_b(arg, false); }
+static void wake_a_sys(void *arg) { wake_a(arg, true); }
+static void wake_b_sys(void *arg) { wake_b(arg, true); }
+
+static void wakeup_parallel(struct gb *b, bool sys)
 {
     struct fl_wake *w = calloc(1, sizeof *w);
     uint8_t *stacks = malloc(2 * FL_STACK);
@@ -951,14 +984,17 @@ static void bench_wakeup_spinning(struct gb *b)
     w->n = b->n;
     w->ping = (struct fl_chan){ .cap = 1, .buf = &w->ping_slot };
     w->pong = (struct fl_chan){ .cap = 1, .buf = &w->pong_slot };
-    fl_co_make(&w->a, stacks, wake_a, w);
-    fl_co_make(&w->b, stacks + FL_STACK, wake_b, w);
+    fl_co_make(&w->a, stacks, sys ? wake_a_sys : wake_a_spin, w);
+    fl_co_make(&w->b, stacks + FL_STACK, sys ? wake_b_sys : wake_b_spin, w);
     gb_start(b);
     fl_swap(&w->main.sp, w->a.sp);
     gb_stop(b);
     free(stacks);
     free(w);
 }
+
+static void bench_wakeup_spinning(struct gb *b) { wakeup_parallel(b, false); }
+static void bench_wakeup_syscall(struct gb *b) { wakeup_parallel(b, true); }
 
 // ---- MutexSpin, MutexNoSpin -----------------------------------------------------
 //
@@ -1335,6 +1371,201 @@ static void bench_matmult(struct gb *b)
     fl_matrix_free(bm, n);
     fl_matrix_free(c, n);
 }
+
+// ---- ChanPopular: 1000 goroutines in selects on one shared channel ---------------
+//
+// An op: 1000 goroutines made (coroutines), each running N selects that
+// receive from the shared channel c (never sent on) or its own d[j], while
+// the benchmark's goroutine sends on each d[j] in turn, N rounds, then
+// waits for them all (a WaitGroup: the add, each done, the wait's CAS).
+// On one core, taking turns through a run queue as the Cond floor's. A
+// select that finds nothing ready locks c and d[j] (address order),
+// queues itself on both and parks: 2 atomics. A send that finds the
+// receiver parked takes it off d[j] under d[j]'s lock and claims its
+// select with a CAS (a sender on another of its channels could race it),
+// hands the value and makes it runnable; the receiver, resumed, takes
+// itself off c's queue under c's lock (doubly linked: any waiter may go
+// first): 3 atomics. A send that finds no receiver parks on d[j] (1), and
+// the select that comes takes its value and makes it runnable. Each lock
+// is a CAS taken and a release store given back (fl_chan's).
+
+#define FL_POPULAR 1000
+#define FL_POPULAR_STACK 4096   // a coroutine here calls nothing but fl_swap
+
+struct fl_pg {
+    struct fl_co co;
+    struct fl_pg *prev, *next;  // on c's queue
+    struct fl_popular *s;
+    uint32_t j;
+    uint32_t done;              // the select's claim (a CAS)
+    int64_t slot;
+};
+
+struct fl_pchan {
+    uint32_t lock;
+    struct fl_pg *recv;         // a parked receiver's select
+    struct fl_co *send;         // a parked sender
+    int64_t v;                  // its value
+} __attribute__((aligned(PAD)));
+
+struct fl_popular {
+    struct fl_co main;
+    uint64_t n, wg;
+    bool main_waits;
+    uint32_t head, tail;        // the run queue: runq[head..tail) mod FL_POPULAR + 1
+    struct fl_co *runq[FL_POPULAR + 1];
+    struct {
+        uint32_t lock;
+        struct fl_pg *head, *tail;
+    } __attribute__((aligned(PAD))) c;
+    struct fl_pchan d[FL_POPULAR];  // after c: a select locks c first
+    struct fl_pg g[FL_POPULAR];
+};
+
+FL_INLINE void fl_release(uint32_t *l)
+{
+    __atomic_store_n(l, 0, __ATOMIC_RELEASE);   // release: pairs with fl_lock's acquire
+}
+
+static void pop_ready(struct fl_popular *s, struct fl_co *co)
+{
+    s->runq[s->tail] = co;
+    s->tail = s->tail + 1 == FL_POPULAR + 1 ? 0 : s->tail + 1;
+}
+
+// The running coroutine me gives the core to the next runnable one.
+static void pop_switch(struct fl_popular *s, struct fl_co *me)
+{
+    FL_CHECK(s->head != s->tail);
+    struct fl_co *next = s->runq[s->head];
+    s->head = s->head + 1 == FL_POPULAR + 1 ? 0 : s->head + 1;
+    fl_swap(&me->sp, next->sp);
+}
+
+static void pop_g(void *arg)
+{
+    struct fl_pg *me = arg;
+    struct fl_popular *s = me->s;
+    struct fl_pchan *d = &s->d[me->j];
+    for (uint64_t i = 0; i < s->n; i++) {
+        fl_lock(&s->c.lock);
+        fl_lock(&d->lock);
+        if (d->send) {
+            me->slot = d->v;
+            pop_ready(s, d->send);
+            d->send = 0;
+            fl_release(&d->lock);
+            fl_release(&s->c.lock);
+            continue;
+        }
+        me->done = 0;
+        d->recv = me;
+        me->next = 0;
+        me->prev = s->c.tail;
+        if (s->c.tail)
+            s->c.tail->next = me;
+        else
+            s->c.head = me;
+        s->c.tail = me;
+        fl_release(&d->lock);
+        fl_release(&s->c.lock);
+        pop_switch(s, &me->co);
+        fl_lock(&s->c.lock);
+        if (me->prev)
+            me->prev->next = me->next;
+        else
+            s->c.head = me->next;
+        if (me->next)
+            me->next->prev = me->prev;
+        else
+            s->c.tail = me->prev;
+        fl_release(&s->c.lock);
+    }
+    // release: pairs with the wait's acquire
+    uint64_t v = __atomic_sub_fetch(&s->wg, 1ull << 32, __ATOMIC_RELEASE);
+    if (v >> 32 == 0 && (uint32_t)v != 0) {
+        __atomic_store_n(&s->wg, 0, __ATOMIC_RELAXED);     // relaxed: the waiter runs after this, on this core
+        pop_ready(s, &s->main);
+    }
+    pop_switch(s, &me->co);         // its end: never resumed
+    __builtin_trap();
+}
+
+static void pop_send(struct fl_popular *s, struct fl_pchan *d, int64_t v)
+{
+    fl_lock(&d->lock);
+    struct fl_pg *w = d->recv;
+    if (!w) {
+        d->send = &s->main;
+        d->v = v;
+        fl_release(&d->lock);
+        pop_switch(s, &s->main);
+        return;
+    }
+    d->recv = 0;
+    fl_release(&d->lock);
+    uint32_t z = 0;
+    // acq_rel: the select's queueing before, the value after; pairs with a rival's CAS
+    FL_CHECK(__atomic_compare_exchange_n(&w->done, &z, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+    w->slot = v;
+    pop_ready(s, &w->co);
+}
+
+static void bench_chan_popular(struct gb *b)
+{
+    struct fl_popular *s = calloc(1, sizeof *s);
+    uint8_t *stacks = malloc((size_t)FL_POPULAR * FL_POPULAR_STACK);
+    FL_CHECK(s && stacks);
+    s->n = b->n;
+    gb_start(b);
+    fl_wg_add(&s->wg, FL_POPULAR);
+    for (uint32_t j = 0; j < FL_POPULAR; j++) {
+        struct fl_pg *g = &s->g[j];
+        g->s = s;
+        g->j = j;
+        fl_co_make_at(&g->co, stacks + (size_t)(j + 1) * FL_POPULAR_STACK, pop_g, g);
+        pop_ready(s, &g->co);
+    }
+    for (uint64_t i = 0; i < s->n; i++)
+        for (uint32_t j = 0; j < FL_POPULAR; j++)
+            pop_send(s, &s->d[j], 1);
+    uint64_t v = __atomic_load_n(&s->wg, __ATOMIC_ACQUIRE);   // acquire: pairs with the dones' release
+    // acquire: pairs with the dones' release
+    if (v >> 32 && __atomic_compare_exchange_n(&s->wg, &v, v + 1, false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+        pop_switch(s, &s->main);
+    FL_CHECK(__atomic_load_n(&s->wg, __ATOMIC_RELAXED) == 0 && s->head == s->tail);    // relaxed: this core's
+    gb_stop(b);
+    free(stacks);
+    free(s);
+}
+
+// ---- StackGrowth: ten nested calls with 1 KiB frames ----------------------------
+//
+// An op is stackGrowthRecursive(10): eleven calls, each zeroing its 1 KiB
+// frame and reading its first word. The stack is the goroutine's own
+// (grown once, before the timed loop, on either side), so nothing is
+// allocated per op. The frame is zeroed with 128 eight-byte stores, the
+// least instructions that write it without REP STOS (which TCG, and so
+// the count, takes as one instruction: goro's compiled frame uses one).
+
+__attribute__((noinline)) static void fl_stack_recursive(int i)
+{
+    uint64_t pad[128];
+    __asm__ volatile(".set fl_off, 0\n\t.rept 128\n\tmovq $0, fl_off(%1)\n\t"
+                     ".set fl_off, fl_off + 8\n\t.endr" : "=m"(pad) : "r"(pad));
+    if (i != 0 && pad[0] == 0)
+        fl_stack_recursive(i - 1);
+    __asm__ volatile("" ::: "memory");      // not a tail call: every frame stays
+}
+
+static void stack_growth_body(struct gb_pb *pb, void *arg)
+{
+    (void)arg;
+    while (pb_next(pb))
+        fl_stack_recursive(10);
+}
+
+static void bench_stack_growth(struct gb *b) { fl_run_parallel(b, stack_growth_body, 0); }
 
 // ---- timers ----------------------------------------------------------------------
 //
@@ -1936,6 +2167,9 @@ const struct gobench gobench_floor[] = {
     { "Floor/Cond16", 2000, bench_cond16 },
     { "Floor/Cond32", 500, bench_cond32 },
     { "Floor/WakeupParallelSpinning/0s", 1000, bench_wakeup_spinning },
+    { "Floor/WakeupParallelSyscall/0s", 1000, bench_wakeup_syscall },
+    { "Floor/StackGrowth", 1000, bench_stack_growth },
+    { "FloorLarge/ChanPopular", 1, bench_chan_popular },
     { "FloorTime/StartStop", 4, bench_start_stop },
     { "FloorTime/Stop", 2, bench_stop },
     { "FloorTime/Reset", 20, bench_reset },

@@ -54,7 +54,8 @@ REQUIRED = {
         "MakeChan/Int", "MakeChan/Ptr", "MakeChan/Struct/0", "MakeChan/Struct/32", "MakeChan/Struct/40",
         "ChanCreation", "SelectAsyncContended", "Matmult", "SelectSyncContended", "Cond1", "Cond2",
         "Cond4", "Cond8", "Cond16", "Cond32", "WakeupParallelSpinning/0s", "CreateGoroutines",
-        "CreateGoroutinesParallel")] +
+        "CreateGoroutinesParallel", "WakeupParallelSyscall/0s", "StackGrowth")] +
+    ["FloorLarge/ChanPopular"] +
     [f"FloorTime/{n}" for n in ("StartStop", "Stop", "Reset", "TickerReset", "AfterFunc", "After",
                                 "SimultaneousAfterFunc", "Sleep", "Ticker")],
 }

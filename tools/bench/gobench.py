@@ -665,12 +665,13 @@ def read_known_work(outdir):
 # Counted as the rows are, under the plugin, on each vCPU count of
 # --insn-cpus; $BUILD/bench/gobench-floor-V.txt, one line per floor (its
 # ns/op, from a run under the plugin, is no claim: the counts are). The
-# time rows' floors, FloorTime/<row>, a thousand timers an op, run apart
-# with an N as small as the rows'.
+# time rows' floors, FloorTime/<row>, a thousand timers an op, and
+# FloorLarge/ChanPopular, a thousand goroutines an op, run apart with an N
+# as small as the rows'.
 
 FLOOR_N = 20000
-FLOOR_RUNS = (("^BenchmarkFloor$", FLOOR_N), ("^BenchmarkFloorTime$", 20))
-FLOOR_PREFIXES = ("Floor/", "FloorTime/")
+FLOOR_RUNS = (("^BenchmarkFloor$", FLOOR_N), ("^BenchmarkFloorTime$", 20), ("^BenchmarkFloorLarge$", 1))
+FLOOR_PREFIXES = ("Floor/", "FloorTime/", "FloorLarge/")
 
 
 def floor_file(outdir, cpus):
