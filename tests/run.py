@@ -105,6 +105,11 @@ def find_firmware(names):
     return None
 
 
+# The kernel's line before it asks QEMU to exit (kernel/main.c): a
+# timeout after it is QEMU's hang, not the guest's.
+EXITED_RE = re.compile(r"^goro: main returned -?\d+$")
+
+
 def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=None, com1_log=None):
     cmdline = " ".join(w for w in (cfg.cmdline, extra_cmdline) if w)
     serial, extra = f"file:{log}", []
@@ -117,6 +122,8 @@ def qemu_argv(cfg, build, log, vars_copy, extra_cmdline, disk, monitor, com1=Non
     for name, text in cfg.fw_cfg:
         extra += ["-fw_cfg", f"name={name},string={qemu.option_string(text)}"]
     extra += cfg.qemu_extra
+    # Thread names ("ALL CPUs/TCG", "CPU 3/TCG") for the hang dump's view of QEMU.
+    extra += ["-name", "goro,debug-threads=on"]
     # A screenshot run has no exit device: the kernel halts after its last
     # line and the screen stays as it left it.
     argv = qemu.argv(cfg.smp or cfg.cores, cfg.mem, accel=cfg.accel, machine=cfg.machine,
@@ -284,7 +291,8 @@ def boot_problems(cfg, lines, status, timeout):
     problems = []
     if status is None:
         problems.append(f"timeout: serial log silent for {timeout:.0f}s or run over "
-                        f"{qemu.HARD_LIMIT * timeout:.0f}s of QEMU's own time, QEMU killed")
+                        f"{qemu.HARD_LIMIT * timeout:.0f}s of QEMU's own time, QEMU killed" +
+                        (" after the guest asked it to exit" if any(EXITED_RE.match(l) for l in lines) else ""))
     elif status != cfg.exit_status:
         problems.append(f"{qemu.describe_status(status)}, expected {cfg.exit_status}")
     if not any(l.strip() for l in lines):
@@ -440,7 +448,13 @@ def boot(cfg, args, runner, run, disk, vars_copy):
     mon_dir = tempfile.mkdtemp(prefix="goro-mon-")
     monitor = os.path.join(mon_dir, "m")
 
-    def dump_hang():
+    def dump_hang(pid):
+        # QEMU's side first, before the monitor stops the guest: a QEMU
+        # that hangs in its own exit answers no monitor.
+        try:
+            run.hang.extend(hangdump.qemu_side(pid, log + ".qemu"))
+        except (OSError, ValueError) as e:
+            run.hang.append(f"no dump of QEMU's threads: {e}")
         try:
             run.hang.extend(hangdump.dump(monitor, os.path.join(config_build(cfg, args), "goro.elf"),
                                           log + ".hang"))
@@ -506,7 +520,7 @@ def report_run(cfg, args, run, lines, problems, results):
         notes.append(tail(lines))
         if run.hang:
             notes.append("\n".join(f"    {cfg.name}: {h}" for h in run.hang) +
-                         f"\n    (registers: {rel}.hang)")
+                         f"\n    (registers: {rel}.hang; QEMU's threads: {rel}.qemu)")
         notes.append(f"    qemu command: {rel}.cmd")
         if run.err:
             notes.append("\n".join("    qemu: " + l for l in run.err.splitlines()[-5:]))

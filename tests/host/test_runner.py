@@ -15,7 +15,9 @@ And its silence limit counts QEMU's own time (tools/run/qemu.py,
 Silence), shown with stand-ins for QEMU: one the host holds back (pinned
 to a core beside two busy loops) outlives its limit in wall time and is
 not killed; one that spins without a word, one that sleeps for ever and
-one that talks for ever are killed.
+one that talks for ever are killed. One that stays after the guest's
+exit line is named QEMU's hang, and its threads are dumped
+(tests/hangdump.py, qemu_side).
 
 Prints PASS/FAIL lines. Python 3 standard library only.
 """
@@ -23,6 +25,7 @@ Prints PASS/FAIL lines. Python 3 standard library only.
 import contextlib
 import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,6 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import run  # noqa: E402
+import hangdump  # noqa: E402
 from matrix import Config  # noqa: E402
 qemu = run.qemu
 
@@ -139,6 +143,33 @@ def silence_checks(check, tmp):
         check(f"silence_{name}_stand_in_is_killed", status is None, f"exit status {status}")
 
 
+EXIT_HANGS = """import sys, time
+open(sys.argv[1], "w").write("goro: main returned 0\\n")
+time.sleep(3600)
+"""
+
+
+def exit_hang_checks(check, tmp):
+    """A stand-in that stays after the guest's exit line, as a QEMU stuck
+    in its own exit: the timeout says so and the dump shows its threads."""
+    log = os.path.join(tmp, "exit.log")
+    open(log, "w").close()
+    dumped = []
+    p = subprocess.Popen([sys.executable, "-c", EXIT_HANGS, log], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    status, _, _ = qemu.wait(p, SILENCE_S, lambda pid: dumped.extend(hangdump.qemu_side(pid, log + ".qemu")),
+                             log=log)
+    with open(log) as f:
+        problems = run.boot_problems(Config("fake-exit", "stays after its exit line"), f.read().splitlines(),
+                                     status, SILENCE_S)
+    check("exit_hang_is_named_qemus", status is None and
+          any(x.endswith("QEMU killed after the guest asked it to exit") for x in problems), problems)
+    with open(log + ".qemu") as f:
+        threads = f.read()
+    check("exit_hang_dumps_qemus_threads", any(re.match(r"QEMU thread .+: S in \S+$", l) for l in dumped) and
+          re.search(rf"^{p.pid} \S+: S in \S+, cpu ", threads, re.M), f"{dumped} / {threads[:200]!r}")
+
+
 def main():
     failed = 0
 
@@ -181,6 +212,7 @@ def main():
               lines[-1:] == ["0 passed, 1 failed"] and status == 1, out.strip()[-300:])
     with tempfile.TemporaryDirectory(prefix="goro-test-runner-") as tmp:
         silence_checks(check, tmp)
+        exit_hang_checks(check, tmp)
     if failed:
         print(f"test_runner: {failed} failed")
     return 1 if failed else 0

@@ -483,7 +483,7 @@ class Silence:
 def wait(p, timeout, on_timeout=None, log=None):
     """Waits for p at most timeout seconds (with log: until log has been
     silent that long in p's own time, see Silence); returns (exit status,
-    or None after a timeout, stdout bytes, stderr bytes). on_timeout()
+    or None after a timeout, stdout bytes, stderr bytes). on_timeout(pid)
     runs before a timed-out process group is killed (the hang dump). With
     log, stdout and stderr are read only at the end: they must stay
     small."""
@@ -501,7 +501,7 @@ def wait(p, timeout, on_timeout=None, log=None):
         return p.returncode, out or b"", err or b""
     except subprocess.TimeoutExpired:
         if on_timeout:
-            on_timeout()
+            on_timeout(p.pid)
         kill_group(p)
         out, err = p.communicate()
         return None, out or b"", err or b""
