@@ -76,7 +76,7 @@ APPS_C := apps/hello.c apps/faults.c apps/bench.c \
 # part of the tree besides include/ that they see (check-layers holds them
 # to it).
 SERVERS_C := apps/netserve/netserve.c apps/httpd/httpd.c apps/httpd/http_parse.c \
-             apps/kvd/kvd.c apps/kvd/kv_table.c apps/kvd/mc_exec.c apps/kvd/mc_meta.c apps/kvd/mc_parse.c
+             apps/kvd/kvd.c apps/kvd/kv_table.c apps/kvd/mc_exec.c apps/kvd/mc_meta.c apps/kvd/mc_prefix.c apps/kvd/mc_parse.c
 APPS_C += $(SERVERS_C)
 
 KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_clock.c tests/kernel/test_sched.c tests/kernel/test_preempt.c tests/kernel/test_stack.c \
@@ -437,8 +437,8 @@ HOST_SRCS_http_parse := apps/httpd/http_parse.c
 # the network of tests/host/fakenet.h.
 HOST_TESTS += httpd kvd_conn
 HOST_SRCS_httpd := apps/httpd/http_parse.c apps/netserve/netserve.c
-HOST_SRCS_kvd_conn := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/mc_meta.c apps/kvd/kv_table.c apps/netserve/netserve.c
-HOST_SRCS_kvd := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/mc_meta.c apps/kvd/kv_table.c
+HOST_SRCS_kvd_conn := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/mc_meta.c apps/kvd/mc_prefix.c apps/kvd/kv_table.c apps/netserve/netserve.c
+HOST_SRCS_kvd := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/mc_meta.c apps/kvd/mc_prefix.c apps/kvd/kv_table.c
 HOST_SRCS_loadgen_proto := tools/net/loadgen/proto.c
 HOST_SRCS_pci := drivers/pci/pci_cfg.c drivers/net/virtio_caps.c
 HOST_SRCS_virtqueue := drivers/net/virtqueue.c
@@ -497,7 +497,7 @@ FUZZ_SRCS_efi_elf := boot/efi/loader_parse.c
 FUZZ_SRCS_efi_cmdline := boot/efi/loader_parse.c
 FUZZ_SRCS_keys := drivers/keydecode.c shell/lineedit.c
 FUZZ_SRCS_http := apps/httpd/http_parse.c
-FUZZ_SRCS_memcache := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/mc_meta.c apps/kvd/kv_table.c
+FUZZ_SRCS_memcache := apps/kvd/mc_parse.c apps/kvd/mc_exec.c apps/kvd/mc_meta.c apps/kvd/mc_prefix.c apps/kvd/kv_table.c
 FUZZ_SRCS_pci := drivers/pci/pci_cfg.c drivers/net/virtio_caps.c
 # The receive path: lwIP's port and goro's sockets over lwIP, with lwIP
 # itself (FUZZ_LWIP_OBJS: its sources from LWIP_DIR, on the host's C

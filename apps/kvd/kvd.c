@@ -48,6 +48,7 @@ static struct {
 } cfg = { 11211, 64u << 20, 0, 60000000000ull, 0, 0, 0 };
 
 static struct kv_table *table;
+static struct mc_prefixes *prefixes;
 static uint64_t started_ns;         // nanotime() at the start of the second `now` 0 counts from
 static int64_t started_unix;        // the Unix time there; 0 when unknown
 static struct {
@@ -108,7 +109,7 @@ static void serve(void *arg)
     k.out.reserve = reserve_out;
     k.out.flush_at = OUT_FLUSH;
     k.out.ctx = &k;
-    struct mc_env env = { .table = table, .started_unix = started_unix,
+    struct mc_env env = { .table = table, .prefixes = prefixes, .started_unix = started_unix,
                           .version = KVD_VERSION, .pid = 1, .threads = (uint64_t)gomaxprocs(0),
                           .max_conns = cfg.max_conns, .idle_timeout_s = cfg.idle_ns / 1000000000u,
                           .port = cfg.port };
@@ -197,6 +198,7 @@ static int kvd_main(int argc, char **argv)
         return 2;
     }
     table = kv_create(cfg.mem, cfg.shards ? cfg.shards : kv_default_shards(cfg.mem));
+    prefixes = mc_prefixes_create();
     started_ns = nanotime();
     int64_t wall = walltime_ns();
     if (cfg.unixtime) {

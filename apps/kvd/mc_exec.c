@@ -93,10 +93,9 @@ static void get(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_ou
     const char *p = cmd->keys, *end = p + cmd->keys_len, *key;
     uint32_t nkey;
     while (mc_next_key(&p, end, &key, &nkey) && !out->broken) {
-        if (touch)
-            kv_gat(env->table, key, nkey, exptime, env->now, emit_value, &g);
-        else
-            kv_get(env->table, key, nkey, env->now, emit_value, &g);
+        bool hit = touch ? kv_gat(env->table, key, nkey, exptime, env->now, emit_value, &g)
+                         : kv_get(env->table, key, nkey, env->now, emit_value, &g);
+        mc_prefix_get(env->prefixes, key, nkey, hit);
     }
     put_str(out, "END\r\n");
 }
@@ -115,6 +114,7 @@ static void store(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_
         [MC_SET] = KV_SET, [MC_ADD] = KV_ADD, [MC_REPLACE] = KV_REPLACE,
         [MC_APPEND] = KV_APPEND, [MC_PREPEND] = KV_PREPEND, [MC_CAS] = KV_CAS,
     };
+    mc_prefix_set(env->prefixes, cmd->key, cmd->nkey);
     if (cmd->too_large) {
         // memcached drops the key's old value too: a failed set must not
         // leave a stale one readable.
@@ -213,7 +213,20 @@ static void stats(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_
 {
     struct kv_stats s;
     switch (cmd->stats) {
+    case MC_STATS_DETAIL_ON:
+    case MC_STATS_DETAIL_OFF:
+        if (env->prefixes)
+            mc_prefixes_enable(env->prefixes, cmd->stats == MC_STATS_DETAIL_ON);
+        put_str(out, "OK\r\n");
+        return;
+    case MC_STATS_DETAIL_DUMP:
+        if (env->prefixes)
+            mc_prefixes_dump(env->prefixes, out);
+        put_str(out, "END\r\n");
+        return;
     case MC_STATS_RESET:
+        if (env->prefixes)
+            mc_prefixes_clear(env->prefixes);
         kv_stats_reset(env->table);
         put_str(out, "RESET\r\n");
         return;
@@ -297,6 +310,7 @@ void mc_execute(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_ou
         store(cmd, env, out);
         break;
     case MC_DELETE:
+        mc_prefix_delete(env->prefixes, cmd->key, cmd->nkey);
         reply(cmd, out, kv_delete(env->table, cmd->key, cmd->nkey, env->now) == KV_DELETED ? "DELETED\r\n"
                                                                                               : "NOT_FOUND\r\n");
         break;

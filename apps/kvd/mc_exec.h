@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "kv_table.h"
 #include "mc_parse.h"
+#include "mc_prefix.h"
 
 // Answers collect here; above flush_at bytes, flush writes them out (a
 // get of many large values never needs them all in memory at once).
@@ -32,6 +33,7 @@ void mc_out_put(struct mc_out *o, const char *s, size_t n);
 // What a command needs beyond itself.
 struct mc_env {
     struct kv_table *table;
+    struct mc_prefixes *prefixes;       // stats detail's counts (NULL: none kept)
     uint32_t now;                       // seconds since the server started, from 2 (memcached's current_time)
     int64_t started_unix;               // the Unix time at now == 0; 0 when unknown
     const char *version;

@@ -229,9 +229,9 @@ static enum mc_status command(struct mc_cmd *cmd, const struct word *w, int nw, 
         }
         return MC_COMMAND;
     case MC_STATS: {
-        // Only the first argument counts, as in memcached. Its others
-        // (detail, cachedump, conns) name what kvd does not keep: ERROR,
-        // memcached's answer to an unknown one.
+        // Only the first argument counts (detail's: the second), as in
+        // memcached. Its others (cachedump, conns) name what kvd does not
+        // keep: ERROR, memcached's answer to an unknown one.
         static const struct {
             const char *arg;
             int which;
@@ -239,6 +239,16 @@ static enum mc_status command(struct mc_cmd *cmd, const struct word *w, int nw, 
                      { "slabs", MC_STATS_SLABS }, { "sizes", MC_STATS_SIZES } };
         if (nw == 1)
             return MC_COMMAND;
+        if (word_is(&w[1], "detail")) {
+            static const char *const sub[] = { "on", "off", "dump" };
+            for (int i = 0; nw > 2 && i < 3; i++) {
+                if (word_is(&w[2], sub[i])) {
+                    cmd->stats = MC_STATS_DETAIL_ON + i;
+                    return MC_COMMAND;
+                }
+            }
+            REPLY("CLIENT_ERROR usage: stats detail on|off|dump\r\n");
+        }
         for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
             if (word_is(&w[1], args[i].arg)) {
                 cmd->stats = args[i].which;

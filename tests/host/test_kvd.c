@@ -123,6 +123,7 @@ static char *serve_all(const char *in, size_t len, size_t step, size_t *out_len)
     struct kv_table *t = kv_create(64u << 20, kv_default_shards(64u << 20));
     struct mc_env env;
     env_init(&env, t);
+    env.prefixes = mc_prefixes_create();
     struct mc_out out = { 0 };
     struct mc_conn c = { 0 };
     char *buf = malloc(len + 1);
@@ -139,6 +140,7 @@ static char *serve_all(const char *in, size_t len, size_t step, size_t *out_len)
     }
     free(buf);
     kv_destroy(t);
+    mc_prefixes_destroy(env.prefixes);
     *out_len = out.len;
     return out.buf;
 }

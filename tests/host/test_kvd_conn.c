@@ -24,7 +24,9 @@ static int run(const char *args)
     int st = fake_run(kvd_app_main, "kvd", args);
     if (table) {
         kv_destroy(table);
+        mc_prefixes_destroy(prefixes);
         table = NULL;
+        prefixes = NULL;
     }
     return st;
 }

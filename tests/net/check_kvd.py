@@ -269,30 +269,34 @@ def check_unix_exptime(addr):
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "memcached")
 
 
-def normalize_meta(answer):
-    """A meta transcript's answer with each c flag's cas id as c* (every
-    server numbers its own).
+def normalize_cas(answer):
+    """A transcript's answer with each meta c flag's and gets line's cas id
+    as * (every server numbers its own).
 
-    >>> normalize_meta(b"VA 2 f0 c123 kk\\r\\nab\\r\\nHD c9\\r\\n")
-    b'VA 2 f0 c* kk\\r\\nab\\r\\nHD c*\\r\\n'
+    >>> normalize_cas(b"VA 2 f0 c123 kk\\r\\nab\\r\\nHD c9\\r\\nVALUE k 0 1 77\\r\\n")
+    b'VA 2 f0 c* kk\\r\\nab\\r\\nHD c*\\r\\nVALUE k 0 1 *\\r\\n'
     """
+    answer = re.sub(rb"(?m)^(VALUE \S+ [0-9]+ [0-9]+) [0-9]+\r$", rb"\1 *\r", answer)
     return re.sub(rb"(?m)^([A-Z]{2}(?: [^\r\n]*)?)", lambda m: re.sub(rb" c[0-9]+", b" c*", m.group(1)), answer)
 
 
 def check_meta(addr):
     """memcached 1.6's meta commands (mg, ms, md, ma, mn), their flags and
-    their error lines: each tests/data/memcached/meta*.in sent whole on a
-    fresh connection (after a flush_all), the answer until the server
-    closes compared byte for byte with what memcached 1.6.18 answered
-    (meta*.out, recorded by tools/net/mctranscript.py), cas ids aside."""
+    their error lines, and stats detail: each of tests/data/memcached's
+    meta.in, meta_errors.in and stats_detail.in sent whole on a fresh
+    connection (after a flush_all and a stats reset), the answer until the
+    server closes compared byte for byte with what memcached 1.6.18
+    answered (NAME.out, recorded by tools/net/mctranscript.py), cas ids
+    aside."""
     c = Conn(addr)
-    expect(c.cmd(b"flush_all") == b"OK", "flush_all")
+    expect(c.cmd(b"flush_all") == b"OK" and c.cmd(b"stats reset") == b"RESET", "flush_all, stats reset")
+    expect(c.cmd(b"stats detail off") == b"OK", "stats detail off")
     c.close()
-    for name in ("meta", "meta_errors"):
+    for name in ("meta", "meta_errors", "stats_detail"):
         with open(os.path.join(DATA, name + ".in"), "rb") as f:
             sent = f.read()
         with open(os.path.join(DATA, name + ".out"), "rb") as f:
-            want = normalize_meta(f.read())
+            want = normalize_cas(f.read())
         c = Conn(addr)
         c.send(sent)
         c.s.shutdown(socket.SHUT_WR)
@@ -303,7 +307,7 @@ def check_meta(addr):
                 break
             got += chunk
         c.close()
-        got = normalize_meta(got)
+        got = normalize_cas(got)
         k = next((i for i in range(min(len(got), len(want))) if got[i] != want[i]), min(len(got), len(want)))
         expect(got == want, f"{name}: differs from memcached's at byte {k}: {got[k:k + 40]!r}, want {want[k:k + 40]!r}")
     c = Conn(addr)                      # a value over the item size: refused, swallowed, the key dropped
