@@ -21,6 +21,11 @@
 // parser answers memcached's error lines, and a client that sends
 // nonsense long enough is hung up on.
 //
+// stats conns lists the listener (number 0) and each connection by its
+// accept's number (memcached's fd), its peer and its state: reading a
+// command (conn_read), inside a value (conn_nread), or serving
+// (conn_parse_cmd).
+//
 // Memory: goro's allocator never fails (running out is fatal), so the
 // table keeps to mem= and the connections' buffers to one budget, a
 // quarter of the memory free once the table is made: a connection whose
@@ -69,7 +74,107 @@ struct conn {
     struct mc_out out;
     struct mc_conn mc;
     bool starved;                   // the budget refused a buffer
+    // For stats conns. conns.lock held for the links; the others written
+    // by the connection's goroutine alone, read by any (atomic, relaxed:
+    // statistics).
+    struct conn *prev, *next;
+    uint64_t id;                    // its accept's number, from 1 (memcached shows its fd)
+    struct net_addr remote;
+    uint8_t state;                  // enum conn_state
+    uint32_t last_cmd;              // the mc_env now of its last read
 };
+
+// What stats conns shows of a connection (memcached's conn_states).
+enum conn_state { CONN_READ, CONN_NREAD, CONN_PARSE_CMD };
+static const char *const state_names[] = { "conn_read", "conn_nread", "conn_parse_cmd" };
+
+static struct {
+    kv_lock_t lock;
+    struct conn *first;             // lock held
+    uint64_t next_id;               // lock held
+    uint64_t count;                 // lock held
+    struct net_addr listen;         // set before the first connection
+} conns;
+
+static void conn_register(struct conn *k)
+{
+    k->remote = conn_remote_addr(k->c);
+    kv_lock(&conns.lock);
+    k->id = ++conns.next_id;
+    k->next = conns.first;
+    if (conns.first)
+        conns.first->prev = k;
+    conns.first = k;
+    conns.count++;
+    kv_unlock(&conns.lock);
+}
+
+static void conn_unregister(struct conn *k)
+{
+    kv_lock(&conns.lock);
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        conns.first = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    conns.count--;
+    kv_unlock(&conns.lock);
+}
+
+static void set_state(struct conn *k, enum conn_state s, uint32_t now)
+{
+    __atomic_store_n(&k->state, (uint8_t)s, __ATOMIC_RELAXED);     // relaxed: a statistic
+    __atomic_store_n(&k->last_cmd, now, __ATOMIC_RELAXED);
+}
+
+static void stat_line(struct mc_out *out, uint64_t id, const char *name, const char *value)
+{
+    char line[96];
+    int n = snprintf(line, sizeof line, "STAT %llu:%s %s\r\n", (unsigned long long)id, name, value);
+    mc_out_put(out, line, (size_t)n);
+}
+
+static void addr_value(const struct net_addr *a, char *buf, size_t cap)
+{
+    memcpy(buf, "tcp:", 4);
+    net_addr_string(a, buf + 4, cap - 4);
+}
+
+// mc_env's conns: the listener (number 0), then each connection, newest
+// first. A snapshot is taken under the lock and written out after it, so
+// that a client slow to read the answer holds no other connection up.
+static void list_conns(const struct mc_env *env, struct mc_out *out)
+{
+    struct snap {
+        uint64_t id;
+        struct net_addr remote;
+        uint8_t state;
+        uint32_t last_cmd;
+    } *snap;
+    kv_lock(&conns.lock);
+    uint64_t n = conns.count, i = 0;
+    snap = malloc((n ? n : 1) * sizeof *snap);
+    for (struct conn *k = conns.first; k && i < n; k = k->next, i++)
+        snap[i] = (struct snap){ k->id, k->remote, __atomic_load_n(&k->state, __ATOMIC_RELAXED),  // relaxed: set_state's
+                                 __atomic_load_n(&k->last_cmd, __ATOMIC_RELAXED) };
+    kv_unlock(&conns.lock);
+    char listen[32], addr[32], secs[16];
+    addr_value(&conns.listen, listen, sizeof listen);
+    stat_line(out, 0, "addr", listen);
+    stat_line(out, 0, "state", "conn_listening");
+    snprintf(secs, sizeof secs, "%u", env->now - 2);
+    stat_line(out, 0, "secs_since_last_cmd", secs);
+    for (uint64_t j = 0; j < i; j++) {
+        addr_value(&snap[j].remote, addr, sizeof addr);
+        stat_line(out, snap[j].id, "addr", addr);
+        stat_line(out, snap[j].id, "listen_addr", listen);
+        stat_line(out, snap[j].id, "state", state_names[snap[j].state]);
+        snprintf(secs, sizeof secs, "%u", env->now - snap[j].last_cmd);
+        stat_line(out, snap[j].id, "secs_since_last_cmd", secs);
+    }
+    free(snap);
+}
 
 // mc_out's reserve: the answers' buffer grows only within the budget.
 static bool reserve_out(struct mc_out *o, size_t newcap)
@@ -109,10 +214,13 @@ static void serve(void *arg)
     k.out.reserve = reserve_out;
     k.out.flush_at = OUT_FLUSH;
     k.out.ctx = &k;
-    struct mc_env env = { .table = table, .prefixes = prefixes, .started_unix = started_unix,
+    struct mc_env env = { .table = table, .prefixes = prefixes, .conns = list_conns, .started_unix = started_unix,
                           .version = KVD_VERSION, .pid = 1, .threads = (uint64_t)gomaxprocs(0),
                           .max_conns = cfg.max_conns, .idle_timeout_s = cfg.idle_ns / 1000000000u,
                           .port = cfg.port };
+    env_now(&env);
+    set_state(&k, CONN_READ, env.now);
+    conn_register(&k);
     for (;;) {
         // Room for what the incomplete command needs (memcached's limits
         // bound it), at least a little more.
@@ -135,9 +243,12 @@ static void serve(void *arg)
         k.len += (size_t)n;
         __atomic_add_fetch(&counts.bytes_read, (uint64_t)n, __ATOMIC_RELAXED);
         env_now(&env);
+        set_state(&k, CONN_PARSE_CMD, env.now);
         size_t used = mc_serve(&k.mc, k.in, k.len, &env, &k.out);
         memmove(k.in, k.in + used, k.len - used);
         k.len -= used;
+        // Before the answers go: a client that has read them sees the state.
+        __atomic_store_n(&k.state, (uint8_t)(k.mc.in_data ? CONN_NREAD : CONN_READ), __ATOMIC_RELAXED);  // relaxed: a statistic
         if (k.out.broken || !flush(&k.out) || k.mc.closing)
             break;
         if (!k.len && k.cap > 4 * BUF_MIN) {    // a large value went through: give its room back
@@ -157,6 +268,7 @@ static void serve(void *arg)
         static const char msg[] = "SERVER_ERROR out of memory reading request\r\n";
         netserve_write(&srv, k.c, msg, sizeof msg - 1);
     }
+    conn_unregister(&k);
     netserve_charge(&srv, -(int64_t)(k.cap + k.out.cap));
     free(k.in);
     free(k.out.buf);
@@ -220,6 +332,10 @@ static int kvd_main(int argc, char **argv)
     net_listener_t *ln;
     if (netserve_listen(&srv, &ln))
         return 1;
+    kv_lock_init(&conns.lock);
+    conns.first = NULL;
+    conns.next_id = conns.count = 0;
+    conns.listen = listener_addr(ln);
     struct kv_stats s;
     kv_stats(table, &s);
     printf("kvd: listening on port %u, %d cores, mem %llu MiB in %u shards over %d nodes\n", cfg.port, gomaxprocs(0),

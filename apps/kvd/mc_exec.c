@@ -219,6 +219,11 @@ static void stats(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_
             mc_prefixes_enable(env->prefixes, cmd->stats == MC_STATS_DETAIL_ON);
         put_str(out, "OK\r\n");
         return;
+    case MC_STATS_CONNS:
+        if (env->conns)
+            env->conns(env, out);
+        put_str(out, "END\r\n");
+        return;
     case MC_STATS_DETAIL_DUMP:
         if (env->prefixes)
             mc_prefixes_dump(env->prefixes, out);
@@ -358,6 +363,7 @@ size_t mc_serve(struct mc_conn *c, const char *buf, size_t len, const struct mc_
 {
     size_t off = 0;
     c->need = 0;
+    c->in_data = false;
     while (off < len && !c->closing && !out->broken) {
         if (c->swallow) {
             size_t n = len - off < c->swallow ? len - off : (size_t)c->swallow;
@@ -372,6 +378,7 @@ size_t mc_serve(struct mc_conn *c, const char *buf, size_t len, const struct mc_
         case MC_MORE:
             if (used) {                 // a data block: its line is whole
                 c->need = used;
+                c->in_data = true;
             } else {                    // a line without its LF yet
                 c->need = len - off + 1;
                 c->scanned = len - off;

@@ -37,6 +37,9 @@ struct mc_env {
     uint32_t now;                       // seconds since the server started, from 2 (memcached's current_time)
     int64_t started_unix;               // the Unix time at now == 0; 0 when unknown
     const char *version;
+    // stats conns: writes a STAT line group for the listener and each
+    // connection (NULL: none listed)
+    void (*conns)(const struct mc_env *env, struct mc_out *out);
     // for stats
     uint64_t pid, threads, curr_connections, total_connections, bytes_read, bytes_written;
     uint64_t max_conns, idle_timeout_s, port;      // for stats settings
@@ -60,6 +63,7 @@ struct mc_conn {
     uint64_t swallow;                   // bytes still to discard (a too-large value)
     size_t need;                        // after mc_serve: bytes the buffer must hold to go on
     size_t scanned;                     // bytes of the incomplete command's line known to hold no LF
+    bool in_data;                       // after mc_serve: a storage command's data block is incomplete
     bool closing;                       // quit (answers sent first), an HTTP request or an
                                         // overlong line (answers not flushed yet dropped): hang up
 };

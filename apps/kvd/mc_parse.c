@@ -230,13 +230,14 @@ static enum mc_status command(struct mc_cmd *cmd, const struct word *w, int nw, 
         return MC_COMMAND;
     case MC_STATS: {
         // Only the first argument counts (detail's: the second), as in
-        // memcached. Its others (cachedump, conns) name what kvd does not
-        // keep: ERROR, memcached's answer to an unknown one.
+        // memcached. Its others (cachedump, extstore) name what kvd does
+        // not keep: ERROR, memcached's answer to an unknown one.
         static const struct {
             const char *arg;
             int which;
         } args[] = { { "reset", MC_STATS_RESET }, { "settings", MC_STATS_SETTINGS }, { "items", MC_STATS_ITEMS },
-                     { "slabs", MC_STATS_SLABS }, { "sizes", MC_STATS_SIZES } };
+                     { "slabs", MC_STATS_SLABS }, { "sizes", MC_STATS_SIZES },
+                     { "conns", MC_STATS_CONNS } };
         if (nw == 1)
             return MC_COMMAND;
         if (word_is(&w[1], "detail")) {

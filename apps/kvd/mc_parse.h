@@ -88,7 +88,8 @@ struct mc_cmd {
     uint64_t initial;                   // J (ma)
     char mode;                          // M's letter (ms, ma), 0 when absent
     enum { MC_STATS_GENERAL, MC_STATS_RESET, MC_STATS_SETTINGS, MC_STATS_ITEMS, MC_STATS_SLABS,
-           MC_STATS_SIZES, MC_STATS_DETAIL_ON, MC_STATS_DETAIL_OFF, MC_STATS_DETAIL_DUMP } stats;  // stats' argument
+           MC_STATS_SIZES, MC_STATS_DETAIL_ON, MC_STATS_DETAIL_OFF, MC_STATS_DETAIL_DUMP,
+           MC_STATS_CONNS } stats;  // stats' argument
 };
 
 enum mc_status {

@@ -20,6 +20,13 @@
 // meanings.
 typedef struct net_listener net_listener_t;
 typedef struct net_conn net_conn_t;
+struct net_addr {
+    uint8_t ip[4];
+    uint16_t port;
+};
+size_t net_addr_string(const struct net_addr *a, char *buf, size_t cap);
+struct net_addr listener_addr(net_listener_t *l);
+struct net_addr conn_remote_addr(net_conn_t *c);
 enum {
     NET_EOF = -1,
     NET_ETIMEOUT = -2,

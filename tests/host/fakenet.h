@@ -116,6 +116,27 @@ int listener_accept(net_listener_t *l, net_conn_t **c)
     return 0;
 }
 
+// The listener is 0.0.0.0:11211; scripted connection i (from 0) comes
+// from 127.0.0.1:40000 + i.
+struct net_addr listener_addr(net_listener_t *l)
+{
+    (void)l;
+    return (struct net_addr){ { 0, 0, 0, 0 }, 11211 };
+}
+
+struct net_addr conn_remote_addr(net_conn_t *c)
+{
+    int i = 0;
+    while (i < npending && pending[i] != c)
+        i++;
+    return (struct net_addr){ { 127, 0, 0, 1 }, (uint16_t)(40000 + i) };
+}
+
+size_t net_addr_string(const struct net_addr *a, char *buf, size_t cap)
+{
+    return (size_t)snprintf(buf, cap, "%u.%u.%u.%u:%u", a->ip[0], a->ip[1], a->ip[2], a->ip[3], a->port);
+}
+
 uint64_t go(void (*fn)(void *), void *arg)
 {
     gs[ngs].fn = fn;

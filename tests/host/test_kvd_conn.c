@@ -235,6 +235,21 @@ static void wall_clock(void)
     check_clean();
 }
 
+// stats conns: the listener, then the connection asking (reading its
+// command: conn_parse_cmd), as memcached lists them.
+static void stats_conns(void)
+{
+    fake_reset();
+    static const struct step s[] = { { 0, "stats conns\r\n", 0 } };
+    struct net_conn *c = conn(s, 1, true);
+    CHECK(run("") == 1);
+    CHECKF(out_is(c, "STAT 0:addr tcp:0.0.0.0:11211\r\nSTAT 0:state conn_listening\r\nSTAT 0:secs_since_last_cmd 0\r\n"
+                     "STAT 1:addr tcp:127.0.0.1:40000\r\nSTAT 1:listen_addr tcp:0.0.0.0:11211\r\n"
+                     "STAT 1:state conn_parse_cmd\r\nSTAT 1:secs_since_last_cmd 0\r\nEND\r\n"),
+           "%s", c->out ? c->out : "(none)");
+    check_clean();
+}
+
 static void arguments(void)
 {
     fake_reset();
@@ -266,6 +281,7 @@ int main(void)
     RUN(idle);
     RUN(limits);
     RUN(wall_clock);
+    RUN(stats_conns);
     RUN(arguments);
     fake_reset();
     return check_failed_total != 0;

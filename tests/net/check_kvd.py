@@ -4,8 +4,8 @@
 the ASCII protocol's commands with every value read back, its error lines,
 noreply, many keys pipelined, commands typed through netcat, memcached's
 own load tool (memcaslap) with every value it reads verified, gat/gats,
-the protocol's limits, Unix-time exptimes, the meta commands against
-memcached's own transcripts, libmemcached's protocol checker
+the protocol's limits, Unix-time exptimes, the meta commands and stats
+detail against memcached's own transcripts, stats conns, libmemcached's protocol checker
 (memccapable's ASCII tests), and the server still serving after nonsense. memcached 1.6 itself passes the same
 checks (their answers are its own).
 
@@ -319,6 +319,33 @@ def check_meta(addr):
     c.close()
 
 
+def check_stats_conns(addr):
+    """stats conns as memcached lists its connections: the listener
+    (conn_listening), one idle after a command (conn_read), one inside a
+    value it has not finished sending (conn_nread: asked again until the
+    server has read that far), and the one asking (conn_parse_cmd), each
+    with addr and secs_since_last_cmd."""
+    import time
+    idle, half, c = Conn(addr), Conn(addr), Conn(addr)
+    expect(idle.cmd(b"version").startswith(b"VERSION "), "version")
+    half.send(b"set half 0 0 10\r\nabc")
+    deadline = time.monotonic() + HANG_S
+    while True:
+        st = c.stats(b"conns")
+        states = [v for k, v in st.items() if k.endswith(b":state")]
+        if b"conn_nread" in states or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    for want in (b"conn_listening", b"conn_read", b"conn_nread", b"conn_parse_cmd"):
+        expect(want in states, f"no connection in {want.decode()}: {sorted(set(states))}")
+    ids = {k.split(b":")[0] for k in st}
+    expect(all(i + b":addr" in st and i + b":secs_since_last_cmd" in st for i in ids), f"incomplete: {st}")
+    half.send(b"defghij\r\n")
+    expect(half.line() == b"STORED", "the value finished after stats conns")
+    for x in (idle, half, c):
+        x.close()
+
+
 def value_of(k):
     """Key k's value: 10 to 59 bytes that name it."""
     return ((b"%010d" % k) * 6)[:10 + k % 50]
@@ -398,7 +425,7 @@ def run(addr, keys=10000, out=sys.stdout, prefix="kvd"):
               ("incr_decr_touch_delete", check_incr_decr_touch_delete), ("errors", check_errors),
               ("noreply_pipelined", check_noreply_pipelined), ("stats_flush", check_stats_flush),
               (f"many_keys_{keys}", lambda a: check_many_keys(a, keys)), ("netcat", check_netcat),
-              ("memcaslap", check_memcaslap), ("gat", check_gat), ("edges", check_edges), ("unix_exptime", check_unix_exptime), ("meta", check_meta),
+              ("memcaslap", check_memcaslap), ("gat", check_gat), ("edges", check_edges), ("unix_exptime", check_unix_exptime), ("meta", check_meta), ("stats_conns", check_stats_conns),
               ("memccapable", check_memccapable), ("still_serving", check_still_serving)]
     return run_checks(checks, addr, out, prefix)
 
