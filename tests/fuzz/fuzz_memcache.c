@@ -7,7 +7,7 @@
 // Promises checked: mc_serve consumes no more than it is given and always
 // makes progress or asks for more than it has; what it asks for stays
 // within the protocol's limits; the answer is whole lines (every one ends
-// in CRLF, a VALUE line is followed by exactly its data and CRLF); the
+// in CRLF, a VALUE or VA line is followed by exactly its data and CRLF); the
 // table never holds more than its memory.
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,6 +50,12 @@ static void check_answer(const char *o, size_t n)
             FUZZ_CHECK(i + ll + bytes + 2 <= n);
             FUZZ_CHECK(o[i + ll + bytes] == '\r' && o[i + ll + bytes + 1] == '\n');
             i += bytes + 2;
+        } else if (ll > 3 && !memcmp(o + i, "VA ", 3)) {     // a meta answer's value
+            const char *sp = o + i + 3, *end = o + i + ll - 2;
+            unsigned long bytes = number(&sp, end);
+            FUZZ_CHECK(i + ll + bytes + 2 <= n);
+            FUZZ_CHECK(o[i + ll + bytes] == '\r' && o[i + ll + bytes + 1] == '\n');
+            i += bytes + 2;
         }
         i += ll;
     }
@@ -61,7 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     struct kv_table *t = kv_create(MEM, 2);
     FUZZ_CHECK(t);
-    struct mc_env env = { .table = t, .now = 2, .started_unix = 1700000000, .version = "fuzz" };
+    struct mc_env env = { .table = t, .prefixes = mc_prefixes_create(), .now = 2, .started_unix = 1700000000,
+                          .version = "fuzz" };
     struct mc_out out = { 0 };
     struct mc_conn c = { 0 };
     size_t step = 1 + (data[0] & 0x1f) * 3;
@@ -91,5 +98,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(buf);
     free(out.buf);
     kv_destroy(t);
+    mc_prefixes_destroy(env.prefixes);
     return 0;
 }
