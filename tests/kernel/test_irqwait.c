@@ -319,7 +319,8 @@ KTEST(irqwait_device_irq_no_deadlock)
 // exact: bare metal, and -icount (the sysmon-icount runs).
 
 #define SPIN_ROUNDS 5
-static uint64_t spin_started, spin_stop, spin_sent_at, spin_ran_at, spin_stalled;
+static uint64_t spin_started, spin_stop, spin_sent_at, spin_ran_at, spin_stalled, spin_settled;
+static uint64_t spin_moved;     // cputicks of the last step: a loop started, the interrupt sent
 static chan_t *spin_done;
 
 static bool nothing_else_waits(void)
@@ -332,29 +333,41 @@ static bool nothing_else_waits(void)
     return true;
 }
 
+// The stall limit counts from the round's last step, not from the
+// sender's start: at 512 vCPUs on a 2-CPU host all the loops took up to
+// 101 s to start (idle Ps are woken one at a time).
+// (Not a difference: spin_moved may be ahead of this core's clock.)
+static bool spin_round_stalled(void)
+{
+    return cputicks() > kt_load(&spin_moved) + KT_STALL_NS / 1000000000 * cputicks_hz();
+}
+
 static void spin_hog(void *arg)
 {
     bool sender = arg != 0;
+    kt_store(&spin_moved, cputicks());
     kt_add(&spin_started, 1);
     if (sender) {
         // Every P runs a loop, and has for two time slices (a slice's
         // check counts from the first timer interrupt that sees it: up to
         // a slice after it began), before the interrupt is sent.
-        uint64_t hz = cputicks_hz(), until = cputicks() + KT_STALL_NS / 1000000000 * hz;   // a stall limit
-        uint64_t settle = 2 * sched_quantum_ns() * hz / 1000000000, since = 0;
-        while (cputicks() < until) {
+        uint64_t settle = 2 * sched_quantum_ns() * cputicks_hz() / 1000000000, since = 0;
+        while (!spin_round_stalled()) {
             if (kt_load(&spin_started) < (uint64_t)gomaxprocs(0) || !nothing_else_waits())
                 since = 0;
             else if (!since)
                 since = cputicks();
-            else if (cputicks() - since >= settle)
+            else if (cputicks() - since >= settle) {
+                kt_store(&spin_settled, 1);
                 break;
+            }
         }
+        kt_store(&spin_moved, cputicks());
         kt_store(&spin_sent_at, cputicks());
         arch_send_ipi((uint32_t)core_id(), IRQ_VEC_TEST);
         // call-free but for the clock, read every 2^20 rounds
         for (uint64_t i = 1; !__atomic_load_n(&spin_stop, __ATOMIC_RELAXED); i++)
-            if (!(i & 0xFFFFF) && cputicks() > until + KT_STALL_NS / 1000000000 * cputicks_hz()) {
+            if (!(i & 0xFFFFF) && spin_round_stalled()) {
                 kt_store(&spin_stalled, 1);
                 kt_store(&spin_stop, 1);
             }
@@ -382,7 +395,8 @@ KTEST(irqwait_readied_g_runs_while_every_p_spins)
     spin_done = chan_make(0, (size_t)procs + 1);
     for (int r = 0; r < SPIN_ROUNDS; r++) {
         irq_take_pending(IRQ_VEC_TEST);
-        spin_started = spin_stop = spin_sent_at = spin_ran_at = spin_stalled = 0;
+        spin_started = spin_stop = spin_sent_at = spin_ran_at = spin_stalled = spin_settled = 0;
+        spin_moved = cputicks();
         go(spin_waiter, 0);
         if (!wait_waiters(IRQ_VEC_TEST, 1))
             KT_FAIL("round %d: the waiter never parked", r);
@@ -390,6 +404,9 @@ KTEST(irqwait_readied_g_runs_while_every_p_spins)
             go(spin_hog, (void *)(uintptr_t)(i == 0));
         for (int i = 0; i < procs + 1; i++)
             chan_recv(spin_done, 0);        // parked: no runnable G but the loops
+        if (!kt_load(&spin_settled))
+            KT_FAIL("round %d: %lu of %d loops started; never every P in one for two time slices",
+                    r, kt_load(&spin_started), procs);
         if (kt_load(&spin_stalled))
             KT_FAIL("round %d: the readied G did not run while %d P(s) ran loops (%d s)", r, procs,
                     (int)(KT_STALL_NS / 1000000000));

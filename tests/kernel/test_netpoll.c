@@ -199,6 +199,8 @@ static struct {
     uint64_t polls;             // polls that found the frame
     uint64_t irq_tsc, poll_tsc, run_tsc;    // the interrupt; the poll that found it; the waiter running
     uint64_t stop, hogs_started, hogs_done, stalled, idle_at_irq, idle_done;
+    uint64_t round_start, moved, sent;  // cputicks: the round's start, its last step, the send
+    uint64_t settled;                   // every P spun for two time slices before the send
     uint64_t spins[MAX_CPUS];
 } dev;
 
@@ -253,31 +255,51 @@ static bool every_p_spins(void)
     return true;
 }
 
+// The round's stall limit counts from its last step (a loop started, the
+// packet sent), not from each loop's start: at 512 vCPUs on a 2-CPU host
+// the loops took 57 to 101 s to start (idle Ps are woken one at a time,
+// each waiting for its vCPU's turn on the host), and a limit from a loop's
+// own start ended the first loops before the last had begun.
+static void round_moved(void)
+{
+    kt_store(&dev.moved, cputicks());
+}
+
+// (Not a difference: dev.moved may be ahead of this core's clock.)
+static bool round_stalled(void)
+{
+    return cputicks() > kt_load(&dev.moved) + KT_STALL_NS / 1000000000 * cputicks_hz();
+}
+
 // A call-free loop until the waiter has run. The sender (arg != NULL)
 // first waits until every P has run a loop for two time slices (a slice's
 // check counts from the first timer interrupt that sees it), then sends
 // the "packet" to its own core. The clock is read every 2^20 rounds only,
-// to give up after the stall limit.
+// to give up at the stall limit.
 static void hog(void *arg)
 {
     bool sender = arg != 0;
-    uint64_t n = 0, hz = cputicks_hz(), until = cputicks() + KT_STALL_NS / 1000000000 * hz;
+    uint64_t n = 0;
+    round_moved();
     kt_add(&dev.hogs_started, 1);
     if (sender) {
-        uint64_t settle = 2 * sched_quantum_ns() * hz / 1000000000, since = 0;
-        while (cputicks() < until) {
+        uint64_t settle = 2 * sched_quantum_ns() * cputicks_hz() / 1000000000, since = 0;
+        while (!round_stalled()) {
             if (kt_load(&dev.hogs_started) < (uint64_t)gomaxprocs(0) || !every_p_spins())
                 since = 0;
             else if (!since)
                 since = cputicks();
-            else if (cputicks() - since >= settle)
+            else if (cputicks() - since >= settle) {
+                kt_store(&dev.settled, 1);
                 break;
+            }
         }
+        round_moved();
+        kt_store(&dev.sent, cputicks());
         arch_send_ipi((uint32_t)core_id(), TEST_NET_VECTOR);
-        until += KT_STALL_NS / 1000000000 * hz;
     }
     while (!__atomic_load_n(&dev.stop, __ATOMIC_RELAXED))          // relaxed: the loop makes no call; kt_load after
-        if (!(++n & 0xFFFFF) && cputicks() > until) {
+        if (!(++n & 0xFFFFF) && round_stalled()) {
             kt_store(&dev.stalled, 1);
             kt_store(&dev.stop, 1);
         }
@@ -298,7 +320,9 @@ KTEST(netpoll_packet_reaches_a_goroutine_while_every_p_spins)
     int procs = gomaxprocs(0);
     uint64_t worst = 0, quantum = sched_quantum_ns();
     for (int round = 0; round < PACKET_ROUNDS; round++) {
-        dev.stop = dev.hogs_done = dev.hogs_started = dev.polls = dev.stalled = 0;
+        dev.stop = dev.hogs_done = dev.hogs_started = dev.polls = dev.stalled = dev.settled = 0;
+        dev.round_start = cputicks();
+        round_moved();
         chan_t *c = chan_make(sizeof(int), 1);
         go(net_waiter, c);
         struct waiter probe = { .pd = &dev.pd, .mode = NETPOLL_READ };
@@ -306,10 +330,15 @@ KTEST(netpoll_packet_reaches_a_goroutine_while_every_p_spins)
         for (int i = 0; i < procs; i++)
             go(hog, (void *)(uintptr_t)(i == 0));
         int r = -1;
-        bool got = go_recv_within(c, &r, 3 * KT_STALL_NS, 0);     // parks: the last P goes to a hog
+        bool got;                   // parks: the last P goes to a hog
+        while (!(got = go_recv_within(c, &r, KT_STALL_NS, 0)) && !round_stalled())
+            ;
         kt_store(&dev.stop, 1);
         KT_ASSERT(kt_wait_count(&dev.hogs_done, (uint64_t)procs, KT_STALL_MS));
         chan_free(c);
+        if (!kt_load(&dev.settled))
+            KT_FAIL("round %d: %lu of %d loops started; never every P in one for two time slices",
+                    round, kt_load(&dev.hogs_started), procs);
         if (!got || kt_load(&dev.stalled))
             KT_FAIL("round %d: the readied goroutine did not run while %d P(s) spun (polls %lu)", round,
                     procs, kt_load(&dev.polls));
@@ -318,7 +347,9 @@ KTEST(netpoll_packet_reaches_a_goroutine_while_every_p_spins)
         uint64_t late = arch_cycles_to_ns(kt_load(&dev.run_tsc) - kt_load(&dev.irq_tsc));
         if (late > worst)
             worst = late;
-        printf("netpoll: interrupt to poll %lu us, poll to run %lu us\n",
+        printf("netpoll: every P spinning after %lu ms; "
+               "interrupt to poll %lu us, poll to run %lu us\n",
+               (kt_load(&dev.sent) - dev.round_start) * 1000 / cputicks_hz(),
                arch_cycles_to_ns(kt_load(&dev.poll_tsc) - kt_load(&dev.irq_tsc)) / 1000,
                arch_cycles_to_ns(kt_load(&dev.run_tsc) - kt_load(&dev.poll_tsc)) / 1000);
     }
