@@ -8,11 +8,13 @@
 #include "net/netmem.h"
 #include "net/stack.h"
 #include "lib/string.h"
+#include "lib/printf.h"
 #include <lwip/ip_addr.h>
 #include <lwip/pbuf.h>
 #include <lwip/tcp.h>
 #include <lwip/udp.h>
 #include <lwip/timeouts.h>
+#include <lwip/priv/tcp_priv.h>
 
 static char got[64];
 static uint32_t ngot;
@@ -80,6 +82,22 @@ static err_t got_accept(void *arg, struct tcp_pcb *pcb, err_t err)
     return ERR_OK;
 }
 
+// What lwIP's connection lists hold, for a connect that found no free
+// local port (ERR_BUF: tcp_new_port met every ephemeral port in use): each
+// list's length, up to a bound that a list bent into a cycle would pass,
+// and how many of its connections hold an ephemeral port. Stack lock held.
+static void pcb_census(void)
+{
+    static const char *const names[NUM_TCP_PCB_LISTS] = { "listen", "bound", "active", "time-wait" };
+    for (int i = 0; i < NUM_TCP_PCB_LISTS; i++) {
+        uint32_t n = 0, ephemeral = 0;
+        for (struct tcp_pcb *pcb = *tcp_pcb_lists[i]; pcb && n <= MEMP_NUM_TCP_PCB; pcb = pcb->next, n++)
+            ephemeral += pcb->local_port >= 0xc000;     // lwIP's range: IANA's dynamic ports, 0xc000-0xffff
+        printf("ktest: lwIP's %s list: %s%u connections, %u on an ephemeral port\n", names[i],
+               n > MEMP_NUM_TCP_PCB ? "more than " : "", n, ephemeral);
+    }
+}
+
 static err_t got_connected(void *arg, struct tcp_pcb *pcb, err_t err)
 {
     (void)arg, (void)pcb;
@@ -108,7 +126,14 @@ KTEST(lwip_port_tcp_loopback)
     IP_ADDR4(&lo, 127, 0, 0, 1);
     accepted = 0;
     connected = tcp_ngot = 0;
-    KT_ASSERT_EQ(tcp_connect(c, &lo, 7008, got_connected), ERR_OK);
+    err_t err = tcp_connect(c, &lo, 7008, got_connected);
+    if (err != ERR_OK) {
+        pcb_census();
+        tcp_abort(c);
+        tcp_close(lis);
+        net_unlock();
+        KT_FAIL("tcp_connect to 127.0.0.1:7008: lwIP error %d", err);
+    }
     net_unlock();
     KT_ASSERT_EQ(connected, 1);
     KT_ASSERT(accepted != 0);
