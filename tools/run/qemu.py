@@ -426,6 +426,24 @@ def cpu_waits(pid):
     return waits
 
 
+def remembered(seen, now):
+    """now (cpu_waits) with each thread of seen that has ended kept at its
+    last wait; seen takes now's. QEMU's vCPU threads end before the
+    process does: forgotten, the wait they carried stopped counting, and
+    a run that was exiting on a loaded host had its whole silence counted
+    as its own time and was killed (icount runs, the one vCPU thread
+    holding all the wait, at load 260).
+
+    >>> seen = {}
+    >>> remembered(seen, {"1": 5.0, "2": 0.1})
+    {'1': 5.0, '2': 0.1}
+    >>> remembered(seen, {"2": 0.2})
+    {'1': 5.0, '2': 0.2}
+    """
+    seen.update(now)
+    return dict(seen)
+
+
 def own_seconds(wall, waits, base):
     """QEMU's own time over wall seconds: the wall time less the longest
     any one of its threads waited for a host CPU since base (cpu_waits
@@ -454,7 +472,8 @@ class Silence:
         self.path, self.timeout, self.pid = path, timeout, pid
         self.t0 = time.monotonic() if t0 is None else t0
         self.size, self.spoke = -1, self.t0
-        self.waits_t0 = cpu_waits(pid) if pid is not None else {}
+        self.seen = {}
+        self.waits_t0 = self.waits() if pid is not None else {}
         self.waits_spoke = None
 
     def expired(self):
@@ -469,15 +488,19 @@ class Silence:
             # The silence counts from the first look that finds the log
             # still, not from each line: a run at 1024 vCPUs has as many
             # threads to read.
-            self.spoke, self.waits_spoke = now, cpu_waits(self.pid)
+            self.spoke, self.waits_spoke = now, self.waits()
         silent, age = now - self.spoke, now - self.t0
         if silent <= self.timeout and age <= HARD_LIMIT * self.timeout:
             return False  # own time is never more than wall time
         if self.pid is None or max(silent, age) > BACKSTOP * self.timeout:
             return True
-        waits = cpu_waits(self.pid)
+        waits = self.waits()
         return (own_seconds(silent, waits, self.waits_spoke or {}) > self.timeout or
                 own_seconds(age, waits, self.waits_t0) > HARD_LIMIT * self.timeout)
+
+    def waits(self):
+        """cpu_waits of the process, threads that ended included (remembered)."""
+        return remembered(self.seen, cpu_waits(self.pid))
 
 
 def wait(p, timeout, on_timeout=None, log=None):
