@@ -87,12 +87,17 @@ static int flightrec_main(int argc, char **argv)
         printf("flightrec: the last %lu ms, 20 ms after the markers started, the pairs stopped\n", ms);
         trace_dump_recent(ms);
     } else {
-        // Dumped before main waits for anything: a woken main may wait a
-        // time slice for its core, in which the pairs lap the core's ring
-        // and the markers' GoCreate events are gone before the dump.
+        // Pinned from the markers' start to the dump's copies: a main
+        // preempted in between waits a time slice or more for a core, in
+        // which the pairs lap its ring; and one resumed on another core
+        // takes the dump's end time from that core's TSC, which may be
+        // behind the one that stamped the markers' GoCreate events, and
+        // leaves them out as written after the dump began.
         printf("flightrec: the last %lu ms, while %d pairs run\n", ms, n);
+        preempt_disable();
         start_markers();
         trace_dump_recent(ms);
+        preempt_enable();
         wg_wait(&markers);
         __atomic_store_n(&stop, true, __ATOMIC_RELAXED);    // relaxed: the pairs poll it
         wg_wait(&wg);
