@@ -51,8 +51,9 @@ static void put_ttl(struct mc_out *o, uint32_t exptime, uint32_t now)
         put_u64(o, (uint32_t)(exptime - now));
 }
 
-// The O and k words back, in the order given: what every answer carries.
-static void put_echo(const struct mc_cmd *cmd, struct mc_out *o)
+// The O and k words back, in the order given: what every answer carries;
+// and, for ms (cas not null), its c word with the CAS value stored.
+static void put_echo_cas(const struct mc_cmd *cmd, struct mc_out *o, const uint64_t *cas)
 {
     const char *p = cmd->mflags, *end = p + cmd->mflags_len, *w;
     uint32_t n;
@@ -63,8 +64,16 @@ static void put_echo(const struct mc_cmd *cmd, struct mc_out *o)
         } else if (w[0] == 'k') {
             put_str(o, " k");
             mc_out_put(o, cmd->key, cmd->nkey);
+        } else if (w[0] == 'c' && cas) {
+            put_str(o, " c");
+            put_u64(o, *cas);
         }
     }
+}
+
+static void put_echo(const struct mc_cmd *cmd, struct mc_out *o)
+{
+    put_echo_cas(cmd, o, 0);
 }
 
 // ---- mg -------------------------------------------------------------------------------
@@ -160,20 +169,7 @@ static void ms(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out
     if (code[0] == 'H' && cmd->noreply)
         return;
     put_str(out, code);
-    const char *p = cmd->mflags, *end = p + cmd->mflags_len, *w;
-    uint32_t n;
-    while (mc_next_key(&p, end, &w, &n)) {
-        if (w[0] == 'O') {
-            put_str(out, " ");
-            mc_out_put(out, w, n);
-        } else if (w[0] == 'k') {
-            put_str(out, " k");
-            mc_out_put(out, cmd->key, cmd->nkey);
-        } else if (w[0] == 'c') {
-            put_str(out, " c");
-            put_u64(out, m.cas_out);
-        }
-    }
+    put_echo_cas(cmd, out, &m.cas_out);
     put_str(out, "\r\n");
 }
 
