@@ -429,10 +429,9 @@ def cpu_waits(pid):
 def remembered(seen, now):
     """now (cpu_waits) with each thread of seen that has ended kept at its
     last wait; seen takes now's. QEMU's vCPU threads end before the
-    process does: forgotten, the wait they carried stopped counting, and
-    a run that was exiting on a loaded host had its whole silence counted
-    as its own time and was killed (icount runs, the one vCPU thread
-    holding all the wait, at load 260).
+    process does, and the wait they carried must still count: forgotten,
+    an exiting run's whole silence on a loaded host would count as its
+    own time (under -icount one vCPU thread holds nearly all of it).
 
     >>> seen = {}
     >>> remembered(seen, {"1": 5.0, "2": 0.1})
