@@ -17,7 +17,8 @@ to a core beside two busy loops) outlives its limit in wall time and is
 not killed; one that spins without a word, one that sleeps for ever and
 one that talks for ever are killed. One that stays after the guest's
 exit line is named QEMU's hang, and its threads are dumped
-(tests/hangdump.py, qemu_side).
+(tests/hangdump.py, qemu_side). A QEMU started through qemu.Group dies
+with the tool that started it when that tool is killed with SIGKILL.
 
 Prints PASS/FAIL lines. Python 3 standard library only.
 """
@@ -26,6 +27,7 @@ import contextlib
 import io
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -170,6 +172,57 @@ def exit_hang_checks(check, tmp):
           re.search(rf"^{p.pid} \S+: S in \S+, cpu ", threads, re.M), f"{dumped} / {threads[:200]!r}")
 
 
+# A tool that starts QEMU as tests/net/goro_servers.py does (qemu.Group)
+# and waits: QEMU's pid on stdout.
+STARTS_QEMU = """import sys, time
+sys.path.insert(0, sys.argv[1])
+from tools.run import qemu
+with qemu.Group().started([qemu.QEMU, "-machine", "none", "-display", "none", "-nodefaults"]) as p:
+    print(p.pid, flush=True)
+    time.sleep(3600)
+"""
+GONE_S = 60     # a hang limit: how long a killed process may take to vanish
+
+
+def alive(pid):
+    """pid runs (a zombie has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def orphan_checks(check):
+    """A host test killed with SIGKILL (run.py's HOST_TEST_TIMEOUT) runs no
+    cleanup: the QEMU it started in a session of its own must die with
+    it, not live on holding its forwarded port."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    tool = subprocess.Popen([sys.executable, "-c", STARTS_QEMU, root], start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = tool.stdout.readline().strip()
+    pid = int(line) if line.isdigit() else None
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            comm = f.read().strip()
+        own = os.getsid(pid) == pid != os.getsid(tool.pid)
+    except (TypeError, OSError):
+        comm, own = "", False
+    check("orphan_qemu_runs_in_a_session_of_its_own", comm.startswith("qemu") and own,
+          f"pid {line!r}, {comm!r}: the tool's kill must not reach it, or this proves nothing; "
+          f"{tool.stderr.read() if pid is None else ''}")
+    qemu.kill_group(tool)
+    tool.wait()
+    deadline = time.monotonic() + GONE_S
+    while pid and alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    survived = bool(pid) and alive(pid)
+    if survived:
+        os.kill(pid, signal.SIGKILL)
+    check("orphan_qemu_dies_with_its_killed_starter", pid and not survived,
+          f"QEMU {pid} still ran {GONE_S} s after its starter was killed")
+
+
 def main():
     failed = 0
 
@@ -213,6 +266,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="goro-test-runner-") as tmp:
         silence_checks(check, tmp)
         exit_hang_checks(check, tmp)
+    orphan_checks(check)
     if failed:
         print(f"test_runner: {failed} failed")
     return 1 if failed else 0

@@ -300,9 +300,8 @@ class Guest:
             cmd = self.client_prefix + cmd
         log(f"{self.label}, {self.cpus} vCPU, net={self.net}: {' '.join(shlex.quote(c) for c in cmd)}")
         qemu.thp()
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=open(os.path.join(self.workdir, "qemu.err"), "w"),
-                                     start_new_session=True)
+        self.proc = qemu.spawn(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=open(os.path.join(self.workdir, "qemu.err"), "w"))
         self.t0 = time.monotonic()
         while time.monotonic() - self.t0 < self.ready_timeout:
             if self.proc.poll() is not None:

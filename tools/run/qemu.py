@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """How every host tool starts QEMU: the command line, the exit-status rule,
-a launch in a session of its own and the kill of that whole session, and
-the human monitor (screenshots, a hung guest's hang dump).
+a launch in a session of its own that dies with its starter (spawn), the
+kill of that whole session, and the human monitor (screenshots, a hung
+guest's hang dump).
 
 Used by tests/run.py (with tests/fbshot.py and tests/hangdump.py),
 tools/bench/bench.py, tools/bench/peer_guest.py, and the Makefile's run and debug
@@ -367,6 +368,29 @@ class Stopped(Exception):
     """The group was stopped: nothing new starts."""
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def spawn(cmd, **kw):
+    """subprocess.Popen(cmd, **kw) in a session of its own, so that
+    kill_group reaches every thread and child it has, and killed by the
+    kernel once its starter is gone: a tool killed with SIGKILL (a host
+    test past its time limit, a cancelled CI job) runs none of its
+    cleanup, and a QEMU in a session of its own would outlive it, holding
+    its forwarded port and its share of the host. The kernel's parent
+    here is the thread that starts the process, not its whole process
+    (PR_SET_PDEATHSIG): start it from the thread that waits for it."""
+    parent = os.getpid()
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def die_with_parent():
+        if prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+        if os.getppid() != parent:     # the starter died before the prctl
+            os._exit(1)
+    return subprocess.Popen(cmd, start_new_session=True, preexec_fn=die_with_parent, **kw)
+
+
 def kill_group(p):
     try:
         os.killpg(p.pid, signal.SIGKILL)
@@ -530,9 +554,9 @@ def wait(p, timeout, on_timeout=None, log=None):
 
 
 class Group:
-    """Processes started in sessions of their own, so that a kill reaches
-    every thread and child QEMU has; stop() kills all of them (a cancelled
-    CI job, ^C)."""
+    """Processes started by spawn(): in sessions of their own, so that a
+    kill reaches every thread and child QEMU has, and gone with the thread
+    that started them; stop() kills all of them (a cancelled CI job, ^C)."""
 
     def __init__(self):
         self.procs = set()
@@ -548,8 +572,7 @@ class Group:
                 raise Stopped()
             announce()
             thp()
-            p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                                 start_new_session=True)
+            p = spawn(cmd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr)
             self.procs.add(p)
         try:
             yield p

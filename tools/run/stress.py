@@ -7,7 +7,8 @@ else). A test that fails only here assumes the host is fast.
     tools/run/stress.py [--hogs N] -- COMMAND [ARG...]
 
 The hogs are plain busy loops at the default priority, started before the
-command and killed when it ends (or when this is interrupted). The exit
+command and killed when it ends (or when this is interrupted, or killed:
+tools/run/qemu.py, spawn). The exit
 status is the command's.
 
 Python 3 standard library only.
@@ -19,6 +20,9 @@ import signal
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from tools.run import qemu  # noqa: E402
 
 HOG = "while True: pass"
 
@@ -54,8 +58,7 @@ def main():
     child = None
     try:
         for _ in range(max(0, args.hogs)):
-            hogs.append(subprocess.Popen([sys.executable, "-c", HOG], stdin=subprocess.DEVNULL,
-                                         start_new_session=True))
+            hogs.append(qemu.spawn([sys.executable, "-c", HOG], stdin=subprocess.DEVNULL))
         print(f"stress: {len(hogs)} CPU-bound processes beside: {' '.join(cmd)}", flush=True)
         child = subprocess.Popen(cmd)
         status = child.wait()
