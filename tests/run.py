@@ -58,7 +58,11 @@ except Exception as e:  # noqa: BLE001
 OVMF_DIR = "/usr/share/OVMF"
 OVMF_CODE = ("OVMF_CODE_4M.fd", "OVMF_CODE.fd")
 OVMF_VARS = ("OVMF_VARS_4M.fd", "OVMF_VARS.fd")
-HOST_TEST_TIMEOUT = 900         # a hang limit: hooks_off boots four times under -icount
+# A host test's hang limit: how long its output may stay silent in its own
+# time (qemu.Silence; test_hooks_off boots four times under -icount between
+# two lines), and a quarter of how long it may run: test_servers' checks
+# take minutes on a quiet host and many more on a loaded one.
+HOST_TEST_TIMEOUT = 900
 TAIL_LINES = 12
 
 # GRUB draws its menu with terminal escapes on the serial line; they would
@@ -551,10 +555,10 @@ def run_host_test(path, args, runner):
     base = os.path.basename(path)
     prefix = f"host/{base}"
     log = os.path.join(args.logs, f"host-{base}.log")
-    status, text, _, secs = runner.run([path], HOST_TEST_TIMEOUT, stdout=subprocess.PIPE,
-                                       stderr=subprocess.STDOUT)
-    with open(log, "w") as f:
-        f.write(text)
+    with open(log, "wb") as f:
+        status, _, _, secs = runner.run([path], HOST_TEST_TIMEOUT, stdout=f, stderr=subprocess.STDOUT, log=log)
+    with open(log, errors="replace") as f:
+        text = f.read()
     rel = os.path.relpath(log)
     results = []
     for l in text.splitlines():
@@ -571,7 +575,9 @@ def run_host_test(path, args, runner):
     # A crash (sanitizer report, signal) after the last PASS line, or a
     # non-zero exit that no FAIL line explains, is a failure of its own.
     if status is None:
-        results.append(Result("FAIL", f"{prefix}/exit", f"timeout after {HOST_TEST_TIMEOUT}s (log: {rel})"))
+        results.append(Result("FAIL", f"{prefix}/exit", f"timeout: output silent for {HOST_TEST_TIMEOUT}s "
+                                                         f"or run over {qemu.HARD_LIMIT * HOST_TEST_TIMEOUT}s "
+                                                         f"of its own time, killed (log: {rel})"))
     elif status != 0 and not failed:
         results.append(Result("FAIL", f"{prefix}/exit", f"{describe_host_status(status)} (log: {rel})"))
     elif not results:

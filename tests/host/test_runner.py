@@ -18,7 +18,9 @@ not killed; one that spins without a word, one that sleeps for ever and
 one that talks for ever are killed. One that stays after the guest's
 exit line is named QEMU's hang, and its threads are dumped
 (tests/hangdump.py, qemu_side). A QEMU started through qemu.Group dies
-with the tool that started it when that tool is killed with SIGKILL.
+with the tool that started it when that tool is killed with SIGKILL. A
+host test's limit is its output's silence: one that talks past it runs
+on, one that falls silent is killed.
 
 Prints PASS/FAIL lines. Python 3 standard library only.
 """
@@ -32,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
@@ -172,6 +175,42 @@ def exit_hang_checks(check, tmp):
           re.search(rf"^{p.pid} \S+: S in \S+, cpu ", threads, re.M), f"{dumped} / {threads[:200]!r}")
 
 
+# Host tests for run.run_host_test: one that talks, a line at a time, for
+# twice its silence limit (half its run's), and one that falls silent.
+TALKS_LONG = """import sys, time
+t0 = time.monotonic()
+while time.monotonic() - t0 < 2 * float(sys.argv[1]):
+    print("PASS talking", flush=True)
+    time.sleep(0.1)
+"""
+FALLS_SILENT = """import time
+print("PASS first", flush=True)
+time.sleep(3600)
+"""
+
+
+def host_test_checks(check, tmp):
+    """A host test's limit is its silence, not its run (test_servers'
+    checks take minutes, more on a loaded host)."""
+    args = types.SimpleNamespace(logs=tmp, verbose=False)
+    run.HOST_TEST_TIMEOUT, limit = SILENCE_S, run.HOST_TEST_TIMEOUT
+    try:
+        out = {}
+        for name, code in (("test_talks_long", TALKS_LONG), ("test_falls_silent", FALLS_SILENT)):
+            path = os.path.join(tmp, name)
+            with open(path, "w") as f:
+                f.write(f"#!/bin/sh\nexec {sys.executable} -c '{code}' {SILENCE_S}\n")
+            os.chmod(path, 0o755)
+            out[name] = [r.line() for r in run.run_host_test(path, args, qemu.Group())[0]]
+    finally:
+        run.HOST_TEST_TIMEOUT = limit
+    talks, silent = out["test_talks_long"], out["test_falls_silent"]
+    check("host_test_talking_past_its_limit_runs_on", len(talks) >= 4 and
+          all(l == "PASS host/test_talks_long/talking" for l in talks), talks[-3:])
+    check("host_test_silent_for_its_limit_is_killed", silent[:1] == ["PASS host/test_falls_silent/first"] and
+          any(l.startswith("FAIL host/test_falls_silent/exit: timeout: output silent") for l in silent), silent)
+
+
 # A tool that starts QEMU as tests/net/goro_servers.py does (qemu.Group)
 # and waits: QEMU's pid on stdout.
 STARTS_QEMU = """import sys, time
@@ -266,6 +305,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="goro-test-runner-") as tmp:
         silence_checks(check, tmp)
         exit_hang_checks(check, tmp)
+        host_test_checks(check, tmp)
     orphan_checks(check)
     if failed:
         print(f"test_runner: {failed} failed")
