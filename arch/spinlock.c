@@ -129,8 +129,9 @@ static void checks_stop(void)
 
 static const char *lock_name(const void *lock, uint32_t rank)
 {
-    // A struct spinlock names itself; a word lock is known by its rank.
-    if (rank != LOCK_RANK_WAITQ && ((const struct spinlock *)lock)->name)
+    // A struct spinlock names itself; a word lock (a wait queue's, a timer
+    // heap's) is known by its rank.
+    if (rank != LOCK_RANK_WAITQ && rank != LOCK_RANK_TIMERS && ((const struct spinlock *)lock)->name)
         return ((const struct spinlock *)lock)->name;
     return rank < LOCK_RANK_COUNT ? ranks[rank].name : "?";
 }

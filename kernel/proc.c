@@ -717,7 +717,6 @@ void sched_init(uint32_t ncpu, uint32_t nprocs, uint64_t seed, bool random_runne
         int node = numa_core_node(i % ncpu);
         allp[i] = page_alloc_node(1, node);     // zeroed
         allp[i]->node = node;
-        spin_init(&allp[i]->timers_lock, "timers", LOCK_RANK_TIMERS);
     }
     for (uint32_t i = 0; i < nprocs; i++) {
         allp[i]->id = i;

@@ -143,7 +143,7 @@ struct p {
     uint64_t ncreated, nexited;     // summed by num_goroutine()
     struct sched_pstats stats;      // owner writes, sched_stats() reads racily
     // timers_lock held (timer0 also read atomically by any core)
-    struct spinlock timers_lock;
+    uint32_t timers_lock;           // a word lock (kernel/timer.c's heap_lock)
     struct timer **timers;          // 4-ary min-heap by when
     uint32_t ntimers, timers_cap;
     uint64_t timer0;                // earliest when, 0 = none

@@ -38,6 +38,56 @@
 #include "lib/panic.h"
 #include "lib/string.h"
 
+// The heap's lock: a word taken with interrupts off, so that its holder is
+// never interrupted into code that wants it (as spin_lock), inline and
+// without spin_lock's record of the holder because every timer operation
+// takes it, and a reset is little else. Ranked LOCK_RANK_TIMERS, checked
+// in debug builds.
+static __attribute__((noinline)) void heap_lock_slow(uint32_t *l)
+{
+    do {
+        while (__atomic_load_n(l, __ATOMIC_RELAXED))   // relaxed: a hint; the exchange decides
+            arch_lock_relax();                          // interrupts off: answers TLB shoot-downs
+    } while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE));     // acquire: pairs with heap_give's release
+}
+
+// heap_take and heap_give with interrupts already off.
+static inline __attribute__((always_inline)) void heap_take(struct p *pp)
+{
+    lockrank_acquire(&pp->timers_lock, LOCK_RANK_TIMERS, (uintptr_t)__builtin_return_address(0));
+    if (__builtin_expect(__atomic_exchange_n(&pp->timers_lock, 1, __ATOMIC_ACQUIRE) != 0, 0))  // acquire: pairs with heap_give's release
+        heap_lock_slow(&pp->timers_lock);
+}
+
+static inline __attribute__((always_inline)) void heap_give(struct p *pp)
+{
+    __atomic_store_n(&pp->timers_lock, 0, __ATOMIC_RELEASE);    // release: publishes the critical section
+    lockrank_release(&pp->timers_lock);
+}
+
+static inline __attribute__((always_inline)) uint64_t heap_lock(struct p *pp)
+{
+    uint64_t f = irq_save();
+    heap_take(pp);
+    return f;
+}
+
+static inline __attribute__((always_inline)) void heap_unlock(struct p *pp, uint64_t f)
+{
+    heap_give(pp);
+    irq_restore(f);
+}
+
+uint64_t timers_lock(struct p *pp)
+{
+    return heap_lock(pp);
+}
+
+void timers_unlock(struct p *pp, uint64_t f)
+{
+    heap_unlock(pp, f);
+}
+
 static void heap_set(struct p *pp, uint32_t i, struct timer *t)
 {
     pp->timers[i] = t;
@@ -149,10 +199,10 @@ void timer_start(struct timer *t)
         sched_fatal_without_p("a timer start", __builtin_return_address(0));
     ASSERT(t->pp == 0);
     t->later = 0;
-    spin_lock(&pp->timers_lock);
+    uint64_t f = heap_lock(pp);
     heap_push(pp, t);
     bool first = pp->timers[0] == t;
-    spin_unlock(&pp->timers_lock);
+    heap_unlock(pp, f);
     if (first)
         rearm_for(mp);
     releasem(mp);
@@ -165,14 +215,14 @@ bool timer_stop(struct timer *t)
         struct p *pp = __atomic_load_n(&t->pp, __ATOMIC_ACQUIRE);    // pairs with heap_push's and heap_remove's release
         if (!pp)
             break;
-        spin_lock(&pp->timers_lock);
+        uint64_t f = heap_lock(pp);
         if (t->pp == pp) {
             heap_remove(pp, t);
             removed = true;
-            spin_unlock(&pp->timers_lock);
+            heap_unlock(pp, f);
             break;
         }
-        spin_unlock(&pp->timers_lock);      // it moved or fired meanwhile: look again
+        heap_unlock(pp, f);                 // it moved or fired meanwhile: look again
     }
     // Its function may still be running on another M (taken out of the
     // heap before we looked); never wait for this M: that would be a
@@ -188,41 +238,58 @@ bool timer_stop(struct timer *t)
     return removed;
 }
 
-bool timer_modify_here(struct timer *t, uint64_t when, uint64_t period)
+// timer_modify_here's rarer part, t's heap's lock held, interrupts off
+// (f: their state before): t moves earlier (a sift up, and this core
+// re-armed if t is now the first), or its period changes while it is the
+// first (timer0_fast). Gives the lock back and puts interrupts back.
+static __attribute__((noinline)) bool modify_resift(struct timer *t, uint64_t when, uint64_t period, uint64_t f)
 {
-    struct m *mp = acquirem();
-    struct p *pp = mp->p;
-    if (__builtin_expect(!pp, 0))
-        sched_fatal_without_p("a timer reset", __builtin_return_address(0));
-    // Only this P's heap is changed in place: a deadline moved earlier in
-    // another P's heap would need that P's core re-armed.
-    if (__atomic_load_n(&t->pp, __ATOMIC_ACQUIRE) != pp) {     // a hint, pairs with heap_push's release; the lock decides
-        releasem(mp);
-        return false;
-    }
-    spin_lock(&pp->timers_lock);
-    if (t->pp != pp) {
-        spin_unlock(&pp->timers_lock);
-        releasem(mp);
-        return false;
-    }
+    struct p *pp = t->pp;
     t->period = period;
     bool first = false;
     if (when >= t->when) {
         t->later = when > t->when ? when : 0;
-        if (pp->timers[0] == t)
-            timer0_update(pp);      // its period may have changed timer0_fast
     } else {
         t->when = when;
         t->later = 0;
         sift_up(pp, t->idx);
         first = pp->timers[0] == t;
-        timer0_update(pp);
     }
-    spin_unlock(&pp->timers_lock);
+    timer0_update(pp);
+    heap_give(pp);
     if (first)
-        rearm_for(mp);
-    releasem(mp);
+        core_rearm_new_timer(getm(), arch_cycles());
+    irq_restore(f);
+    return true;
+}
+
+bool timer_modify_here(struct timer *t, uint64_t when, uint64_t period)
+{
+    // Interrupts off: nothing preempts this G, so it keeps its M and the M
+    // its P (acquirem's job, for less), and the heap's lock wants them off.
+    uint64_t f = irq_save();
+    struct p *pp = getm()->p;
+    if (__builtin_expect(!pp, 0))
+        sched_fatal_without_p("a timer reset", __builtin_return_address(0));
+    // Only this P's heap is changed in place: a deadline moved earlier in
+    // another P's heap would need that P's core re-armed.
+    if (__atomic_load_n(&t->pp, __ATOMIC_ACQUIRE) != pp) {     // a hint, pairs with heap_push's release; the lock decides
+        irq_restore(f);
+        return false;
+    }
+    heap_take(pp);
+    if (t->pp != pp) {
+        heap_give(pp);
+        irq_restore(f);
+        return false;
+    }
+    if (when < t->when || (period != t->period && pp->timers[0] == t))
+        return modify_resift(t, when, period, f);
+    // Later, or the same: lazily (t->later); nothing else changes.
+    t->period = period;
+    t->later = when > t->when ? when : 0;
+    heap_give(pp);
+    irq_restore(f);
     return true;
 }
 
@@ -244,10 +311,10 @@ uint32_t timers_run(struct p *pp, uint64_t now)
     if (!t0 || t0 > now)
         return 0;
     struct m *mp = getm();
-    spin_lock(&pp->timers_lock);
+    uint64_t f = heap_lock(pp);
     for (;;) {
         if (!pp->ntimers || pp->timers[0]->when > now) {
-            spin_unlock(&pp->timers_lock);
+            heap_unlock(pp, f);
             break;
         }
         struct timer *t = pp->timers[0];
@@ -281,8 +348,8 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         if (!periodic)
             heap_remove(pp, t);
         DEBUG_DELAY(timers_run_taken);
-        // f runs without the lock: it readies Gs and may start timers.
-        spin_unlock(&pp->timers_lock);
+        // Its function runs without the lock: it readies Gs and may start timers.
+        heap_unlock(pp, f);
         // how late it runs (a periodic timer's when has moved on by a
         // period: exact while it runs less than a period late)
         trace_event(TR_TIMER, t->period ? now + t->period - t->when : now - t->when, (uint64_t)t->f);
@@ -296,7 +363,7 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         uint64_t next = __atomic_load_n(&pp->timer0, __ATOMIC_ACQUIRE);    // a hint, pairs with timer0_update; the lock decides
         if (!next || next > now)
             break;
-        spin_lock(&pp->timers_lock);
+        f = heap_lock(pp);
     }
     // A periodic timer went back in the heap, or a modified one moved: this
     // core must watch the new earliest if the P is its own (an idle core re-arms on its way to halt anyway).
@@ -342,26 +409,23 @@ bool timers_pending(void)
 
 void timers_move(struct p *from, struct p *to)
 {
-    spin_lock(&from->timers_lock);
+    uint64_t f = heap_lock(from);
     while (from->ntimers) {
         struct timer *t = from->timers[from->ntimers - 1];
         heap_remove(from, t);
-        spin_lock(&to->timers_lock);
+        uint64_t g = heap_lock(to);
         heap_push(to, t);
-        spin_unlock(&to->timers_lock);
+        heap_unlock(to, g);
     }
-    spin_unlock(&from->timers_lock);
+    heap_unlock(from, f);
 }
 
+
+// arch_ns_to_cycles saturates, so one comparison catches every overflow.
 uint64_t timer_deadline_ns(uint64_t ns)
 {
-    uint64_t now = arch_cycles(), room = UINT64_MAX - now;
-    // Below arch_cycles_to_ns(room) the conversion cannot overflow either,
-    // whether or not arch_ns_to_cycles saturates.
-    if (ns >= arch_cycles_to_ns(room))
-        return UINT64_MAX;
-    uint64_t c = arch_ns_to_cycles(ns);
-    return c >= room ? UINT64_MAX : now + c;
+    uint64_t now = arch_cycles(), c = arch_ns_to_cycles(ns);
+    return c >= UINT64_MAX - now ? UINT64_MAX : now + c;
 }
 
 // ---- sleep_ns -------------------------------------------------------------

@@ -65,6 +65,10 @@ bool timers_pending(void);
 // The TSC deadline ns from now; UINT64_MAX (never) when it would not fit
 // in 64 bits. A deadline of UINT64_MAX never fires.
 uint64_t timer_deadline_ns(uint64_t ns);
+// The heap's lock of pp, for tests that look into a heap: returns the
+// interrupt state for timers_unlock.
+uint64_t timers_lock(struct p *pp);
+void timers_unlock(struct p *pp, uint64_t f);
 // A P going away: its timers move to the caller's P.
 void timers_move(struct p *from, struct p *to);
 

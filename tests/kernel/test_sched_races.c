@@ -863,11 +863,11 @@ static bool wake_sleeper(struct g *gp)
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
         struct p *pp = allp[i];
         struct timer *found = 0;
-        spin_lock(&pp->timers_lock);
+        uint64_t f = timers_lock(pp);
         for (uint32_t k = 0; k < pp->ntimers && !found; k++)
             if (pp->timers[k]->arg == gp)
                 found = pp->timers[k];
-        spin_unlock(&pp->timers_lock);
+        timers_unlock(pp, f);
         if (found && timer_stop(found)) {
             goready(gp, false);
             return true;

@@ -264,10 +264,10 @@ static int heaps_holding(struct timer *t)
     int n = 0;
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {
         struct p *pp = allp[i];
-        spin_lock(&pp->timers_lock);
+        uint64_t f = timers_lock(pp);
         for (uint32_t k = 0; k < pp->ntimers; k++)
             n += pp->timers[k] == t;
-        spin_unlock(&pp->timers_lock);
+        timers_unlock(pp, f);
     }
     return n;
 }
