@@ -143,6 +143,32 @@ bool mc_next_key(const char **p, const char *end, const char **key, uint32_t *nk
 // An answer a noreply silences (memcached's out_string).
 #define SOFT_REPLY(line) REPLY(cmd->noreply ? "" : (line))
 
+// The data block of cmd->bytes and its CRLF after the command line of
+// line_len bytes, for set and its kin and for ms. A value over MC_ITEM_MAX
+// is too_large: MC_COMMAND, the block left to *swallow (the caller's
+// executor answers). MC_MORE: *used bytes must be buffered to go on.
+// MC_REPLY: the block is not ended by CRLF (its bytes are consumed); the
+// caller answers bad data chunk, silenced by noreply or not as its command
+// is. Otherwise MC_COMMAND with cmd->data set.
+static enum mc_status data_block(struct mc_cmd *cmd, const char *buf, size_t len, size_t line_len, size_t *used,
+                                 size_t *swallow)
+{
+    if ((uint64_t)cmd->nkey + cmd->bytes + 2 + MC_ITEM_OVERHEAD > MC_ITEM_MAX) {
+        cmd->too_large = true;
+        *used = line_len;
+        *swallow = (size_t)cmd->bytes + 2;
+        return MC_COMMAND;
+    }
+    *used = line_len + cmd->bytes + 2;
+    if (len - line_len < (size_t)cmd->bytes + 2)
+        return MC_MORE;
+    const char *data = buf + line_len;
+    if (data[cmd->bytes] != '\r' || data[cmd->bytes + 1] != '\n')
+        return MC_REPLY;
+    cmd->data = data;
+    return MC_COMMAND;
+}
+
 static enum mc_status storage(struct mc_cmd *cmd, const struct word *w, int nw, const char *buf, size_t len,
                               size_t line_len, size_t *used, size_t *swallow, const char **reply)
 {
@@ -156,22 +182,10 @@ static enum mc_status storage(struct mc_cmd *cmd, const struct word *w, int nw, 
         SOFT_REPLY("CLIENT_ERROR bad command line format\r\n");
     cmd->key = w[1].s, cmd->nkey = w[1].n;
     cmd->bytes = (uint32_t)vlen;
-    if ((uint64_t)cmd->nkey + cmd->bytes + 2 + MC_ITEM_OVERHEAD > MC_ITEM_MAX) {
-        cmd->too_large = true;
-        *used = line_len;
-        *swallow = (size_t)cmd->bytes + 2;
-        return MC_COMMAND;
-    }
-    if (len - line_len < (size_t)cmd->bytes + 2) {
-        *used = line_len + cmd->bytes + 2;  // what must be buffered to go on
-        return MC_MORE;
-    }
-    const char *data = buf + line_len;
-    *used = line_len + cmd->bytes + 2;
-    if (data[cmd->bytes] != '\r' || data[cmd->bytes + 1] != '\n')
+    enum mc_status st = data_block(cmd, buf, len, line_len, used, swallow);
+    if (st == MC_REPLY)
         SOFT_REPLY("CLIENT_ERROR bad data chunk\r\n");
-    cmd->data = data;
-    return MC_COMMAND;
+    return st;
 }
 
 static enum mc_status command(struct mc_cmd *cmd, const struct word *w, int nw, const char **reply)
@@ -388,27 +402,17 @@ static enum mc_status meta(struct mc_cmd *cmd, const struct word *w, int nw, con
         err = "CLIENT_ERROR invalid mode for ms M token\r\n";
     if (!err && meta_opaque_too_long(w + first, nw - first))
         err = "CLIENT_ERROR opaque token too long\r\n";
-    if (!err && (uint64_t)cmd->nkey + cmd->bytes + 2 + MC_ITEM_OVERHEAD > MC_ITEM_MAX) {
-        cmd->too_large = true;          // answered (and the key dropped) by mc_meta.c
-        *used = line_len;
-        *swallow = (size_t)cmd->bytes + 2;
-        return MC_COMMAND;
-    }
     if (err) {
         *used = line_len;
         *swallow = (size_t)cmd->bytes + 2;
         REPLY(err);
     }
-    if (len - line_len < (size_t)cmd->bytes + 2) {
-        *used = line_len + cmd->bytes + 2;
-        return MC_MORE;
-    }
-    const char *data = buf + line_len;
-    *used = line_len + cmd->bytes + 2;
-    if (data[cmd->bytes] != '\r' || data[cmd->bytes + 1] != '\n')
+    // too_large is answered (and the key dropped) by mc_meta.c; an error
+    // line is sent under q too.
+    enum mc_status st = data_block(cmd, buf, len, line_len, used, swallow);
+    if (st == MC_REPLY)
         REPLY("CLIENT_ERROR bad data chunk\r\n");
-    cmd->data = data;
-    return MC_COMMAND;
+    return st;
 }
 
 static const struct {
