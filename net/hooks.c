@@ -3,8 +3,8 @@
 // packet, from a device or the loopback queue, passes here under the
 // stack lock before lwIP looks at it. Returning 1 means "taken": the
 // hook frees the packet and lwIP forgets it. A SYN is noted for its SYN
-// cookie, and an ACK may make again a connection lwIP ended half-open
-// (net/syncookie.c).
+// cookie, and an ACK may make the connection its cookie stands for, one
+// lwIP ended half-open or never held (net/syncookie.c).
 //
 // lwIP's TCP input hook (LWIP_HOOK_TCP_INPACKET_PCB) guards a flaw in
 // lwIP 2.1's receive path: a segment that takes one sequence number (a

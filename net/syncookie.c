@@ -6,8 +6,9 @@
 // ACK). The client's first request then found only the listener, which
 // reset it. With the initial sequence number a cookie, that segment
 // instead proves the handshake happened, and the connection is made
-// again. (A listener's full half-open queue still drops new SYNs,
-// net/synq.c says why.)
+// again. A SYN that finds its listener's half-open queue full is answered
+// by its cookie alone, no pcb kept (net/synq.c), and its ACK makes the
+// connection the same way.
 //
 // A cookie, 32 bits: the period it was made in (SYNCOOKIE_SLOT_MS each,
 // its low 4 bits), the index of the peer's MSS in mss_table (2 bits),
@@ -213,9 +214,9 @@ int syncookie_ack(struct netif *inp, const struct ip_hdr *ip, const struct tcp_h
 {
     net_assert_locked();
     // Every segment of an established connection is such an ACK: unless
-    // lwIP has ended a half-open connection within a cookie's life, none
-    // can be one to make again, and no hash is spent on it.
-    if (!keyed || !synq_ended_within(SYNCOOKIE_SLOTS * SYNCOOKIE_SLOT_MS))
+    // a handshake went without a pcb within a cookie's life, none can be
+    // one to make, and no hash is spent on it.
+    if (!keyed || !synq_unheld_within(SYNCOOKIE_SLOTS * SYNCOOKIE_SLOT_MS))
         return 0;
     uint16_t sport = lwip_ntohs(tcp->src), dport = lwip_ntohs(tcp->dest);
     uint32_t src = ip->src.addr, dst = ip->dest.addr;
@@ -238,4 +239,10 @@ int syncookie_ack(struct netif *inp, const struct ip_hdr *ip, const struct tcp_h
     ip4_input(syn, inp);            // lwIP makes the connection, in SYN_RCVD, and answers a SYN-ACK
     rebuilding.on = false;
     return connection_exists(src, dst, sport, dport) ? 0 : 1;
+}
+
+bool syncookie_rebuilding(void)
+{
+    net_assert_locked();
+    return rebuilding.on;
 }

@@ -7,6 +7,7 @@
 #ifndef GORO_NET_SYNCOOKIE_H
 #define GORO_NET_SYNCOOKIE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct netif;
@@ -39,5 +40,10 @@ uint32_t syncookie_isn(const void *local_ip, uint16_t local_port, const void *re
 // made now, the listener's queue being full: the client repeats it),
 // else 0 (lwIP goes on with it).
 int syncookie_ack(struct netif *inp, const struct ip_hdr *ip, const struct tcp_hdr *tcp);
+
+// Is lwIP, inside syncookie_ack, taking the SYN a cookie stands for? That
+// handshake's ACK is at hand: its listener admits it past a full half-open
+// queue (net/synq.c), as it completes at once.
+bool syncookie_rebuilding(void);
 
 #endif

@@ -15,21 +15,23 @@
 // on_accept (net/conn.c) each one that completes, and each one's destroy
 // callback the ones lwIP frees first (a reset, its SYN_RCVD timeout).
 //
-// A SYN that finds SYNQ_MAX half-open is dropped, as Linux drops one
-// that finds its queue full, and its client retries. Ending the oldest
-// instead (BSD's SYN cache's rule, which keeps a flood of spoofed SYNs
-// from shutting the listener for lwIP's SYN_RCVD timeout, 20 s) makes a
-// guest under a flood answer every SYN, each with a SYN-ACK and an ARP
-// query for its spoofed source: under a 2000-SYN flood a loaded host's
-// guest then answered no ping for a minute, in two runs of three. So a
-// spoofed flood shuts a listener for up to 20 s, as in Linux without SYN
-// cookies. A real handshake lwIP ends (that timeout, when every ACK of it
-// was lost in a burst) is not lost: its initial sequence number is a SYN
-// cookie, and its peer's next segment makes it again (net/syncookie.c).
+// A SYN that finds SYNQ_MAX half-open is answered by its SYN cookie
+// alone, as Linux answers one that finds its queue full (tcp_syncookies,
+// its default): lwIP's SYN-ACK goes out, its sequence number the cookie,
+// and no pcb is kept; the client's ACK makes the connection
+// (net/syncookie.c), even while the queue stays full. A flood of spoofed
+// SYNs therefore costs a SYN-ACK each and never shuts the listener:
+// dropping that SYN would shut it for lwIP's SYN_RCVD timeout, 20 s,
+// until the flood's half-open connections end, and ending the oldest
+// instead (BSD's SYN cache's rule) would keep making half-open ones, each
+// retransmitting its SYN-ACK. A real handshake lwIP ends half-open (that
+// timeout, when every ACK of it was lost in a burst) is not lost either:
+// its peer's next segment makes it again from the cookie.
 //
 // The queue is a doubly linked list, so a completion is O(1).
 #include "net/synq.h"
 #include "net/netmem.h"
+#include "net/syncookie.h"
 #include "net/stack.h"
 #include "lib/panic.h"
 #include <lwip/priv/tcp_priv.h>
@@ -52,8 +54,8 @@ struct synq {
 // stack lock held
 static int ext_id = -1;
 static struct synq_counts counts;
-static bool ended_any;
-static uint32_t ended_at;           // sys_now() of the latest half-open connection lwIP ended
+static bool unheld_any;
+static uint32_t unheld_at;          // sys_now() of the latest handshake no pcb holds (synq_unheld_within)
 
 static void unlink_entry(struct entry *e)
 {
@@ -72,8 +74,8 @@ static void entry_destroyed(u8_t id, void *data)
     struct entry *e = data;
     unlink_entry(e);
     netmem_free(e);
-    ended_any = true;
-    ended_at = sys_now();
+    unheld_any = true;
+    unheld_at = sys_now();
 }
 
 static const struct tcp_ext_arg_callbacks entry_callbacks = {.destroy = entry_destroyed};
@@ -87,14 +89,19 @@ static err_t passive_open(u8_t id, struct tcp_pcb_listen *lpcb, struct tcp_pcb *
         counts.overflows++;
         return ERR_MEM;         // lwIP abandons cpcb, silently: the peer's SYN is retried
     }
+    if (q->n >= SYNQ_MAX && !syncookie_rebuilding()) {
+        // Full: lwIP's SYN-ACK, whose sequence number is the cookie, goes
+        // out now, and lwIP then abandons cpcb (no reset).
+        counts.cookies++;
+        unheld_any = true;
+        unheld_at = sys_now();
+        if (tcp_enqueue_flags(cpcb, TCP_SYN | TCP_ACK) == ERR_OK)
+            tcp_output(cpcb);
+        return ERR_MEM;
+    }
     struct entry *e = netmem_calloc(1, sizeof *e);
     if (!e)
         return ERR_MEM;
-    if (q->n >= SYNQ_MAX) {
-        netmem_free(e);             // full: the new SYN waits for its client's retry
-        counts.overflows++;
-        return ERR_MEM;
-    }
     e->pcb = cpcb;
     e->q = q;
     e->prev = q->ring.prev;
@@ -170,13 +177,14 @@ bool synq_holds(struct tcp_pcb *pcb)
     return true;
 }
 
-bool synq_ended_within(uint32_t ms)
+bool synq_unheld_within(uint32_t ms)
 {
     net_assert_locked();
-    return ended_any && sys_now() - ended_at < ms;   // unsigned: one wrap of sys_now is harmless
+    return unheld_any && sys_now() - unheld_at < ms;   // unsigned: one wrap of sys_now is harmless
 }
 
 void synq_counts(struct synq_counts *out)
 {
     out->overflows = __atomic_load_n(&counts.overflows, __ATOMIC_RELAXED);  // a count, read racily
+    out->cookies = __atomic_load_n(&counts.cookies, __ATOMIC_RELAXED);      // a count, read racily
 }

@@ -10,12 +10,12 @@
 struct tcp_pcb;
 
 // Half-open connections a listener holds; a SYN that would make one more
-// is dropped (net/synq.c). A burst of real connects keeps about as many
-// half-open as ACKs wait in the receive ring and the tap's queue: up to
-// about 300 with 256 connects in flight. A flood of spoofed SYNs keeps
-// all SYNQ_MAX, each retransmitting its SYN-ACK to an address never
-// resolved: with 1024, after a 2000-SYN flood a loaded host's e1000e
-// guest answered no ping within 10 s.
+// is answered by its SYN cookie alone (net/synq.c). A burst of real
+// connects keeps about as many half-open as ACKs wait in the receive ring
+// and the tap's queue: up to about 300 with 256 connects in flight. A
+// flood of spoofed SYNs keeps all SYNQ_MAX, each retransmitting its
+// SYN-ACK to an address never resolved: with 1024, after a 2000-SYN flood
+// a loaded host's e1000e guest answered no ping within 10 s.
 #define SYNQ_MAX 512
 
 // Gives lpcb, a listening pcb of goro's net API, its queue; false when
@@ -30,15 +30,18 @@ void synq_established(struct tcp_pcb *pcb);
 // Should pcb's segment (an ACK of its SYN_RCVD handshake) be dropped,
 // because its listener cannot take one more connection now?
 bool synq_holds(struct tcp_pcb *pcb);
-// Has lwIP ended a half-open connection (a reset, its SYN_RCVD timeout,
-// memory short) within the last ms milliseconds? Only then can a segment
-// be for a connection a SYN cookie must make again (net/syncookie.c).
-bool synq_ended_within(uint32_t ms);
+// Has a handshake gone without a pcb within the last ms milliseconds:
+// lwIP ended a half-open connection (a reset, its SYN_RCVD timeout,
+// memory short), or a SYN was answered by its cookie alone? Only then can
+// a segment be for a connection a SYN cookie must make (net/syncookie.c).
+bool synq_unheld_within(uint32_t ms);
 
-// Since boot (racy reads): SYNs dropped (the half-open or the accept
-// queue full) and ACKs held back (the accept queue full).
+// Since boot (racy reads): SYNs dropped and ACKs held back (the accept
+// queue full), and SYNs answered by their cookie alone (the half-open
+// queue full).
 struct synq_counts {
     unsigned long long overflows;
+    unsigned long long cookies;
 };
 void synq_counts(struct synq_counts *out);
 
