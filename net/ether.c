@@ -28,6 +28,7 @@
 // bound ("net: net0 10.0.2.15/24 gw 10.0.2.2").
 #include "net/ether.h"
 #include "net/stack.h"
+#include "net/synq.h"
 #include "drivers/net/netdev.h"
 #include "kernel/cmdline.h"
 #include "kernel/netpoll.h"
@@ -40,6 +41,7 @@
 #include <lwip/ip4.h>
 #include <lwip/netif.h>
 #include <lwip/pbuf.h>
+#include <lwip/priv/tcp_priv.h>
 #include <lwip/prot/ethernet.h>
 #include <lwip/prot/ip4.h>
 #include <lwip/prot/tcp.h>
@@ -158,6 +160,41 @@ static err_t ether_output(struct netif *nif, struct pbuf *p)
     }
 }
 
+// A TCP segment lwIP sends to a peer before or without a connection: a
+// SYN-ACK or a reset.
+static bool handshake_answer(const struct pbuf *p)
+{
+    if (p->len < IP_HLEN)
+        return false;
+    const struct ip_hdr *ip = p->payload;
+    uint16_t hlen = (uint16_t)(IPH_HL(ip) * 4);
+    if (IPH_PROTO(ip) != IP_PROTO_TCP || hlen < IP_HLEN || p->len < hlen + TCP_HLEN)
+        return false;
+    uint8_t flags = TCPH_FLAGS((const struct tcp_hdr *)((const uint8_t *)p->payload + hlen));
+    return (flags & (TCP_SYN | TCP_ACK)) == (TCP_SYN | TCP_ACK) || (flags & TCP_RST);
+}
+
+// lwIP's output of an IPv4 packet: etharp_output, but while a SYN flood
+// is answered (its SYN-ACKs, and its half-open connections' retransmitted
+// ones, go to spoofed addresses), a SYN-ACK or reset to a neighbour on the
+// link whose address the ARP table lacks only asks for it, and is dropped.
+// etharp_output would queue it in a new table entry, and lwIP makes room
+// for one by ending the oldest resolved entry first, so a flood from more
+// sources than the table holds (ARP_TABLE_SIZE) would keep ending real
+// clients' entries, and the answers waiting in them, while it lasts. A
+// real peer answers the request, and its retransmission finds its entry.
+static err_t ether_ip_output(struct netif *nif, struct pbuf *p, const ip4_addr_t *dst)
+{
+    struct eth_addr *mac;
+    const ip4_addr_t *ip;
+    if (synq_flooded_within(TCP_SYN_RCVD_TIMEOUT) && ip4_addr_netcmp(dst, netif_ip4_addr(nif), netif_ip4_netmask(nif)) &&
+        !ip4_addr_isbroadcast(dst, nif) && handshake_answer(p) && etharp_find_addr(nif, dst, &mac, &ip) < 0) {
+        etharp_request(nif, dst);
+        return ERR_OK;
+    }
+    return etharp_output(nif, p, dst);
+}
+
 static void ether_status(struct netif *nif)
 {
     if (ip4_addr_isany_val(*netif_ip4_addr(nif)))
@@ -182,7 +219,7 @@ static err_t ether_init(struct netif *nif)
     memcpy(nif->hwaddr, e->dev->mac, ETH_ALEN);
     nif->mtu = e->dev->mtu;
     nif->flags = NETIF_FLAG_BROADCAST | NETIF_FLAG_ETHARP | NETIF_FLAG_ETHERNET;
-    nif->output = etharp_output;
+    nif->output = ether_ip_output;
     nif->linkoutput = ether_output;
     netif_set_hostname(nif, "goro");
     if (e->check_rx_csum)

@@ -54,8 +54,9 @@ struct synq {
 // stack lock held
 static int ext_id = -1;
 static struct synq_counts counts;
-static bool unheld_any;
+static bool unheld_any, cookie_any;
 static uint32_t unheld_at;          // sys_now() of the latest handshake no pcb holds (synq_unheld_within)
+static uint32_t cookie_at;          // sys_now() of the latest SYN answered by its cookie alone
 
 static void unlink_entry(struct entry *e)
 {
@@ -93,8 +94,8 @@ static err_t passive_open(u8_t id, struct tcp_pcb_listen *lpcb, struct tcp_pcb *
         // Full: lwIP's SYN-ACK, whose sequence number is the cookie, goes
         // out now, and lwIP then abandons cpcb (no reset).
         counts.cookies++;
-        unheld_any = true;
-        unheld_at = sys_now();
+        unheld_any = cookie_any = true;
+        unheld_at = cookie_at = sys_now();
         if (tcp_enqueue_flags(cpcb, TCP_SYN | TCP_ACK) == ERR_OK)
             tcp_output(cpcb);
         return ERR_MEM;
@@ -181,6 +182,12 @@ bool synq_unheld_within(uint32_t ms)
 {
     net_assert_locked();
     return unheld_any && sys_now() - unheld_at < ms;   // unsigned: one wrap of sys_now is harmless
+}
+
+bool synq_flooded_within(uint32_t ms)
+{
+    net_assert_locked();
+    return cookie_any && sys_now() - cookie_at < ms;   // unsigned, as above
 }
 
 void synq_counts(struct synq_counts *out)

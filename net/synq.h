@@ -35,6 +35,9 @@ bool synq_holds(struct tcp_pcb *pcb);
 // memory short), or a SYN was answered by its cookie alone? Only then can
 // a segment be for a connection a SYN cookie must make (net/syncookie.c).
 bool synq_unheld_within(uint32_t ms);
+// Has a SYN been answered by its cookie alone (a listener's half-open
+// queue full: a flood, most likely) within the last ms milliseconds?
+bool synq_flooded_within(uint32_t ms);
 
 // Since boot (racy reads): SYNs dropped and ACKs held back (the accept
 // queue full), and SYNs answered by their cookie alone (the half-open
