@@ -236,6 +236,7 @@ static struct kv_item *new_item(struct kv_shard *sh, uint32_t h, const char *key
     }
     it->hash = h;
     it->nkey = (uint8_t)nkey;
+    it->key_binary = false;
     it->nbytes = nbytes;
     memcpy(it->data, key, nkey);
     return it;
@@ -376,6 +377,7 @@ enum kv_result kv_store_meta(struct kv_table *t, enum kv_mode mode, const char *
     }
     it->flags = flags;
     it->exptime = exptime;
+    it->key_binary = m->key_binary && mode != KV_APPEND && mode != KV_PREPEND;   // as memcached's new item
     char *v = it->data + nkey;
     if (mode == KV_APPEND) {
         memcpy(v, kv_item_value(old), old->nbytes);

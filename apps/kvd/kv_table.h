@@ -49,6 +49,7 @@ struct kv_item {
     uint32_t nbytes;                    // the value's length
     uint32_t charged;                   // bytes counted against the shard's budget
     uint8_t nkey;
+    bool key_binary;                    // stored by ms with b (memcached's ITEM_KEY_BINARY)
     char data[];                        // the key, then the value
 };
 
@@ -110,6 +111,7 @@ struct kv_meta {
     uint64_t cas;
     bool set_exptime;
     uint32_t exptime;
+    bool key_binary;                    // kv_store_meta: mark the item (not kept by append, prepend)
     uint64_t cas_out;                   // the item's cas after a success, else 0
     uint32_t exptime_out;               // kv_delta: its exptime before set_exptime
 };

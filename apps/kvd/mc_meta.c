@@ -17,9 +17,12 @@
 //   mn                      MN
 // Every command echoes its O (opaque) and k words in the order given; P and
 // L are ignored; u is taken, but a read still makes the item kvd's most
-// recently used. memcached's b (base64 keys), h, l, N and R on mg, I (stale
-// items) and me are not kept: the parser answers those flags memcached's
-// line for an unknown one, and me ERROR.
+// recently used. b: the key is sent in base64 (the parser decodes it), k
+// answers it so, followed by a b word; an item ms stored with b (but not
+// appended or prepended to) is answered so by mg's k even when asked for
+// by its bytes, as memcached marks it. memcached's h, l, N and R on mg, I
+// (stale items) and me are not kept: the parser answers those flags
+// memcached's line for an unknown one, and me ERROR.
 #include "mc_exec.h"
 
 #include <string.h>
@@ -51,6 +54,29 @@ static void put_ttl(struct mc_out *o, uint32_t exptime, uint32_t now)
         put_u64(o, (uint32_t)(exptime - now));
 }
 
+// " k<key>"; a binary key (b) in base64, padded, and then " b".
+static void put_key(struct mc_out *o, const char *key, uint32_t nkey, bool binary)
+{
+    static const char digit[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    put_str(o, " k");
+    if (!binary) {
+        mc_out_put(o, key, nkey);
+        return;
+    }
+    char enc[(MC_KEY_MAX + 2) / 3 * 4];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nkey; i += 3) {
+        const unsigned char *b = (const unsigned char *)key + i;
+        uint32_t left = nkey - i, v = (uint32_t)b[0] << 16 | (left > 1 ? b[1] << 8 : 0) | (left > 2 ? b[2] : 0);
+        enc[n++] = digit[v >> 18];
+        enc[n++] = digit[v >> 12 & 63];
+        enc[n++] = left > 1 ? digit[v >> 6 & 63] : '=';
+        enc[n++] = left > 2 ? digit[v & 63] : '=';
+    }
+    mc_out_put(o, enc, n);
+    put_str(o, " b");
+}
+
 // The O and k words back, in the order given: what every answer carries;
 // and, for ms (cas not null), its c word with the CAS value stored.
 static void put_echo_cas(const struct mc_cmd *cmd, struct mc_out *o, const uint64_t *cas)
@@ -62,8 +88,7 @@ static void put_echo_cas(const struct mc_cmd *cmd, struct mc_out *o, const uint6
             put_str(o, " ");
             mc_out_put(o, w, n);
         } else if (w[0] == 'k') {
-            put_str(o, " k");
-            mc_out_put(o, cmd->key, cmd->nkey);
+            put_key(o, cmd->key, cmd->nkey, has(cmd, 'b'));
         } else if (w[0] == 'c' && cas) {
             put_str(o, " c");
             put_u64(o, *cas);
@@ -109,7 +134,7 @@ static void mg_emit(void *ctx, const struct kv_item *it)
         case 'c': put_str(o, " c"); put_u64(o, it->cas); break;
         case 'f': put_str(o, " f"); put_u64(o, it->flags); break;
         case 'O': put_str(o, " "); mc_out_put(o, w, n); break;
-        case 'k': put_str(o, " k"); mc_out_put(o, cmd->key, cmd->nkey); break;
+        case 'k': put_key(o, cmd->key, cmd->nkey, it->key_binary); break;
         default: break;
         }
     }
@@ -154,7 +179,7 @@ static void ms(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out
     case 'R': mode = KV_REPLACE; break;
     default: break;
     }
-    struct kv_meta m = { .has_cas = has(cmd, 'C'), .cas = cmd->cas };
+    struct kv_meta m = { .has_cas = has(cmd, 'C'), .cas = cmd->cas, .key_binary = has(cmd, 'b') };
     if (m.has_cas && (mode == KV_SET || mode == KV_REPLACE))
         mode = KV_CAS;
     const char *code;
@@ -260,7 +285,7 @@ static void ma(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out
         case 'T': exptime = m.exptime; break;
         case 'N': if (created) exptime = mc_realtime(cmd->vivify, env); break;
         case 'O': put_str(out, " "); mc_out_put(out, w, n); break;
-        case 'k': put_str(out, " k"); mc_out_put(out, cmd->key, cmd->nkey); break;
+        case 'k': put_key(out, cmd->key, cmd->nkey, has(cmd, 'b')); break;
         default: break;
         }
     }

@@ -337,13 +337,62 @@ static const char *meta_flags(struct mc_cmd *cmd, const struct word *w, int nw)
                 err = "CLIENT_ERROR invalid numeric delta value\r\n";
             break;
         case 'O': case 'P': case 'L': case 'k': case 's': case 't': case 'c': case 'f': case 'v': case 'u':
-        case 'q':
+        case 'q': case 'b':
             break;
-        default:                        // unknown, or memcached's b, h, l, R, I: not kept
+        default:                        // unknown, or memcached's h, l, R, I: not kept
             return "CLIENT_ERROR invalid flag\r\n";
         }
     }
     return err;
+}
+
+// The value of a base64 digit, PAD for '=', SKIP for any other byte.
+enum { PAD = 64, SKIP = 65 };
+static unsigned b64_value(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : c == '=' ? PAD : SKIP;
+}
+
+// A b flag's key, decoded into out (room for MC_KEY_MAX bytes) as
+// memcached's base64.c decodes it: bytes that are neither digits nor '='
+// are skipped; the rest must come in groups of four, each '=' counting as
+// a zero digit; the first group holding one or two '=' is the last, one
+// or two bytes short (three or four: malformed). Its length, 0 when
+// malformed (an empty key is one too).
+static uint32_t b64_decode(const char *s, uint32_t n, char *out)
+{
+    uint32_t digits = 0, len = 0;
+    for (uint32_t i = 0; i < n; i++)
+        digits += b64_value((unsigned char)s[i]) != SKIP;
+    if (digits == 0 || digits % 4 || digits / 4 * 3 > MC_KEY_MAX)
+        return 0;
+    unsigned block[4], k = 0, pad = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned v = b64_value((unsigned char)s[i]);
+        if (v == SKIP)
+            continue;
+        pad += v == PAD;
+        block[k++] = v == PAD ? 0 : v;
+        if (k < 4)
+            continue;
+        out[len++] = (char)(block[0] << 2 | block[1] >> 4);
+        out[len++] = (char)(block[1] << 4 | block[2] >> 2);
+        out[len++] = (char)(block[2] << 6 | block[3]);
+        k = 0;
+        if (pad) {
+            if (pad > 2)
+                return 0;
+            len -= pad;
+            break;
+        }
+    }
+    return len;
 }
 
 static bool meta_opaque_too_long(const struct word *w, int nw)
@@ -380,6 +429,12 @@ static enum mc_status meta(struct mc_cmd *cmd, const struct word *w, int nw, con
     cmd->mflags_len = first < nw ? (uint32_t)(w[nw - 1].s + w[nw - 1].n - w[first].s) : 0;
     const char *err = meta_flags(cmd, w + first, nw - first);
     cmd->noreply = cmd->mseen & MC_FLAG('q');
+    if (!err && (cmd->mseen & MC_FLAG('b'))) {
+        cmd->nkey = b64_decode(w[1].s, w[1].n, cmd->bkey);
+        cmd->key = cmd->bkey;
+        if (!cmd->nkey)
+            err = "CLIENT_ERROR error decoding key\r\n";
+    }
     if (cmd->kind == MC_MD || cmd->kind == MC_MA) {
         if (err)
             REPLY("CLIENT_ERROR invalid or duplicate flag\r\n");

@@ -85,6 +85,7 @@ struct mc_cmd {
     uint32_t mflags_len;
     uint64_t mseen;
     int32_t vivify;                     // N (ma)
+    char bkey[MC_KEY_MAX];              // b: the key decoded from base64 (key points here)
     uint64_t initial;                   // J (ma)
     char mode;                          // M's letter (ms, ma), 0 when absent
     enum { MC_STATS_GENERAL, MC_STATS_RESET, MC_STATS_SETTINGS, MC_STATS_ITEMS, MC_STATS_SLABS,
