@@ -294,6 +294,12 @@ void *arch_map_mmio(uint64_t phys, uint64_t len);
 bool arch_tlb_shootdown(void);
 extern uint64_t arch_tlb_stall_reports;     // stalls reported so far
 extern uint64_t arch_tlb_stall_report_ns;   // a wait this long is reported (1 s; a test may shorten it)
+// Since boot: shoot-downs done, the time their shooters waited for the
+// other cores' answers, the longest such wait. A snapshot, any context.
+struct arch_tlb_stats {
+    uint64_t shootdowns, wait_ns, wait_max_ns;
+};
+void arch_tlb_stats(struct arch_tlb_stats *st);
 
 // Time (arch/tsc.c). The TSC's frequency comes from CPUID or from a short
 // window against a reference clock at boot: the HPET, else the ACPI PM

@@ -38,6 +38,8 @@ static uint8_t tlb_busy;
 static uint64_t tlb_gen;
 static uint64_t tlb_done[MAX_CPUS];
 uint64_t arch_tlb_stall_reports;            // how many stalls were reported (tests read it)
+// Written by the holder of tlb_busy only, read by anyone (a snapshot).
+static uint64_t tlb_count, tlb_wait_total, tlb_wait_max;  // shoot-downs, their waits (cycles)
 uint64_t arch_tlb_stall_report_ns = 1000000000ull;     // a shoot-down waiting this long is reported
 
 static void tlb_ipi(uint8_t vector)
@@ -61,6 +63,13 @@ void arch_lock_relax(void)
     if (g && __atomic_load_n(&tlb_done[cpu_index()], __ATOMIC_RELAXED) < g)   // relaxed: this core's own slot
         tlb_ipi(VEC_TLB);
     cpu_relax();
+}
+
+void arch_tlb_stats(struct arch_tlb_stats *st)
+{
+    st->shootdowns = __atomic_load_n(&tlb_count, __ATOMIC_RELAXED);     // relaxed: a statistic
+    st->wait_ns = arch_cycles_to_ns(__atomic_load_n(&tlb_wait_total, __ATOMIC_RELAXED));   // relaxed: a statistic
+    st->wait_max_ns = arch_cycles_to_ns(__atomic_load_n(&tlb_wait_max, __ATOMIC_RELAXED)); // relaxed: a statistic
 }
 
 void tlb_init(void)
@@ -130,7 +139,12 @@ bool arch_tlb_shootdown(void)
                 report = now + 10 * every;     // and every ten times that after
             }
         }
+        uint64_t waited = arch_cycles() - start;
+        __atomic_store_n(&tlb_wait_total, tlb_wait_total + waited, __ATOMIC_RELAXED);   // relaxed: a statistic
+        if (waited > tlb_wait_max)
+            __atomic_store_n(&tlb_wait_max, waited, __ATOMIC_RELAXED);   // relaxed: a statistic
     }
+    __atomic_store_n(&tlb_count, g, __ATOMIC_RELAXED);     // relaxed: a statistic (shoot-down g is done)
     __atomic_store_n(&tlb_busy, 0, __ATOMIC_RELEASE);      // the next shoot-down starts after this one
     return true;
 }

@@ -58,6 +58,8 @@ KTEST(trace_hooks_toggle_live_under_load)
         go(partner, chans[i]);
     }
     uint64_t stale0, traps0 = static_branch_traps(&stale0);
+    struct arch_tlb_stats tlb0, tlb;
+    arch_tlb_stats(&tlb0);
     int sites = -1;
     for (int i = 0; i < TOGGLES; i++) {
         int n = trace_set_hooks(i % 2 == 0);
@@ -78,6 +80,12 @@ KTEST(trace_hooks_toggle_live_under_load)
     for (int i = 0; i < pairs; i++)
         chan_free(chans[i]);
     uint64_t stale, traps = static_branch_traps(&stale);
+    arch_tlb_stats(&tlb);
+    uint64_t shots = tlb.shootdowns - tlb0.shootdowns;
+    // Each change syncs every core through a shoot-down: how long those
+    // waits take at this core count is the figure (docs/performance.md).
+    printf("ktest: %lu TLB shoot-downs under load, mean wait %lu us (longest since boot %lu us)\n",
+           shots, shots ? (tlb.wait_ns - tlb0.wait_ns) / shots / 1000 : 0, tlb.wait_max_ns / 1000);
     printf("ktest: %d hook sites patched in and out %d times under %d busy pairs, %lu goroutines "
            "spawned, %lu int3s met at sites (%lu at a site rewritten already)\n", sites, TOGGLES / 2, pairs,
            kt_load(&spawned), traps - traps0, stale - stale0);
