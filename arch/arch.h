@@ -215,6 +215,12 @@ static inline void cpu_relax(void) { __asm__ volatile("pause" ::: "memory"); }
 // pending TLB shoot-down asks for, acknowledged (its IPI waits for
 // interrupts; arch/tlb.c).
 void arch_lock_relax(void);
+// Around a lock's wait loop, interrupts off (after a failed first try,
+// until the lock is taken): between them the core touches only the lock
+// and its own stack, so a TLB shoot-down does not wait for it, and _end
+// flushes for any it missed (arch/tlb.c).
+void arch_lock_wait_begin(void);
+void arch_lock_wait_end(void);
 static inline uint64_t arch_cycles(void)
 {
     uint32_t lo, hi;

@@ -9,12 +9,28 @@
 // shoot-down g once tlb_done[core] >= g: it read tlb_gen >= g before its
 // CR3 reload, and the shooter unmapped before it stored g.
 //
+// A core waiting for a lock (between arch_lock_wait_begin and _end,
+// interrupts off) is not waited for: it sets tlb_waiting[core], and while
+// set it touches nothing but the lock, these words and its own live stack,
+// none of which a shoot-down frees; on leaving it flushes for any number
+// it missed before going on. At 256 vCPUs on a 2-CPU host the waiters on
+// sched.lock are hundreds of runnable vCPU threads, and a shoot-down that
+// needed each to be run by the host once waited 1-2 s (docs/performance.md).
+// The shooter counts a waiting core as flushed: the core clears its flag
+// (a seq-cst exchange) before it reads tlb_gen, the shooter stores tlb_gen
+// and fences before it reads the flag, so either the shooter waits for it
+// or it reads the new number and flushes. The flush reloads CR3, which
+// serializes, so static_branch's sync through a shoot-down holds for it
+// too: it executes no patched site before that.
+//
 // Invariants:
 //  - One shoot-down at a time: tlb_busy is held from the number's store
 //    to the last ack, and only its holder writes tlb_gen.
 //  - tlb_done[c] is written by core c only (its IPI handler, or
 //    arch_lock_relax while it waits for a lock); it never goes down and
-//    never passes tlb_gen.
+//    never passes tlb_gen. tlb_waiting[c] is written by core c only.
+//  - A shoot-down g is complete when every other core has tlb_done >= g
+//    or was seen waiting for a lock after g was stored.
 //  - The shooter stays on one core throughout (interrupts off or
 //    preemption disabled: ASSERTed). A shooter that moved would flush the
 //    core it left and skip the core it runs on, whose TLB nobody flushed.
@@ -37,6 +53,7 @@
 static uint8_t tlb_busy;
 static uint64_t tlb_gen;
 static uint64_t tlb_done[MAX_CPUS];
+static uint8_t tlb_waiting[MAX_CPUS];
 uint64_t arch_tlb_stall_reports;            // how many stalls were reported (tests read it)
 // Written by the holder of tlb_busy only, read by anyone (a snapshot).
 static uint64_t tlb_count, tlb_wait_total, tlb_wait_max;  // shoot-downs, their waits (cycles)
@@ -72,6 +89,21 @@ void arch_tlb_stats(struct arch_tlb_stats *st)
     st->wait_max_ns = arch_cycles_to_ns(__atomic_load_n(&tlb_wait_max, __ATOMIC_RELAXED)); // relaxed: a statistic
 }
 
+void arch_lock_wait_begin(void)
+{
+    ASSERT(!irqs_enabled());    // an interrupt handler would touch more than the lock
+    __atomic_store_n(&tlb_waiting[cpu_index()], 1, __ATOMIC_RELAXED);   // relaxed: a shooter that misses it waits for arch_lock_relax's answer
+}
+
+void arch_lock_wait_end(void)
+{
+    uint32_t self = cpu_index();
+    __atomic_exchange_n(&tlb_waiting[self], 0, __ATOMIC_SEQ_CST);   // before the tlb_gen load: pairs with the shooter's fence
+    uint64_t g = __atomic_load_n(&tlb_gen, __ATOMIC_SEQ_CST);         // after the flag's clearing (above)
+    if (__atomic_load_n(&tlb_done[self], __ATOMIC_RELAXED) < g)       // relaxed: this core's own slot
+        tlb_ipi(VEC_TLB);
+}
+
 void tlb_init(void)
 {
     arch_set_irq_handler(VEC_TLB, tlb_ipi);
@@ -82,7 +114,8 @@ void tlb_init(void)
 static uint32_t tlb_first_behind(uint64_t g, uint32_t self, uint32_t from, uint32_t ncpu)
 {
     for (uint32_t c = from; c < ncpu; c++)
-        if (c != self && __atomic_load_n(&tlb_done[c], __ATOMIC_ACQUIRE) < g)   // pairs with tlb_ipi's release
+        if (c != self && __atomic_load_n(&tlb_done[c], __ATOMIC_ACQUIRE) < g &&  // pairs with tlb_ipi's release
+            !__atomic_load_n(&tlb_waiting[c], __ATOMIC_SEQ_CST))    // after tlb_gen's store and fence: pairs with arch_lock_wait_end
             return c;
     return ncpu;
 }
@@ -124,6 +157,7 @@ bool arch_tlb_shootdown(void)
     uint32_t self = cpu_index(), ncpu = arch_ncpu();
     uint64_t g = tlb_gen + 1;                       // only the holder of tlb_busy writes it
     __atomic_store_n(&tlb_gen, g, __ATOMIC_RELEASE);    // the unmaps before it; pairs with tlb_ipi's acquire
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);            // tlb_gen before tlb_waiting's loads: pairs with arch_lock_wait_end
     write_cr3(read_cr3());
     __atomic_store_n(&tlb_done[self], g, __ATOMIC_RELAXED);    // for the stall report only: self is never waited for
     if (ncpu > 1) {

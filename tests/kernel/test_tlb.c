@@ -77,7 +77,8 @@ KTEST(tlb_shootdown_stall_is_reported_and_waited_out)
 }
 
 // A core waiting for a spinlock has interrupts off, so a shoot-down's IPI
-// waits there; the waiter acknowledges from its wait (arch_lock_relax).
+// waits there; the shooter counts the waiter as flushed (it flushes when
+// its wait ends), or the waiter acknowledges from its wait (arch_lock_relax).
 // The shooter holds the lock throughout: its shoot-down ends while the
 // waiter still waits, or never (the run's stall limit names the hang).
 static struct spinlock waited_lock = SPINLOCK_INIT("ktest tlb", LOCK_RANK_GTIMER);
