@@ -209,11 +209,12 @@ static void startm(struct p *pp, bool spinning)
             __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);    // undo the caller's claim (step 1's CAS)
         return;
     }
+    struct m *self = getm();
     nmp->nextspinning = spinning;
+    nmp->wake_hops = self ? self->wake_hops + 1 : 1;
     __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
     spin_unlock(&sched.lock);
     sysmon_wake();
-    struct m *self = getm();
     if (nmp != self) {
         if (self && self->p)
             self->p->stats.wake_ipis++;
@@ -239,6 +240,7 @@ static void startm_spinning(uint32_t n)
             struct p *pp = pidleget();
             struct m *nmp = mget();
             nmp->nextspinning = true;
+            nmp->wake_hops = self ? self->wake_hops + 1 : 1;
             __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
             woken[nwoken++] = nmp;
         }
@@ -519,6 +521,7 @@ void injectglist(struct g *list, struct p *pp)
             bool put = runq_push_fast(&ip->runq, &gp, false);   // ours until nextp hands it on; empty, so it fits
             ASSERT(put);
             nmp->nextspinning = false;
+            nmp->wake_hops = self ? self->wake_hops + 1 : 1;
             __atomic_store_n(&nmp->nextp, ip, __ATOMIC_RELEASE);   // pairs with stopm's acquire
             woken[nwoken++] = nmp;
         }

@@ -125,6 +125,8 @@ struct m {
     // atomic, any core: the waker hands an idle M its P here
     struct p *nextp;
     bool nextspinning;              // with nextp: start out spinning
+    uint32_t wake_hops;             // with nextp: its waker's wake_hops + 1 (a statistic: how
+                                    // many wake-ups in a row led here; tests read it)
     // sched.lock held
     struct m *schedlink;            // sched.midle
     bool idle;                      // on sched.midle

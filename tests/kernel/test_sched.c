@@ -155,16 +155,26 @@ KTEST(sched_spawned_by_one_run_everywhere)
 // catches a core that is never woken.
 //
 // It prints the ramp-up: guest time from the burst to the last core's
-// first spinner (docs/performance.md).
+// first spinner, and the longest chain of wake-ups that led to a core
+// running one (struct m's wake_hops), which the host's load does not
+// change (docs/performance.md).
 static uint64_t spinner_on[MAX_CPUS], spinners_seen, spinners_stop, spinners_done, spinners_all_at;
+static uint64_t spinner_hops_max;
 
 static void spinner(void *arg)
 {
     uint64_t n = (uint64_t)(uintptr_t)arg;
     while (!kt_load(&spinners_stop)) {
-        if (__atomic_exchange_n(&spinner_on[core_id()], 1, __ATOMIC_RELAXED) == 0 &&   // relaxed: spinners_seen's add publishes it
-            __atomic_add_fetch(&spinners_seen, 1, __ATOMIC_ACQ_REL) == n)    // acq_rel: as kt_add; the last core's
-            kt_store(&spinners_all_at, nanotime());
+        struct m *mp = acquirem();
+        if (__atomic_exchange_n(&spinner_on[mp->id], 1, __ATOMIC_RELAXED) == 0) {   // relaxed: spinners_seen's add publishes it
+            uint64_t hops = mp->wake_hops, seen = kt_load(&spinner_hops_max);
+            while (hops > seen && !__atomic_compare_exchange_n(&spinner_hops_max, &seen, hops, false,
+                                                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))   // as kt_add; a failure reloads seen
+                ;
+            if (__atomic_add_fetch(&spinners_seen, 1, __ATOMIC_ACQ_REL) == n)    // acq_rel: as kt_add; the last core's
+                kt_store(&spinners_all_at, nanotime());
+        }
+        releasem(mp);
         cpu_relax();
     }
     kt_add(&spinners_done, 1);
@@ -182,6 +192,10 @@ KTEST(sched_every_core_runs_a_spinner)
     kt_store(&spinners_all_at, 0);
     static struct sched_stats before, after;
     sched_stats(&before);
+    struct m *mp = acquirem();
+    uint32_t hops0 = mp->wake_hops;     // the chain starts at the spawner's M
+    kt_store(&spinner_hops_max, hops0);
+    releasem(mp);
     uint64_t burst = nanotime();
     for (int i = 0; i < n; i++)
         go(spinner, (void *)(uintptr_t)n);
@@ -197,8 +211,9 @@ KTEST(sched_every_core_runs_a_spinner)
                 first);
     }
     sched_stats(&after);
-    printf("ktest: ramp-up: every one of %d cores ran a spinner %lu us after the burst; wake IPIs %lu\n", n,
-           (kt_load(&spinners_all_at) - burst) / 1000, after.total.wake_ipis - before.total.wake_ipis);
+    printf("ktest: ramp-up: every one of %d cores ran a spinner %lu us after the burst; wake IPIs %lu, "
+           "longest chain of wake-ups %lu\n", n, (kt_load(&spinners_all_at) - burst) / 1000,
+           after.total.wake_ipis - before.total.wake_ipis, kt_load(&spinner_hops_max) - hops0);
 }
 
 // ---- gomaxprocs changed up and down mid-run loses nothing ---------------------
