@@ -654,14 +654,17 @@ def main():
     os.environ["GORO_BUILD"] = args.build     # the image log checks symbolize against (matrix.profile_check)
     if args.list:
         for c in CONFIGS:
-            print(f"{c.name:20} {c.help}" + (" [--heavy]" if c.heavy else ""))
+            print(f"{c.name:20} {c.help}" + (" [--heavy]" if c.heavy else " [--scale]" if c.scale else ""))
         print(f"{'host':20} host unit tests: every {args.build}/host/test_* binary")
         print(f"{'fuzz':20} fuzz harnesses over their corpus (tests/fuzz/fuzzrun.py)")
         return 0
     filters = [f for arg in args.filter for f in arg.split(",") if f]
-    configs = [c for c in CONFIGS if selected(c.name, filters) and (args.heavy or not c.heavy)]
-    hosts = host_tests(args.build) if selected("host", filters) else []
-    fuzzes = [n for n in fuzzrun.harnesses() if selected(f"fuzz/{n}", filters)]
+    if args.scale:
+        configs, hosts, fuzzes = [c for c in CONFIGS if c.scale and selected(c.name, filters)], [], []
+    else:
+        configs = [c for c in CONFIGS if selected(c.name, filters) and (args.heavy or not c.heavy) and not c.scale]
+        hosts = host_tests(args.build) if selected("host", filters) else []
+        fuzzes = [n for n in fuzzrun.harnesses() if selected(f"fuzz/{n}", filters)]
     if not configs and not hosts and not fuzzes and not MATRIX_PROBLEM:
         print("run.py: nothing selected", file=sys.stderr)
         return 2
@@ -706,7 +709,10 @@ def parse_args():
                          "(repeatable, or comma-separated; 'host' is the host tests, 'fuzz' the fuzz harnesses)")
     ap.add_argument("--list", action="store_true", help="list the configurations")
     ap.add_argument("--heavy", action="store_true",
-                    help="also the heavy configurations (hundreds of vCPUs; make test-stress)")
+                    help="also the heavy configurations (hundreds of vCPUs, minutes each; make test-stress)")
+    ap.add_argument("--scale", action="store_true",
+                    help="only the scale configurations (full ktest at 256 vCPUs and up, 1024-vCPU boots: "
+                         "an hour or more each; make test-scale)")
     ap.add_argument("--append", default="",
                     help="words added to every command line, e.g. 'seed=42 filter=chan'")
     ap.add_argument("--seed", help="add seed=N to every command line (replay a run)")
