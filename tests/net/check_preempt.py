@@ -63,9 +63,10 @@ def check(addr, procs, rounds=400_000_000, short=10):
     # retried a second later, by which time the long ones started first
     # may have ended, and the check would measure the client's retry.
     # Each connection sends as soon as it is open: the server closes one
-    # idle past its idle_timeout (2 s in make test), which a loaded host's
-    # connects and answers could outlast. So the short connection is opened
-    # while the long ones compute: its accept must get through them too.
+    # idle past its idle_timeout (2 s where check_httpd's deadline checks
+    # share the server), which a loaded host's connects and answers could
+    # outlast. So the short connection is opened while the long ones
+    # compute: its accept must get through them too.
     longs, problems = [], []
     for i in range(procs):
         longs.append(connect(addr))
