@@ -237,6 +237,7 @@ static struct kv_item *new_item(struct kv_shard *sh, uint32_t h, const char *key
     it->hash = h;
     it->nkey = (uint8_t)nkey;
     it->key_binary = false;
+    it->fetched = false;
     it->nbytes = nbytes;
     memcpy(it->data, key, nkey);
     return it;
@@ -261,7 +262,7 @@ static void link_item(struct kv_shard *sh, struct kv_item **slot, struct kv_item
     sh->count++;
     sh->used += it->charged;
     sh->st.total_items++;
-    it->time = now;
+    it->time = it->atime = now;
     it->cas = ++sh->cas_seq * t_nshards + shard_index;
     if (sh->count > sh->nbuckets + sh->nbuckets / 2)
         grow(sh);
@@ -269,10 +270,17 @@ static void link_item(struct kv_shard *sh, struct kv_item **slot, struct kv_item
 
 // ---- operations ---------------------------------------------------------------------
 
-// kv_get, and kv_gat when touch: the item's exptime set to exptime, counted
-// as a touch (memcached counts a gat's hits and misses as touches).
-static bool lookup(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now, bool touch, uint32_t exptime,
-                   void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
+// it is read now (memcached's bump): the most recently used, fetched.
+static void bump(struct kv_shard *sh, struct kv_item *it, uint32_t now)
+{
+    lru_unlink(it);
+    lru_push(sh, it);
+    it->fetched = true;
+    it->atime = now;
+}
+
+bool kv_get_meta(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now, bool touch, uint32_t exptime,
+                 bool bumps, void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
 {
     uint32_t h = hash_key(key, nkey);
     struct kv_shard *sh = shard_of(t, h);
@@ -282,8 +290,6 @@ static bool lookup(struct kv_table *t, const char *key, uint32_t nkey, uint32_t 
     struct kv_item **slot = find(sh, h, key, nkey, now, true);
     if (slot) {
         struct kv_item *it = *slot;
-        lru_unlink(it);
-        lru_push(sh, it);
         if (touch) {
             it->exptime = exptime;
             sh->st.touch_hits++;
@@ -291,6 +297,8 @@ static bool lookup(struct kv_table *t, const char *key, uint32_t nkey, uint32_t 
             sh->st.get_hits++;
         }
         emit(ctx, it);
+        if (bumps)
+            bump(sh, it, now);
     } else if (touch) {
         sh->st.touch_misses++;
     } else {
@@ -303,13 +311,13 @@ static bool lookup(struct kv_table *t, const char *key, uint32_t nkey, uint32_t 
 bool kv_get(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now,
             void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
 {
-    return lookup(t, key, nkey, now, false, 0, emit, ctx);
+    return kv_get_meta(t, key, nkey, now, false, 0, true, emit, ctx);
 }
 
 bool kv_gat(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime, uint32_t now,
             void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
 {
-    return lookup(t, key, nkey, now, true, exptime, emit, ctx);
+    return kv_get_meta(t, key, nkey, now, true, exptime, true, emit, ctx);
 }
 
 enum kv_result kv_store(struct kv_table *t, enum kv_mode mode, const char *key, uint32_t nkey, uint32_t flags,
@@ -430,8 +438,7 @@ enum kv_result kv_touch(struct kv_table *t, const char *key, uint32_t nkey, uint
     struct kv_item **slot = find(sh, h, key, nkey, now, false);
     if (slot) {
         (*slot)->exptime = exptime;
-        lru_unlink(*slot);
-        lru_push(sh, *slot);
+        bump(sh, *slot, now);           // memcached's touch counts as a read
         sh->st.touch_hits++;
     } else {
         sh->st.touch_misses++;

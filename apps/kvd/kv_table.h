@@ -46,6 +46,8 @@ struct kv_item {
     uint32_t flags;
     uint32_t exptime;                   // 0: never
     uint32_t time;                      // when stored (seconds), for a delayed flush
+    uint32_t atime;                     // when stored or last read (seconds): mg's l
+    bool fetched;                       // read since stored (memcached's ITEM_FETCHED): mg's h
     uint32_t nbytes;                    // the value's length
     uint32_t charged;                   // bytes counted against the shard's budget
     uint8_t nkey;
@@ -94,6 +96,11 @@ bool kv_get(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now,
 // seeing the item as it was before.
 bool kv_gat(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime, uint32_t now,
             void (*emit)(void *ctx, const struct kv_item *it), void *ctx);
+// kv_get (touch false) or kv_gat as mg asks: a read makes the item the
+// most recently used, and read (fetched, atime) after emit has seen it,
+// unless bump is false (mg's u).
+bool kv_get_meta(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now, bool touch, uint32_t exptime,
+                 bool bump, void (*emit)(void *ctx, const struct kv_item *it), void *ctx);
 // Stores value (nbytes) under key as mode says; KV_CAS compares with cas.
 // KV_STORED, KV_NOT_STORED (add of a present key, replace/append/prepend
 // of an absent one), KV_EXISTS (cas differs), KV_NOT_FOUND (cas of an

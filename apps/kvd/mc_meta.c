@@ -16,13 +16,15 @@
 //                           (its value, 0), T, back t c k O
 //   mn                      MN
 // Every command echoes its O (opaque) and k words in the order given; P and
-// L are ignored; u is taken, but a read still makes the item kvd's most
-// recently used. b: the key is sent in base64 (the parser decodes it), k
-// answers it so, followed by a b word; an item ms stored with b (but not
-// appended or prepended to) is answered so by mg's k even when asked for
-// by its bytes, as memcached marks it. memcached's h, l, N and R on mg, I
-// (stale items) and me are not kept: the parser answers those flags
-// memcached's line for an unknown one, and me ERROR.
+// L are ignored. mg's h (read before: 0 or 1) and l (seconds since stored
+// or last read) show the item as it was before this mg, which then reads
+// it unless u is given; get, gat and touch read it too, a new value
+// (append and prepend too) is unread. b: the key is sent in base64 (the
+// parser decodes it), k answers it so, followed by a b word; an item ms
+// stored with b (but not appended or prepended to) is answered so by mg's
+// k even when asked for by its bytes, as memcached marks it. memcached's
+// N and R on mg, I (stale items) and me are not kept: the parser answers
+// those flags memcached's line for an unknown one, and me ERROR.
 #include "mc_exec.h"
 
 #include <string.h>
@@ -135,6 +137,8 @@ static void mg_emit(void *ctx, const struct kv_item *it)
         case 'f': put_str(o, " f"); put_u64(o, it->flags); break;
         case 'O': put_str(o, " "); mc_out_put(o, w, n); break;
         case 'k': put_key(o, cmd->key, cmd->nkey, it->key_binary); break;
+        case 'h': put_str(o, it->fetched ? " h1" : " h0"); break;
+        case 'l': put_str(o, " l"); put_u64(o, g->env->now >= it->atime ? g->env->now - it->atime : 0); break;
         default: break;
         }
     }
@@ -147,14 +151,9 @@ static void mg_emit(void *ctx, const struct kv_item *it)
 
 static void mg(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
 {
-    struct mg_ctx g = { cmd, env, out, 0 };
-    bool hit;
-    if (has(cmd, 'T')) {
-        g.new_exptime = mc_realtime(cmd->exptime, env);
-        hit = kv_gat(env->table, cmd->key, cmd->nkey, g.new_exptime, env->now, mg_emit, &g);
-    } else {
-        hit = kv_get(env->table, cmd->key, cmd->nkey, env->now, mg_emit, &g);
-    }
+    struct mg_ctx g = { cmd, env, out, has(cmd, 'T') ? mc_realtime(cmd->exptime, env) : 0 };
+    bool hit = kv_get_meta(env->table, cmd->key, cmd->nkey, env->now, has(cmd, 'T'), g.new_exptime, !has(cmd, 'u'),
+                           mg_emit, &g);
     if (!hit && !cmd->noreply) {
         put_str(out, "EN");
         put_echo(cmd, out);

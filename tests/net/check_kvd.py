@@ -283,8 +283,9 @@ def normalize_cas(answer):
 def check_meta(addr):
     """memcached 1.6's meta commands (mg, ms, md, ma, mn), their flags and
     their error lines, and stats detail: each of tests/data/memcached's
-    meta.in, meta_errors.in, stats_detail.in and meta_base64.in (keys sent
-    in base64, b; its keys are none of the others') sent whole on a fresh
+    meta.in, meta_errors.in, stats_detail.in, meta_base64.in (keys sent
+    in base64, b) and meta_hit.in (mg's h and l), the last two with keys
+    none of the others use, sent whole on a fresh
     connection (after a flush_all and a stats reset), the answer until the
     server closes compared byte for byte with what memcached 1.6.18
     answered (NAME.out, recorded by tools/net/mctranscript.py), cas ids
@@ -293,7 +294,7 @@ def check_meta(addr):
     expect(c.cmd(b"flush_all") == b"OK" and c.cmd(b"stats reset") == b"RESET", "flush_all, stats reset")
     expect(c.cmd(b"stats detail off") == b"OK", "stats detail off")
     c.close()
-    for name in ("meta", "meta_errors", "stats_detail", "meta_base64"):
+    for name in ("meta", "meta_errors", "stats_detail", "meta_base64", "meta_hit"):
         with open(os.path.join(DATA, name + ".in"), "rb") as f:
             sent = f.read()
         with open(os.path.join(DATA, name + ".out"), "rb") as f:
