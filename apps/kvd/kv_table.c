@@ -237,7 +237,7 @@ static struct kv_item *new_item(struct kv_shard *sh, uint32_t h, const char *key
     it->hash = h;
     it->nkey = (uint8_t)nkey;
     it->key_binary = false;
-    it->fetched = false;
+    it->fetched = it->win_sent = false;
     it->nbytes = nbytes;
     memcpy(it->data, key, nkey);
     return it;
@@ -280,7 +280,7 @@ static void bump(struct kv_shard *sh, struct kv_item *it, uint32_t now)
 }
 
 bool kv_get_meta(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now, bool touch, uint32_t exptime,
-                 bool bumps, void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
+                 bool bumps, bool *win, void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
 {
     uint32_t h = hash_key(key, nkey);
     struct kv_shard *sh = shard_of(t, h);
@@ -297,6 +297,8 @@ bool kv_get_meta(struct kv_table *t, const char *key, uint32_t nkey, uint32_t no
             sh->st.get_hits++;
         }
         emit(ctx, it);
+        if (win && *win)
+            it->win_sent = true;
         if (bumps)
             bump(sh, it, now);
     } else if (touch) {
@@ -311,13 +313,13 @@ bool kv_get_meta(struct kv_table *t, const char *key, uint32_t nkey, uint32_t no
 bool kv_get(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now,
             void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
 {
-    return kv_get_meta(t, key, nkey, now, false, 0, true, emit, ctx);
+    return kv_get_meta(t, key, nkey, now, false, 0, true, NULL, emit, ctx);
 }
 
 bool kv_gat(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime, uint32_t now,
             void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
 {
-    return kv_get_meta(t, key, nkey, now, true, exptime, true, emit, ctx);
+    return kv_get_meta(t, key, nkey, now, true, exptime, true, NULL, emit, ctx);
 }
 
 enum kv_result kv_store(struct kv_table *t, enum kv_mode mode, const char *key, uint32_t nkey, uint32_t flags,

@@ -48,6 +48,7 @@ struct kv_item {
     uint32_t time;                      // when stored (seconds), for a delayed flush
     uint32_t atime;                     // when stored or last read (seconds): mg's l
     bool fetched;                       // read since stored (memcached's ITEM_FETCHED): mg's h
+    bool win_sent;                      // an mg was told W, to recache it (ITEM_TOKEN_SENT)
     uint32_t nbytes;                    // the value's length
     uint32_t charged;                   // bytes counted against the shard's budget
     uint8_t nkey;
@@ -98,9 +99,9 @@ bool kv_gat(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime
             void (*emit)(void *ctx, const struct kv_item *it), void *ctx);
 // kv_get (touch false) or kv_gat as mg asks: a read makes the item the
 // most recently used, and read (fetched, atime) after emit has seen it,
-// unless bump is false (mg's u).
+// unless bump is false (mg's u). emit sets *win to mark the item's W sent.
 bool kv_get_meta(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now, bool touch, uint32_t exptime,
-                 bool bump, void (*emit)(void *ctx, const struct kv_item *it), void *ctx);
+                 bool bump, bool *win, void (*emit)(void *ctx, const struct kv_item *it), void *ctx);
 // Stores value (nbytes) under key as mode says; KV_CAS compares with cas.
 // KV_STORED, KV_NOT_STORED (add of a present key, replace/append/prepend
 // of an absent one), KV_EXISTS (cas differs), KV_NOT_FOUND (cas of an

@@ -4,8 +4,9 @@
 // words and the flags, and answered their errors):
 //   mg <key> <flags>*       VA <size> <flags>* and the value (v), HD <flags>*
 //                           (no v), EN on a miss (none with q); flags
-//                           k f s t c O, and T (a new TTL, applied where it
-//                           stands among them: a t before it shows the old)
+//                           k f s t c O h l, T (a new TTL, applied where it
+//                           stands among them: a t before it shows the old),
+//                           N and R (W or Z after the flags), u
 //   ms <key> <datalen> <flags>*   HD (none with q), NS, EX, NF; F T C, mode
 //                           M E/A/P/R/S (a cas with S or R is a cas store),
 //                           back k O c (the new cas, 0 when not stored)
@@ -22,9 +23,11 @@
 // (append and prepend too) is unread. b: the key is sent in base64 (the
 // parser decodes it), k answers it so, followed by a b word; an item ms
 // stored with b (but not appended or prepended to) is answered so by mg's
-// k even when asked for by its bytes, as memcached marks it. memcached's
-// N and R on mg, I (stale items) and me are not kept: the parser answers
-// those flags memcached's line for an unknown one, and me ERROR.
+// k even when asked for by its bytes, as memcached marks it. mg's N makes
+// a stub of no value on a miss and R wins when the TTL left is under its
+// token: either answers W (recache it) once per item; later mgs see Z.
+// memcached's I (stale items: X) and me are not kept: the parser answers
+// I memcached's line for an unknown flag, and me ERROR.
 #include "mc_exec.h"
 
 #include <string.h>
@@ -109,7 +112,9 @@ struct mg_ctx {
     const struct mc_cmd *cmd;
     const struct mc_env *env;
     struct mc_out *out;
-    uint32_t new_exptime;
+    uint32_t new_exptime;               // T's
+    bool created;                       // the item is N's stub, made for this mg
+    bool win;                           // set by mg_emit: W sent
 };
 
 // Called with the item's shard locked (kv_get's emit): the answer whole.
@@ -125,12 +130,23 @@ static void mg_emit(void *ctx, const struct kv_item *it)
     } else {
         put_str(o, "HD");
     }
-    uint32_t exptime = it->exptime;
+    uint32_t exptime = g->created ? 0 : it->exptime, now = g->env->now;
+    bool won = false;
     const char *p = cmd->mflags, *end = p + cmd->mflags_len, *w;
     uint32_t n;
     while (mc_next_key(&p, end, &w, &n)) {
         switch (w[0]) {
         case 'T': exptime = g->new_exptime; break;
+        case 'N':
+            if (g->created) {
+                exptime = mc_realtime(cmd->vivify, g->env);
+                won = true;
+            }
+            break;
+        case 'R':                       // its TTL left under R's: the first to see it recaches
+            if (!g->created && !it->win_sent && exptime && exptime < mc_realtime(cmd->recache, g->env))
+                won = true;
+            break;
         case 's': put_str(o, " s"); put_u64(o, it->nbytes); break;
         case 't': put_ttl(o, exptime, g->env->now); break;
         case 'c': put_str(o, " c"); put_u64(o, it->cas); break;
@@ -138,9 +154,15 @@ static void mg_emit(void *ctx, const struct kv_item *it)
         case 'O': put_str(o, " "); mc_out_put(o, w, n); break;
         case 'k': put_key(o, cmd->key, cmd->nkey, it->key_binary); break;
         case 'h': put_str(o, it->fetched ? " h1" : " h0"); break;
-        case 'l': put_str(o, " l"); put_u64(o, g->env->now >= it->atime ? g->env->now - it->atime : 0); break;
+        case 'l': put_str(o, " l"); put_u64(o, now >= it->atime ? now - it->atime : 0); break;
         default: break;
         }
+    }
+    if (it->win_sent)
+        put_str(o, " Z");
+    if (won) {
+        put_str(o, " W");
+        g->win = true;
     }
     put_str(o, "\r\n");
     if (value) {
@@ -151,9 +173,25 @@ static void mg_emit(void *ctx, const struct kv_item *it)
 
 static void mg(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
 {
-    struct mg_ctx g = { cmd, env, out, has(cmd, 'T') ? mc_realtime(cmd->exptime, env) : 0 };
+    struct mg_ctx g = { cmd, env, out, has(cmd, 'T') ? mc_realtime(cmd->exptime, env) : 0, false, false };
     bool hit = kv_get_meta(env->table, cmd->key, cmd->nkey, env->now, has(cmd, 'T'), g.new_exptime, !has(cmd, 'u'),
-                           mg_emit, &g);
+                           &g.win, mg_emit, &g);
+    if (!hit && has(cmd, 'N')) {
+        // N: a stub of no value made on a miss, its exptime N's or T's,
+        // whichever stands later, and this mg told W (it recaches).
+        uint32_t exptime = 0;
+        const char *p = cmd->mflags, *end = p + cmd->mflags_len, *w;
+        uint32_t n;
+        while (mc_next_key(&p, end, &w, &n))
+            if (w[0] == 'T' || w[0] == 'N')
+                exptime = w[0] == 'T' ? g.new_exptime : mc_realtime(cmd->vivify, env);
+        struct kv_meta m = { 0 };
+        if (kv_store_meta(env->table, KV_ADD, cmd->key, cmd->nkey, 0, exptime, "", 0, env->now, &m) == KV_STORED) {
+            g.created = true;
+            hit = kv_get_meta(env->table, cmd->key, cmd->nkey, env->now, false, 0, !has(cmd, 'u'), &g.win, mg_emit,
+                              &g);
+        }
+    }
     if (!hit && !cmd->noreply) {
         put_str(out, "EN");
         put_echo(cmd, out);

@@ -309,9 +309,11 @@ static const char *meta_flags(struct mc_cmd *cmd, const struct word *w, int nw)
                 err = "CLIENT_ERROR bad token in command line format\r\n";
             break;
         case 'N':
-            if (cmd->kind == MC_MG)     // vivify-on-miss for mg is not kept
-                return "CLIENT_ERROR invalid flag\r\n";
             if (!parse_i32(&v, &cmd->vivify))
+                err = "CLIENT_ERROR bad token in command line format\r\n";
+            break;
+        case 'R':
+            if (!parse_i32(&v, &cmd->recache))
                 err = "CLIENT_ERROR bad token in command line format\r\n";
             break;
         case 'C':
@@ -339,7 +341,7 @@ static const char *meta_flags(struct mc_cmd *cmd, const struct word *w, int nw)
         case 'O': case 'P': case 'L': case 'k': case 's': case 't': case 'c': case 'f': case 'v': case 'u':
         case 'q': case 'b': case 'h': case 'l':
             break;
-        default:                        // unknown, or memcached's R, I: not kept
+        default:                        // unknown, or memcached's I: not kept
             return "CLIENT_ERROR invalid flag\r\n";
         }
     }

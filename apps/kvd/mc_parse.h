@@ -84,7 +84,8 @@ struct mc_cmd {
     const char *mflags;
     uint32_t mflags_len;
     uint64_t mseen;
-    int32_t vivify;                     // N (ma)
+    int32_t vivify;                     // N (mg, ma)
+    int32_t recache;                    // R (mg)
     char bkey[MC_KEY_MAX];              // b: the key decoded from base64 (key points here)
     uint64_t initial;                   // J (ma)
     char mode;                          // M's letter (ms, ma), 0 when absent
