@@ -237,7 +237,7 @@ static struct kv_item *new_item(struct kv_shard *sh, uint32_t h, const char *key
     it->hash = h;
     it->nkey = (uint8_t)nkey;
     it->key_binary = false;
-    it->fetched = it->win_sent = false;
+    it->fetched = it->win_sent = it->stale = false;
     it->nbytes = nbytes;
     memcpy(it->data, key, nkey);
     return it;
@@ -350,13 +350,15 @@ enum kv_result kv_store_meta(struct kv_table *t, enum kv_mode mode, const char *
         }
         goto out;
     }
+    bool stale = false;
     if (mode == KV_CAS) {
         if (!old) {
             sh->st.cas_misses++;
             r = KV_NOT_FOUND;
             goto out;
         }
-        if (old->cas != cas) {
+        stale = m->invalidate && cas < old->cas;
+        if (old->cas != cas && !stale) {
             sh->st.cas_badval++;
             r = KV_EXISTS;
             goto out;
@@ -388,6 +390,11 @@ enum kv_result kv_store_meta(struct kv_table *t, enum kv_mode mode, const char *
     it->flags = flags;
     it->exptime = exptime;
     it->key_binary = m->key_binary && mode != KV_APPEND && mode != KV_PREPEND;   // as memcached's new item
+    it->stale = stale;
+    if (stale) {                        // memcached keeps the TTL and a W already sent
+        it->exptime = old->exptime;
+        it->win_sent = old->win_sent;
+    }
     char *v = it->data + nkey;
     if (mode == KV_APPEND) {
         memcpy(v, kv_item_value(old), old->nbytes);
@@ -421,7 +428,16 @@ enum kv_result kv_delete_meta(struct kv_table *t, const char *key, uint32_t nkey
     kv_lock(&sh->lock);
     struct kv_item **slot = find(sh, h, key, nkey, now, false);
     if (slot && !(m->has_cas && (*slot)->cas != m->cas)) {
-        unlink_item(sh, slot);
+        struct kv_item *it = *slot;
+        if (m->invalidate) {            // kept, stale, to be recached: W again
+            it->stale = true;
+            it->win_sent = false;
+            it->cas = ++sh->cas_seq * t->nshards + (uint32_t)(sh - t->shards);
+            if (m->set_exptime)
+                it->exptime = m->exptime;
+        } else {
+            unlink_item(sh, slot);
+        }
         sh->st.delete_hits++;
     } else {
         sh->st.delete_misses++;

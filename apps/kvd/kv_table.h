@@ -49,6 +49,7 @@ struct kv_item {
     uint32_t atime;                     // when stored or last read (seconds): mg's l
     bool fetched;                       // read since stored (memcached's ITEM_FETCHED): mg's h
     bool win_sent;                      // an mg was told W, to recache it (ITEM_TOKEN_SENT)
+    bool stale;                         // marked by md or ms with I (ITEM_STALE): mg's X
     uint32_t nbytes;                    // the value's length
     uint32_t charged;                   // bytes counted against the shard's budget
     uint8_t nkey;
@@ -120,6 +121,10 @@ struct kv_meta {
     bool set_exptime;
     uint32_t exptime;
     bool key_binary;                    // kv_store_meta: mark the item (not kept by append, prepend)
+    // I: kv_store_meta stores a value whose cas is older than the item's,
+    // marked stale, where it would answer KV_EXISTS; kv_delete_meta marks
+    // the item stale with a new cas (and set_exptime's) and keeps it.
+    bool invalidate;
     uint64_t cas_out;                   // the item's cas after a success, else 0
     uint32_t exptime_out;               // kv_delta: its exptime before set_exptime
 };

@@ -10,7 +10,8 @@
 //   ms <key> <datalen> <flags>*   HD (none with q), NS, EX, NF; F T C, mode
 //                           M E/A/P/R/S (a cas with S or R is a cas store),
 //                           back k O c (the new cas, 0 when not stored)
-//   md <key> <flags>*       HD (none with q), NF, EX (C differs); back k O
+//   md <key> <flags>*       HD (none with q), NF, EX (C differs); I (stale,
+//                           T its TTL), back k O
 //   ma <key> <flags>*       HD or VA <len> and the number (v), none on a
 //                           success with q; NF, NS, EX; D (delta, 1), M I/+
 //                           D/-, N (create on a miss with that TTL) and J
@@ -26,8 +27,11 @@
 // k even when asked for by its bytes, as memcached marks it. mg's N makes
 // a stub of no value on a miss and R wins when the TTL left is under its
 // token: either answers W (recache it) once per item; later mgs see Z.
-// memcached's I (stale items: X) and me are not kept: the parser answers
-// I memcached's line for an unknown flag, and me ERROR.
+// I: md marks the item stale (a new cas, T's TTL) instead of deleting it,
+// ms with C stores a value whose cas is older, marked stale (keeping the
+// TTL and a W sent); mg answers a stale item X, and W to the first (md
+// with I again gives W again).
+// memcached's me is not kept: ERROR.
 #include "mc_exec.h"
 
 #include <string.h>
@@ -160,6 +164,10 @@ static void mg_emit(void *ctx, const struct kv_item *it)
     }
     if (it->win_sent)
         put_str(o, " Z");
+    if (it->stale) {                    // the first mg to see it stale recaches it
+        put_str(o, " X");
+        won |= !it->win_sent;
+    }
     if (won) {
         put_str(o, " W");
         g->win = true;
@@ -216,7 +224,8 @@ static void ms(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out
     case 'R': mode = KV_REPLACE; break;
     default: break;
     }
-    struct kv_meta m = { .has_cas = has(cmd, 'C'), .cas = cmd->cas, .key_binary = has(cmd, 'b') };
+    struct kv_meta m = { .has_cas = has(cmd, 'C'), .cas = cmd->cas, .key_binary = has(cmd, 'b'),
+                         .invalidate = has(cmd, 'I') };
     if (m.has_cas && (mode == KV_SET || mode == KV_REPLACE))
         mode = KV_CAS;
     const char *code;
@@ -237,7 +246,10 @@ static void ms(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out
 
 static void md(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
 {
-    struct kv_meta m = { .has_cas = has(cmd, 'C'), .cas = cmd->cas };
+    struct kv_meta m = { .has_cas = has(cmd, 'C'), .cas = cmd->cas, .invalidate = has(cmd, 'I'),
+                         .set_exptime = has(cmd, 'I') && has(cmd, 'T') };
+    if (m.set_exptime)
+        m.exptime = mc_realtime(cmd->exptime, env);
     enum kv_result r = kv_delete_meta(env->table, cmd->key, cmd->nkey, env->now, &m);
     if (r == KV_DELETED && cmd->noreply)
         return;

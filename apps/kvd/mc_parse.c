@@ -339,9 +339,9 @@ static const char *meta_flags(struct mc_cmd *cmd, const struct word *w, int nw)
                 err = "CLIENT_ERROR invalid numeric delta value\r\n";
             break;
         case 'O': case 'P': case 'L': case 'k': case 's': case 't': case 'c': case 'f': case 'v': case 'u':
-        case 'q': case 'b': case 'h': case 'l':
+        case 'q': case 'b': case 'h': case 'l': case 'I':
             break;
-        default:                        // unknown, or memcached's I: not kept
+        default:
             return "CLIENT_ERROR invalid flag\r\n";
         }
     }

@@ -288,6 +288,44 @@ static void shards_and_cas(void)
     kv_destroy(t);
 }
 
+static void copy_item(void *ctx, const struct kv_item *it)
+{
+    *(struct kv_item *)ctx = *it;
+}
+
+static void claim_win(void *ctx, const struct kv_item *it)
+{
+    (void)it;
+    *(bool *)ctx = true;
+}
+
+// ms with C and I (memcached's set_stale): a value whose cas is older than
+// the item's is stored, marked stale, keeping the item's TTL and a W
+// already sent; the item's own cas stores as ever; a newer one is refused.
+// The transcripts cannot show it: their C tokens would have to be kvd's
+// cas ids.
+static void stale_store(void)
+{
+    struct kv_table *t = kv_create(8u << 20, 4);
+    put(t, "s", "a", 50, 2);
+    struct kv_item it;
+    CHECK(kv_get(t, "s", 1, 2, copy_item, &it));
+    uint64_t cas = it.cas;
+    bool win = false;
+    CHECK(kv_get_meta(t, "s", 1, 2, false, 0, true, &win, claim_win, &win));
+    struct kv_meta m = { .has_cas = true, .cas = cas + 1, .invalidate = true };
+    CHECK(kv_store_meta(t, KV_CAS, "s", 1, 0, 0, "b", 1, 2, &m) == KV_EXISTS);
+    m.cas = cas - 1;
+    CHECK(kv_store_meta(t, KV_CAS, "s", 1, 0, 0, "c", 1, 2, &m) == KV_STORED);
+    CHECK(kv_get(t, "s", 1, 2, copy_item, &it));
+    CHECK(it.stale && it.win_sent && it.exptime == 50 && it.cas > cas);
+    m.cas = it.cas;
+    CHECK(kv_store_meta(t, KV_CAS, "s", 1, 0, 0, "d", 1, 2, &m) == KV_STORED);
+    CHECK(kv_get(t, "s", 1, 2, copy_item, &it));
+    CHECK(!it.stale && !it.win_sent && it.exptime == 0);
+    kv_destroy(t);
+}
+
 static void expiry_and_flush(void)
 {
     struct kv_table *t = kv_create(8u << 20, 4);
@@ -422,6 +460,7 @@ int main(int argc, char **argv)
     RUN(transcripts);
     RUN(lru_eviction);
     RUN(shards_and_cas);
+    RUN(stale_store);
     RUN(expiry_and_flush);
     RUN(incr_in_place);
     RUN(threads);

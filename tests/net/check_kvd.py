@@ -287,9 +287,9 @@ def check_meta(addr):
     """memcached 1.6's meta commands (mg, ms, md, ma, mn), their flags and
     their error lines, and stats detail: each of tests/data/memcached's
     meta.in, meta_errors.in, stats_detail.in, meta_base64.in (keys sent
-    in base64, b), meta_hit.in (mg's h and l) and meta_vivify.in (mg's N
-    and R, W and Z), the last three with keys none of the others use,
-    sent whole on a fresh
+    in base64, b), meta_hit.in (mg's h and l), meta_vivify.in (mg's N
+    and R, W and Z) and meta_stale.in (I, X), the last four with keys none
+    of the others use, sent whole on a fresh
     connection (after a flush_all and a stats reset), the answer until the
     server closes compared byte for byte with what memcached 1.6.18
     answered (NAME.out, recorded by tools/net/mctranscript.py), cas ids
@@ -299,7 +299,7 @@ def check_meta(addr):
     expect(c.cmd(b"stats detail off") == b"OK", "stats detail off")
     c.close()
     for name in ("meta", "meta_errors", "stats_detail", "meta_base64", "meta_hit",
-                 "meta_vivify"):
+                 "meta_vivify", "meta_stale"):
         with open(os.path.join(DATA, name + ".in"), "rb") as f:
             sent = f.read()
         with open(os.path.join(DATA, name + ".out"), "rb") as f:
