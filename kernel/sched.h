@@ -9,6 +9,7 @@
 #include "arch/arch.h"
 #include "goro.h"
 #include "kernel/runq.h"
+#include "kernel/timer.h"
 #include "kernel/trace.h"
 
 // A read of a field other cores write, for a display or statistics (the
@@ -147,8 +148,9 @@ struct p {
     // timers_lock held (timer0 also read atomically by any core)
     uint32_t timers_lock;           // a word lock (kernel/timer.c's heap_lock)
     struct timer **timers;          // 4-ary min-heap by when
+    struct timer timers_hole;       // heap[0]'s stand-in after a stop (kernel/timer.c)
     uint32_t ntimers, timers_cap;
-    uint64_t timer0;                // earliest when, 0 = none
+    uint64_t timer0;                // earliest queued key (kernel/timer.c), 0 = none
     bool timer0_fast;               // the earliest is a periodic timer of under timer_fast_period_cycles
     // the holder M, and whoever wins the CAS of status out of P_SYSCALL
     uint64_t syscall_when;          // TSC at entersyscall (read by sysmon after status)

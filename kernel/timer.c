@@ -9,10 +9,24 @@
 // t->later (> when), so the key is never after the deadline: a core wakes
 // early at worst, and timers_run, finding such a timer due by its key,
 // moves it to its real place instead of running it. Out of a heap, later
-// is 0 (heap_remove folds it into when). p->timer0 mirrors heap[0]->when
-// (0 when empty) for lock-free peeking: written under the lock with a
-// release store, read with acquire loads; p->timer0_fast beside it says
-// whether that timer is a fast periodic one (preempt.c's budget).
+// is 0 (heap_remove folds it into when).
+//
+// The hole: the first timer leaving its heap (stopped, or taken to run)
+// while others remain leaves p->timers_hole in its slot with its key, as
+// Go 1.23 leaves a zombie, instead of sifting the last timer down from the
+// top; the next push fills the hole (the new timer sinks from the top,
+// which under a heap of later timers is no walk at all: NewTimer then
+// Stop, a ticker stopped and made again, a fired timer's successor).
+// Only heap[0] is ever the hole, and only with a timer beside it: before
+// any other change of the heap's shape, and when a timer under it comes
+// due, heap_settle takes it out for real. It names no timer, so a
+// stopped timer may be freed at once.
+//
+// p->timer0 mirrors the earliest queued deadline key (heap[0]->when, or
+// under the hole its children's least; 0 when empty) for lock-free
+// peeking: written under the lock with a release store, read with acquire
+// loads; p->timer0_fast beside it says whether that timer is a fast
+// periodic one (preempt.c's budget).
 //
 // Running: timers_run takes a due one-shot timer out of its heap (a
 // periodic one stays in it, moved to its next time, so that it is always
@@ -131,9 +145,23 @@ static void sift_down(struct p *pp, uint32_t i)
 // look at it is exact, and the shared word is written (a locked RMW every
 // P's heap operations would otherwise make) only when the heap empties or
 // stops being empty.
+// The heap's lock held, at least two timers queued: the earliest of
+// heap[0]'s children.
+static inline __attribute__((always_inline)) struct timer *first_child(struct p *pp)
+{
+    ASSERT(pp->ntimers > 1);
+    struct timer *t = pp->timers[1];
+    for (uint32_t k = 2; k <= 4 && k < pp->ntimers; k++)
+        if (pp->timers[k]->when < t->when)
+            t = pp->timers[k];
+    return t;
+}
+
 static void timer0_update(struct p *pp)
 {
     struct timer *t = pp->ntimers ? pp->timers[0] : 0;
+    if (t == &pp->timers_hole)
+        t = first_child(pp);        // the hole never stands alone
     bool fast = t && t->period && t->period < timer_fast_period_cycles;
     __atomic_store_n(&pp->timer0_fast, fast, __ATOMIC_RELAXED);     // relaxed: preempt_check's hint, read beside timer0
     // relaxed: this bit's writers hold pp's timers_lock, as we do
@@ -159,8 +187,15 @@ static void heap_push(struct p *pp, struct timer *t)
         pp->timers_cap = (uint32_t)(pages * PAGE_SIZE / sizeof(struct timer *));
     }
     __atomic_store_n(&t->pp, pp, __ATOMIC_RELEASE);    // pairs with timer_stop's acquire (which then takes the lock)
-    heap_set(pp, pp->ntimers++, t);
-    sift_up(pp, t->idx);
+    if (pp->ntimers && pp->timers[0] == &pp->timers_hole) {
+        // t fills the hole: it sinks from the top, every key below being
+        // at least the hole's.
+        heap_set(pp, 0, t);
+        sift_down(pp, 0);
+    } else {
+        heap_set(pp, pp->ntimers++, t);
+        sift_up(pp, t->idx);
+    }
     timer0_update(pp);
 }
 
@@ -179,6 +214,36 @@ static void heap_remove(struct p *pp, struct timer *t)
         sift_up(pp, i);
         sift_down(pp, last->idx);
     }
+    timer0_update(pp);
+}
+
+// The heap's lock held: takes the hole out of the heap, if there is one
+// (the sift its first timer's leaving skipped), before the heap changes
+// shape otherwise.
+static void heap_settle(struct p *pp)
+{
+    if (pp->ntimers && pp->timers[0] == &pp->timers_hole)
+        heap_remove(pp, &pp->timers_hole);
+}
+
+// Takes t out of its heap: the first timer, with others beside it, leaves
+// the hole in its slot (no sift); any other goes at once, the hole settled
+// first so that it stays the first.
+static inline __attribute__((always_inline)) void heap_delete(struct p *pp, struct timer *t)
+{
+    if (t->idx != 0 || pp->ntimers == 1) {
+        heap_settle(pp);
+        heap_remove(pp, t);
+        return;
+    }
+    struct timer *hole = &pp->timers_hole;
+    hole->when = t->when;           // the key: the heap's order holds
+    if (t->later) {
+        t->when = t->later;
+        t->later = 0;
+    }
+    __atomic_store_n(&t->pp, (struct p *)0, __ATOMIC_RELEASE);    // pairs with timer_stop's acquire: running_timer is set before
+    heap_set(pp, 0, hole);
     timer0_update(pp);
 }
 
@@ -217,7 +282,7 @@ bool timer_stop(struct timer *t)
             break;
         uint64_t f = heap_lock(pp);
         if (t->pp == pp) {
-            heap_remove(pp, t);
+            heap_delete(pp, t);
             removed = true;
             heap_unlock(pp, f);
             break;
@@ -245,6 +310,7 @@ bool timer_stop(struct timer *t)
 static __attribute__((noinline)) bool modify_resift(struct timer *t, uint64_t when, uint64_t period, uint64_t f)
 {
     struct p *pp = t->pp;
+    heap_settle(pp);
     t->period = period;
     bool first = false;
     if (when >= t->when) {
@@ -283,7 +349,7 @@ bool timer_modify_here(struct timer *t, uint64_t when, uint64_t period)
         irq_restore(f);
         return false;
     }
-    if (when < t->when || (period != t->period && pp->timers[0] == t))
+    if (when < t->when || (period != t->period && (pp->timers[0] == t || pp->timers[0] == &pp->timers_hole)))
         return modify_resift(t, when, period, f);
     // Later, or the same: lazily (t->later); nothing else changes.
     t->period = period;
@@ -313,11 +379,17 @@ uint32_t timers_run(struct p *pp, uint64_t now)
     struct m *mp = getm();
     uint64_t f = heap_lock(pp);
     for (;;) {
-        if (!pp->ntimers || pp->timers[0]->when > now) {
+        // timer0 is exact under the lock: the earliest key, the hole's
+        // children's under a hole
+        if (!pp->ntimers || __atomic_load_n(&pp->timer0, __ATOMIC_RELAXED) > now) {   // relaxed: its writers hold the lock, as we do
             heap_unlock(pp, f);
             break;
         }
         struct timer *t = pp->timers[0];
+        if (t == &pp->timers_hole) {
+            heap_settle(pp);        // a timer under it is due
+            continue;
+        }
         if (t->later) {
             // Its deadline moved later (timer_modify): to its real place.
             t->when = t->later;
@@ -345,8 +417,12 @@ uint32_t timers_run(struct p *pp, uint64_t now)
         // Named before it leaves the heap: timer_stop, seeing t->pp NULL
         // (acquire), must see it running.
         __atomic_store_n(&mp->running_timer, t, __ATOMIC_RELAXED);   // published by heap_remove's release and the unlock
-        if (!periodic)
+        // The hole only where nothing under it is due: with the next one
+        // due too, this run would settle it at once.
+        if (!periodic && pp->ntimers > 1 && first_child(pp)->when <= now)
             heap_remove(pp, t);
+        else if (!periodic)
+            heap_delete(pp, t);
         DEBUG_DELAY(timers_run_taken);
         // Its function runs without the lock: it readies Gs and may start timers.
         heap_unlock(pp, f);
@@ -410,6 +486,7 @@ bool timers_pending(void)
 void timers_move(struct p *from, struct p *to)
 {
     uint64_t f = heap_lock(from);
+    heap_settle(from);
     while (from->ntimers) {
         struct timer *t = from->timers[from->ntimers - 1];
         heap_remove(from, t);
