@@ -23,8 +23,8 @@
 #define DEBUG_DELAY_POINTS(X)                                                        \
     X(exitsyscall_retaken, "exitsyscall, P retaken: after the M gave its P up, "  \
                            "before the switch to g0")                              \
-    X(exitsyscall_nsyscall, "exitsyscall: the G has left the call and holds "     \
-                            "no P yet")                                             \
+    X(exitsyscall_leaving, "exitsyscall: the G has left the call and holds "      \
+                           "no P yet")                                              \
     X(core_leave_idle, "core_leave_idle: after choosing the idle M that takes "   \
                        "over the timer watch, before waking it")                   \
     X(timers_run_taken, "timers_run: a due timer taken (a periodic one "          \

@@ -188,7 +188,6 @@ struct sched {
     uint32_t nmspinning;            // Ms spinning for work
     uint64_t goidgen;
     uint32_t nexternal;             // Gs the netpoller will ready (sockets, irq_wait)
-    uint32_t nsyscall;              // Gs inside entersyscall
     bool started;                   // main G created; wakep active
     bool random_runnext;            // seed= given: one new G in four skips runnext
     uint64_t timer_watch;           // the timer deadline an idle M is armed for (atomic)

@@ -66,7 +66,7 @@ uint64_t sysmon_deadline(void)
 void sysmon_wake(void)
 {
     uint64_t asleep = 0, look = arch_cycles() + arch_ns_to_cycles(SYSMON_MIN_NS);
-    if (__atomic_load_n(&next_look, __ATOMIC_SEQ_CST) != 0)       // after the caller's npidle or nsyscall change (a locked RMW): pairs with sysmon_tick's sleep
+    if (__atomic_load_n(&next_look, __ATOMIC_SEQ_CST) != 0)       // after the caller's npidle change (a locked RMW): pairs with sysmon_tick's sleep
         return;
     // relaxed: a deadline only; lost: another waker (or sysmon) set it
     if (!__atomic_compare_exchange_n(&next_look, &asleep, look, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -351,8 +351,10 @@ void sysmon_tick(uint64_t now)
     }
     uint64_t min = arch_ns_to_cycles(SYSMON_MIN_NS), max = arch_ns_to_cycles(SYSMON_MAX_NS);
     delay = acted || !delay ? min : delay * 2 > max ? max : delay * 2;
-    bool busy = __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) < sched.gomaxprocs ||   // hints: sysmon_wake
-                __atomic_load_n(&sched.nsyscall, __ATOMIC_RELAXED);                     // restarts a sleeping sysmon
+    // A P in a call is not idle: while one is, sysmon stays awake to
+    // retake it. An M in a call whose P was retaken needs nothing of
+    // sysmon; leaving the call it takes a P off the idle list, and wakes it.
+    bool busy = __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) < sched.gomaxprocs;   // a hint: sysmon_wake restarts a sleeping sysmon
     uint64_t next = now + delay;
     if (kparams.schedtrace_ns && next_trace < next)
         next = next_trace;
@@ -366,8 +368,7 @@ void sysmon_tick(uint64_t now)
     // took a P after the look above saw next_look still set and woke
     // nobody, so the re-check is its only chance.
     __atomic_store_n(&next_look, 0, __ATOMIC_SEQ_CST);             // then npidle's load: pairs with sysmon_wake's seq-cst load
-    if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) < sched.gomaxprocs ||   // pairs with pidleget's change under sched.lock
-        __atomic_load_n(&sched.nsyscall, __ATOMIC_SEQ_CST))                     // pairs with entersyscall's RMW
+    if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) < sched.gomaxprocs)    // pairs with pidleget's change under sched.lock
         sysmon_wake();
 }
 
@@ -416,7 +417,6 @@ void entersyscall(void)
     struct p *pp = mp->p;
     if (!pp)
         sched_fatal_without_p("entersyscall", __builtin_return_address(0));     // calls do not nest
-    __atomic_fetch_add(&sched.nsyscall, 1, __ATOMIC_RELAXED);          // sysmon's busy hint only (checkdead counts Ms)
     __atomic_store_n(&mp->curg->status, G_SYSCALL, __ATOMIC_RELAXED);   // read by dumps only
     pp->syscall_when = arch_cycles();
     mp->syscalltick = pp->syscalltick;
@@ -506,8 +506,7 @@ void exitsyscall(void)
     if (!pp || mp->p)
         chan_fatal("exitsyscall without entersyscall", __builtin_return_address(0));
     mp->oldp = 0;
-    __atomic_fetch_sub(&sched.nsyscall, 1, __ATOMIC_RELAXED);          // sysmon's busy hint only
-    DEBUG_DELAY(exitsyscall_nsyscall);
+    DEBUG_DELAY(exitsyscall_leaving);
     uint32_t want = P_SYSCALL;
     if (__atomic_compare_exchange_n(&pp->status, &want, P_RUNNING, false, __ATOMIC_ACQ_REL,   // one of this, retake's, stop_the_world's and another exiting M's CAS wins
                                     __ATOMIC_RELAXED)) {            // lost: the P was taken
@@ -542,8 +541,7 @@ void trap_dump_sched_state(void)
         struct g *next = SNAPSHOT(allp[i]->runq.runnext);
         kprintf("  P%u: runnext=%ld\n", i, next ? (long)next->id : -1L);
     }
-    kprintf("  nmidle=%u npidle=%u nsyscall=%u stw_pending=%u\n",
-            SNAPSHOT(sched.nmidle), SNAPSHOT(sched.npidle), (unsigned)SNAPSHOT(sched.nsyscall),
-            (unsigned)SNAPSHOT(sched.stw_pending));
+    kprintf("  nmidle=%u npidle=%u stw_pending=%u\n",
+            SNAPSHOT(sched.nmidle), SNAPSHOT(sched.npidle), (unsigned)SNAPSHOT(sched.stw_pending));
     g_dump_all();
 }

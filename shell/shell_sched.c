@@ -105,13 +105,18 @@ int shell_cmd_sched(int argc, char **argv)
     kprintf("gomaxprocs=%u cores=%u quantum=%s steal=%s seed=%lu\n", np, sched.ncpu, q,
             SNAPSHOT(kparams.steal) == STEAL_FLAT ? "flat" : "numa",
             sched.seed);
+    uint32_t nsyscall = 0;          // the Ms whose G is in a blocking call (nothing counts them)
+    for (uint32_t i = 0; i < sched.ncpu; i++) {
+        struct g *gp = SNAPSHOT(allm[i].curg);
+        nsyscall += gp && SNAPSHOT(gp->status) == G_SYSCALL;
+    }
     kprintf("global queue %u, idle Ps %u, spinning Ms %u, idle Ms %u, in irq_wait %u, in syscalls %u\n",
             SNAPSHOT(sched.runq_size),
             SNAPSHOT(sched.npidle),
             SNAPSHOT(sched.nmspinning),
             SNAPSHOT(sched.nmidle),
             SNAPSHOT(sched.nexternal),
-            SNAPSHOT(sched.nsyscall));
+            nsyscall);
     kprintf("%3s %-8s %3s %4s %7s %9s %9s %13s %15s %7s %7s %7s %9s %7s\n", "P", "STATUS", "M", "RUNQ",
             "RUNNEXT", "SCHEDTICK", "RUNS", "STEALS/TRIED", "STOLEN LOC/REM", "PREEMPT", "WAKEIPI",
             "HALTS", "SPIN", "GLOBAL");

@@ -702,21 +702,22 @@ KTEST(race_stale_preemption_request_spares_the_next_goroutine)
 
 // ---- no false deadlock report while a G leaves a blocking call ----------
 //
-// exitsyscall stopped counting the G in sched.nsyscall before it held a P
-// or was queued; if the last other M gave up its P in that gap, checkdead
+// exitsyscall stopped counting the G as in a call before it held a P or
+// was queued; if the last other M gave up its P in that gap, checkdead
 // saw every P idle, nothing queued and nothing in a call, and ended the
 // machine with "all goroutines are asleep". Go's checkdead counts running
-// Ms. Widens window exitsyscall_nsyscall; the worker on the retaken P
-// leaves inside it. Before the fix the machine exits 255 here.
+// Ms. Widens window exitsyscall_leaving; the worker on the retaken P
+// leaves inside it, once the G in the call says it is leaving. Before the
+// fix the machine exits 255 here.
 
-static uint64_t dl_started;
+static uint64_t dl_started, dl_leaving;
 
 static void leaves_in_the_gap(void *arg)
 {
     (void)arg;
     kt_store(&dl_started, 1);
     uint64_t end = nanotime() + 5000000000ull;
-    while (__atomic_load_n(&sched.nsyscall, __ATOMIC_ACQUIRE) && nanotime() < end)
+    while (!kt_load(&dl_leaving) && nanotime() < end)
         cpu_relax();
 }
 
@@ -725,16 +726,18 @@ KTEST(race_exitsyscall_is_not_a_deadlock)
     if (num_cpu() < 2)
         KT_SKIP("needs an idle core for sysmon to hand the P to");
     int orig = gomaxprocs(1);
-    debug_delay_set("exitsyscall_nsyscall", 20000);
+    debug_delay_set("exitsyscall_leaving", 20000);
     dl_started = 0;
+    dl_leaving = 0;
     go(leaves_in_the_gap, 0);
     entersyscall();
     uint64_t end = nanotime() + KT_STALL_NS;        // a stall limit: the host may hold a vCPU long
     while (!kt_load(&dl_started) && nanotime() < end)
         cpu_relax();
     bool retaken = kt_load(&dl_started);
+    kt_store(&dl_leaving, 1);
     exitsyscall();
-    debug_delay_set("exitsyscall_nsyscall", 0);
+    debug_delay_set("exitsyscall_leaving", 0);
     gomaxprocs(orig);
     KT_ASSERT(retaken);
 }
