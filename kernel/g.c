@@ -291,8 +291,12 @@ uint64_t go(void (*fn)(void *), void *arg)
     // wake-ups, whose latency guarantees rest on runnext).
     bool next = !(sched.random_runnext && (fastrand(mp) & 3) == 0);
     runqput(pp, gp, next);      // published by runq_push's release store
-    if (__atomic_load_n(&sched.started, __ATOMIC_RELAXED))           // set once at boot, before any other core runs a G
-        wakep();
+    if (__atomic_load_n(&sched.started, __ATOMIC_RELAXED)) {         // set once at boot, before any other core runs a G
+        if (next)
+            wakep_after_rmw();  // runnext's exchange published it
+        else
+            wakep();
+    }
     releasem(mp);
     return id;
 }
@@ -440,7 +444,10 @@ void goready(struct g *gp, bool next)
         injectglist(gp, 0);
     } else {
         runqput(mp->p, gp, next);
-        wakep();
+        if (next)
+            wakep_after_rmw();  // runnext's exchange published it
+        else
+            wakep();
     }
     releasem(mp);
 }

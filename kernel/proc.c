@@ -44,7 +44,8 @@
 //
 //   1. wakep(): a G made runnable (go, ready, a wake-up from a timer or an
 //      interrupt) is published by a release store to a queue, then a full
-//      fence, then npidle and nmspinning are read: if some P is idle and
+//      fence (or by runnext's seq-cst exchange alone: wakep_after_rmw),
+//      then npidle and nmspinning are read: if some P is idle and
 //      no M is spinning, it claims the right to start a spinner (CAS
 //      nmspinning 0 -> 1) and hands an idle P to an idle M (startm), then
 //      sends that core an IPI. Only Ms taken from the idle list are sent
@@ -299,10 +300,19 @@ static void wake_wide(uint32_t want)
 void wakep(void)
 {
     __atomic_thread_fence(__ATOMIC_SEQ_CST);    // store(G) -> load(npidle, nmspinning): see above
+    wakep_after_rmw();
+}
+
+// wakep for a caller that published its G with a seq-cst read-modify-write
+// (runqput into runnext: its exchange). That is the submitter's half of
+// the pair already, as Go's runqput's atomic store is, and on x86 a
+// locked instruction orders every later load after it: no fence again.
+void wakep_after_rmw(void)
+{
     if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) == 0)   // pairs with pidleput's seq-cst store
         return;
     uint32_t zero = 0;
-    if (__atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) != 0 ||     // ordered by the fence above; the CAS decides
+    if (__atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) != 0 ||     // ordered by the caller's fence or RMW; the CAS decides
         !__atomic_compare_exchange_n(&sched.nmspinning, &zero, 1, false, __ATOMIC_SEQ_CST,   // claims the spinner: pairs with step 3's decrement
                                      __ATOMIC_RELAXED))                 // relaxed: someone else spins, nothing to do
         return;

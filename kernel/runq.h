@@ -44,7 +44,7 @@ static inline __attribute__((always_inline)) bool runq_push_fast(struct runq *q,
 {
     struct g *g = *gp;
     if (next) {
-        g = __atomic_exchange_n(&q->runnext, g, __ATOMIC_ACQ_REL); // release: publishes the new G to a thief's CAS; acquire: we may own the old one
+        g = __atomic_exchange_n(&q->runnext, g, __ATOMIC_SEQ_CST); // release: publishes the new G to a thief's CAS; acquire: we may own the old one; seq-cst: wakep_after_rmw's half of its pair
         if (!g)
             return true;
         *gp = g;

@@ -335,6 +335,7 @@ void mcall(void (*fn)(struct g *));
 void sched_fatal_pinned(const char *what, void *pc) __attribute__((noreturn, cold));
 void sched_fatal_without_p(const char *what, void *pc) __attribute__((noreturn, cold));
 void wakep(void);
+void wakep_after_rmw(void);
 void runqputslow(struct p *pp, struct g *gp);
 
 // Owner of pp only (pp is the caller's P). Queues gp on pp: in runnext
