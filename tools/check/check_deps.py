@@ -654,7 +654,11 @@ class Scan:
         with tempfile.TemporaryDirectory(prefix="goro-check-deps-") as d:
             env = {k: v for k, v in os.environ.items()
                    if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "BUILD")}
-            p = subprocess.run(["make", "-n", "-B", "-C", ROOT, f"BUILD={d}/b", *variables, target],
+            # One job at a time: under -j two sub-makes print at once, and a
+            # line longer than PIPE_BUF (a link's) can be split by the other's
+            # when the reader is slow, so that its middle reads as a command.
+            p = subprocess.run(["make", "-n", "-B", "-C", ROOT, f"BUILD={d}/b", "BUILD_JOBS=-j1",
+                                *variables, target],
                                capture_output=True, text=True, env=env, timeout=300)
         if p.returncode:
             raise RuntimeError(f"make -n {target} failed: {p.stderr.strip()[-300:]}")
