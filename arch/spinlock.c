@@ -25,19 +25,23 @@ void spin_lock(struct spinlock *l)
         panic("spin_lock: %s already held by this core (taken at %p)", l->name, (void *)l->pc);
     uintptr_t pc = (uintptr_t)__builtin_return_address(0);
     lockrank_acquire(l, (enum lock_rank)l->rank, pc);
-    if (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {     // acquire: pairs with spin_unlock's release
-        // A shoot-down need not wait for this core meanwhile (arch/tlb.c):
-        // many waiters are many vCPUs the host must run before it ends.
-        arch_lock_wait_begin();
-        do {
-            while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))   // relaxed: a hint; the exchange decides
-                arch_lock_relax();  // interrupts are off: a TLB shoot-down must not wait for the holder
-        } while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE));   // acquire: pairs with spin_unlock's release
-        arch_lock_wait_end();
-    }
+    if (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))     // acquire: pairs with spin_unlock's release
+        spin_wait_word(&l->locked);
     l->cpu = (int32_t)cpu_index();
     l->pc = pc;
     l->saved_irq = flags;
+}
+
+void spin_wait_word(uint32_t *word)
+{
+    // A shoot-down need not wait for this core meanwhile (arch/tlb.c): many
+    // waiters are many vCPUs the host must run before it ends.
+    arch_lock_wait_begin();
+    do {
+        while (__atomic_load_n(word, __ATOMIC_RELAXED))     // relaxed: a hint; the exchange decides
+            arch_lock_relax();      // interrupts are off: a TLB shoot-down must not wait for the holder
+    } while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE));    // acquire: pairs with the holder's release store
+    arch_lock_wait_end();
 }
 
 void spin_unlock(struct spinlock *l)

@@ -71,6 +71,11 @@ struct spinlock {
 // For a lock in memory that is not statically initialised.
 void spin_init(struct spinlock *l, const char *name, enum lock_rank rank);
 void spin_lock(struct spinlock *l);
+// Waits for a lock word (0 free, 1 held) that a first exchange found held,
+// then takes it (acquire); interrupts off. spin_lock and the wait queues'
+// word locks (kernel/chan.h) both wait here, so how a lock waiter answers
+// TLB shoot-downs (arch_lock_wait_begin) is in one place.
+void spin_wait_word(uint32_t *word);
 void spin_unlock(struct spinlock *l);
 bool spin_holding(const struct spinlock *l);
 

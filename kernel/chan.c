@@ -45,16 +45,6 @@
 
 // ---- wait queues ---------------------------------------------------------------
 
-void wq_lock_slow(uint32_t *l)
-{
-    arch_lock_wait_begin();                             // a shoot-down need not wait for this core
-    do {
-        while (__atomic_load_n(l, __ATOMIC_RELAXED))   // relaxed: a hint; the exchange decides
-            arch_lock_relax();                          // interrupts off: answers TLB shoot-downs
-    } while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE));     // acquire: pairs with wq_unlock's release
-    arch_lock_wait_end();
-}
-
 bool wq_park_unlock(struct g *gp, void *lock)
 {
     (void)gp;

@@ -77,14 +77,12 @@ static inline void elem_premap(const void *elem, uint32_t size)
         (void)*(const volatile uint8_t *)pg;
 }
 
-void wq_lock_slow(uint32_t *l);
-
 // Ranked as LOCK_RANK_WAITQ (arch/spinlock.h), checked in debug builds.
 static inline void wq_lock(uint32_t *l)
 {
     lockrank_acquire(l, LOCK_RANK_WAITQ, (uintptr_t)__builtin_return_address(0));
     if (__builtin_expect(__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE) != 0, 0))  // acquire: pairs with wq_unlock's release
-        wq_lock_slow(l);
+        spin_wait_word(l);
 }
 
 // wq_lock without the wait: false, nothing taken, when the lock is held.
