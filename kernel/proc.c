@@ -51,16 +51,10 @@
 //      sends that core an IPI. Only Ms taken from the idle list are sent
 //      IPIs, so a busy core is never interrupted to be woken.
 //   2. resetspinning(): a spinning M that finds work stops spinning and,
-//      if it was the last spinner and Ps are still idle, wakes another
-//      (wakep's rule): the next M picks up where it left off. Work is
-//      therefore never left without either a spinner or a running M that
-//      will look at it. Where it found a burst, it wakes wider (wake_wide):
-//      with W Gs waiting besides its own (its local queue, the global
-//      queue) it makes sure min(W, npidle) Ms spin, starting the missing
-//      ones at once. Go's rule alone wakes one M per hop, each hop a
-//      steal and an IPI, so a burst reaches N idle cores only after N
-//      hops (golang/go#28808); each widened hop starts as many as the
-//      waiting work can use, and the stolen halves spread from there.
+//      if it was the last spinner and Ps are still idle, calls wakep()
+//      itself: the next M picks up where it left off. Work is therefore
+//      never left without either a spinner or a running M that will look
+//      at it.
 //   3. give_up_p(): an M with nothing to run, under sched.lock, re-checks
 //      the global queue, puts its P on the idle list (npidle, seq-cst) AND
 //      itself on the idle M list in the same critical section (so a waker
@@ -74,18 +68,6 @@
 //   4. stopm(): an idle M halts with interrupts enabled only between the
 //      check of its nextp and the hlt (sti; hlt): a waker that sets nextp
 //      and sends the IPI either is seen by the check or interrupts the hlt.
-//
-// Invariants of the wake-ups:
-//   - sched.nmspinning counts the Ms with spinning set plus those handed a
-//     P with nextspinning set that have not yet taken it; whoever raises
-//     it for an M it then fails to start (no idle M) lowers it again.
-//   - An M is woken with a P only from the idle lists, both taken under
-//     one hold of sched.lock, so a woken M always has a P and an idle P
-//     never waits with a G in its queue.
-//   - At most one spinner is started for no G in particular (wakep, the
-//     CAS from 0); more are started only for Gs seen waiting, one per G
-//     (wake_wide), and never beyond the idle Ps: the herd is bounded by
-//     the work, and a woken M that finds nothing gives its P back.
 //
 // Rejected alternatives. A single global queue (contention on every
 // schedule; no locality). Waking an M for every G readied (a thundering
@@ -224,66 +206,6 @@ static void startm(struct p *pp, bool spinning)
     }
 }
 
-// Hands idle Ps to up to n idle Ms, each to start spinning: the caller
-// has counted all n in sched.nmspinning, and the count of those that find
-// no idle pair is taken back. The pairs are taken a batch at a time under
-// sched.lock and the Ms woken after it (injectglist's way).
-#define WAKE_BATCH 16
-static void startm_spinning(uint32_t n)
-{
-    struct m *woken[WAKE_BATCH];
-    struct m *self = getm();
-    uint32_t started = 0, nwoken;
-    do {
-        nwoken = 0;
-        spin_lock(&sched.lock);
-        while (started + nwoken < n && nwoken < WAKE_BATCH && sched.pidle && sched.midle) {
-            struct p *pp = pidleget();
-            struct m *nmp = mget();
-            nmp->nextspinning = true;
-            nmp->wake_hops = self ? self->wake_hops + 1 : 1;
-            __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
-            woken[nwoken++] = nmp;
-        }
-        spin_unlock(&sched.lock);
-        for (uint32_t i = 0; i < nwoken; i++) {
-            if (woken[i] == self)
-                continue;           // an idle M's own interrupt: stopm looks at nextp next
-            if (self && self->p)
-                self->p->stats.wake_ipis++;
-            trace_event(TR_WAKE_IPI, 0, woken[i]->id);
-            arch_send_ipi(woken[i]->id, VEC_WAKE);
-        }
-        started += nwoken;
-    } while (started < n && nwoken == WAKE_BATCH);
-    if (started)
-        sysmon_wake();
-    if (started < n)
-        __atomic_fetch_sub(&sched.nmspinning, n - started, __ATOMIC_SEQ_CST);   // undo the caller's count for Ms not started
-}
-
-// The wider wake (step 2): want Gs wait to be run, so up to want Ms
-// should be looking, no more than there are idle Ps. Starts the spinners
-// missing from that; wake_wide(1) is wakep's rule. The caller has made
-// its Gs visible and ordered that before this with a seq-cst RMW (step 2's
-// decrement of nmspinning), as wakep's fence does.
-static void wake_wide(uint32_t want)
-{
-    uint32_t idle = __atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST);   // pairs with pidleput's seq-cst store
-    if (want > idle)
-        want = idle;
-    uint32_t cur = __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED);   // the CAS decides
-    do {
-        if (cur >= want)
-            return;
-    } while (!__atomic_compare_exchange_n(&sched.nmspinning, &cur, want, false, __ATOMIC_SEQ_CST,  // claims the missing spinners: as wakep's CAS
-                                          __ATOMIC_RELAXED));      // relaxed: cur is reloaded and compared again
-    if (want - cur == 1)
-        startm(0, true);
-    else
-        startm_spinning(want - cur);
-}
-
 // Any M, after making a G runnable. Step 1 of the protocol: start a
 // spinning M if Ps are idle and nobody spins.
 //
@@ -319,16 +241,13 @@ void wakep_after_rmw(void)
     startm(0, true);
 }
 
-// Step 2: a spinner that found work hands the baton on, to as many Ms as
-// the Gs it saw waiting besides the one it runs (its P's queue, which
-// holds what it stole, and the global queue) can use. With one or none
-// waiting this is Go's rule: a new spinner only if it was the last one.
+// Step 2: a spinner that found work hands the baton on.
 static void resetspinning(struct m *mp)
 {
     mp->spinning = false;
-    __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // seq-cst: ordered with wakep's CAS and fence
-    uint32_t waiting = runq_len(&mp->p->runq) + __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED);   // a hint: more or fewer wakes
-    wake_wide(waiting ? waiting : 1);
+    uint32_t left = __atomic_sub_fetch(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // seq-cst: ordered with wakep's CAS and fence; the RMW is wakep's fence
+    if (left == 0)
+        wakep_after_rmw();
 }
 
 // How an idle core waits (idle= on the command line). A waker stores
