@@ -322,6 +322,19 @@ bool kv_gat(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime
     return kv_get_meta(t, key, nkey, now, true, exptime, true, NULL, emit, ctx);
 }
 
+bool kv_peek(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now,
+             void (*emit)(void *ctx, const struct kv_item *it), void *ctx)
+{
+    uint32_t h = hash_key(key, nkey);
+    struct kv_shard *sh = shard_of(t, h);
+    kv_lock(&sh->lock);
+    struct kv_item **slot = find(sh, h, key, nkey, now, true);
+    if (slot)
+        emit(ctx, *slot);
+    kv_unlock(&sh->lock);
+    return slot != NULL;
+}
+
 enum kv_result kv_store(struct kv_table *t, enum kv_mode mode, const char *key, uint32_t nkey, uint32_t flags,
                         uint32_t exptime, const char *value, uint32_t nbytes, uint64_t cas, uint32_t now)
 {

@@ -103,6 +103,11 @@ bool kv_gat(struct kv_table *t, const char *key, uint32_t nkey, uint32_t exptime
 // unless bump is false (mg's u). emit sets *win to mark the item's W sent.
 bool kv_get_meta(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now, bool touch, uint32_t exptime,
                  bool bump, bool *win, void (*emit)(void *ctx, const struct kv_item *it), void *ctx);
+// kv_get that leaves the item as it was (memcached's me, whose item_get
+// is told DONT_UPDATE): not read, not moved in the LRU, no hit or miss
+// counted; a dead item found is freed and counted, as there.
+bool kv_peek(struct kv_table *t, const char *key, uint32_t nkey, uint32_t now,
+             void (*emit)(void *ctx, const struct kv_item *it), void *ctx);
 // Stores value (nbytes) under key as mode says; KV_CAS compares with cas.
 // KV_STORED, KV_NOT_STORED (add of a present key, replace/append/prepend
 // of an absent one), KV_EXISTS (cas differs), KV_NOT_FOUND (cas of an

@@ -351,6 +351,7 @@ void mc_execute(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_ou
     case MC_MD:
     case MC_MA:
     case MC_MN:
+    case MC_ME:
         mc_meta_execute(cmd, env, out);
         break;
     case MC_QUIT:

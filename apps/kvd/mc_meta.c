@@ -17,6 +17,9 @@
 //                           D/-, N (create on a miss with that TTL) and J
 //                           (its value, 0), T, back t c k O
 //   mn                      MN
+//   me <key> [b]            ME <key> exp= la= cas= fetch= cls= size=, EN on a
+//                           miss; the item left unread (me below says what
+//                           each holds here)
 // Every command echoes its O (opaque) and k words in the order given; P and
 // L are ignored. mg's h (read before: 0 or 1) and l (seconds since stored
 // or last read) show the item as it was before this mg, which then reads
@@ -31,7 +34,6 @@
 // ms with C stores a value whose cas is older, marked stale (keeping the
 // TTL and a W sent); mg answers a stale item X, and W to the first (md
 // with I again gives W again).
-// memcached's me is not kept: ERROR.
 #include "mc_exec.h"
 
 #include <string.h>
@@ -63,15 +65,10 @@ static void put_ttl(struct mc_out *o, uint32_t exptime, uint32_t now)
         put_u64(o, (uint32_t)(exptime - now));
 }
 
-// " k<key>"; a binary key (b) in base64, padded, and then " b".
-static void put_key(struct mc_out *o, const char *key, uint32_t nkey, bool binary)
+// key in base64, padded.
+static void put_base64(struct mc_out *o, const char *key, uint32_t nkey)
 {
     static const char digit[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    put_str(o, " k");
-    if (!binary) {
-        mc_out_put(o, key, nkey);
-        return;
-    }
     char enc[(MC_KEY_MAX + 2) / 3 * 4];
     uint32_t n = 0;
     for (uint32_t i = 0; i < nkey; i += 3) {
@@ -83,6 +80,17 @@ static void put_key(struct mc_out *o, const char *key, uint32_t nkey, bool binar
         enc[n++] = left > 2 ? digit[v & 63] : '=';
     }
     mc_out_put(o, enc, n);
+}
+
+// " k<key>"; a binary key (b) in base64, and then " b".
+static void put_key(struct mc_out *o, const char *key, uint32_t nkey, bool binary)
+{
+    put_str(o, " k");
+    if (!binary) {
+        mc_out_put(o, key, nkey);
+        return;
+    }
+    put_base64(o, key, nkey);
     put_str(o, " b");
 }
 
@@ -345,6 +353,57 @@ static void ma(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out
     }
 }
 
+// ---- me ----------------------------------------------------------------------------------
+
+// Called with the item's shard locked (kv_peek's emit). memcached 1.6's
+// words in its order; where kvd keeps something else, the nearest truth:
+//   exp    seconds left, -1 for never: what protocol.txt's "expiration
+//          time" and mg's t say; 1.6.18 prints it negated (now - exptime),
+//          a bug memcached fixed in 1.6.24
+//   la     seconds since stored or last read, as mg's l
+//   cls    1: kvd takes every item from one allocator, so all are in one
+//          class, the one stats slabs lists; memcached numbers its classes
+//          from 1 (its 0 holds no items)
+//   size   the bytes the item is charged against mem=, its share of stats'
+//          bytes, as memcached's size (ITEM_ntotal) is there
+// The key is the item's own, in base64 when ms stored it with b.
+struct me_ctx {
+    const struct mc_env *env;
+    struct mc_out *out;
+};
+
+static void me_emit(void *ctx, const struct kv_item *it)
+{
+    const struct mc_env *env = ((struct me_ctx *)ctx)->env;
+    struct mc_out *o = ((struct me_ctx *)ctx)->out;
+    put_str(o, "ME ");
+    if (it->key_binary)
+        put_base64(o, it->data, it->nkey);
+    else
+        mc_out_put(o, it->data, it->nkey);
+    put_str(o, " exp=");
+    if (it->exptime)
+        put_u64(o, it->exptime - env->now);     // alive: exptime > now
+    else
+        put_str(o, "-1");
+    put_str(o, " la=");
+    put_u64(o, env->now >= it->atime ? env->now - it->atime : 0);
+    put_str(o, " cas=");
+    put_u64(o, it->cas);
+    put_str(o, it->fetched ? " fetch=yes" : " fetch=no");
+    put_str(o, " cls=1 size=");
+    put_u64(o, it->charged);
+    put_str(o, "\r\n");
+}
+
+// memcached answers a miss EN, q or not (me takes no flags but b).
+static void me(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
+{
+    struct me_ctx c = { env, out };
+    if (!kv_peek(env->table, cmd->key, cmd->nkey, env->now, me_emit, &c))
+        put_str(out, "EN\r\n");
+}
+
 void mc_meta_execute(const struct mc_cmd *cmd, const struct mc_env *env, struct mc_out *out)
 {
     switch (cmd->kind) {
@@ -353,6 +412,7 @@ void mc_meta_execute(const struct mc_cmd *cmd, const struct mc_env *env, struct 
     case MC_MD: md(cmd, env, out); break;
     case MC_MA: ma(cmd, env, out); break;
     case MC_MN: put_str(out, "MN\r\n"); break;
+    case MC_ME: me(cmd, env, out); break;
     default: break;
     }
 }

@@ -405,13 +405,34 @@ static bool meta_opaque_too_long(const struct word *w, int nw)
     return false;
 }
 
-// mg, ms, md, ma and mn, checked in memcached's order (its
+// me <key> [b]: memcached's process_meta_command reads no flags but a b
+// right after the key (any other word is ignored, q and a later b too),
+// and answers every mistake, a key it cannot decode too, with the one
+// line below.
+static enum mc_status meta_debug(struct mc_cmd *cmd, const struct word *w, int nw,
+                                  const char **reply)
+{
+    if (nw < 2 || w[1].n > MC_KEY_MAX)
+        REPLY("CLIENT_ERROR bad command line format\r\n");
+    cmd->key = w[1].s, cmd->nkey = w[1].n;
+    if (nw > 2 && word_is(&w[2], "b")) {
+        cmd->nkey = b64_decode(w[1].s, w[1].n, cmd->bkey);
+        cmd->key = cmd->bkey;
+        if (!cmd->nkey)
+            REPLY("CLIENT_ERROR bad command line format\r\n");
+    }
+    return MC_COMMAND;
+}
+
+// mg, ms, md, ma and mn (me is meta_debug's), checked in memcached's order (its
 // process_m*_command): an error line is always sent, q or not.
 static enum mc_status meta(struct mc_cmd *cmd, const struct word *w, int nw, const char *buf, size_t len,
                            size_t line_len, size_t *used, size_t *swallow, const char **reply)
 {
     if (cmd->kind == MC_MN)
         return MC_COMMAND;
+    if (cmd->kind == MC_ME)
+        return meta_debug(cmd, w, nw, reply);
     if (nw < 2)
         REPLY("ERROR\r\n");
     if (w[1].n > MC_KEY_MAX)
@@ -481,7 +502,7 @@ static const struct {
     { "incr", MC_INCR }, { "decr", MC_DECR }, { "touch", MC_TOUCH }, { "flush_all", MC_FLUSH_ALL },
     { "version", MC_VERSION }, { "stats", MC_STATS }, { "verbosity", MC_VERBOSITY }, { "quit", MC_QUIT },
     { "gat", MC_GAT }, { "gats", MC_GATS }, { "shutdown", MC_SHUTDOWN }, { "mg", MC_MG }, { "ms", MC_MS },
-    { "md", MC_MD }, { "ma", MC_MA }, { "mn", MC_MN },
+    { "md", MC_MD }, { "ma", MC_MA }, { "mn", MC_MN }, { "me", MC_ME },
 };
 
 // Is this line a get or gets, whose lines may be long?

@@ -19,7 +19,7 @@
 //   CLIENT_ERROR invalid numeric delta argument   incr, decr
 //   SERVER_ERROR object too large for cache       the data block is
 //                                         swallowed; a set removes the key
-// The meta commands (mg, ms, md, ma, mn) answer their own error lines,
+// The meta commands (mg, ms, md, ma, mn, me) answer their own error lines,
 // memcached's (mc_meta.c lists the flags kvd takes).
 // A non-get line of over 2048 bytes without its LF, and a line holding an
 // HTTP request, close the connection at once, as in memcached (answers
@@ -50,7 +50,7 @@
 enum mc_kind {
     MC_GET, MC_GETS, MC_SET, MC_ADD, MC_REPLACE, MC_APPEND, MC_PREPEND, MC_CAS, MC_DELETE, MC_INCR,
     MC_DECR, MC_TOUCH, MC_FLUSH_ALL, MC_VERSION, MC_STATS, MC_VERBOSITY, MC_QUIT, MC_GAT, MC_GATS, MC_SHUTDOWN,
-    MC_MG, MC_MS, MC_MD, MC_MA, MC_MN,  // the meta commands (mc_meta.c)
+    MC_MG, MC_MS, MC_MD, MC_MA, MC_MN, MC_ME,  // the meta commands (mc_meta.c)
 };
 
 // A meta command's flag letter c was given.

@@ -273,23 +273,26 @@ def normalize_cas(answer):
     """A transcript's answer with each meta c flag's and gets line's cas id
     as * (every server numbers its own), and each meta t (TTL left) and l
     (seconds since read) as * too: the recording's clock stood still, a
-    live server's may pass a second mid-answer (test_kvd checks them).
+    live server's may pass a second mid-answer (test_kvd checks them); me's
+    cas=, la= and size= (each server's item is its own size) likewise.
 
     >>> normalize_cas(b"VA 2 f0 c123 kk t30 l0\\r\\nab\\r\\nHD c9 t-1\\r\\nVALUE k 0 1 77\\r\\n")
     b'VA 2 f0 c* kk t* l*\\r\\nab\\r\\nHD c* t-1\\r\\nVALUE k 0 1 *\\r\\n'
+    >>> normalize_cas(b"ME k exp=-1 la=3 cas=12 fetch=no cls=1 size=64\\r\\n")
+    b'ME k exp=-1 la=* cas=* fetch=no cls=1 size=*\\r\\n'
     """
     answer = re.sub(rb"(?m)^(VALUE \S+ [0-9]+ [0-9]+) [0-9]+\r$", rb"\1 *\r", answer)
-    return re.sub(rb"(?m)^([A-Z]{2}(?: [^\r\n]*)?)", lambda m: re.sub(rb" ([ctl])[0-9]+", rb" \1*", m.group(1)),
-                  answer)
+    return re.sub(rb"(?m)^([A-Z]{2}(?: [^\r\n]*)?)",
+                  lambda m: re.sub(rb" ([ctl]|la=|cas=|size=)[0-9]+", rb" \1*", m.group(1)), answer)
 
 
 def check_meta(addr):
-    """memcached 1.6's meta commands (mg, ms, md, ma, mn), their flags and
+    """memcached 1.6's meta commands (mg, ms, md, ma, mn, me), their flags and
     their error lines, and stats detail: each of tests/data/memcached's
     meta.in, meta_errors.in, stats_detail.in, meta_base64.in (keys sent
     in base64, b), meta_hit.in (mg's h and l), meta_vivify.in (mg's N
-    and R, W and Z) and meta_stale.in (I, X), the last four with keys none
-    of the others use, sent whole on a fresh
+    and R, W and Z), meta_stale.in (I, X) and meta_debug.in (me), the last
+    five with keys none of the others use, sent whole on a fresh
     connection (after a flush_all and a stats reset), the answer until the
     server closes compared byte for byte with what memcached 1.6.18
     answered (NAME.out, recorded by tools/net/mctranscript.py), cas ids
@@ -299,7 +302,7 @@ def check_meta(addr):
     expect(c.cmd(b"stats detail off") == b"OK", "stats detail off")
     c.close()
     for name in ("meta", "meta_errors", "stats_detail", "meta_base64", "meta_hit",
-                 "meta_vivify", "meta_stale"):
+                 "meta_vivify", "meta_stale", "meta_debug"):
         with open(os.path.join(DATA, name + ".in"), "rb") as f:
             sent = f.read()
         with open(os.path.join(DATA, name + ".out"), "rb") as f:
