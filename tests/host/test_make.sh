@@ -18,6 +18,7 @@
 #     and everything the boot runs before console_init (the boot core's way
 #     to its halt for the check-ins) lies before console_init: the list is
 #     not stale (tools/bench/boot_blocks.py --check, one boot under QEMU).
+#   - make test-fresh keeps its roots under BUILD, which it makes if missing.
 # Usage: test_make.sh TREE BUILD. Builds in a scratch copy of BUILD's
 # objects, so only the links run. Prints PASS/FAIL lines.
 set -u
@@ -207,6 +208,17 @@ if make -C "$tree" -n run test soak > "$scratch/out" 2>&1 && [ "$(grep -c "deps.
 	pass deps_step_first_in_each_target
 else
 	fail deps_step_first_in_each_target "make run, test and soak do not start with tools/deps.sh --auto"
+fi
+
+# make test-fresh in a fresh clone, where BUILD does not exist yet: the
+# roots go under BUILD/fresh, never under /fresh. FRESH_ROOTS=" " makes no
+# root; the script stops early when not root or without debootstrap, after
+# BUILD is settled.
+FRESH_ROOTS=" " sh "$tree/tools/run/test_fresh.sh" "$scratch/nobuild" "$tree" > "$scratch/out" 2>&1
+if [ -d "$scratch/nobuild" ]; then
+	pass test_fresh_makes_its_build_dir
+else
+	fail test_fresh_makes_its_build_dir "tools/run/test_fresh.sh did not make a missing BUILD"
 fi
 
 # ---- the boot's first page ----------------------------------------------------

@@ -15,7 +15,8 @@
 # once per release), so a rerun starts from them in seconds. The clone is
 # of TREE's HEAD: what is committed is what is tested.
 set -u
-build=$(cd "${1:?usage: $0 BUILD TREE}" && pwd)
+# BUILD may not exist yet (a fresh clone): made here, never left as "".
+mkdir -p "${1:?usage: $0 BUILD TREE}" && build=$(cd "$1" && pwd) || exit 2
 tree=$(cd "${2:?usage: $0 BUILD TREE}" && pwd)
 here=$(cd "$(dirname "$0")/.." && pwd)
 roots=${FRESH_ROOTS:-bookworm trixie}
