@@ -29,6 +29,8 @@
                        "over the timer watch, before waking it")                   \
     X(timers_run_taken, "timers_run: a due timer taken (a periodic one "          \
                         "rescheduled in its heap), before the lock is let go")     \
+    X(ap_mstart, "ap_main: the scheduler has started, before the AP's M "       \
+                 "joins the idle list (main's first go() finds none)")            \
     X(smp_evict_leave, "arch/smp.c's wait_for_go: an AP told to leave its slot "  \
                        "(EVICT), before it moves the slot to FREE")
 

@@ -87,6 +87,7 @@ static void ap_main(void)
 {
     while (!__atomic_load_n(&sched_ready, __ATOMIC_ACQUIRE))   // pairs with kmain's release
         arch_idle_halt();
+    DEBUG_DELAY(ap_mstart);
     mstart();
 }
 

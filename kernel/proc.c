@@ -65,6 +65,8 @@
 //      once more after the decrement; the fence of step 1 and this
 //      decrement make the two sides a Dekker pair: one of them sees the
 //      other). If it finds work, it starts an M for it (possibly itself).
+//      An AP's M joining the idle list for the first time (mstart) looks
+//      the same way: until then a waker finds an idle P but no idle M.
 //   4. stopm(): an idle M halts with interrupts enabled only between the
 //      check of its nextp and the hlt (sti; hlt): a waker that sets nextp
 //      and sends the IPI either is seen by the check or interrupts the hlt.
@@ -761,6 +763,16 @@ void mstart(void)
     // with no deadlock report). Go's mput checks the same way.
     checkdead();
     spin_unlock(&sched.lock);
+    // A G made runnable before the mput above may have found an idle P but
+    // no idle M (startm put the P back), and its waker woke nobody: look
+    // once, as a spinner going idle does (step 3). A startm after the mput
+    // found this M; one before it published its G and its P under
+    // sched.lock, so the look sees both.
+    if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) &&       // after the lock: any P put back is seen
+        (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) || any_local_work() || netpoll_pending())) {   // relaxed: ordered by the lock
+        __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // counted for startm's M, as wakep's CAS does
+        startm(0, true);
+    }
     stopm(mp);
     schedule();
 }

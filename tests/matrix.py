@@ -796,6 +796,15 @@ CONFIGS = MANY_CORES + [
            cores=2, cmdline="app=malloc_double_free_remote", exit_status=255, timeout=15,
            expect_seq=[r"^malloc_double_free_remote: freed on another core$",
                        r"free\(0x[0-9a-f]+\): double free of a block of 112 bytes"]),
+    # The AP's M joins the idle list 200 ms after main's go()s found no idle
+    # M to wake: it must look for them itself (mstart), or main, pinned
+    # and waiting for another core, hangs.
+    Config("malloc-double-free-late-ap-debug", "the same with the AP 200 ms late to go idle (debug build): "
+           "it finds the freers itself",
+           build="debug", cores=2, cmdline="app=malloc_double_free_remote delay=ap_mstart:200000",
+           exit_status=255, timeout=15,
+           expect_seq=[r"^malloc_double_free_remote: freed on another core$",
+                       r"free\(0x[0-9a-f]+\): double free of a block of 112 bytes"]),
     fatal("panic", "panic() prints its message and exits 255", r"deliberate panic with 0 argument"),
     # Many cores to stop: the stop goes to the cores that checked in, by
     # APIC id. A broadcast NMI reached an AP halted in the trampoline
