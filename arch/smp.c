@@ -136,11 +136,13 @@ _Static_assert(AP_STRIDE % ARCH_PAGE_SIZE == 0, "whole pages per AP");
 #define LEGACY_INIT_WAIT_US 10000   // the MP specification's wait after INIT
 
 struct ap_params {                  // boot/trampoline.asm's parameter block
-    uint8_t jmp[8];
+    uint8_t jmp[2];
+    uint8_t warm;                   // a near return (trampoline_warm)
+    uint8_t pad[5];
     uint64_t cr3;
     uint64_t entry;
     uint64_t stacks;
-    uint32_t ticket;
+    uint64_t ticket;                // &ticket_next
     uint32_t efer;
     uint32_t cr4;
     uint32_t tickets;               // tickets with a stack: a later AP halts in the trampoline
@@ -172,6 +174,10 @@ static uint32_t ap_early_n;
 // has passed its ticket (second_round).
 static uint64_t early_stack_top[MAX_CPUS];
 static uint32_t ticket_slot[MAX_CPUS];
+// The next ticket: the APs take it (lock xadd in the trampoline, which
+// writes nothing on its own page), the boot core resets it before the
+// STARTUP of a round that hands tickets out.
+static uint32_t ticket_next;
 // Broadcast, boot core only: the first round's tickets (MAX_CPUS - 1, or
 // fewer by inject=), the APs the MADT lists (every one of them the
 // broadcast started), and the second round's state and what it did, for
@@ -542,6 +548,30 @@ static uint64_t early_stack_of(uint32_t slot)
     return (uint64_t)&ap_early[slot - 1].stack[AP_EARLY_STACK];
 }
 
+// Boot core, before the first INIT of tickets 0 .. tickets - 1: what the
+// first AP to reach each would do with every other AP of the round
+// contending for it, done once, here. On hardware it costs a call and a
+// store per ticket; under TCG:
+//
+// - It runs a block of the trampoline page. The first block QEMU
+//   translates on a page written since its last translation walks every
+//   vCPU's TLB (4.4 ms at 256 vCPUs on this host), holding the page's
+//   spinlock, and every vCPU that translates from the page meanwhile
+//   spins on that lock (tb_lock_page0). Left to the first AP of a
+//   broadcast, up to 255 threads spin behind it, whole host time slices
+//   each while the host has the holder preempted.
+// - It writes each ticket's stack top. An AP's first store to guest RAM
+//   the host has not backed yet faults in its QEMU thread, and where the
+//   host backs it with 2 MiB pages every thread that faults before the
+//   first has its page mapped zeroes a 2 MiB page of its own (4.5 ms of
+//   CPU each on this host).
+static void trampoline_warm(uint32_t tickets)
+{
+    for (uint32_t t = 0; t < tickets; t++)
+        *(volatile uint64_t *)(uintptr_t)(early_stack_top[t] - sizeof(uint64_t)) = 0;
+    ((void (*)(void))(uintptr_t)(AP_TRAMPOLINE + offsetof(struct ap_params, warm)))();
+}
+
 // The trampoline page and its parameters, the boot page tables' CR3 (the
 // direct map does not exist yet), and tickets 0 .. tickets - 1, ticket t
 // for slot t + 1 and its early stack.
@@ -559,9 +589,11 @@ static void trampoline_prepare(uint32_t tickets)
     p->cr3 = read_cr3();
     p->entry = (uint64_t)ap_entry;
     p->stacks = (uint64_t)early_stack_top;
-    p->ticket = 0;
+    p->ticket = (uint64_t)&ticket_next;
+    __atomic_store_n(&ticket_next, 0, __ATOMIC_RELAXED);     // relaxed: the fence below publishes it
     p->efer = (uint32_t)(rdmsr(MSR_EFER) & ((1u << 8) | (1u << 11)));   // LME, NXE
     p->cr4 = (uint32_t)(read_cr4() & (CR4_PAE | CR4_PGE));
+    trampoline_warm(tickets);       // after the page's last write
     // seq_cst fence: the parameters are in memory before the first INIT
     // (an APIC write, which is not ordered by a plain release).
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -786,8 +818,7 @@ void arch_boot_yield_to_aps(void)
 // trampoline, with a ticket or without.
 static uint32_t tickets_taken(void)
 {
-    uint32_t *counter = (uint32_t *)(uintptr_t)(AP_TRAMPOLINE + offsetof(struct ap_params, ticket));
-    return __atomic_load_n(counter, __ATOMIC_RELAXED);     // relaxed: a count only; the check-ins (seq_cst) order the rest
+    return __atomic_load_n(&ticket_next, __ATOMIC_RELAXED);     // relaxed: a count only; the check-ins (seq_cst) order the rest
 }
 
 // Whether the broadcast started more APs than the first round had
@@ -877,7 +908,7 @@ static bool second_round(uint64_t deadline, bool may_evict)
         early_stack_top[t] = early_stack_of(s);
         missing[t++] = missing[j];
     }
-    p->ticket = 0;
+    __atomic_store_n(&ticket_next, 0, __ATOMIC_RELAXED);     // relaxed: the fence below publishes it
     p->tickets = t;
     round2_restarted = t;
     round2 = ROUND2_DONE;

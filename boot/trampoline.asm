@@ -7,6 +7,14 @@
 ; AP's stack (and, when every AP was started at once, its slot). Then
 ; ap_entry(ticket) on that stack, with the BSP's page tables.
 ;
+; The APs write nothing on this page: the ticket counter is the kernel's
+; (p_ticket holds its address), and the GDT's descriptors come with their
+; accessed bits set, so that loading SS does not set one. Under TCG a write
+; to a page that holds translated code takes QEMU's self-modifying-code
+; path, which takes the page's spinlock, the one an AP holds while it
+; translates a block of this page. warm is a block the boot core runs
+; before the STARTUP (arch/smp.c, trampoline_warm).
+;
 ; Real mode goes straight to long mode: CR4.PAE, CR3 and EFER.LME are set
 ; while still in real mode (all three are legal there), then one MOV CR0
 ; sets PE and PG together, which the SDM allows (vol. 3A, 9.9.1: "in the
@@ -24,21 +32,23 @@ org 0x8000
 
 start:
     jmp short real_start
+warm:                   ; +2   a near return, called by the boot core in long mode
+    ret
 align 8
 params:
 p_cr3:      dq 0        ; +8   BSP's CR3 (below 4 GiB)
 p_entry:    dq 0        ; +16  64-bit C entry, void ap_entry(uint64_t ticket)
 p_stacks:   dq 0        ; +24  array of stack tops, indexed by ticket
-p_ticket:   dd 0        ; +32  next ticket
-p_efer:     dd 0        ; +36  EFER bits to set (LME, NXE)
-p_cr4:      dd 0        ; +40  CR4 to load (PAE at least)
-p_tickets:  dd 0        ; +44  tickets with a stack; an AP with a later one halts here
+p_ticket:   dq 0        ; +32  address of the next-ticket counter (uint32_t)
+p_efer:     dd 0        ; +40  EFER bits to set (LME, NXE)
+p_cr4:      dd 0        ; +44  CR4 to load (PAE at least)
+p_tickets:  dd 0        ; +48  tickets with a stack; an AP with a later one halts here
 
 align 16
 gdt:
     dq 0
-    dq 0x00AF9A000000FFFF   ; 0x08: 64-bit code
-    dq 0x00CF92000000FFFF   ; 0x10: data, B set as in the kernel's GDT
+    dq 0x00AF9B000000FFFF   ; 0x08: 64-bit code, accessed
+    dq 0x00CF93000000FFFF   ; 0x10: data, accessed, B set as in the kernel's GDT
 gdt_end:
 gdtr:
     dw gdt_end - gdt - 1
@@ -77,7 +87,8 @@ long_mode:
     mov ax, 0x10
     mov ss, ax
     mov eax, 1
-    lock xadd [p_ticket], eax
+    mov rbx, [p_ticket]
+    lock xadd [rbx], eax
     cmp eax, [p_tickets]
     jae .hang               ; more APs than slots (a broadcast start): this one is not used
     mov rbx, [p_stacks]
