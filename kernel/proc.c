@@ -51,8 +51,9 @@
 //      sends that core an IPI. Only Ms taken from the idle list are sent
 //      IPIs, so a busy core is never interrupted to be woken.
 //   2. resetspinning(): a spinning M that finds work stops spinning and,
-//      if it was the last spinner and Ps are still idle, calls wakep()
-//      itself: the next M picks up where it left off. Work is therefore
+//      if it was the last spinner and Ps are still idle, starts another
+//      (wakep's rule, after its own seq-cst decrement: wakep_after_rmw):
+//      the next M picks up where it left off. Work is therefore
 //      never left without either a spinner or a running M that will look
 //      at it.
 //   3. give_up_p(): an M with nothing to run, under sched.lock, re-checks
@@ -70,6 +71,17 @@
 //   4. stopm(): an idle M halts with interrupts enabled only between the
 //      check of its nextp and the hlt (sti; hlt): a waker that sets nextp
 //      and sends the IPI either is seen by the check or interrupts the hlt.
+//
+// Invariants of the wake-ups:
+//   - sched.nmspinning counts the Ms with spinning set plus those handed a
+//     P with nextspinning set that have not yet taken it; whoever raises
+//     it for an M it then fails to start (no idle M) lowers it again.
+//   - An M is woken with a P only from the idle lists, both taken under
+//     one hold of sched.lock, so a woken M always has a P and an idle P
+//     never waits with a G in its queue.
+//   - At most one spinner is started for no G in particular (wakep, the
+//     CAS from 0); the re-checks of steps 2 and 3 start one for work they
+//     saw. A woken M that finds nothing gives its P back.
 //
 // Rejected alternatives. A single global queue (contention on every
 // schedule; no locality). Waking an M for every G readied (a thundering
@@ -502,6 +514,14 @@ static bool any_local_work(void)
     return false;
 }
 
+// An M going idle saw work after publishing itself idle (step 3, mstart):
+// a spinner for it, possibly this very M (its stopm then returns at once).
+static void startm_for_work(void)
+{
+    __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // counted for startm's M, as wakep's CAS does
+    startm(0, true);
+}
+
 // Step 3 of the protocol: mp, holding a P, found nothing to run. Under
 // sched.lock it looks at the global queue once more and, finding nothing,
 // puts its P on the idle list and itself on the idle M list in the same
@@ -552,10 +572,7 @@ static bool give_up_p(struct m *mp, struct g **found)
     // that idles looks again after its (seq-cst) pidleput, spinning or
     // not; only a spinner looks at the local queues again (step 3).
     if ((was_spinning && any_local_work()) || netpoll_pending()) {
-        // Start a spinner for it, possibly this very M (then stopm
-        // returns at once).
-        __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // counted for startm's M, as wakep's CAS does
-        startm(0, true);
+        startm_for_work();
     }
     return true;
 }
@@ -769,10 +786,8 @@ void mstart(void)
     // found this M; one before it published its G and its P under
     // sched.lock, so the look sees both.
     if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) &&       // after the lock: any P put back is seen
-        (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) || any_local_work() || netpoll_pending())) {   // relaxed: ordered by the lock
-        __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // counted for startm's M, as wakep's CAS does
-        startm(0, true);
-    }
+        (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) || any_local_work() || netpoll_pending()))   // relaxed: ordered by the lock
+        startm_for_work();
     stopm(mp);
     schedule();
 }
