@@ -30,6 +30,7 @@
 
 // stack lock held (written under it)
 static uint16_t drop_syn_port;
+static uint16_t drop_tcp_port;
 static uint64_t dropped;
 
 int net_hook_ip4_input(struct pbuf *p, struct netif *inp)
@@ -42,6 +43,11 @@ int net_hook_ip4_input(struct pbuf *p, struct netif *inp)
         (IPH_OFFSET(ip) & PP_HTONS(IP_OFFMASK | IP_MF)))
         return 0;
     const struct tcp_hdr *tcp = (const struct tcp_hdr *)((const uint8_t *)p->payload + hlen);
+    if (drop_tcp_port && lwip_ntohs(tcp->dest) == drop_tcp_port) {
+        dropped++;
+        pbuf_free(p);
+        return 1;
+    }
     uint8_t flags = TCPH_FLAGS(tcp);
     if ((flags & (TCP_SYN | TCP_ACK | TCP_RST)) == TCP_ACK) {
         if (!syncookie_ack(inp, ip, tcp))
@@ -66,6 +72,14 @@ void net_hook_drop_syn_to(uint16_t port)
     net_start();
     net_lock();
     drop_syn_port = port;
+    net_unlock();
+}
+
+void net_hook_drop_tcp_to(uint16_t port)
+{
+    net_start();
+    net_lock();
+    drop_tcp_port = port;
     net_unlock();
 }
 

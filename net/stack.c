@@ -96,6 +96,31 @@ struct netpoll_list *net_ready_list(void)
     return &stack.ready;
 }
 
+// lwIP's retransmission timeout has no ceiling: each retransmission's
+// tcp_slowtmr sets rto to the RTT estimate shifted by lwIP's tcp_backoff
+// (up to 128 times), stopping only at 0x7FFF ticks (4.5 hours), so a
+// connection whose peer went silent waits 3 minutes or more between its
+// last retransmissions (from lwIP's least estimate, 1.5 s), longer the
+// slower its path was. Linux stops at TCP_RTO_MAX, and so does goro
+// (net/stack.h): after every slow tick (tcp_ticks moved) each active
+// connection's rto is clamped, before the next tick counts rtime up to
+// it. lwIP has no hook there, and its source is built as Debian ships it.
+// An RTT sample (tcp_in.c) sets rto too; the same walk clamps it long
+// before rtime reaches it. A SYN is never backed off (SYN_SENT keeps its
+// 3 s) and SYN_RCVD ends within 20 s (TCP_SYN_RCVD_TIMEOUT), so only a
+// synchronized connection reaches the ceiling. Stack lock held.
+_Static_assert(NET_TCP_RTO_MAX_TICKS > 0 && NET_TCP_RTO_MAX_TICKS < 0x7FFF, "rto is lwIP's s16_t");
+static void cap_rto(void)
+{
+    static u32_t walked;        // tcp_ticks at the last walk
+    if (tcp_ticks == walked)
+        return;
+    walked = tcp_ticks;
+    for (struct tcp_pcb *pcb = tcp_active_pcbs; pcb; pcb = pcb->next)
+        if (pcb->rto > NET_TCP_RTO_MAX_TICKS)
+            pcb->rto = NET_TCP_RTO_MAX_TICKS;
+}
+
 // Stack lock held: the posted work, and what lwIP queued for itself
 // (packets looped back to this machine), until there is none or
 // WORK_ROUNDS have gone by. True when work is left.
@@ -103,8 +128,10 @@ static bool do_work(void)
 {
     for (int round = 0; round < WORK_ROUNDS; round++) {
         uint32_t what = __atomic_exchange_n(&stack.pending, 0, __ATOMIC_ACQUIRE);   // pairs with net_post's seq-cst or
-        if (what & NET_WORK_TIMERS)
+        if (what & NET_WORK_TIMERS) {
             sys_check_timeouts();
+            cap_rto();
+        }
         if ((what & NET_WORK_RX) && ether_poll())
             net_post(NET_WORK_RX);      // a queue still has frames: another round
         bool looped = false;

@@ -33,6 +33,13 @@ bool net_post(uint32_t what);
 // they run once the holder lets go.
 struct netpoll_list *net_ready_list(void);
 
+// The ceiling on a TCP connection's retransmission timeout, Linux's
+// TCP_RTO_MAX (RFC 6298 allows any of 60 s or more); lwIP's own has none
+// (net/stack.c). _TICKS is in lwIP's slow-timer ticks (TCP_SLOW_INTERVAL,
+// from lwip/priv/tcp_priv.h, which its user includes).
+#define NET_TCP_RTO_MAX_MS 120000
+#define NET_TCP_RTO_MAX_TICKS (NET_TCP_RTO_MAX_MS / TCP_SLOW_INTERVAL)
+
 // Brings lwIP up (once; every entry of the network API calls it first):
 // the loopback interface at 127.0.0.1, lwIP's timers. From a goroutine.
 void net_start(void);

@@ -6,6 +6,7 @@
 // within the unlock that follows the send.
 #include "kernel/ktest.h"
 #include "net/netmem.h"
+#include "net/hooks.h"
 #include "net/stack.h"
 #include "lib/string.h"
 #include "lib/printf.h"
@@ -153,4 +154,103 @@ KTEST(lwip_port_tcp_loopback)
     netmem_stats(&after);
     KT_ASSERT(after.allocs > before.allocs);
     KT_ASSERT_EQ(after.failures, before.failures);
+}
+
+static uint32_t rto_conn_errs;
+
+static void rto_conn_err(void *arg, err_t err)
+{
+    (void)arg, (void)err;
+    rto_conn_errs++;            // lwIP has freed the connection
+}
+
+// A connection whose peer goes silent backs its retransmission timeout off
+// to the ceiling (NET_TCP_RTO_MAX_TICKS, net/stack.c) and no further:
+// uncapped, lwIP's backoff passes 3 minutes by the 7th retransmission at
+// the latest (an estimate of at least 3 ticks, times 128; here, with no RTT
+// sample taken, 6 ticks, so by the 6th). Each wait is cut short by setting
+// rtime to rto (the next slow tick retransmits), so the seven
+// retransmissions take seven slow ticks, 3.5 s, and each rto is read under
+// the stack lock, after the timer work that set it. Only a read forces a
+// retransmission, so unless the reading goroutine is held off for a whole
+// backed-off rto, each value is seen.
+KTEST(lwip_port_tcp_rto_capped)
+{
+    enum { PORT = 7009, RETRANSMISSIONS = 7 };
+    net_start();
+    net_lock();
+    struct tcp_pcb *l = tcp_new();
+    KT_ASSERT(l);
+    KT_ASSERT_EQ(tcp_bind(l, IP4_ADDR_ANY, PORT), ERR_OK);
+    struct tcp_pcb *lis = tcp_listen(l);
+    KT_ASSERT(lis);
+    tcp_accept(lis, got_accept);
+    struct tcp_pcb *c = tcp_new();
+    KT_ASSERT(c);
+    tcp_err(c, rto_conn_err);
+    ip_addr_t lo;
+    IP_ADDR4(&lo, 127, 0, 0, 1);
+    accepted = 0;
+    connected = rto_conn_errs = 0;
+    KT_ASSERT_EQ(tcp_connect(c, &lo, PORT, got_connected), ERR_OK);
+    net_unlock();
+    KT_ASSERT_EQ(connected, 1);
+    KT_ASSERT(accepted != 0);
+
+    uint64_t dropped = net_hook_dropped();
+    net_hook_drop_tcp_to(PORT);
+    net_lock();
+    KT_ASSERT_EQ(tcp_write(c, "x", 1, TCP_WRITE_FLAG_COPY), ERR_OK);
+    KT_ASSERT_EQ(tcp_output(c), ERR_OK);
+    int16_t base = c->rto;
+    net_unlock();
+
+    int16_t rtos[RETRANSMISSIONS + 1];     // after each retransmission; -1: not seen
+    for (int i = 0; i <= RETRANSMISSIONS; i++)
+        rtos[i] = -1;
+    uint8_t seen = 0;
+    uint32_t errs = 0;
+    uint64_t moved = nanotime();
+    while (seen < RETRANSMISSIONS && nanotime() - moved <= KT_STALL_NS) {
+        sleep_ns(10 * 1000000);
+        net_lock();
+        errs = rto_conn_errs;
+        if (!errs) {
+            if (c->nrtx != seen) {
+                seen = c->nrtx;
+                rtos[seen < RETRANSMISSIONS ? seen : RETRANSMISSIONS] = c->rto;
+                moved = nanotime();
+            }
+            c->rtime = c->rto;
+        }
+        net_unlock();
+        if (errs)
+            break;
+    }
+
+    net_lock();
+    errs = rto_conn_errs;
+    tcp_arg(accepted, 0);
+    tcp_recv(accepted, 0);
+    tcp_abort(accepted);
+    if (!errs)
+        tcp_abort(c);
+    err_t closed = tcp_close(lis);
+    net_unlock();
+    net_hook_drop_tcp_to(0);
+    KT_ASSERT_EQ(closed, ERR_OK);
+
+    printf("ktest: lwip_port_tcp_rto_capped: rto in %d ms ticks, %d then:", TCP_SLOW_INTERVAL,
+           base);
+    for (int i = 1; i <= seen && i <= RETRANSMISSIONS; i++)
+        printf(" %d", rtos[i]);
+    printf(", ceiling %d\n", NET_TCP_RTO_MAX_TICKS);
+    KT_ASSERT_EQ(errs, 0);
+    KT_ASSERT_EQ(seen, RETRANSMISSIONS);
+    KT_ASSERT(net_hook_dropped() - dropped >= RETRANSMISSIONS);
+    for (int i = 1; i <= RETRANSMISSIONS; i++)
+        if (rtos[i] > NET_TCP_RTO_MAX_TICKS)
+            KT_FAIL("after retransmission %d rto is %d ticks, past the ceiling of %d", i, rtos[i],
+                    NET_TCP_RTO_MAX_TICKS);
+    KT_ASSERT_EQ(rtos[RETRANSMISSIONS], NET_TCP_RTO_MAX_TICKS);
 }
