@@ -460,7 +460,7 @@ HOST_SAN_loadgen_proto := address,undefined
 HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST \
     -iquote . -iquote include -iquote tests/host
 
-host: $(HOST_TESTS:%=$(BUILD)/host/test_%) $(BUILD)/tools/loadgen
+host: $(HOST_TESTS:%=$(BUILD)/host/test_%) $(BUILD)/tools/loadgen $(BUILD)/tools/l2send
 $(BUILD)/host/test_httpd: apps/httpd/httpd.c tests/host/fakenet.h
 $(BUILD)/host/test_kvd_conn: apps/kvd/kvd.c tests/host/fakenet.h
 .SECONDEXPANSION:
@@ -479,6 +479,16 @@ $(LOADGEN): tools/net/loadgen/loadgen.c tools/net/loadgen/proto.c tools/net/load
 	@mkdir -p $(dir $@)
 	$(call say,HOSTCC,$@)
 	$(Q)$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -pthread -iquote . $(filter %.c,$^) -o $@ -lm
+
+# tools/bench/l2floor.py's sender over a tap (tools/net/l2send.c): a host
+# program, built with the host tests.
+L2SEND := $(BUILD)/tools/l2send
+.PHONY: l2send
+l2send: $(L2SEND)
+$(L2SEND): tools/net/l2send.c
+	@mkdir -p $(dir $@)
+	$(call say,HOSTCC,$@)
+	$(Q)$(HOSTCC) -std=gnu11 -O2 -g -Wall -Wextra -Werror $< -o $@
 
 # ---- fuzzing (docs/testing.md, "Fuzzing") -------------------------------------
 #
@@ -686,11 +696,12 @@ host: $(BUILD)/host/test_make
 
 # The L2 reflector from the host (tools/bench/l2floor.py --check): frames
 # sent over QEMU's dgram backend to app=l2reflect come back, every NIC
-# model; then, as root only (SKIP otherwise), a multiqueue virtio-net over
-# a tap in a namespace of its own, a queue pair per vCPU at 1, 2, 4 and 8
-# vCPUs, spreads them over its pairs, each pair's interrupt on its own
-# core. Counts only, never a rate.
-$(BUILD)/host/test_l2floor: tools/bench/l2floor.py
+# model, and the C sender (tools/net/l2send.c) makes the script's frames
+# and refuses damaged ones; then, as root only (SKIP otherwise), a
+# multiqueue virtio-net over a tap in a namespace of its own, a queue pair
+# per vCPU at 1, 2, 4 and 8 vCPUs, spreads the C sender's frames over its
+# pairs, each pair's interrupt on its own core. Counts only, never a rate.
+$(BUILD)/host/test_l2floor: tools/bench/l2floor.py | $(BUILD)/tools/l2send
 	@mkdir -p $(dir $@)
 	$(Q)printf '#!/bin/sh\nexport QEMU=%s\n%s %s --check --elf %s || exit 1\nexec %s %s --check --tap --smp 1,2,4,8 --frames 2000 --elf %s\n' \
 	    '$(QEMU)' '$(PYTHON)' '$(abspath tools/bench/l2floor.py)' '$(abspath $(BUILD))/goro.elf' \
@@ -992,7 +1003,7 @@ figures-archive bench-readme:
 NET_BENCH_ARGS ?=
 .PHONY: bench-net
 bench-net: deps-for-bench
-	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf $(LOADGEN)
+	@$(MAKE) --no-print-directory $(BUILD_JOBS) $(BUILD)/goro.elf $(LOADGEN) $(L2SEND)
 	$(BENCH_PYTHON) tools/net/netbench.py --build $(BUILD) --plot docs/img/net-latency.png $(NET_BENCH_ARGS)
 
 # bench-boot: the boot timeline at 1, 2, 8, 32 and 64 vCPUs under TCG (median

@@ -36,11 +36,18 @@ vCPU by default) on a tap device in a network namespace this tool makes
 The frames go into the tap from a packet socket in the namespace, shaped
 as UDP datagrams between 198.18.0.1 and 198.18.0.2 from --flows source
 ports, so the tap spreads them over its queues by flow hash; the guest
-reflects each on the queue it came in on. The BENCH line adds queues= and
-the guest's count per queue pair (queue_frames=a/b/c/d); --check with
+reflects each on the queue it came in on. The sender is tools/net/l2send
+(built by make beside the image; --sender python: this script's own, at
+ten times its host CPU per frame, which on a loaded host is the rate's
+limit): the same frames and checks, --batch of them per system call, a
+window of 256 by default (a pair's ring holds 256; a window of 1,024
+overflowed the path on this host, frames lost). The BENCH line adds queues=, the guest's
+count per queue pair (queue_frames=a/b/c/d), and the sender and its host
+CPU microseconds per frame (sender=c sender_us=2.1); --check with
 --tap asserts every frame came back, at least two queue pairs carried
 some, pair i's interrupt was aimed at core i, and every interrupt reached
-the core its pair's was aimed at. --smp takes a comma-separated list of
+the core its pair's was aimed at; --check without it, that l2send's frames
+are this script's byte for byte and its checker refuses damaged ones. --smp takes a comma-separated list of
 vCPU counts: each is run in turn.
 
 --insn: instead of a rate, the guest's instructions per reflected frame,
@@ -275,6 +282,7 @@ class TapGuest:
         cmd = qemu.argv(opts.smp, "512M", machine=opts.machine, serial="stdio",
                         extra=["-netdev", nic, "-device", device])
         self.csum = opts.csum
+        self.l2send, self.batch = l2send_path(opts), opts.batch
         self.cmd = ["ip", "netns", "exec", self.ns] + cmd + \
             qemu.kernel_boot(qemu.image(opts), f"app=l2reflect gomaxprocs={opts.smp}"
                                                f"{' csum=1' if opts.csum else ''}")
@@ -309,17 +317,23 @@ class TapGuest:
         subprocess.run(["ip", "netns", "del", self.ns], stderr=subprocess.DEVNULL)
 
     def run(self, frames, window, size, flows):
-        """The sender runs in the namespace (this script again, --tap-sender):
-        (frames back, seconds)."""
-        out = subprocess.run(["ip", "netns", "exec", self.ns, sys.executable, os.path.abspath(__file__),
-                              "--tap-sender", self.tap, "--frames", str(frames), "--window", str(window),
-                              "--size", str(size), "--flows", str(flows)] + (["--csum"] if self.csum else []),
+        """The sender runs in the namespace (l2send, or with --sender python
+        this script again, --tap-sender): (frames back, seconds, the
+        sender's CPU seconds)."""
+        args = [self.tap, "--frames", str(frames), "--window", str(window), "--size", str(size),
+                "--flows", str(flows)] + (["--csum"] if self.csum else [])
+        sender = [self.l2send, "--batch", str(self.batch)] if self.l2send else \
+            [sys.executable, os.path.abspath(__file__), "--tap-sender"]
+        before = os.times()
+        out = subprocess.run(["ip", "netns", "exec", self.ns] + sender + args,
                              capture_output=True, text=True, timeout=STALL_S * 4 + frames)
-        m = re.search(r"^SENT back=(\d+) secs=([\d.]+)$", out.stdout, re.M)
+        after = os.times()
+        m = re.search(r"^SENT back=(\d+) secs=([\d.]+)", out.stdout, re.M)
         if not m:
             raise RuntimeError(f"the sender failed: {out.stdout} {out.stderr}")
         self.sent += frames
-        return int(m.group(1)), float(m.group(2))
+        cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+        return int(m.group(1)), float(m.group(2)), cpu
 
     def queue_counts(self):
         """From the guest's per-second line, the first to count every frame
@@ -362,6 +376,17 @@ def tap_sender(opts):
     return 0
 
 
+def l2send_path(opts):
+    """The C sender (tools/net/l2send.c, built by make beside the image),
+    or "" for this script's own (--sender python)."""
+    if opts.sender == "python":
+        return ""
+    path = opts.l2send or os.path.join(os.path.dirname(os.path.abspath(qemu.image(opts))), "tools", "l2send")
+    if not os.access(path, os.X_OK):
+        raise SystemExit(f"l2floor: no {path} (make l2send), or --sender python")
+    return path
+
+
 def tap_bench(opts):
     group = qemu.Group()
     with TapGuest(opts, group) as g:
@@ -369,7 +394,7 @@ def tap_bench(opts):
         failed = 0
         for _ in range(1 if opts.check else opts.runs):
             load = host_load()
-            back, secs = g.run(opts.frames, opts.window, opts.size, opts.flows)
+            back, secs, cpu = g.run(opts.frames, opts.window, opts.size, opts.flows)
             per_queue, off_core, (known, made) = g.queue_counts()
             used = sum(1 for c in per_queue if c)
             if opts.check:
@@ -400,6 +425,7 @@ def tap_bench(opts):
             print(f"BENCH l2floor nic=virtio-modern-tap vcpus={opts.smp} queues={g.queues} size={opts.size} "
                   f"window={opts.window} flows={opts.flows} frames={opts.frames} pps={back / secs:.0f} "
                   f"lost={opts.frames - back} queue_frames={'/'.join(map(str, per_queue))} "
+                  f"sender={'c' if g.l2send else 'python'} sender_us={cpu * 1e6 / max(back, 1):.1f} "
                   f"host_load={load:.2f}", flush=True)
     return 1 if failed else 0
 
@@ -480,9 +506,38 @@ def insn(opts):
     return 0
 
 
+def check_l2send(opts):
+    """The C sender's frames are frame()'s, byte for byte, and its checker
+    refuses every damaged one (its --selftest): 0 or 1 failure."""
+    name = "l2floor/l2send"
+    try:
+        path = l2send_path(opts)
+        out = subprocess.run([path, "--selftest"], capture_output=True, text=True, timeout=60)
+        if out.returncode != 0:
+            raise RuntimeError(f"--selftest: {(out.stdout + out.stderr).strip()[-500:]}")
+        cases = 0
+        for size in (60, 61, 1514):
+            for flows in (1, 64):
+                for csum in (False, True):
+                    for seq in (0, 1, 255, 65537, 2**32 - 1):
+                        argv = [path, "--print", str(seq), "--size", str(size), "--flows", str(flows)]
+                        got = subprocess.run(argv + (["--csum"] if csum else []), capture_output=True,
+                                             text=True, timeout=60).stdout.strip()
+                        if got != frame(seq, size, flows, csum).hex():
+                            raise RuntimeError(f"frame {seq} (size {size}, flows {flows}, csum {csum}) "
+                                               f"differs from frame()'s")
+                        cases += 1
+    except (RuntimeError, SystemExit, OSError) as e:
+        print(f"FAIL {name}: {e}")
+        return 1
+    print(f"PASS {name}: {cases} frames as frame() makes them; every damaged frame refused")
+    return 0
+
+
 def check(opts):
-    """Every frame back, each model: counts only."""
-    group, failed = qemu.Group(), 0
+    """Every frame back, each model: counts only; and the C sender's
+    frames and checker."""
+    group, failed = qemu.Group(), check_l2send(opts)
     for nic in ("virtio-modern", "virtio-legacy", "e1000e"):
         name = f"l2floor/{nic}"
         try:
@@ -514,7 +569,7 @@ def main():
     ap.add_argument("--smp", default="2", help="vCPUs; a comma-separated list runs each in turn")
     ap.add_argument("--machine", default="q35")
     ap.add_argument("--frames", type=int, default=50000)
-    ap.add_argument("--window", type=int, default=32)
+    ap.add_argument("--window", type=int, default=0, help="frames in flight (default 32; --tap: 256)")
     ap.add_argument("--size", type=int, default=64, help="frame bytes, 60..1514")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--check", action="store_true", help="make test's check: every frame back")
@@ -528,10 +583,15 @@ def main():
                     help="--insn: the insncount plugin")
     ap.add_argument("--csum", action="store_true",
                     help="--tap: checksum offload both ways (always on with --check)")
+    ap.add_argument("--sender", choices=("c", "python"), default="c",
+                    help="--tap: the C sender (tools/net/l2send.c) or this script's own")
+    ap.add_argument("--l2send", default="", help="--tap: the C sender's path (default: beside the image)")
+    ap.add_argument("--batch", type=int, default=32, help="--tap, the C sender: frames per system call")
     ap.add_argument("--tap-sender", default="", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if not 60 <= opts.size <= 1514:
         ap.error("--size: 60..1514")
+    opts.window = opts.window or (256 if opts.tap else 32)
     if opts.tap_sender:
         return tap_sender(opts)
     try:
