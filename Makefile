@@ -696,11 +696,12 @@ host: $(BUILD)/host/test_make
 
 # The L2 reflector from the host (tools/bench/l2floor.py --check): frames
 # sent over QEMU's dgram backend to app=l2reflect come back, every NIC
-# model, and the C sender (tools/net/l2send.c) makes the script's frames
-# and refuses damaged ones; then, as root only (SKIP otherwise), a
-# multiqueue virtio-net over a tap in a namespace of its own, a queue pair
-# per vCPU at 1, 2, 4 and 8 vCPUs, spreads the C sender's frames over its
-# pairs, each pair's interrupt on its own core. Counts only, never a rate.
+# model, from the script and from the C sender (tools/net/l2send.c), which
+# makes the script's frames and refuses damaged ones; then, as root only
+# (SKIP otherwise), a multiqueue virtio-net over a tap in a namespace of
+# its own, a queue pair per vCPU at 1, 2, 4 and 8 vCPUs, spreads the C
+# sender's frames over its pairs, each pair's interrupt on its own core.
+# Counts only, never a rate.
 $(BUILD)/host/test_l2floor: tools/bench/l2floor.py | $(BUILD)/tools/l2send
 	@mkdir -p $(dir $@)
 	$(Q)printf '#!/bin/sh\nexport QEMU=%s\n%s %s --check --elf %s || exit 1\nexec %s %s --check --tap --smp 1,2,4,8 --frames 2000 --elf %s\n' \

@@ -20,35 +20,39 @@ flight: a frame goes out each time one comes back, so the rate is what the
 path sustains, not what a burst overflows. The frames are of --size bytes
 (Ethernet header included), EtherType 0x88B5 (IEEE 802's local
 experimental type), numbered, and each must come back with the addresses
-swapped and its bytes intact. One line per run in goro's benchmark format:
+swapped and its bytes intact. They are sent from this tool's socket by
+tools/net/l2send (C, built by make beside the image: the same frames and
+checks at a tenth of this script's host CPU a frame, --batch of them a
+system call; --sender python: this script's own). A window above 32
+overflowed the dgram backend on this host (frames lost). One line per run
+in goro's benchmark format:
 
-    BENCH l2floor nic=virtio-modern vcpus=2 size=64 window=32 frames=50000 pps=12345 lost=0 host_load=2.51
+    BENCH l2floor nic=virtio-modern vcpus=2 size=64 window=32 frames=50000 pps=12345 lost=0 sender=c host_load=2.51
 
 with the host's 1-minute load average at the start: the rate is
 wall-clock under TCG, and moves with what else the host runs (take it on a
 quiet host, or compare runs made side by side). --check sends a few
-hundred frames through each NIC model and prints PASS or FAIL per model
-(the runner's host-test format), asserting counts, never a rate.
+hundred frames through each NIC model, from each sender, and prints PASS
+or FAIL per model (the runner's host-test format), asserting counts, never
+a rate.
 
 --tap (root): the NIC is a multiqueue virtio-net (--queues pairs, one per
 vCPU by default) on a tap device in a network namespace this tool makes
-(--ns-prefix, default "goro-l2f"; removed at the end), QEMU running inside it.
-The frames go into the tap from a packet socket in the namespace, shaped
+(--ns-prefix, default "goro-l2f"; removed at the end), QEMU running inside
+it. The frames go into the tap from a packet socket in the namespace, shaped
 as UDP datagrams between 198.18.0.1 and 198.18.0.2 from --flows source
 ports, so the tap spreads them over its queues by flow hash; the guest
-reflects each on the queue it came in on. The sender is tools/net/l2send
-(built by make beside the image; --sender python: this script's own, at
-ten times its host CPU per frame, which on a loaded host is the rate's
-limit): the same frames and checks, --batch of them per system call, a
-window of 256 by default (a pair's ring holds 256; a window of 1,024
-overflowed the path on this host, frames lost). The BENCH line adds queues=, the guest's
-count per queue pair (queue_frames=a/b/c/d), and the sender and its host
-CPU microseconds per frame (sender=c sender_us=2.1); --check with
---tap asserts every frame came back, at least two queue pairs carried
-some, pair i's interrupt was aimed at core i, and every interrupt reached
-the core its pair's was aimed at; --check without it, that l2send's frames
-are this script's byte for byte and its checker refuses damaged ones. --smp takes a comma-separated list of
-vCPU counts: each is run in turn.
+reflects each on the queue it came in on. The sender is l2send on a packet
+socket (Python's cost a frame, ten times its, was the rate's limit on a
+loaded host), with a window of 256 by default (a pair's ring holds 256;
+1,024 overflowed the path on this host, frames lost). The BENCH line adds
+queues=, the guest's count per queue pair (queue_frames=a/b/c/d), and the
+sender and its host CPU microseconds per frame (sender=c sender_us=2.1);
+--check with --tap asserts every frame came back, at least two queue pairs
+carried some, pair i's interrupt was aimed at core i, and every interrupt
+reached the core its pair's was aimed at; --check without it, that l2send's
+frames are this script's byte for byte and its checker refuses damaged ones.
+--smp takes a comma-separated list of vCPU counts: each is run in turn.
 
 --insn: instead of a rate, the guest's instructions per reflected frame,
 counted by the insncount plugin (make insncount), which does not move
@@ -226,10 +230,22 @@ class Guest:
         self.ctx.__exit__(*exc)
         self.sock.close()
 
-    def run(self, frames, window, size):
-        """Sends frames, window in flight; returns (frames back, seconds)."""
-        to = ("127.0.0.1", self.qemu_port)
-        return closed_loop(self.sock, lambda f: self.sock.sendto(f, to), frames, window, size, 0)
+    def run(self, frames, window, size, l2send="", batch=32):
+        """Sends frames, window in flight, from l2send (given its path: on
+        this tool's socket, passed down) or from here; returns (frames back,
+        seconds)."""
+        if not l2send:
+            to = ("127.0.0.1", self.qemu_port)
+            return closed_loop(self.sock, lambda f: self.sock.sendto(f, to), frames, window, size, 0)
+        fd = self.sock.fileno()
+        out = subprocess.run([l2send, "--fd", str(fd), "--to", str(self.qemu_port), "--flows", "0",
+                              "--frames", str(frames), "--window", str(window), "--size", str(size),
+                              "--batch", str(batch)], pass_fds=(fd,), capture_output=True, text=True,
+                             timeout=STALL_S * 4 + frames)
+        m = re.search(r"^SENT back=(\d+) secs=([\d.]+)", out.stdout, re.M)
+        if not m:
+            raise RuntimeError(f"l2send failed: {out.stdout} {out.stderr}")
+        return int(m.group(1)), float(m.group(2))
 
 
 def closed_loop(sock, send, frames, window, size, flows, csum=False):
@@ -450,17 +466,17 @@ def start(opts, nic, group, tries=3, args="", plugin=()):
 
 
 def bench(opts):
-    group = qemu.Group()
+    group, l2send = qemu.Group(), l2send_path(opts)
     for nic in opts.nic.split(","):
         g = start(opts, nic, group)
         try:
             g.run(min(1000, opts.frames), opts.window, opts.size)      # warm: the first frames translate code
             for _ in range(opts.runs):
                 load = host_load()
-                back, secs = g.run(opts.frames, opts.window, opts.size)
+                back, secs = g.run(opts.frames, opts.window, opts.size, l2send, opts.batch)
                 print(f"BENCH l2floor nic={nic} vcpus={opts.smp} size={opts.size} window={opts.window} "
                       f"frames={opts.frames} pps={back / secs:.0f} lost={opts.frames - back} "
-                      f"host_load={load:.2f}", flush=True)
+                      f"sender={'c' if l2send else 'python'} host_load={load:.2f}", flush=True)
         finally:
             g.__exit__(None, None, None)
     return 0
@@ -517,8 +533,8 @@ def check_l2send(opts):
             raise RuntimeError(f"--selftest: {(out.stdout + out.stderr).strip()[-500:]}")
         cases = 0
         for size in (60, 61, 1514):
-            for flows in (1, 64):
-                for csum in (False, True):
+            for flows in (0, 1, 64):
+                for csum in (False, True) if flows else (False,):
                     for seq in (0, 1, 255, 65537, 2**32 - 1):
                         argv = [path, "--print", str(seq), "--size", str(size), "--flows", str(flows)]
                         got = subprocess.run(argv + (["--csum"] if csum else []), capture_output=True,
@@ -538,6 +554,10 @@ def check(opts):
     """Every frame back, each model: counts only; and the C sender's
     frames and checker."""
     group, failed = qemu.Group(), check_l2send(opts)
+    try:
+        l2send = l2send_path(opts)
+    except SystemExit:
+        l2send = ""                             # failed above; the script's own sender still runs
     for nic in ("virtio-modern", "virtio-legacy", "e1000e"):
         name = f"l2floor/{nic}"
         try:
@@ -552,11 +572,15 @@ def check(opts):
             for size in sizes:
                 back, _ = g.run(300, 16, size)
                 lost += 300 - back
+                if l2send:
+                    back, _ = g.run(300, 16, size, l2send)
+                    lost += 300 - back
             if lost:
-                print(f"FAIL {name}: {lost} of {300 * len(sizes)} frames never came back")
+                print(f"FAIL {name}: {lost} frames never came back")
                 failed += 1
             else:
-                print(f"PASS {name}: {300 * len(sizes)} frames of 60 and 1514 bytes reflected")
+                print(f"PASS {name}: {(600 if l2send else 300) * len(sizes)} frames of 60 and 1514 "
+                      f"bytes reflected{', half from l2send' if l2send else ''}")
         finally:
             g.__exit__(None, None, None)
     return 1 if failed else 0

@@ -3,8 +3,10 @@
 //
 // The frames are tools/bench/l2floor.py's frame(seq, size, flows, csum),
 // byte for byte: IPv4 UDP datagrams 198.18.0.1 -> 198.18.0.2 from --flows
-// source ports, each numbered, its payload a pattern of its number. A
-// packet socket on the tap keeps --window of them in flight, closed loop:
+// source ports (--flows 0: frames of EtherType 0x88B5), each numbered, its
+// payload a pattern of its number. A packet socket on the tap (or, with
+// --fd, l2floor.py's UDP socket on QEMU's dgram backend, each frame a
+// datagram to 127.0.0.1:--to) keeps --window of them in flight, closed loop:
 // frames leave in batches of up to --batch (sendmmsg) as the window has
 // room, and come back in batches (recvmmsg). Each frame back must be one
 // still outstanding, its addresses swapped and every other byte as sent
@@ -19,6 +21,7 @@
 //
 //   l2send IFNAME [--frames N] [--window W] [--size S] [--flows F] [--csum]
 //                 [--batch B] [--stall SECONDS]
+//   l2send --fd FD --to PORT --flows 0 [...]   # over QEMU's dgram backend
 //   l2send --selftest           # the checker rejects every damaged frame
 //   l2send --print SEQ [--size S] [--flows F] [--csum]   # frame SEQ in hex, to
 //                               # hold against l2floor.py's (its --check does)
@@ -32,6 +35,7 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,7 +49,7 @@
 #define MAX_FRAME 1514
 #define MAX_BATCH 256
 #define UDP_CSUM_AT (14 + 20 + 6) // where the frame's UDP checksum sits
-#define SEQ_AT 42                 // the frame's number: after the UDP header
+#define ETHERTYPE 0x88B5          // IEEE 802's local experimental type
 #define NEEDS_CSUM 1              // virtio_net_hdr's flag
 
 // virtio's header before each frame on a PACKET_VNET_HDR socket (struct
@@ -61,9 +65,11 @@ static const uint8_t host_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };  // l
 static struct {
     const char *ifname;
     uint32_t frames, window, size, flows, batch;
+    int fd;      // --fd: a UDP socket, bound, for QEMU's dgram backend
+    uint16_t to; // --to: QEMU's port on 127.0.0.1
     double stall;
     bool csum;
-} opt = { 0, 50000, 256, 64, 64, 32, 60.0, false };
+} opt = { 0, 50000, 256, 64, 64, 32, -1, 0, 60.0, false };
 
 static double now(void)
 {
@@ -102,12 +108,25 @@ static uint32_t udp_pseudo(const uint8_t *f, uint32_t len)
     return ones_sum(f + 26, 8, 17 + (len - 34));
 }
 
+// Where a frame's number is: after the UDP header, or after the EtherType.
+static uint32_t seq_at(void)
+{
+    return opt.flows ? 42 : 14;
+}
+
 // Frame seq into f, as l2floor.py's frame(seq, size, flows, csum) makes it.
 static void frame(uint8_t *f, uint32_t seq, bool csum)
 {
-    uint32_t size = opt.size, total = size - 14;
+    uint32_t size = opt.size, total = size - 14, at = seq_at();
     memcpy(f, guest_mac, 6);
     memcpy(f + 6, host_mac, 6);
+    put32(f + at, seq);
+    for (uint32_t i = at + 4; i < size; i++)
+        f[i] = (uint8_t)(seq + (i - at - 4));
+    if (!opt.flows) {
+        put16(f + 12, ETHERTYPE);
+        return;
+    }
     put16(f + 12, 0x0800);
     uint8_t *ip = f + 14;
     static const uint8_t addrs[8] = { 198, 18, 0, 1, 198, 18, 0, 2 };
@@ -126,9 +145,6 @@ static void frame(uint8_t *f, uint32_t seq, bool csum)
     put16(udp + 2, 9);
     put16(udp + 4, total - 20);
     put16(udp + 6, 0);
-    put32(f + SEQ_AT, seq);
-    for (uint32_t i = SEQ_AT + 4; i < size; i++)
-        f[i] = (uint8_t)(seq + (i - SEQ_AT - 4));
     if (csum) {
         uint32_t s = ~ones_sum(f + 34, size - 34, udp_pseudo(f, size)) & 0xFFFF;
         put16(f + UDP_CSUM_AT, s ? s : 0xFFFF);
@@ -181,8 +197,8 @@ static int64_t check_echo(uint8_t *d, uint32_t n)
     }
     if (n != opt.size || memcmp(d, host_mac, 6) || memcmp(d + 6, guest_mac, 6))
         return -1;
-    uint32_t seq = (uint32_t)d[SEQ_AT] << 24 | (uint32_t)d[SEQ_AT + 1] << 16 |
-                   (uint32_t)d[SEQ_AT + 2] << 8 | d[SEQ_AT + 3];
+    const uint8_t *at = d + seq_at();
+    uint32_t seq = (uint32_t)at[0] << 24 | (uint32_t)at[1] << 16 | (uint32_t)at[2] << 8 | at[3];
     if (!is_out(seq))
         return -1;
     uint8_t want[MAX_FRAME];
@@ -200,15 +216,17 @@ static int selftest(void)
     int bad = 0;
     opt.frames = 1000;
     outstanding = calloc(opt.frames / 8 + 1, 1);
-    for (int csum = 0; csum < 2; csum++) {
-        opt.csum = csum;
+    for (int mode = -1; mode < 2; mode++) {
+        opt.flows = mode < 0 ? 0 : 64; // -1: the EtherType's frames; 1: --csum
+        opt.csum = mode > 0;
         for (uint32_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             opt.size = sizes[si];
             uint8_t out[MAX_FRAME + sizeof(struct vnet_hdr)], back[sizeof out];
-            uint32_t seq = 7 + si * 100 + (uint32_t)csum, hdr = csum ? sizeof(struct vnet_hdr) : 0;
-            // As it would come back: the addresses swapped; with --csum,
+            uint32_t seq = 7 + si * 100 + (uint32_t)(mode + 1);
+            uint32_t hdr = opt.csum ? sizeof(struct vnet_hdr) : 0;
+            // As it would come back: the addresses swapped; with --mode,
             // the header and partial checksum left as sent.
-            if (csum)
+            if (opt.csum)
                 frame_out(out, seq);
             else
                 frame(out, seq, false);
@@ -219,8 +237,8 @@ static int selftest(void)
             set_out(seq, true);
             memcpy(d, back, hdr + opt.size);
             if (check_echo(d, hdr + opt.size) != (int64_t)seq) {
-                fprintf(stderr, "selftest: size %u csum %d: an intact frame refused\n", opt.size,
-                        csum);
+                fprintf(stderr, "selftest: size %u mode %d: an intact frame refused\n", opt.size,
+                        mode);
                 bad++;
             }
             for (uint32_t i = hdr; i < hdr + opt.size; i++) {
@@ -229,11 +247,11 @@ static int selftest(void)
                 // The checksum field itself is rewritten from the header's
                 // request before the compare: a flip there is repaired, as
                 // the device would, and is no damage.
-                if (csum && i - hdr >= UDP_CSUM_AT && i - hdr < UDP_CSUM_AT + 2)
+                if (opt.csum && i - hdr >= UDP_CSUM_AT && i - hdr < UDP_CSUM_AT + 2)
                     continue;
                 if (check_echo(d, hdr + opt.size) >= 0) {
-                    fprintf(stderr, "selftest: size %u csum %d: byte %u flipped, accepted\n",
-                            opt.size, csum, i - hdr);
+                    fprintf(stderr, "selftest: size %u mode %d: byte %u flipped, accepted\n",
+                            opt.size, mode, i - hdr);
                     bad++;
                 }
             }
@@ -252,6 +270,33 @@ static int selftest(void)
     }
     printf(bad ? "selftest: FAIL (%d)\n" : "selftest: ok\n", bad);
     return bad ? 1 : 0;
+}
+
+// A packet socket on --ifname, or -1 (said on stderr).
+static int packet_socket(void)
+{
+    int s = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+    if (s < 0) {
+        perror("l2send: socket");
+        return -1;
+    }
+    int one = 1, big = 1 << 22;
+    // Our own frames going out would come back on this socket too: skip them.
+    if (setsockopt(s, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one) < 0 ||
+        (opt.csum && setsockopt(s, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof one) < 0) ||
+        setsockopt(s, SOL_SOCKET, SO_RCVBUF, &big, sizeof big) < 0 ||
+        setsockopt(s, SOL_SOCKET, SO_SNDBUF, &big, sizeof big) < 0) {
+        perror("l2send: setsockopt");
+        return -1;
+    }
+    struct sockaddr_ll sll = { .sll_family = AF_PACKET,
+                               .sll_protocol = htons(ETH_P_ALL),
+                               .sll_ifindex = (int)if_nametoindex(opt.ifname) };
+    if (!sll.sll_ifindex || bind(s, (struct sockaddr *)&sll, sizeof sll) < 0) {
+        perror("l2send: bind");
+        return -1;
+    }
+    return s;
 }
 
 static uint32_t arg(const char *name, const char *v, uint32_t lo, uint32_t hi)
@@ -288,7 +333,11 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--size"))
             opt.size = arg(a, v, 60, MAX_FRAME);
         else if (!strcmp(a, "--flows"))
-            opt.flows = arg(a, v, 1, 45000);
+            opt.flows = arg(a, v, 0, 45000);
+        else if (!strcmp(a, "--fd"))
+            opt.fd = (int)arg(a, v, 0, 1 << 20);
+        else if (!strcmp(a, "--to"))
+            opt.to = (uint16_t)arg(a, v, 1, 65535);
         else if (!strcmp(a, "--batch"))
             opt.batch = arg(a, v, 1, MAX_BATCH);
         else if (!strcmp(a, "--stall"))
@@ -308,33 +357,19 @@ int main(int argc, char **argv)
         printf("\n");
         return 0;
     }
-    if (!opt.ifname) {
-        fprintf(stderr, "usage: l2send IFNAME [--frames N] [--window W] [--size S] [--flows F] "
-                        "[--csum] [--batch B] [--stall S]\n");
+    if (!opt.ifname == (opt.fd < 0) || (opt.fd >= 0 && !opt.to) || (opt.csum && !opt.flows)) {
+        fprintf(stderr, "usage: l2send IFNAME|--fd FD --to PORT [--frames N] [--window W] "
+                        "[--size S] [--flows F] [--csum (not with --flows 0)] [--batch B] "
+                        "[--stall S]\n");
         return 2;
     }
     outstanding = calloc(opt.frames / 8 + 1, 1);
-    int s = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
-    if (!outstanding || s < 0) {
-        perror("l2send: socket");
+    struct sockaddr_in qemu = { .sin_family = AF_INET,
+                                .sin_port = htons(opt.to),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    int s = opt.fd >= 0 ? opt.fd : packet_socket();
+    if (!outstanding || s < 0)
         return 2;
-    }
-    int one = 1, big = 1 << 22;
-    // Our own frames going out would come back on this socket too: skip them.
-    if (setsockopt(s, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one) < 0 ||
-        (opt.csum && setsockopt(s, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof one) < 0) ||
-        setsockopt(s, SOL_SOCKET, SO_RCVBUF, &big, sizeof big) < 0 ||
-        setsockopt(s, SOL_SOCKET, SO_SNDBUF, &big, sizeof big) < 0) {
-        perror("l2send: setsockopt");
-        return 2;
-    }
-    struct sockaddr_ll sll = { .sll_family = AF_PACKET,
-                               .sll_protocol = htons(ETH_P_ALL),
-                               .sll_ifindex = (int)if_nametoindex(opt.ifname) };
-    if (!sll.sll_ifindex || bind(s, (struct sockaddr *)&sll, sizeof sll) < 0) {
-        perror("l2send: bind");
-        return 2;
-    }
     uint32_t hdr = opt.csum ? sizeof(struct vnet_hdr) : 0;
     static uint8_t txb[MAX_BATCH][MAX_FRAME + sizeof(struct vnet_hdr)];
     static uint8_t rxb[MAX_BATCH][2048];
@@ -344,6 +379,10 @@ int main(int argc, char **argv)
         txv[i] = (struct iovec){ txb[i], hdr + opt.size };
         rxv[i] = (struct iovec){ rxb[i], sizeof rxb[i] };
         tx[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &txv[i], .msg_iovlen = 1 } };
+        if (opt.fd >= 0) {
+            tx[i].msg_hdr.msg_name = &qemu;
+            tx[i].msg_hdr.msg_namelen = sizeof qemu;
+        }
     }
     uint32_t sent = 0, back = 0, inflight = 0;
     uint64_t bad = 0;
