@@ -37,6 +37,7 @@ the namespace with --net tap. Python 3 standard library.
 import argparse
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -245,6 +246,7 @@ class Guest:
 
     def __init__(self, build, cpus, net="tap", name=None, peer=None, goro=None, app=None, args="",
                  nic="virtio-net-pci", mem="1G", ready_timeout=180):
+        # ready_timeout: seconds of QEMU's own time (see start).
         if (peer is None) == (goro is None):
             raise ValueError("a peer or a goro image")
         self.build, self.cpus, self.net, self.peer, self.goro, self.app = build, cpus, net, peer, goro, app
@@ -302,17 +304,38 @@ class Guest:
         qemu.thp()
         self.proc = qemu.spawn(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=open(os.path.join(self.workdir, "qemu.err"), "w"))
+        # The bound is QEMU's own time (tools/run/qemu.py, own_seconds): on
+        # a host at a load average of 20 to 140 the Linux guest's boot
+        # takes minutes of wall time, most of it waiting for a host CPU,
+        # and only a guest that does not answer in the time it was given
+        # is a hang. Wall time has the last word at HARD_LIMIT times that.
         self.t0 = time.monotonic()
-        while time.monotonic() - self.t0 < self.ready_timeout:
+        base = qemu.cpu_waits(self.proc.pid)
+        own = 0.0
+        while own < self.ready_timeout and time.monotonic() - self.t0 < qemu.HARD_LIMIT * self.ready_timeout:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"{self.label}: QEMU exited ({self.proc.returncode}) before the server "
-                                   f"answered; console: {self.console}")
+                                   f"answered{self._last_words()}; console: {self.console}")
             if self._probe():
                 self.ready_s = time.monotonic() - self.t0
-                log(f"{self.label}: answering after {self.ready_s:.1f} s")
+                self.ready_own_s = qemu.own_seconds(self.ready_s, qemu.cpu_waits(self.proc.pid), base)
+                log(f"{self.label}: answering after {self.ready_s:.1f} s ({self.ready_own_s:.1f} s of "
+                    f"QEMU's own)")
                 return
             time.sleep(0.5)
-        raise RuntimeError(f"{self.label}: no answer within {self.ready_timeout} s; console: {self.console}")
+            own = qemu.own_seconds(time.monotonic() - self.t0, qemu.cpu_waits(self.proc.pid), base)
+        raise RuntimeError(f"{self.label}: no answer within {self.ready_timeout} s of QEMU's own time "
+                           f"({time.monotonic() - self.t0:.0f} s of wall time){self._last_words()}; "
+                           f"console: {self.console}")
+
+    def _last_words(self):
+        """The console's last line, for a failure's message: where the
+        guest stopped (the kernel's panic, the server's error, the /init
+        step it was at). /init's own closing lines, after a server that
+        exited, say nothing of why."""
+        lines = [line.strip() for line in self.console_text().splitlines() if line.strip()
+                 and not re.search(r"\] reboot: |^### server .* exited$", line.strip())]
+        return f" (its console's last line: {lines[-1][:160]!r})" if lines else " (its console empty)"
 
     def _probe(self):
         if not self.ns:
