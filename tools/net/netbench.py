@@ -175,12 +175,33 @@ def loadgen_bin(build):
     return os.path.abspath(path)
 
 
+def run_client(g, argv, timeout, what=None):
+    """g.client(argv): its stdout, its stdout and stderr together, and
+    None; or, when it is still running after timeout seconds, what it had
+    printed and why it was ended (what: the client's name there). That run
+    then gives no verdict, and the guest goes on to the next: a bound
+    outlasted is that run's failure, not the server's (memcslap's fixed
+    count of round trips on a loaded host)."""
+    try:
+        p = g.client(argv, timeout=timeout)
+        return p.stdout, p.stdout + p.stderr, None
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout or ""
+        err = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr or ""
+        why = f"{what or os.path.basename(argv[0])} timed out after {timeout} s"
+        log(f"  {g.label} {g.cpus} vCPU: {why}")
+        return out, out + err, why
+
+
 def run_wrk(g, opts, conns=64):
-    p = g.client(["env", "WRK_EXPECT=Hello, World!", "wrk", "-t2", f"-c{conns}", f"-d{opts.seconds}s", "--latency",
-                  "-s", os.path.join(ROOT, "tools", "net", "wrk_verify.lua"), "http://{addr}/"],
-                 timeout=opts.seconds * 4 + 60)
-    r = parse_wrk(p.stdout)
-    r["out"] = p.stdout + p.stderr
+    out, both, why = run_client(g, ["env", "WRK_EXPECT=Hello, World!", "wrk", "-t2", f"-c{conns}",
+                                    f"-d{opts.seconds}s", "--latency", "-s",
+                                    os.path.join(ROOT, "tools", "net", "wrk_verify.lua"), "http://{addr}/"],
+                                opts.seconds * 4 + 60, "wrk")
+    r = parse_wrk(out)
+    r["out"] = both
+    if why:
+        r["errors"], r["timeout"] = -1, why
     return r
 
 
@@ -194,10 +215,13 @@ def server_stats(g):
 def run_memaslap(g, opts, conns=64):
     # 64 connections over 2 threads, a window of 2k keys each (memaslap
     # wants the k): 131,072 keys, every get verified against what was set.
-    p = g.client(["memcaslap", "-s", "{addr}", "-T", "2", "-c", str(conns), "-t", f"{opts.seconds}s", "-X", "32",
-                  "-w", "2k", "-v", "1.0"], timeout=opts.seconds * 4 + 60)
-    r = parse_memaslap(p.stdout)
-    r["out"] = p.stdout + p.stderr
+    out, both, why = run_client(g, ["memcaslap", "-s", "{addr}", "-T", "2", "-c", str(conns), "-t",
+                                    f"{opts.seconds}s", "-X", "32", "-w", "2k", "-v", "1.0"],
+                                opts.seconds * 4 + 60)
+    r = parse_memaslap(out)
+    r["out"] = both
+    if why:
+        r["errors"], r["timeout"] = -1, why
     return r
 
 
@@ -229,16 +253,30 @@ def parse_memcslap(text, keys):
     return r
 
 
+# memcslap's bound: its runs are a fixed count of keys, each a round trip
+# on one connection, and take as long as the host makes them.
+MEMCSLAP_TIMEOUT = 600
+
+
 def run_memcslap(g, opts):
     """libmemcached's memcslap as it comes: its defaults (one connection,
     10,000 keys set then read back), then its get at 64 connections of
-    1,000 keys each."""
-    out = {}
+    1,000 keys each. Each get test first sets its 10,000 keys over one
+    connection, as the set test does: after a set test past the bound they
+    are not run (they would outlast it too)."""
+    out, late = {}, None
     for name, argv, keys in (("set", ["--test=set"], 10000), ("get", ["--test=get"], 10000),
                              ("get64", ["--test=get", "--concurrency=64", "--execute-number=1000"], 64000)):
-        p = g.client(["memcslap", "--servers={addr}"] + argv, timeout=600)
-        r = parse_memcslap(p.stdout + p.stderr, keys)
-        r["out"] = (p.stdout + p.stderr)[-3000:]
+        if late:
+            out[name] = {"keys": None, "seconds": None, "errors": -1, "not_run": f"the set test {late}"}
+            continue
+        _, both, why = run_client(g, ["memcslap", "--servers={addr}"] + argv, MEMCSLAP_TIMEOUT,
+                                  " ".join(["memcslap"] + argv))
+        r = parse_memcslap(both, keys)
+        r["out"] = both[-3000:]
+        if why:
+            r["errors"], r["timeout"] = -1, why
+            late = why[why.index("timed out"):]
         out[name] = r
     return out
 
@@ -287,10 +325,10 @@ def run_curve(g, proto, grid, opts):
     lg = loadgen_bin(opts.build)
     points, saturated = [], 0
     for rate in grid:
-        p = g.client(curve_argv(proto, rate, opts, lg), timeout=opts.curve_seconds * 4 + 120)
-        r = parse_loadgen(p.stdout)
-        if "offered_rps" not in r:
-            r = {"offered_rps": rate, "errors": -1, "out": (p.stdout + p.stderr)[-2000:]}
+        out, both, why = run_client(g, curve_argv(proto, rate, opts, lg), opts.curve_seconds * 4 + 120)
+        r = parse_loadgen(out)
+        if "offered_rps" not in r or why:
+            r = {"offered_rps": rate, "errors": -1, "out": both[-2000:]}
         points.append(r)
         cls = "short" if proto == "http" else "all"
         lat = r.get("lat", {}).get(cls, {})
@@ -311,20 +349,26 @@ def grid_for(caps, opts):
     return sorted(set(rates))           # a slow server's lowest fractions all round up to 10/s
 
 
-def boot(server, cpus, opts, rec, body):
-    """Boots server's guest and runs body(guest) in it; failures land in rec."""
+def boot(server, cpus, opts, rec, body, key="failed"):
+    """Boots server's guest and runs body(guest) in it; a failure lands in
+    rec[key], with the end of the guest's console (results.json keeps it:
+    a guest's directory may be gone by the time someone asks why)."""
     proto, app = SERVERS[server]
     kw = {"goro": opts.goro, "app": app} if app else {"peer": server}
+    g = None
     try:
-        with Guest(opts.build, cpus, opts.net, opts.name, nic=opts.nic, ready_timeout=opts.ready_timeout,
-                   **kw) as g:
+        g = Guest(opts.build, cpus, opts.net, opts.name, nic=opts.nic, ready_timeout=opts.ready_timeout, **kw)
+        with g:
             rec.setdefault("ready_s", []).append(round(g.ready_s, 1))
             rec.setdefault("ready_own_s", []).append(round(g.ready_own_s, 1))
             body(g)
             rec.setdefault("consoles", []).append(g.console)
     except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
-        rec["failed"] = str(e)
+        rec[key] = str(e)
+        rec[key + "_console"] = g.console_text()[-4000:] if g else ""
         log(f"{server} {cpus} vCPU: FAILED: {e}")
+        for line in rec[key + "_console"].strip().splitlines()[-8:]:
+            log(f"  console: {line}")
 
 
 def closed_loop(server, cpus, opts):
@@ -352,7 +396,9 @@ def closed_loop(server, cpus, opts):
         if proto == "memcache" and "memcslap" in opts.sections:
             rec["memcslap"] = run_memcslap(g, opts)
             log(f"{server} {cpus} vCPU: memcslap " + ", ".join(
-                f"{k} {v.get('rate') or 0:.0f} keys/s (errors {v['errors']})" for k, v in rec["memcslap"].items()))
+                f"{k} {v.get('rate') or 0:.0f} keys/s (errors {v['errors']})"
+                + (f" {v['timeout']}" if v.get("timeout") else " not run" if v.get("not_run") else "")
+                for k, v in rec["memcslap"].items()))
         if "sweep" in opts.sections:
             rec["sweep"] = run_sweep(g, proto, opts)
     if any(s in opts.sections for s in ("wrk", "memaslap", "memcslap", "sweep")):
@@ -383,7 +429,7 @@ def open_loop(rec, grid, opts):
         rec["curve"] = run_curve(g, rec["proto"], grid, opts)
         rec["saturation_rps"] = saturation(rec["curve"])
     rec["grid"] = grid
-    boot(rec["server"], rec["vcpus"], opts, rec, body)
+    boot(rec["server"], rec["vcpus"], opts, rec, body, key="curve_failed")
     rec["loadavg_after_curve"] = qemu.loadavg()
 
 
@@ -425,7 +471,10 @@ def run_all(opts):
         recs = [closed_loop(s, cpus, opts) for s in opts.servers.split(",")]
         if "curve" in opts.sections:
             for proto in ("http", "memcache"):
-                mine = [r for r in recs if r.get("proto") == proto and not r.get("skipped") and not r.get("failed")]
+                # Every server of the protocol, also one whose closed loop
+                # failed: the curve boots a guest of its own, and a server
+                # left out of it leaves the figure without its column.
+                mine = [r for r in recs if r.get("proto") == proto and not r.get("skipped")]
                 caps = [capacity(r) for r in mine if capacity(r)] or ([opts.capacity] if opts.capacity else [])
                 if not caps:
                     continue
