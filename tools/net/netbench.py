@@ -177,31 +177,41 @@ def loadgen_bin(build):
 
 def run_client(g, argv, timeout, what=None):
     """g.client(argv): its stdout, its stdout and stderr together, and
-    None; or, when it is still running after timeout seconds, what it had
-    printed and why it was ended (what: the client's name there). That run
-    then gives no verdict, and the guest goes on to the next: a bound
-    outlasted is that run's failure, not the server's (memcslap's fixed
-    count of round trips on a loaded host)."""
+    facts of the run: qemu_own, QEMU's own time over the run's wall time
+    (tools/run/qemu.py's own_seconds: the wall time less the longest wait
+    of any one of QEMU's threads for a host CPU; 1.0 when none waited; the
+    client's threads compete for the same CPUs, so a quiet host's runs
+    read under 1 too, and a loaded one's far under), and
+    timeout, why it was ended when it was still running after timeout
+    seconds (what: the client's name there). That run then gives no
+    verdict, and the guest goes on to the next: a bound outlasted is that
+    run's failure, not the server's (memcslap's fixed count of round trips
+    on a loaded host)."""
+    base, t0 = qemu.cpu_waits(g.proc.pid), time.monotonic()
+    facts = {}
     try:
         p = g.client(argv, timeout=timeout)
-        return p.stdout, p.stdout + p.stderr, None
+        out, err = p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout or ""
         err = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else e.stderr or ""
-        why = f"{what or os.path.basename(argv[0])} timed out after {timeout} s"
-        log(f"  {g.label} {g.cpus} vCPU: {why}")
-        return out, out + err, why
+        facts["timeout"] = f"{what or os.path.basename(argv[0])} timed out after {timeout} s"
+        log(f"  {g.label} {g.cpus} vCPU: {facts['timeout']}")
+    wall = time.monotonic() - t0
+    facts["qemu_own"] = round(qemu.own_seconds(wall, qemu.cpu_waits(g.proc.pid), base) / wall, 3)
+    return out, out + err, facts
 
 
 def run_wrk(g, opts, conns=64):
-    out, both, why = run_client(g, ["env", "WRK_EXPECT=Hello, World!", "wrk", "-t2", f"-c{conns}",
-                                    f"-d{opts.seconds}s", "--latency", "-s",
-                                    os.path.join(ROOT, "tools", "net", "wrk_verify.lua"), "http://{addr}/"],
-                                opts.seconds * 4 + 60, "wrk")
+    out, both, facts = run_client(g, ["env", "WRK_EXPECT=Hello, World!", "wrk", "-t2", f"-c{conns}",
+                                      f"-d{opts.seconds}s", "--latency", "-s",
+                                      os.path.join(ROOT, "tools", "net", "wrk_verify.lua"), "http://{addr}/"],
+                                  opts.seconds * 4 + 60, "wrk")
     r = parse_wrk(out)
     r["out"] = both
-    if why:
-        r["errors"], r["timeout"] = -1, why
+    r.update(facts)
+    if "timeout" in facts:
+        r["errors"] = -1
     return r
 
 
@@ -215,13 +225,14 @@ def server_stats(g):
 def run_memaslap(g, opts, conns=64):
     # 64 connections over 2 threads, a window of 2k keys each (memaslap
     # wants the k): 131,072 keys, every get verified against what was set.
-    out, both, why = run_client(g, ["memcaslap", "-s", "{addr}", "-T", "2", "-c", str(conns), "-t",
-                                    f"{opts.seconds}s", "-X", "32", "-w", "2k", "-v", "1.0"],
-                                opts.seconds * 4 + 60)
+    out, both, facts = run_client(g, ["memcaslap", "-s", "{addr}", "-T", "2", "-c", str(conns), "-t",
+                                      f"{opts.seconds}s", "-X", "32", "-w", "2k", "-v", "1.0"],
+                                  opts.seconds * 4 + 60)
     r = parse_memaslap(out)
     r["out"] = both
-    if why:
-        r["errors"], r["timeout"] = -1, why
+    r.update(facts)
+    if "timeout" in facts:
+        r["errors"] = -1
     return r
 
 
@@ -270,13 +281,14 @@ def run_memcslap(g, opts):
         if late:
             out[name] = {"keys": None, "seconds": None, "errors": -1, "not_run": f"the set test {late}"}
             continue
-        _, both, why = run_client(g, ["memcslap", "--servers={addr}"] + argv, MEMCSLAP_TIMEOUT,
-                                  " ".join(["memcslap"] + argv))
+        _, both, facts = run_client(g, ["memcslap", "--servers={addr}"] + argv, MEMCSLAP_TIMEOUT,
+                                    " ".join(["memcslap"] + argv))
         r = parse_memcslap(both, keys)
         r["out"] = both[-3000:]
-        if why:
-            r["errors"], r["timeout"] = -1, why
-            late = why[why.index("timed out"):]
+        r.update(facts)
+        if "timeout" in facts:
+            r["errors"] = -1
+            late = facts["timeout"][facts["timeout"].index("timed out"):]
         out[name] = r
     return out
 
@@ -325,10 +337,11 @@ def run_curve(g, proto, grid, opts):
     lg = loadgen_bin(opts.build)
     points, saturated = [], 0
     for rate in grid:
-        out, both, why = run_client(g, curve_argv(proto, rate, opts, lg), opts.curve_seconds * 4 + 120)
+        out, both, facts = run_client(g, curve_argv(proto, rate, opts, lg), opts.curve_seconds * 4 + 120)
         r = parse_loadgen(out)
-        if "offered_rps" not in r or why:
+        if "offered_rps" not in r or "timeout" in facts:
             r = {"offered_rps": rate, "errors": -1, "out": both[-2000:]}
+        r.update(facts)
         points.append(r)
         cls = "short" if proto == "http" else "all"
         lat = r.get("lat", {}).get(cls, {})
@@ -388,11 +401,12 @@ def closed_loop(server, cpus, opts):
             # slow answer when wrk counts timeouts.
             rec["stats"] = server_stats(g)
             log(f"{server} {cpus} vCPU: wrk {rec['wrk'].get('rps')} req/s, p99 "
-                f"{rec['wrk'].get('p99_us')} us, errors {rec['wrk']['errors']}, server: {rec['stats']}")
+                f"{rec['wrk'].get('p99_us')} us, errors {rec['wrk']['errors']}, QEMU's own time "
+                f"{rec['wrk'].get('qemu_own')} of the wall's, server: {rec['stats']}")
         if proto == "memcache" and "memaslap" in opts.sections:
             rec["memaslap"] = repeated(lambda: run_memaslap(g, opts), "tps", opts.repeat)
             log(f"{server} {cpus} vCPU: memaslap {rec['memaslap'].get('tps')} ops/s, errors "
-                f"{rec['memaslap']['errors']}")
+                f"{rec['memaslap']['errors']}, QEMU's own time {rec['memaslap'].get('qemu_own')} of the wall's")
         if proto == "memcache" and "memcslap" in opts.sections:
             rec["memcslap"] = run_memcslap(g, opts)
             log(f"{server} {cpus} vCPU: memcslap " + ", ".join(
@@ -523,9 +537,13 @@ def gobench_lines(res):
 
 def load(r):
     """The host's 1-minute load average before and after the server's runs:
-    under TCG every rate is wall-clock, and moves with what else runs."""
+    under TCG every rate is wall-clock, and moves with what else runs. Then
+    the closed-loop run's qemu_own (run_client): how much of its wall time
+    the guest was not held back, where the load average counts every task
+    of the host, blocked ones included."""
     a, b = r.get("loadavg_before"), r.get("loadavg_after_curve") or r.get("loadavg_after")
-    return f"{a[0]}/{b[0]}" if a and b else "-"
+    own = (r.get("wrk") or r.get("memaslap") or {}).get("qemu_own")
+    return (f"{a[0]}/{b[0]}" if a and b else "-") + (f", QEMU {own:.0%}" if own is not None else "")
 
 
 def table(res):
