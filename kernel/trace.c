@@ -284,16 +284,38 @@ static uint64_t fn_of(uint32_t fn_lo)
     return fn_lo ? ((uint64_t)(uintptr_t)fn_of & ~0xffffffffull) | fn_lo : 0;
 }
 
-static void print_rec(uint32_t core, const struct trace_rec *rec)
+// A dump's conversion of TSC cycles to ns: one rate, read when the dump
+// starts. sysmon refines the rate while the machine runs (arch/tsc.c), and
+// printing a dump takes long enough for a refinement to land inside it:
+// converted at the current rate, every record printed after it would move
+// by the change (1.7 ppm moves a record 206 ms in by 343 ns) and come out
+// before records printed just before it, on its own core too, though the
+// merge prints in TSC order (Go's trace parser refuses times that go back).
+struct dump_clock {
+    uint64_t ns_per_2_32;           // ns in 2^32 cycles: 32.32 ns per cycle
+};
+
+static struct dump_clock dump_clock_now(void)
 {
-    uint64_t ns = arch_cycles_to_ns(rec->tsc - trace_t0);
+    return (struct dump_clock){ arch_cycles_to_ns(1ull << 32) };
+}
+
+static uint64_t dump_ns(struct dump_clock c, uint64_t cycles)
+{
+    __uint128_t ns = ((__uint128_t)cycles * c.ns_per_2_32) >> 32;
+    return ns > UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
+static void print_rec(struct dump_clock c, uint32_t core, const struct trace_rec *rec)
+{
+    uint64_t ns = dump_ns(c, rec->tsc - trace_t0);
     if (rec->ev >= TR_NEVENTS) {
         kprintf("TRACE %u %lu Bad ev=%u\n", core, ns, rec->ev);
         return;
     }
     char g[32] = "", arg[96] = "";
     if (rec->ev == TR_TIMER)        // the lateness, in TSC cycles
-        snprintf(g, sizeof g, " late=%lu", arch_cycles_to_ns(rec->g));
+        snprintf(g, sizeof g, " late=%lu", dump_ns(c, rec->g));
     else if (ev_fmt[rec->ev].g)
         snprintf(g, sizeof g, " %s=%lu", ev_fmt[rec->ev].g, rec->g);
     if (rec->ev == TR_GO_PARK)      // the wait reason: a string literal, no spaces lost
@@ -387,7 +409,8 @@ void trace_dump_recent(uint64_t ms)
     releasem(mp);
     if (got < ncpu)
         kprintf("trace: no memory for core %u's snapshot; its events are left out\n", got);
-    kprintf("trace: flight recorder: %lu ms up to %lu ns\n", ms, arch_cycles_to_ns(now - trace_t0));
+    struct dump_clock clk = dump_clock_now();   // the window's end and every record: one rate
+    kprintf("trace: flight recorder: %lu ms up to %lu ns\n", ms, dump_ns(clk, now - trace_t0));
     kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", ncpu, arch_tsc_hz(), total,
             (uint64_t)1);           // dropped >= 1: a window, not the whole run
     for (;;) {
@@ -398,7 +421,7 @@ void trace_dump_recent(uint64_t ms)
                 best = i;
         if (best == got)
             break;
-        print_rec(best, &snaps[best].recs[snaps[best].next++]);
+        print_rec(clk, best, &snaps[best].recs[snaps[best].next++]);
     }
     kprintf("TRACE end\n");
     for (uint32_t i = 0; i < got; i++) {
@@ -420,6 +443,7 @@ static void dump_rings(uint32_t ncpu, uint64_t *next, const uint64_t *end, uint6
     kprintf("TRACE begin cores=%u tsc_hz=%lu events=%lu dropped=%lu\n", ncpu,
             arch_tsc_hz(), total, dropped);
     // merge by time: each ring is in time order already
+    struct dump_clock clk = dump_clock_now();
     for (;;) {
         uint32_t best = ncpu;
         for (uint32_t i = 0; i < ncpu; i++) {
@@ -432,7 +456,7 @@ static void dump_rings(uint32_t ncpu, uint64_t *next, const uint64_t *end, uint6
         }
         if (best == ncpu)
             break;
-        print_rec(best, &rings[best].recs[next[best] & (TRACE_RING - 1)]);
+        print_rec(clk, best, &rings[best].recs[next[best] & (TRACE_RING - 1)]);
         next[best]++;
     }
     kprintf("TRACE end\n");
