@@ -629,6 +629,15 @@ $(BUILD)/host/test_runner: tests/host/test_runner.py
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_runner
 
+# The event trace's time order, and trace2go's against Go's parser
+# (tests/host/test_trace2go.py), on a dump whose times went back.
+$(BUILD)/host/test_trace2go: tests/host/test_trace2go.py tools/trace/trace2go.py \
+                             tools/trace/trace2json.py
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s %s\n' '$(PYTHON)' '$(abspath tests/host/test_trace2go.py)' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_trace2go
+
 # make lint: clang-tidy (.clang-tidy names the checks, and why some are off)
 # and cppcheck's warning and portability checks over the kernel's C; any
 # finding fails. A finding suppressed at its line says why there.

@@ -88,6 +88,9 @@ class Writer:
         self.raw(EV_BATCH, [0, 0])
         self.cur_p = 0
         self.last_ts = 0
+        self.p_ts = {}              # P -> its latest event's time
+        self.line = None            # the goro line whose events are being written
+        self.events = []            # (P, type, time, args, goro line) as written, for go_order
         self.strings = {}
         self.stacks = {}
         self.count = collections.Counter()
@@ -121,18 +124,20 @@ class Writer:
         return self.stacks[name]
 
     def event(self, p, typ, ts, *args):
+        if ts < self.p_ts.get(p, 0):
+            # Out of time order on its P (goro's dumps are not: trace2json's
+            # time_order says where one is): Go's parser reads a P's batches
+            # as one stream, whose times cannot go back, so the event takes
+            # its predecessor's time. Counted.
+            self.count["clamped"] += 1
+            ts = self.p_ts[p]
         if p != self.cur_p:
             self.raw(EV_BATCH, [p, ts])
             self.cur_p, self.last_ts = p, ts
-        if ts < self.last_ts:
-            # A core's events out of time order (a flight-recorder copy
-            # made while the core kept writing): Go's deltas cannot go
-            # back, so the event takes its predecessor's time. Counted.
-            self.count["clamped"] += 1
-            ts = self.last_ts
         self.raw(typ, [ts - self.last_ts] + list(args))
-        self.last_ts = ts
+        self.last_ts = self.p_ts[p] = ts
         self.count[typ] += 1
+        self.events.append((p, typ, ts, args, self.line))
 
 
 class Converter:
@@ -204,6 +209,7 @@ class Converter:
     # ---- goro's events -------------------------------------------------------------
 
     def on(self, e):
+        self.w.line = e["line"]
         handler = getattr(self, "on_" + e["ev"], None)
         if handler:
             handler(e, e["core"], e["ns"], e.get("g"))
@@ -311,6 +317,80 @@ class Converter:
         self.gstate[g] = "runnable"
 
 
+# Go 1.19's internal/trace/order.go: the state a G must be in for an event
+# to be merged (sequence or None for any, status), and the state it leaves;
+# None as the next sequence keeps the current one.
+DEAD, RUNNABLE, RUNNING, WAITING = range(4)
+EV_NAMES = {EV_GOMAXPROCS: "Gomaxprocs", EV_PROC_START: "ProcStart", EV_PROC_STOP: "ProcStop",
+            EV_GO_CREATE: "GoCreate", EV_GO_START: "GoStart", EV_GO_END: "GoEnd",
+            EV_GO_SCHED: "GoSched", EV_GO_PREEMPT: "GoPreempt", EV_GO_SLEEP: "GoSleep",
+            EV_GO_BLOCK: "GoBlock", EV_GO_UNBLOCK: "GoUnblock", EV_GO_BLOCK_SEND: "GoBlockSend",
+            EV_GO_BLOCK_RECV: "GoBlockRecv", EV_GO_BLOCK_SELECT: "GoBlockSelect",
+            EV_GO_BLOCK_SYNC: "GoBlockSync", EV_GO_BLOCK_COND: "GoBlockCond",
+            EV_GO_SYSCALL: "GoSysCall", EV_GO_SYSEXIT: "GoSysExit", EV_GO_SYSBLOCK: "GoSysBlock"}
+BLOCKS = (EV_GO_SLEEP, EV_GO_BLOCK, EV_GO_BLOCK_SEND, EV_GO_BLOCK_RECV, EV_GO_BLOCK_SELECT,
+          EV_GO_BLOCK_SYNC, EV_GO_BLOCK_COND, EV_GO_SYSBLOCK)
+
+
+def go_transition(typ, running, args):
+    """(g, (seq, status) needed, (seq, status) after) of an event, as order.go's
+    stateTransition; g None: no ordering. running: the G its P runs."""
+    if typ == EV_GO_CREATE:
+        return args[0], (0, DEAD), (1, RUNNABLE)
+    if typ == EV_GO_START:
+        return args[0], (args[1], RUNNABLE), (args[1] + 1, RUNNING)
+    if typ in BLOCKS:
+        return running, (None, RUNNING), (None, WAITING)
+    if typ in (EV_GO_SCHED, EV_GO_PREEMPT):
+        return running, (None, RUNNING), (None, RUNNABLE)
+    if typ in (EV_GO_UNBLOCK, EV_GO_SYSEXIT):
+        return args[0], (args[1], WAITING), (args[1] + 1, RUNNABLE)
+    return None, None, None
+
+
+def go_order(events):
+    """What Go 1.19's parser makes of the written events' order (order1007):
+    each P's events in the order written, merged by taking, among the Ps'
+    next events that each goroutine's state allows, the earliest; then the
+    merged times must not go back. None when they do not, else which two
+    events do, with the goro lines they came from."""
+    batches, running = collections.defaultdict(list), {}
+    for p, typ, ts, args, line in events:
+        g, need, after = go_transition(typ, running.get(p, 0), args)
+        batches[p].append((ts, typ, p, g, need, after, line))
+        if typ == EV_GO_START:
+            running[p] = args[0]
+        elif typ in BLOCKS or typ in (EV_GO_SCHED, EV_GO_PREEMPT, EV_GO_END):
+            running[p] = 0
+    queues = [collections.deque(b) for b in batches.values()]
+    gs = collections.defaultdict(lambda: (0, DEAD))
+    frontier, taken, last = [], [False] * len(queues), None
+    for _ in range(sum(map(len, queues))):
+        for i, q in enumerate(queues):
+            if taken[i] or not q:
+                continue
+            g, need = q[0][3], q[0][4]
+            if g is None or need[0] in (None, gs[g][0]) and need[1] == gs[g][1]:
+                frontier.append((q.popleft(), i))
+                taken[i] = True
+        if not frontier:
+            return "no order of the events is consistent (Go: no consistent ordering of events possible)"
+        frontier.sort(key=lambda f: f[0][0])
+        ev, i = frontier.pop(0)
+        taken[i] = False
+        ts, typ, p, g, need, after, line = ev
+        if g is not None:
+            gs[g] = (gs[g][0] if after[0] is None else after[0], after[1])
+        if last and ts < last[0]:
+            def name(e):
+                where = f"line {e[6]}" if e[6] else "the end"
+                return f"{EV_NAMES.get(e[1], e[1])} on P {e[2]} at {e[0]} ns ({where})"
+            return (f"Go's parser merges {name(ev)} after {name(last)}, which is {last[0] - ts} ns "
+                    f"later (Go: time stamps out of order)")
+        last = ev
+    return None
+
+
 def start_names(elf):
     """{address: name} of goro.elf's functions (None or missing: {})."""
     if not elf or not os.path.exists(elf):
@@ -330,6 +410,7 @@ def convert(header, events, elf=None):
     # As Go's StopTrace ends its caller's run (traceGoSched), each G still
     # running stops at the end: go tool trace's views need every start's end.
     end = max((e["ns"] for e in events), default=0)
+    w.line = None
     for g in sorted(c.g_p):
         c.stop_running(end, g, EV_GO_SCHED, 0)
         c.gstate[g] = "runnable"
@@ -488,7 +569,10 @@ def check(lines, outdir, elf=None):
     except trace2json.TraceError as e:
         return [f"trace2go: {e}"]
     data, c = convert(header, events, elf)
-    problems = []
+    problems = ["trace2go: " + p for p in trace2json.time_order(events)[:5]]
+    order = go_order(c.w.events)
+    if problems or order:
+        return problems + (["trace2go: " + order] if order else [])
     if header["dropped"] == 0 and c.dropped:
         problems.append(f"trace2go: events left out or synthesized in a whole trace: {dict(c.dropped)}")
     os.makedirs(outdir, exist_ok=True)

@@ -82,18 +82,26 @@ def parse(lines):
     return header, events
 
 
+def time_order(events):
+    """Problems with a dump's times: goro merges the cores' rings in TSC
+    order and converts every record with one rate, so no line's time is
+    below the line's before it. [] when none is."""
+    problems = []
+    for a, b in zip(events, events[1:]):
+        if b["ns"] < a["ns"]:
+            problems.append(f"trace: line {b['line']} (core {b['core']} {b['ev']}) at {b['ns']} ns, "
+                            f"{a['ns'] - b['ns']} ns before line {a['line']} "
+                            f"(core {a['core']} {a['ev']}): the dump's times go back")
+    return problems
+
+
 def check(lines):
     """Problems with a traced run's log; [] when the trace is whole and consistent."""
     try:
         header, events = parse(lines)
     except TraceError as e:
         return [f"trace: {e}"]
-    problems = []
-    last = {}
-    for e in events:
-        if e["ns"] < last.get(e["core"], 0):
-            problems.append(f"trace: line {e['line']}: core {e['core']} went back in time")
-        last[e["core"]] = e["ns"]
+    problems = time_order(events)
     # With nothing dropped, every G is created before it runs, runs on one
     # core at a time, and leaves the core it runs on.
     if header["dropped"] == 0:
