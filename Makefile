@@ -427,7 +427,7 @@ profile: deps-for-profile
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
 HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit boot efi_loader \
-              http_parse kvd loadgen_proto pci virtqueue rtc
+              http_parse kvd loadgen_proto pci virtqueue rtc sizeclass
 HOST_SRCS_cmdline := kernel/cmdline.c
 HOST_SRCS_acpi := drivers/acpi.c drivers/acpi_mcfg.c
 HOST_SRCS_acpi_numa := drivers/acpi.c drivers/acpi_numa.c
@@ -449,6 +449,9 @@ HOST_SRCS_loadgen_proto := tools/net/loadgen/proto.c
 HOST_SRCS_pci := drivers/pci/pci_cfg.c drivers/net/virtio_caps.c
 HOST_SRCS_virtqueue := drivers/net/virtqueue.c
 HOST_SRCS_rtc := arch/rtc_time.c
+# malloc's size classes: the header alone (kernel/sizeclass.h, named below
+# as the dependency a source list would otherwise bring).
+HOST_SRCS_sizeclass :=
 HOST_SAN_runq := thread
 # UBSan too (a comma in $(or)'s own arguments would split them; in a
 # variable's value it does not).
@@ -463,6 +466,7 @@ HOST_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror -pthread -DGORO_HOST_TEST
 host: $(HOST_TESTS:%=$(BUILD)/host/test_%) $(BUILD)/tools/loadgen $(BUILD)/tools/l2send
 $(BUILD)/host/test_httpd: apps/httpd/httpd.c tests/host/fakenet.h
 $(BUILD)/host/test_kvd_conn: apps/kvd/kvd.c tests/host/fakenet.h
+$(BUILD)/host/test_sizeclass: kernel/sizeclass.h
 .SECONDEXPANSION:
 $(BUILD)/host/test_%: tests/host/test_%.c $$(HOST_SRCS_$$*) \
     $$(wildcard $$(addsuffix *.h,$$(dir $$(HOST_SRCS_$$*)))) tests/host/check.h

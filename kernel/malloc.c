@@ -52,23 +52,11 @@
 #include "lib/panic.h"
 #include "lib/string.h"
 #include "kernel/malloc.h"
+#include "kernel/sizeclass.h"
 
-#define MALLOC_SMALL_MAX 32768u
+#define MALLOC_SMALL_MAX SIZECLASS_MAX
 #define MALLOC_ALIGN 16u
 #define SPAN_MAX_ELEMS 256u             // 4096 / 16: the smallest class in one page
-
-// Size classes: 16-byte steps to 128, then four per power of two, so a
-// block wastes at most a quarter of itself (Go's classes are finer; these
-// keep the table readable). Index 0 is the large-object "class".
-static const uint16_t class_size[] = {
-    0, 16, 32, 48, 64, 80, 96, 112, 128,
-    160, 192, 224, 256, 320, 384, 448, 512,
-    640, 768, 896, 1024, 1280, 1536, 1792, 2048,
-    2560, 3072, 3584, 4096, 5120, 6144, 7168, 8192,
-    10240, 12288, 14336, 16384, 20480, 24576, 28672, 32768,
-};
-#define NCLASS (sizeof class_size / sizeof class_size[0])
-_Static_assert(NCLASS < 256, "class fits a byte");
 
 enum span_state { SPAN_CACHED = 1, SPAN_PARTIAL, SPAN_FULL, SPAN_LARGE };
 
@@ -124,21 +112,7 @@ static struct mcentral central[NUMA_MAX_NODES][NCLASS] = {
 };
 
 // ---- size classes ---------------------------------------------------------
-
-static uint32_t size_class(size_t size)
-{
-    uint32_t lo = 1, hi = NCLASS - 1;
-    if (size == 0)
-        return 1;
-    while (lo < hi) {                       // the first class >= size
-        uint32_t mid = (lo + hi) / 2;
-        if (class_size[mid] >= size)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return lo;
-}
+// The classes and size_class(): kernel/sizeclass.h.
 
 // Pages per span of a class: room for at least 8 blocks, so a span is
 // refilled every 8 allocations at worst.
