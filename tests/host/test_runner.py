@@ -41,6 +41,7 @@ sys.path.insert(0, os.path.join(HERE, ".."))
 import run  # noqa: E402
 import hangdump  # noqa: E402
 from matrix import Config  # noqa: E402
+from checks import Checks  # noqa: E402  (this folder: sys.path[0])
 qemu = run.qemu
 
 GOOD_LOG = ("goro: booted by multiboot1\ncpu 0: apic id 0 online\ncpu 1: apic id 1 online\n"
@@ -263,12 +264,7 @@ def orphan_checks(check):
 
 
 def main():
-    failed = 0
-
-    def check(name, ok, why):
-        nonlocal failed
-        print(f"PASS {name}" if ok else f"FAIL {name}: {why}")
-        failed += not ok
+    check = Checks("test_runner")
 
     with tempfile.TemporaryDirectory(prefix="goro-test-runner-") as build:
         open(os.path.join(build, "goro.elf"), "w").close()
@@ -307,9 +303,7 @@ def main():
         exit_hang_checks(check, tmp)
         host_test_checks(check, tmp)
     orphan_checks(check)
-    if failed:
-        print(f"test_runner: {failed} failed")
-    return 1 if failed else 0
+    return check.status()
 
 
 if __name__ == "__main__":

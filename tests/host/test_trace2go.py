@@ -34,6 +34,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", ".."))
 from tools.trace import trace2go, trace2json  # noqa: E402
+from checks import Checks  # noqa: E402  (this folder: sys.path[0])
 
 DUMP = """\
 TRACE 1 206592485 GoStart g=20 p=1
@@ -65,12 +66,7 @@ def log(dump):
 
 
 def main():
-    failed = 0
-
-    def check(name, ok, why):
-        nonlocal failed
-        print(f"PASS {name}" if ok else f"FAIL {name}: {why}")
-        failed += not ok
+    check = Checks("test_trace2go")
 
     bad, good = log(DUMP), log(sorted(DUMP, key=lambda l: int(l.split()[2])))
     # The dump's line 15 (the log's 16th) is the first to go back.
@@ -130,9 +126,7 @@ def main():
             r = subprocess.run(["go", "tool", "trace", "-pprof=sched", out], capture_output=True)
             check("go_tool_trace_reads_the_dump", r.returncode == 0,
                   r.stderr.decode(errors="replace").strip()[-200:])
-    if failed:
-        print(f"test_trace2go: {failed} failed")
-    return 1 if failed else 0
+    return check.status()
 
 
 if __name__ == "__main__":
