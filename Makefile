@@ -633,6 +633,15 @@ $(BUILD)/host/test_runner: tests/host/test_runner.py
 	$(Q)chmod +x $@
 host: $(BUILD)/host/test_runner
 
+# The virtqueue's device fences as compiled: mfence, never a locked no-op
+# (tests/host/test_devfence.py says why).
+$(BUILD)/host/test_devfence: tests/host/test_devfence.py $(BUILD)/obj/drivers/net/virtqueue.o
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s %s %s\n' '$(PYTHON)' '$(abspath tests/host/test_devfence.py)' \
+		'$(abspath $(BUILD)/obj/drivers/net/virtqueue.o)' > $@
+	$(Q)chmod +x $@
+host: $(BUILD)/host/test_devfence
+
 # The event trace's time order, and trace2go's against Go's parser
 # (tests/host/test_trace2go.py), on a dump whose times went back.
 $(BUILD)/host/test_trace2go: tests/host/test_trace2go.py tools/trace/trace2go.py \
