@@ -45,7 +45,7 @@ static inline void device_mb(void)
 #if defined(__x86_64__)
     __asm__ volatile("mfence" ::: "memory");
 #else
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);   // seq-cst: the store-load fence with the device (the top)
 #endif
 }
 
