@@ -101,20 +101,29 @@ static bool read_bytes(void *dst, size_t n)
     return true;
 }
 
-// On hardware without fw_cfg, 0x511 reads as 0xFF (floating bus), so the
-// signature check keeps the directory walk from running on garbage.
+// The signature through the data port alone (4 byte reads, no DMA: it
+// runs before the interface is picked, and before the APs' broadcast
+// start; inlined, so fw_cfg_cpu_count stays where boot/text_order.txt puts
+// it). On hardware without fw_cfg, 0x511 reads as 0xFF (floating bus).
+static inline __attribute__((always_inline)) bool signature_ok(void)
+{
+    uint32_t sig = 0;
+    select_key(FW_CFG_SIGNATURE);
+    for (int i = 0; i < 4; i++)
+        sig |= (uint32_t)inb(FW_CFG_PORT_DATA) << (8 * i);
+    return sig == ('Q' | 'E' << 8 | 'M' << 16 | (uint32_t)'U' << 24);
+}
+
+// The signature check keeps the directory walk from running on garbage.
 // Also picks the interface: DMA where the features say so. The device
 // does not come or go, so it is probed once, at the first file read.
 static bool fw_cfg_present(void)
 {
     static enum { UNPROBED, ABSENT, PRESENT } state;
     if (state == UNPROBED) {
-        char sig[4];
-        uint32_t features;
+        uint32_t features = 0;             // a failed read leaves no features
         use_dma = false;                    // until the features say otherwise
-        select_key(FW_CFG_SIGNATURE);
-        read_bytes(sig, sizeof sig);
-        state = memcmp(sig, "QEMU", 4) == 0 ? PRESENT : ABSENT;
+        state = signature_ok() ? PRESENT : ABSENT;
         if (state == PRESENT) {
             select_key(FW_CFG_ID);
             read_bytes(&features, sizeof features);
@@ -133,7 +142,7 @@ static bool fw_cfg_present(void)
 
 static bool find_file(const char *name, uint16_t *select, uint32_t *size)
 {
-    struct fw_cfg_file batch[DIR_BATCH];
+    struct fw_cfg_file batch[DIR_BATCH] = { 0 };
     uint32_t count;
     select_key(FW_CFG_FILE_DIR);
     if (!read_bytes(&count, sizeof count))
@@ -179,17 +188,13 @@ bool fw_cfg_read_file(const char *name, void *buf, size_t cap, size_t *len)
 
 // Read before the APs' broadcast start, so through the data port alone:
 // the signature and the count are 6 byte reads, where the probe and the
-// DMA path (fw_cfg_present, read_bytes, memcmp) would add about 30 basic
+// DMA path (fw_cfg_present's features, read_bytes) would add about 30 basic
 // blocks to translate before the STARTUP, 5-8 us of host time each under
 // TCG (docs/boot.md). It leaves the probe to the first file read.
 uint32_t fw_cfg_cpu_count(void)
 {
-    uint32_t sig = 0;
-    select_key(FW_CFG_SIGNATURE);
-    for (int i = 0; i < 4; i++)
-        sig |= (uint32_t)inb(FW_CFG_PORT_DATA) << (8 * i);
-    if (sig != ('Q' | 'E' << 8 | 'M' << 16 | (uint32_t)'U' << 24))
-        return 0;                           // no fw_cfg: 0x511 floats to 0xFF on hardware
+    if (!signature_ok())
+        return 0;
     select_key(FW_CFG_NB_CPUS);
     uint32_t n = inb(FW_CFG_PORT_DATA);     // 16 bits, little-endian
     return n | (uint32_t)inb(FW_CFG_PORT_DATA) << 8;
