@@ -370,7 +370,13 @@ KTEST(stack_interrupt_at_an_unmapped_page_is_delivered)
 
 #define FAN_PAGES 8
 #define FAN_ROUNDS 6
-static uint64_t fan_start, fan_ready, fan_done, fan_rounds, fan_lost, fan_written;
+static uint64_t fan_start, fan_ready, fan_done, fan_rounds, fan_lost, fan_written, fan_stalled;
+// Every worker's start and end and the spawner's last word add to it, and
+// only grow it: the test's stall limit counts from its last move. A round
+// with 64 writers on a host with hundreds of runnable vCPU threads takes
+// many of the host's rounds to set up before any worker ends.
+static uint64_t fan_progress;
+#define FAN_SPAWNER_DONE (1ull << 40)
 
 struct fan_work {
     volatile uint64_t *base;        // FAN_PAGES fresh pages of the spawner's stack
@@ -396,10 +402,12 @@ static void fan_worker(void *arg)
     uint32_t w = fw->w;
     volatile uint64_t *base = fw->base;
     kt_add(&fan_ready, 1);
+    kt_add(&fan_progress, 1);
     while (kt_load(&fan_start) != round)
         cpu_relax();
     fan_write(base, round, w);
     kt_add(&fan_done, 1);
+    kt_add(&fan_progress, 1);
 }
 
 // Each worker is started once the one before it runs, so that each spins
@@ -424,7 +432,10 @@ static void fan_spawner(void *arg)
         }
         kt_store(&fan_start, round);
         fan_write((volatile uint64_t *)base, round, 0);
-        kt_wait_count(&fan_done, writers - 1, KT_STALL_MS);
+        if (!kt_wait_count(&fan_done, writers - 1, KT_STALL_MS)) {
+            kt_store(&fan_stalled, round);      // a worker never ended: its words are not lost writes
+            break;
+        }
         for (uint32_t p = 0; p < FAN_PAGES; p++)
             for (uint32_t w = 0; w < writers; w++)
                 if (((volatile uint64_t *)base)[p * (PAGE_SIZE / 8) + w] != fan_word(round, p, w))
@@ -432,7 +443,7 @@ static void fan_spawner(void *arg)
         kt_add(&fan_written, (uint64_t)FAN_PAGES * writers);
         kt_add(&fan_rounds, 1);
     }
-    kt_add(&fan_done, 1u << 20);    // the spawner is done
+    kt_add(&fan_progress, FAN_SPAWNER_DONE);
 }
 
 KTEST(stack_page_installed_once_under_a_fan_out)
@@ -440,9 +451,11 @@ KTEST(stack_page_installed_once_under_a_fan_out)
     uint32_t writers = (uint32_t)num_cpu();     // one per core
     if (writers > 64)
         writers = 64;
-    fan_start = fan_done = fan_rounds = fan_lost = fan_written = 0;
+    fan_start = fan_done = fan_rounds = fan_lost = fan_written = fan_stalled = fan_progress = 0;
     go(fan_spawner, (void *)(uintptr_t)writers);
-    KT_ASSERT(kt_wait_count(&fan_done, 1u << 20, KT_STALL_MS));
+    KT_ASSERT(kt_wait_count(&fan_progress, FAN_SPAWNER_DONE, KT_STALL_MS));
+    if (kt_load(&fan_stalled))
+        KT_FAIL("round %lu: %lu of %u workers ended", kt_load(&fan_stalled), kt_load(&fan_done), writers - 1);
     printf("ktest: fan-out: %lu rounds, %lu of %lu writes to new stack pages lost\n",
            kt_load(&fan_rounds), kt_load(&fan_lost), kt_load(&fan_written));
     KT_ASSERT(kt_load(&fan_rounds) > 0);
