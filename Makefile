@@ -52,7 +52,7 @@ SHELL_C := shell/shell.c shell/shell_run.c shell/shell_sched.c shell/shell_machi
 
 # The network stack (docs/net.md): goro's port of lwIP and its socket layer.
 # lwIP's own sources are not in the tree: see "lwIP" below.
-NET_C := net/stack.c net/ether.c net/netmem.c net/sys_arch.c net/addr.c net/conn.c net/udp.c net/hooks.c net/synq.c \
+NET_C := net/stack.c net/ether.c net/netmem.c net/sys_arch.c net/addr.c net/conn.c net/udp.c net/hooks.c net/synq.c net/txq.c \
          net/syncookie.c
 
 # Compiled with vector registers allowed: code that runs only on a G's or
@@ -88,7 +88,7 @@ KTEST_C := tests/kernel/ktest_app.c tests/kernel/test_basic.c tests/kernel/test_
            tests/kernel/test_trace.c tests/kernel/test_tlb.c tests/kernel/test_x87.c tests/kernel/test_net.c
 
 # In-kernel tests that call lwIP itself, compiled with its headers (NET_CFLAGS).
-KTEST_NET_C := tests/kernel/test_net_port.c tests/kernel/go_net_test.c
+KTEST_NET_C := tests/kernel/test_net_port.c tests/kernel/test_net_txq.c tests/kernel/go_net_test.c
 
 # An application from outside the tree: a directory of .c files or one file.
 # Each object is named after its source's absolute path, so two apps'
@@ -522,7 +522,7 @@ FUZZ_SRCS_pci := drivers/pci/pci_cfg.c drivers/net/virtio_caps.c
 # The receive path: lwIP's port and goro's sockets over lwIP, with lwIP
 # itself (FUZZ_LWIP_OBJS: its sources from LWIP_DIR, on the host's C
 # library, so its memory is the host's malloc and ASan sees every block).
-FUZZ_SRCS_netrx := net/ether.c net/stack.c net/hooks.c net/synq.c net/syncookie.c net/conn.c net/udp.c net/addr.c net/sys_arch.c
+FUZZ_SRCS_netrx := net/ether.c net/stack.c net/hooks.c net/synq.c net/txq.c net/syncookie.c net/conn.c net/udp.c net/addr.c net/sys_arch.c
 FUZZ_LWIP_OBJS := $(patsubst $(LWIPDIR)/%.c,$(BUILD)/fuzz/obj/lwip/%.o,$(LWIP_C))
 FUZZ_EXTRA_netrx := $(FUZZ_LWIP_OBJS)
 FUZZ_NET_CFLAGS = -Inet/lwip -I$(LWIPDIR)/include

@@ -29,6 +29,7 @@
 #include "net/ether.h"
 #include "net/stack.h"
 #include "net/synq.h"
+#include "net/txq.h"
 #include "drivers/net/netdev.h"
 #include "kernel/cmdline.h"
 #include "kernel/netpoll.h"
@@ -60,7 +61,8 @@ struct ether {
     uint64_t rxq;                   // queues with frames (or room) noted, a bit each
     uint32_t link;                  // a link change to report
     // the stack lock held
-    uint64_t rx_frames, rx_dropped, tx_busy;
+    uint64_t rx_frames, rx_dropped;
+    struct txq txq;                 // queue 0's frames its ring had no room for
 };
 
 static struct ether ethers[NETDEV_MAX];
@@ -136,7 +138,14 @@ static void ether_deliver(void *ctx, const void *frame, uint32_t len, uint32_t f
         pbuf_free(p);
 }
 
-// lwIP's linkoutput: the stack lock's holder is the tx owner; queue 0.
+static enum netdev_xmit_result ether_xmit(void *ctx, const struct netdev_frag *frags, uint32_t nfrags)
+{
+    struct ether *e = ctx;
+    return e->dev->ops->xmit(e->dev, 0, frags, nfrags, 0);
+}
+
+// lwIP's linkoutput: the stack lock's holder is the tx owner; queue 0. A
+// frame the ring has no room for waits in the backlog (net/txq.c).
 static err_t ether_output(struct netif *nif, struct pbuf *p)
 {
     struct ether *e = nif->state;
@@ -148,13 +157,13 @@ static err_t ether_output(struct netif *nif, struct pbuf *p)
         if (q->len)
             frags[n++] = (struct netdev_frag){ q->payload, q->len };
     }
-    switch (e->dev->ops->xmit(e->dev, 0, frags, n, 0)) {
-    case NETDEV_TX_OK:
+    switch (txq_send(&e->txq, frags, n, ether_xmit, e)) {
+    case TXQ_SENT:
+    case TXQ_HELD:
         return ERR_OK;
-    case NETDEV_TX_BUSY:
-        e->tx_busy++;               // TCP retransmits; a datagram is lost, as on a full ring
-        return ERR_MEM;
-    case NETDEV_TX_DROPPED:
+    case TXQ_FULL:
+        return ERR_MEM;             // TCP keeps the segment; a datagram is lost, as on a full ring
+    case TXQ_REFUSED:
     default:
         return ERR_BUF;
     }
@@ -293,6 +302,8 @@ bool ether_poll(void)
             else
                 netif_set_link_down(&e->nif);
         }
+        if (e->txq.head)
+            txq_flush(&e->txq, ether_xmit, e);     // refused, it asked for NETDEV_EV_TX, which posts this poll
         uint64_t qs = __atomic_exchange_n(&e->rxq, 0, __ATOMIC_ACQUIRE);  // pairs with ether_ready's release or
         uint64_t again = 0;
         while (qs) {
