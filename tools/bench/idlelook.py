@@ -53,6 +53,10 @@ LAT_RE = re.compile(r"^LAT impl=(?:goro|go) wl=wakeup .*\bp50_ns=(\d+) p99_ns=(\
 SLEEP_US = 500
 
 
+class Failed(Exception):
+    """A configuration that gave no figure: its row says why, the rest run."""
+
+
 def marks(insn_log):
     """(id, vcpu, the machine's (total, user), that vCPU's own user +
     kernel) of every MARK line, in order."""
@@ -110,18 +114,33 @@ def goro_idle(elf, plugin, cpus, reps, outdir, timeout):
     insn_log = os.path.join(outdir, f"idle-{cpus}.insn.log")
     cmd = goro_argv(elf, cpus, f"app=bench_idle reps={reps} sleep_us={SLEEP_US}") + \
         qemu.plugin_argv(plugin, insn_log)
-    status, out, _, secs = qemu.run(cmd, timeout)
+    status, out, err, secs = qemu.run(cmd, timeout)
     if status != qemu.EXIT_OK or "IDLELOOK impl=goro" not in out:
-        sys.exit(f"idlelook: goro, {cpus} vCPUs: {qemu.describe_status(status)} after {secs:.0f} s\n{out[-2000:]}")
+        raise Failed(f"goro, {cpus} vCPUs: {qemu.describe_status(status)} after {secs:.0f} s{last_words(out, err)}")
     ms = marks(insn_log)
     loop = pairs(ms)
     return looks(ms), loop[0][0] / reps if loop else None
 
 
+def last_words(out, err):
+    """The guest's last console line and QEMU's last complaint, for a
+    failed row: where the guest stopped, and why QEMU did.
+
+    >>> last_words("boot\\r\\n[ 48.1] smpboot: native_cpu_up: bad cpu 255\\n",
+    ...            "qemu: iotlb_to_section: Assertion failed.\\n")
+    "; console: '[ 48.1] smpboot: native_cpu_up: bad cpu 255'; QEMU: 'qemu: iotlb_to_section: Assertion failed.'"
+    >>> last_words("", None)
+    ''
+    """
+    said = [l.strip() for l in (out or "").replace("\r", "").splitlines() if l.strip()]
+    why = [l.strip() for l in (err or "").splitlines() if l.strip()]
+    return "".join(f"; {w}: {x[-1][:200]!r}" for w, x in (("console", said), ("QEMU", why)) if x)
+
+
 def latency(out, who, cpus):
     m = [x for x in (LAT_RE.match(l) for l in out.replace("\r", "").splitlines()) if x]
     if not m:
-        sys.exit(f"idlelook: {who} wake-up, {cpus} vCPUs: no LAT line")
+        raise Failed(f"{who} wake-up, {cpus} vCPUs: no LAT line")
     return int(m[0].group(1)) / 1000, int(m[0].group(2)) / 1000
 
 
@@ -159,9 +178,9 @@ def go_guest(bins, cpus, body, outdir, timeout, plugin=None, insn_log=None):
     with open(initrd, "wb") as f:
         f.write(c.bytes())
     cmd = linux_argv(cpus, initrd) + (qemu.plugin_argv(plugin, insn_log) if plugin else [])
-    status, out, _, secs = qemu.run(cmd, timeout)
+    status, out, err, secs = qemu.run(cmd, timeout)
     if status != 0 or "### idlelook end" not in out:
-        sys.exit(f"idlelook: Go, {cpus} vCPUs: {qemu.describe_status(status)} after {secs:.0f} s\n{out[-2000:]}")
+        raise Failed(f"Go, {cpus} vCPUs: {qemu.describe_status(status)} after {secs:.0f} s{last_words(out, err)}")
     return out
 
 
@@ -172,7 +191,7 @@ def go_idle(bins, plugin, cpus, reps, outdir, timeout):
     go_guest(bins, cpus, f"/idle/idlelook-go -n {reps} -sleep_us {SLEEP_US}", outdir, timeout, plugin, insn_log)
     p = pairs(marks(insn_log))
     if len(p) != 1:
-        sys.exit(f"idlelook: Go, {cpus} vCPUs: {len(p)} marker pairs, want 1")
+        raise Failed(f"Go, {cpus} vCPUs: {len(p)} marker pairs, want 1")
     return p[0][0] / reps, p[0][1] / reps
 
 
@@ -211,18 +230,28 @@ def main():
     print("|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as d:
         for c in counts:
-            s, per_sleep = goro_idle(elf, plugin, c, opts.reps, d, opts.timeout)
-            if not s:
-                sys.exit(f"idlelook: goro, {c} vCPUs: no look bracketed by markers 3 and 4")
-            w = goro_wake(elf, c, opts.timeout) if opts.wake else None
+            try:
+                s, per_sleep = goro_idle(elf, plugin, c, opts.reps, d, opts.timeout)
+                if not s:
+                    raise Failed(f"goro, {c} vCPUs: no look bracketed by markers 3 and 4")
+                w = goro_wake(elf, c, opts.timeout) if opts.wake else None
+            except Failed as e:
+                data["goro"].append({"gomaxprocs": c, "failed": str(e)})
+                print(f"| goro | {c} | no row: {e} |", flush=True)
+                continue
             data["goro"].append({"gomaxprocs": c, "looks": len(s), "per_sleep": round(per_sleep),
                                  "insn": [round(statistics.median(s)), min(s), max(s)],
                                  "wake_us": [round(w[0]), round(w[1])] if w else None})
             print(f"| goro | {c} | {len(s)} | {statistics.median(s):.0f} [{min(s)}-{max(s)}] | "
                   f"{per_sleep:.0f} | {f'{w[0]:.0f} / {w[1]:.0f}' if w else '-'} |", flush=True)
         for c in go_counts:
-            per_sleep, user = go_idle(bins, plugin, c, opts.reps, d, opts.timeout)
-            w = go_wake(bins, c, d, opts.timeout) if opts.wake else None
+            try:
+                per_sleep, user = go_idle(bins, plugin, c, opts.reps, d, opts.timeout)
+                w = go_wake(bins, c, d, opts.timeout) if opts.wake else None
+            except Failed as e:
+                data["go"].append({"gomaxprocs": c, "failed": str(e)})
+                print(f"| Go | {c} | no row: {e} |", flush=True)
+                continue
             data["go"].append({"gomaxprocs": c, "per_sleep": round(per_sleep), "user": round(user),
                                "wake_us": [round(w[0]), round(w[1])] if w else None})
             print(f"| Go | {c} | - | - | {per_sleep:.0f} (runtime {user:.0f}, Linux {per_sleep - user:.0f}) | "
@@ -232,7 +261,7 @@ def main():
     with open(out, "w") as f:
         json.dump(data, f, indent=1, sort_keys=True)
         f.write("\n")
-    return 0
+    return 1 if any("failed" in r for r in data["goro"] + data["go"]) else 0
 
 
 if __name__ == "__main__":
