@@ -4,14 +4,12 @@
 // lwIP hands a frame to the interface once. Refused with ERR_MEM, a TCP
 // segment stays unsent until lwIP's next output on that connection, and
 // with nothing else in flight that is the peer's retransmission: 200 ms or
-// more on Linux, past wrk's 2 s timeout after a few. With 400 keep-alive
-// connections answered at once at 2 vCPUs, 5,266 frames in 10 s found the
-// virtio ring full (QEMU's TX drains it in turns with everything else it
-// does), and the client counted 2,071 retransmissions and 141-207
-// requests timed out. So a refused frame is copied here and sent, in
-// order, when the device says it has room (NETDEV_EV_TX), as Linux's
-// qdisc holds what a stopped queue cannot take. Later frames go behind
-// it, never past it.
+// more on Linux, past wrk's 2 s timeout after a few. Hundreds of
+// keep-alive connections answered at once fill a virtio ring often (QEMU
+// drains it in turns with everything else it does). So a refused frame is
+// copied here and sent, in order, when the device says it has room
+// (NETDEV_EV_TX), as Linux's qdisc holds what a stopped queue cannot take.
+// Later frames go behind it, never past it.
 //
 // Invariants: n counts the list's frames and is at most TXQ_MAX; a frame
 // is on the list from its copy to its send, and freed then; only the
