@@ -17,7 +17,6 @@
 #include "net/txq.h"
 #include "net/netmem.h"
 #include "lib/panic.h"
-#include "lib/string.h"
 
 struct txq_frame {
     struct txq_frame *next;
@@ -63,8 +62,7 @@ enum txq_result txq_send(struct txq *q, const struct netdev_frag *frags, uint32_
         q->dropped++;
         return TXQ_FULL;
     }
-    for (uint32_t i = 0, at = 0; i < nfrags; at += frags[i].len, i++)
-        memcpy(f->bytes + at, frags[i].base, frags[i].len);
+    netdev_frags_copy(f->bytes, frags, nfrags);
     f->len = len;
     f->next = 0;
     if (q->tail)

@@ -97,10 +97,3 @@ uint32_t netdev_tx_len(const struct netdev *dev, const struct netdev_frag *frags
     return (uint32_t)total;
 }
 
-void netdev_frags_copy(uint8_t *dst, const struct netdev_frag *frags, uint32_t nfrags)
-{
-    for (uint32_t i = 0; i < nfrags; i++) {
-        memcpy(dst, frags[i].base, frags[i].len);
-        dst += frags[i].len;
-    }
-}

@@ -264,6 +264,13 @@ void netdev_set_link(struct netdev *dev, bool up);
 uint32_t netdev_tx_len(const struct netdev *dev, const struct netdev_frag *frags, uint32_t nfrags,
                        const struct netdev_tx *tx);
 // Copies the fragments one after another to dst, which has room for them.
-void netdev_frags_copy(uint8_t *dst, const struct netdev_frag *frags, uint32_t nfrags);
+// Inline: the transmit backlog (net/txq.c) uses it where netdev.c is not linked.
+static inline void netdev_frags_copy(uint8_t *dst, const struct netdev_frag *frags, uint32_t nfrags)
+{
+    for (uint32_t i = 0; i < nfrags; i++) {
+        __builtin_memcpy(dst, frags[i].base, frags[i].len);
+        dst += frags[i].len;
+    }
+}
 
 #endif
