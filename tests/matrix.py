@@ -630,6 +630,21 @@ CONFIGS = MANY_CORES + [
     # max offers (x2APIC from QEMU 9.0).
     ktest("smp4-q35", "ktest, -kernel, q35, 4 vCPUs, x2APIC", cores=4, machine="q35", apic="x2apic",
           expect=[r"cores online \(x2apic, "], timeout=180),
+    # Cores above APIC id 255 in a short run: two vCPUs from -smp and two
+    # plugged in before the start into the second socket of 256 (APIC ids
+    # 256 and 511), which is NUMA node 1. The MADT names them in x2APIC
+    # entries and the SRAT in x2APIC affinities, among 508 absent slots;
+    # their device interrupts go to cores below 256 (arch_irq_cpu).
+    ktest("x2apic-above255-smp4", "ktest, q35, x2APIC, 4 vCPUs with APIC ids 0, 1, 256 and 511 in 2 NUMA nodes",
+          cores=4, machine="q35", apic="x2apic", smp="2,maxcpus=512,sockets=2,cores=256,threads=1",
+          qemu_extra=["-device", "max-x86_64-cpu,socket-id=1,core-id=0,thread-id=0",
+                      "-device", "max-x86_64-cpu,socket-id=1,core-id=255,thread-id=0"],
+          numa=[NumaNode("", "256M", socket=0), NumaNode("", "256M", socket=1)],
+          expect=[r"^cpu 2: apic id 256 online$", r"^cpu 3: apic id 511 online$",
+                  r"^numa: 2 nodes: node 0 cpus 0-1 mem 256 MiB, node 1 cpus 2-3 mem 256 MiB; distances",
+                  r"^irq: core 2 \(APIC id 256\) is beyond a device message's 8-bit destination",
+                  r"^TEST PASS irq_cpu_names_a_core_below_256 "],
+          timeout=180),
     ktest("smp4-kernel", "ktest, -kernel, 4 vCPUs, xAPIC", cores=4, apic="xapic",
           expect=[r"cores online \(xapic, "], timeout=180),
     ktest("iso-uefi-q35", "ktest, GRUB ISO under OVMF on q35, 4 vCPUs",
