@@ -609,7 +609,7 @@ check-atomics:
 DOCTESTS := tools/trace/varint.py tools/run/qemu.py tools/bench/boot_qemu_probe.py \
             tools/bench/boot_blocks.py tools/check/check_deps.py tests/net/netcheck.py \
             tools/check/check_docs.py tools/bench/figures.py tests/net/check_kvd.py \
-            tools/bench/idlelook.py
+            tools/bench/idlelook.py tools/bench/linux_guest.py
 check-tools:
 	@for f in $(DOCTESTS); do \
 	    $(PYTHON) -m doctest $$f || exit 1; echo "check-tools: $$f's examples hold"; \

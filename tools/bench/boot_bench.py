@@ -51,6 +51,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from tools.bench import peer_guest  # noqa: E402
+from tools.bench.linux_guest import many_cores_argv  # noqa: E402
 from tools.run import qemu  # noqa: E402
 
 # Published boot figures of other unikernels, quoted (this machine has no
@@ -227,7 +228,8 @@ def linux_initrd(path):
 def boot_linux(kernel, initrd, append, cpus, logdir, tag, timeout, quiet_wait):
     others = wait_quiet(quiet_wait)
     machine, mem = machine_for(cpus)
-    cmd = qemu.argv(cpus, mem, machine=machine, exit_device=False, extra=["-net", "none"]) + [
+    cmd = qemu.argv(cpus, mem, machine=machine, exit_device=False,
+                    extra=["-net", "none"] + many_cores_argv(cpus)) + [
         "-kernel", kernel, "-initrd", initrd, "-append", append]
     chunks, status = run_timed(cmd, timeout)
     out = b"".join(b for _, b in chunks)

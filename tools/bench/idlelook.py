@@ -45,7 +45,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, ROOT)
 from tools.bench import gobench, peer_guest  # noqa: E402
-from tools.bench.linux_guest import GUEST_APPEND, find_kernel  # noqa: E402
+from tools.bench.linux_guest import GUEST_APPEND, find_kernel, many_cores_argv  # noqa: E402
 from tools.run import qemu  # noqa: E402
 
 MARK_RE = re.compile(r"^INSNCOUNT MARK id=(\d+) vcpu=(\d+) total=(\d+) user=(\d+) ")
@@ -150,7 +150,7 @@ def goro_wake(elf, cpus, timeout):
 
 
 def linux_argv(cpus, initrd):
-    return qemu.argv(cpus, mem_for(cpus), machine="q35", exit_device=False) + \
+    return qemu.argv(cpus, mem_for(cpus), machine="q35", exit_device=False, extra=many_cores_argv(cpus)) + \
         ["-kernel", find_kernel(), "-initrd", initrd, "-append", GUEST_APPEND]
 
 
