@@ -558,35 +558,41 @@ def readme_net(src, n):
 
 
 def idlelook_table(src, d):
-    """The table's rows, a failed one with its reason.
+    """The table's rows, a failed one with its reason, one kept from an
+    earlier run (idlelook.py --keep) with that run's date.
 
     >>> d = {"date": "2026-11-29", "qemu": "QEMU 10.0.2", "reps": 100, "goro": [
-    ...      {"gomaxprocs": 8, "looks": 9, "insn": [400, 300, 500], "per_sleep": 6000, "wake_us": [1, 2]}],
+    ...      {"gomaxprocs": 8, "looks": 9, "insn": [400, 300, 500], "per_sleep": 6000, "wake_us": [1, 2],
+    ...       "date": "2026-11-28"}],
     ...      "go": [{"gomaxprocs": 256, "failed": "Go, 256 vCPUs: killed by signal 6"}]}
     >>> idlelook_table("x.json", d)[-2:]
-    ['| goro | 8 | 9 | 400 [300-500] | 6000 | 1 / 2 |', '| Go on Linux | 256 | - | - | no row: Go, 256 vCPUs: killed by signal 6 | - |']
+    ['| goro | 8 (2026-11-28) | 9 | 400 [300-500] | 6000 | 1 / 2 |', '| Go on Linux | 256 | - | - | no row: Go, 256 vCPUs: killed by signal 6 | - |']
     """
     out = para(f"{d['date']}, {d['qemu']} TCG, one boot per row ({d['reps']} sleeps of 500 us "
-               f"unless the row says otherwise; `{src}`):") + ["",
+               f"unless the row says otherwise; a row measured in an earlier run has its date; "
+               f"`{src}`):") + ["",
            "| system | gomaxprocs | failed looks | insns per look, median [min-max] "
            "| every core's insns per sleep | wake-up p50 / p99 us |",
            "| --- | --- | --- | --- | --- | --- |"]
 
     def wake(r):
         return "-" if not r.get("wake_us") else f"{r['wake_us'][0]} / {r['wake_us'][1]}"
+
+    def procs(r):
+        return f"{r['gomaxprocs']} ({r['date']})" if r.get("date", d["date"]) != d["date"] else str(r["gomaxprocs"])
     for r in d["goro"]:
         if "failed" in r:
-            out.append(f"| goro | {r['gomaxprocs']} | - | - | no row: {r['failed']} | - |")
+            out.append(f"| goro | {procs(r)} | - | - | no row: {r['failed']} | - |")
             continue
         i = r["insn"]
         looks = f"{r['looks']} ({r['reps']} sleeps)" if r.get("reps") else str(r["looks"])
-        out.append(f"| goro | {r['gomaxprocs']} | {looks} | {i[0]} [{i[1]}-{i[2]}] "
+        out.append(f"| goro | {procs(r)} | {looks} | {i[0]} [{i[1]}-{i[2]}] "
                    f"| {r['per_sleep']} | {wake(r)} |")
     for r in d["go"]:
         if "failed" in r:
-            out.append(f"| Go on Linux | {r['gomaxprocs']} | - | - | no row: {r['failed']} | - |")
+            out.append(f"| Go on Linux | {procs(r)} | - | - | no row: {r['failed']} | - |")
             continue
-        out.append(f"| Go on Linux | {r['gomaxprocs']} | - | - | {r['per_sleep']} (runtime "
+        out.append(f"| Go on Linux | {procs(r)} | - | - | {r['per_sleep']} (runtime "
                    f"{r['user']}, Linux {r['per_sleep'] - r['user']}) | {wake(r)} |")
     return out
 

@@ -29,8 +29,12 @@ at least 1 GiB):
 prints a table row per count and system. --no-wake skips the latency
 boots, --go-cpus '' the Linux guest. The rows are also written to
 BUILD/bench/idlelook.json (--json), which `make figures-archive` keeps
-in docs/data/ for docs/performance.md's table. Python 3 standard library, QEMU,
-Debian's go, kernel and busybox (tools/deps-bench.sh).
+in docs/data/ for docs/performance.md's table. --keep F carries F's rows
+(an earlier run's JSON) for the counts this run did not measure, each
+with the date of its run: a 1024-vCPU boot takes this host most of an
+hour, so one row can be measured again without the others. Python 3
+standard library, QEMU, Debian's go, kernel and busybox
+(tools/deps-bench.sh).
 """
 
 import json
@@ -200,6 +204,30 @@ def go_wake(bins, cpus, outdir, timeout):
     return latency(out, "Go", cpus)
 
 
+def keep_rows(data, earlier):
+    """data with earlier's rows for the (system, gomaxprocs) it lacks, each
+    dated by its run (and its sleeps when they differ); the rows in
+    gomaxprocs order.
+
+    >>> new = {"date": "2026-11-29", "goro": [], "go": [{"gomaxprocs": 256, "per_sleep": 9}]}
+    >>> old = {"date": "2026-11-28", "goro": [{"gomaxprocs": 1, "looks": 1}],
+    ...        "go": [{"gomaxprocs": 64, "per_sleep": 7}, {"gomaxprocs": 256, "per_sleep": 8}]}
+    >>> keep_rows(new, old)["go"]
+    [{'gomaxprocs': 64, 'per_sleep': 7, 'date': '2026-11-28'}, {'gomaxprocs': 256, 'per_sleep': 9}]
+    >>> keep_rows(new, old)["goro"]
+    [{'gomaxprocs': 1, 'looks': 1, 'date': '2026-11-28'}]
+    """
+    for system in ("goro", "go"):
+        have = {r["gomaxprocs"] for r in data[system]}
+        kept = [dict(r, date=r.get("date", earlier["date"])) for r in earlier.get(system, [])
+                if r["gomaxprocs"] not in have]
+        for r in kept:
+            if "reps" not in r and earlier.get("reps") != data.get("reps") and "failed" not in r:
+                r["reps"] = earlier.get("reps")
+        data[system] = sorted(data[system] + kept, key=lambda r: r["gomaxprocs"])
+    return data
+
+
 def main():
     ap = qemu.image_argparser(__doc__)
     ap.add_argument("--cpus", default="1,8,64,256,1024", help="goro's vCPU counts (gomaxprocs the same)")
@@ -208,7 +236,17 @@ def main():
     ap.add_argument("--timeout", type=int, default=1800, help="seconds per boot (default 1800)")
     ap.add_argument("--no-wake", dest="wake", action="store_false", help="skip the wake-up latency boots")
     ap.add_argument("--json", help="the rows as JSON (default BUILD/bench/idlelook.json)")
+    ap.add_argument("--keep", metavar="F", help="an earlier run's JSON: its rows for the counts not measured")
     opts = ap.parse_args()
+    earlier = None
+    if opts.keep:
+        try:
+            with open(opts.keep) as f:
+                earlier = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.exit(f"idlelook: --keep {opts.keep}: {e}")
+        if earlier.get("kind") != "idlelook":
+            sys.exit(f"idlelook: --keep {opts.keep}: not an idlelook run (kind {earlier.get('kind')!r})")
     counts = [int(c) for c in opts.cpus.split(",") if c]
     go_counts = [int(c) for c in opts.go_cpus.split(",") if c]
     for c in counts + go_counts:
@@ -256,6 +294,8 @@ def main():
                                "wake_us": [round(w[0]), round(w[1])] if w else None})
             print(f"| Go | {c} | - | - | {per_sleep:.0f} (runtime {user:.0f}, Linux {per_sleep - user:.0f}) | "
                   f"{f'{w[0]:.0f} / {w[1]:.0f}' if w else '-'} |", flush=True)
+    if earlier:
+        keep_rows(data, earlier)
     out = opts.json or os.path.join(opts.build, "bench", "idlelook.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
