@@ -388,10 +388,10 @@ def readme_boot(src, b):
     return para(line)
 
 
-def boot_table(src, b):
+def boot_table(src, b, what="`make bench-boot`"):
     load = ("load the host's 1-minute load average before each configuration" if "load" not in b
             else f"the host's 1-minute load average {b['load']} over the run")
-    out = para(f"`make bench-boot` of {b['date'].replace('T', ' ')[:16]} ({b['qemu']}, TCG, "
+    out = para(f"{what} of {b['date'].replace('T', ' ')[:16]} ({b['qemu']}, TCG, "
                f"{b['host_cpus']} host CPUs; `{src}`), ms, median [min-max] of the boots; "
                f"`QEMU->` on the host's clock, `entry->` on the guest's TSC from kernel entry; "
                f"{load}:") + ["",
@@ -606,7 +606,7 @@ BLOCKS = {
     "net-table": ("net", net_table),
     "readme-net": ("net", readme_net),
     "idlelook-table": ("idlelook", idlelook_table),
-    "boot-scale-table": ("bootscale", boot_table),
+    "boot-scale-table": ("bootscale", lambda src, b: boot_table(src, b, "`tools/bench/boot_bench.py`")),
 }
 
 BLOCK_RE = re.compile(r"^<!-- FIGURES ([\w-]+) .*?-->\n(.*?)^<!-- END FIGURES \1 -->\n",
