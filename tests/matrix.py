@@ -570,9 +570,9 @@ NUMA16 = numa_many(16, 256, 2, 2048)
 # checks (docs/boot.md, "Hundreds of cores"), and make test must not fail
 # for the host's load. make test-stress (--heavy) runs those of minutes;
 # make test-scale (--scale) those that take this 2-CPU host an hour or
-# more (full ktest at 256 vCPUs took 21 minutes on an otherwise idle host
-# and over 48 on a loaded one, at 512 over 42 for
-# 200 of its 240 tests) and the 1024-vCPU boots but tickets-smp1026,
+# more (full ktest on an otherwise idle host took 21 minutes at 256 vCPUs
+# and 50 at 512, at 256 over 48 on a loaded one) and the 1024-vCPU boots
+# but tickets-smp1026,
 # whose boot checks 1024 cores online too. A hello at 512 is the boot
 # soak-smp512 checks.
 MANY_CORES = [

@@ -712,7 +712,7 @@ def parse_args():
                     help="also the heavy configurations (hundreds of vCPUs, minutes each; make test-stress)")
     ap.add_argument("--scale", action="store_true",
                     help="only the scale configurations (full ktest at 256 vCPUs and up, 1024-vCPU boots: "
-                         "an hour or more each; make test-scale)")
+                         "20 minutes to hours each here; make test-scale)")
     ap.add_argument("--append", default="",
                     help="words added to every command line, e.g. 'seed=42 filter=chan'")
     ap.add_argument("--seed", help="add seed=N to every command line (replay a run)")
