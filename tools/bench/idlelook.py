@@ -31,8 +31,8 @@ boots, --go-cpus '' the Linux guest. The rows are also written to
 BUILD/bench/idlelook.json (--json), which `make figures-archive` keeps
 in docs/data/ for docs/performance.md's table. --keep F carries F's rows
 (an earlier run's JSON) for the counts this run did not measure, each
-with the date of its run: a 1024-vCPU boot takes this host most of an
-hour, so one row can be measured again without the others. Python 3
+with the date of its run: a full run takes this host hours, so one row
+can be measured again without the others. Python 3
 standard library, QEMU, Debian's go, kernel and busybox
 (tools/deps-bench.sh).
 """
