@@ -7,6 +7,8 @@ import glob
 import stat
 import sys
 
+from tools.run import qemu
+
 # The kernel marks the TSC unstable under multi-vCPU TCG and falls back to
 # HPET, making every clock read an emulated device access; goro reads the
 # TSC, so the guest must too. no_timer_check: on a loaded host the kernel's
@@ -19,7 +21,6 @@ GUEST_APPEND = "console=ttyS0 quiet clocksource=tsc tsc=reliable no_timer_check 
 # N" and the guest runs on 255. QEMU's intel-iommu (q35) remaps, and with
 # its extended interrupt mode (eim) names 32-bit APIC ids; at 255 vCPUs and
 # below the guest stays as every other figure measured it.
-XAPIC_MAX_VCPUS = 255
 
 
 def many_cores_argv(cpus):
@@ -30,7 +31,7 @@ def many_cores_argv(cpus):
     >>> many_cores_argv(256)
     ['-device', 'intel-iommu,intremap=on,eim=on']
     """
-    return ["-device", "intel-iommu,intremap=on,eim=on"] if cpus > XAPIC_MAX_VCPUS else []
+    return ["-device", "intel-iommu,intremap=on,eim=on"] if cpus > qemu.XAPIC_MAX_VCPUS else []
 
 
 # initramfs (cpio "newc"), written here so that device nodes need no root
