@@ -16,18 +16,20 @@ function holding it (`nm`), and prints:
 - the functions with the most blocks, with --top N;
 - with --order FILE, every C function run from kernel entry to the main
   goroutine, in the order of its first translation, one per line, the
-  APs' check-in path (AP_CHECK_IN) moved up to the STARTUP: the
-  linker places them first, in that order (boot/text_order.txt, the
-  Makefile's $(BUILD)/text_order.ld), so the boot's code lies on as few
-  pages as it can (docs/boot.md, "Where the time goes");
+  APs' check-in path and the boot core's yield and wake (AP_CHECK_IN,
+  BOOT_WAKE) moved up to the STARTUP: the linker places them first, in
+  that order (boot/text_order.txt, the Makefile's $(BUILD)/text_order.ld),
+  so the boot's code lies on as few pages as it can (docs/boot.md, "Where
+  the time goes");
 - with --check, whether the image is laid out by a current list: every
   function the boot runs before `console_init` (the boot core's way to
   its halt for the APs' check-ins, and the APs' check-in) must lie before
-  `console_init` in the image, and so must AP_CHECK_IN and BOOT_WAKE
-  whether or not the logged boot ran them. A function new on that way and missing
-  from the list lands past everything the list places, on a page of its
-  own that every vCPU's TLB is walked for while the APs come up. Exit 1,
-  naming them, if one does not.
+  `console_init` in the image, and AP_CHECK_IN and BOOT_WAKE before
+  `boot_after_startup`, whether or not the logged boot ran them. A
+  function new on that way and missing from the list lands past
+  everything the list places, on a page of its own that every vCPU's TLB
+  is walked for while the APs come up. Exit 1, naming them, if one does
+  not.
 
 Blocks below 1 MiB are named `trampoline` (the APs' start-up page) or
 `low` (firmware). The APs share the boot core's translations (one cache for
@@ -58,20 +60,21 @@ LANDMARKS = ("kmain,acpi_init,arch_start_aps,trampoline,ap_entry,console_init,cm
 TRAMPOLINE = (0x8000, 0x9000)       # arch/smp.c's AP_TRAMPOLINE page
 BLOCK_RE = re.compile(r"^IN:[^\n]*\n0x([0-9a-f]+):", re.M)
 # The functions an AP runs from the trampoline to its check-in and halt
-# (arch/smp.c's ap_entry up to wait_for_go) that must lie on the image's
-# first page. --order puts those the boot core does not run before its
-# STARTUP right after its last function there, on a page it has run
-# already (lapic_enable, which it runs, stays where it first ran): with 64
-# vCPUs the first block on a fresh page costs 0.25-0.6 ms of TLB walks,
-# which on the AP side every AP waits behind (docs/boot.md).
+# (arch/smp.c's ap_entry up to wait_for_go) that must lie on a page the
+# boot core ran before its STARTUP. --order puts those the boot core does
+# not run before its STARTUP right after its last function there
+# (lapic_enable, which it runs, stays where it first ran): with 64 vCPUs
+# the first block on a fresh page costs 0.25-0.6 ms of TLB walks, which on
+# the AP side every AP waits behind (docs/boot.md).
 # tests/host/test_make.sh checks that every one lies there.
 AP_CHECK_IN = ("ap_entry", "lapic_enable", "smp_nudge_boot_core", "arch_idle_halt")
-# The boot core's wake from its halt for the check-ins (arch/smp.c's
-# arch_wait_checked_in: the last AP's nudge, or its timer's look), which
-# --order moves up to right before CHECK_END whether or not the boot it
-# logged had the boot core halt there: at 8 vCPUs the APs are mostly in
-# before it gets there, at 64 it halts, and the first interrupt's path
-# would otherwise cost a walk of every TLB per page while the APs come up.
+# The boot core's first halt after the broadcast (arch/smp.c's
+# arch_boot_yield_to_aps) and its wake from a halt (its timer, or an AP's
+# nudge in arch_wait_checked_in), which --order moves up to right after
+# AP_CHECK_IN, whether or not the boot it logged ran them there: the yield
+# comes while the APs come up, and each fresh page it or the first
+# interrupt's path ran would cost a walk of every vCPU's TLB then (4.4 ms
+# at 256 vCPUs, the boot core's host CPU taken from the APs).
 # The two stubs are the timer's and the nudge's vectors, read from the
 # headers that name them, so that a vector renumbered there moves them too.
 VECTOR_SOURCES = (("VEC_TIMER", "arch/arch.h"), ("VEC_SMP_NUDGE", "arch/arch_private.h"))
@@ -104,8 +107,8 @@ def wake_stubs():
     return tuple(stubs)
 
 
-BOOT_WAKE = wake_stubs() + ("isr_common", "trap_dispatch", "nudged", "lapic_eoi",
-                            "trap_switch_hook")
+BOOT_WAKE = ("arch_boot_yield_to_aps", "lapic_timer_oneshot") + wake_stubs() + (
+    "isr_common", "trap_dispatch", "nudged", "lapic_eoi", "trap_switch_hook")
 PSEUDO = ("trampoline", "low", "?")     # namer's names for what is not the image's code
 # Where the check-in path goes in the list: right before the boot core's
 # first function after its STARTUP (kmain hands over to it).
@@ -118,7 +121,8 @@ CLONE_RE = re.compile(r"\.(constprop|isra|part|cold)(\.\d+)?$")
 ORDER_HEADER = """\
 # The C functions the boot runs, from kernel entry to the main goroutine,
 # in the order QEMU first translated them (8 vCPUs, app=hello), with the
-# APs' check-in path (tools/bench/boot_blocks.py's AP_CHECK_IN) moved up to right
+# APs' check-in path and the boot core's yield and wake
+# (tools/bench/boot_blocks.py's AP_CHECK_IN, BOOT_WAKE) moved up to right
 # after the boot core's last function before the STARTUP. The linker places
 # them first, in this order (linker.ld, the Makefile's text_order.ld), so
 # that the boot's code lies on few pages: under TCG every page that gets
@@ -193,26 +197,58 @@ def main():
         if far is None:
             sys.exit(f"boot-blocks: no block of {CHECK_END} in the log: the boot did not get that far")
         if far:
-            print(f"boot-blocks: run before {CHECK_END} (or on the APs' check-in or the boot core's wake) "
-                  f"but linked after it: {' '.join(far)} "
+            print(f"boot-blocks: run before {CHECK_END} but linked after it, or on the APs' check-in or the "
+                  f"boot core's yield and wake but linked after {AFTER_STARTUP}: {' '.join(far)} "
                   f"(regenerate boot/text_order.txt: python3 tools/bench/boot_blocks.py --order boot/text_order.txt ELF)")
             sys.exit(1)
-        print(f"boot-blocks: every function run before {CHECK_END} is linked before it")
+        late = pages_first_run_late(blocks[start:], names, syms)
+        if late:
+            print(f"boot-blocks: the APs' check-in or the boot core's yield and wake lie on "
+                  f"{', '.join(hex(p) for p in late)}, no block of which ran before the APs started: "
+                  f"the first to run there walks every vCPU's TLB while they come up")
+            sys.exit(1)
+        print(f"boot-blocks: every function run before {CHECK_END} is linked before it, and the APs' "
+              f"check-in and the boot core's yield and wake lie on pages run before the STARTUP")
+
+
+def pages_first_run_late(blocks, names, syms):
+    """The pages holding code of AP_CHECK_IN or BOOT_WAKE on which no block
+    was translated before the APs started, as addresses, sorted. The first
+    block of ap_entry or of AFTER_STARTUP, whichever came first, marks the
+    STARTUP (the boot core runs nothing new between the two). A function
+    spans from its symbol to the next.
+
+    >>> syms = [(0x100000, "_start"), (0x100f00, "ap_entry"), (0x101100, "boot_after_startup"),
+    ...         (0x101200, "nudged"), (0x101210, "lapic_eoi"), (0x102100, "late")]
+    >>> blocks = [0x100000, 0x100f00, 0x101100, 0x101200]
+    >>> [hex(p) for p in pages_first_run_late(blocks, ["_start", "ap_entry", "boot_after_startup", "nudged"], syms)]
+    ['0x101000', '0x102000']
+    >>> [hex(p) for p in pages_first_run_late([0x100000, 0x102010] + blocks[1:], ["_start", "late"] + ["ap_entry"] * 3, syms)]
+    ['0x101000']
+    """
+    cut = next((i for i, n in enumerate(names) if n in ("ap_entry", AFTER_STARTUP)), len(names))
+    run = {a >> 12 for a in blocks[:cut]}
+    pages = set()
+    for i, (a, n) in enumerate(syms):
+        if n in AP_CHECK_IN + BOOT_WAKE:
+            end = syms[i + 1][0] if i + 1 < len(syms) else a + 1
+            pages.update(range(a >> 12, ((end - 1) >> 12) + 1))
+    return sorted(p << 12 for p in pages - run)
 
 
 def misplaced(names, syms):
     """The functions first run before CHECK_END that lie past it in the
     image, in first-run order, then those of AP_CHECK_IN and BOOT_WAKE that
-    do, whether or not the logged boot ran them (at 8 vCPUs the boot core
-    seldom halts for the check-ins, and which AP nudges it varies); None if
-    CHECK_END never ran.
+    lie past AFTER_STARTUP, whether or not the logged boot ran them (which
+    AP nudges the boot core varies); None if CHECK_END never ran.
 
-    >>> syms = [(0x100000, "_start"), (0x100100, "kmain"), (0x101000, "console_init"), (0x10e000, "late")]
+    >>> syms = [(0x100000, "_start"), (0x100100, "kmain"), (0x100800, "boot_after_startup"),
+    ...         (0x101000, "console_init"), (0x10e000, "late")]
     >>> misplaced(["_start", "trampoline", "kmain", "late", "kmain", "console_init", "late"], syms)
     ['late']
     >>> misplaced(["_start", "kmain", "console_init"], syms + [(0x10f000, "trampoline")])
     []
-    >>> misplaced(["_start", "kmain", "console_init"], syms + [(0x100200, "isr_stub_240"), (0x10f000, "isr_stub_244")])
+    >>> misplaced(["_start", "kmain", "console_init"], syms + [(0x100200, "isr_stub_240"), (0x100c00, "isr_stub_244")])
     ['isr_stub_244']
     >>> misplaced(["_start", "kmain"], syms) is None
     True
@@ -220,21 +256,24 @@ def misplaced(names, syms):
     if CHECK_END not in names:
         return None
     addr = {n: a for a, n in syms}
-    end = addr[CHECK_END]
     far = []
-    for n in names[:names.index(CHECK_END)] + list(AP_CHECK_IN + BOOT_WAKE):
-        if n not in PSEUDO and n in addr and addr[n] > end and n not in far:
+    bounds = [(n, CHECK_END) for n in names[:names.index(CHECK_END)]]
+    bounds += [(n, AFTER_STARTUP) for n in AP_CHECK_IN + BOOT_WAKE]
+    for n, bound in bounds:
+        if n not in PSEUDO and n in addr and addr[n] > addr[bound] and n not in far:
             far.append(n)
     return far
 
 
 def write_order(path, names):
     """The C functions among names, up to the main goroutine, first run first;
-    the APs' check-in path moved up to where the boot core starts the APs:
-    before AFTER_STARTUP's first block or the first AP's, whichever came
-    first. Both mark the same place (the boot core runs nothing new between
-    its STARTUP and AFTER_STARTUP), but at 64 vCPUs the first AP comes
-    after AFTER_STARTUP's first block, at 8 usually before."""
+    the APs' check-in path and then the boot core's yield and wake moved up
+    to where the boot core starts the APs: before AFTER_STARTUP's first
+    block or the first AP's, whichever came first. Both mark the same place
+    (the boot core runs nothing new between its STARTUP and AFTER_STARTUP),
+    but at 64 vCPUs the first AP comes after AFTER_STARTUP's first block,
+    at 8 usually before. Without either (no STARTUP logged), the yield and
+    wake go right before CHECK_END."""
     end = names.index("main_goroutine") if "main_goroutine" in names else len(names)
     order = []
     startup = None          # functions first run before the STARTUP
@@ -246,8 +285,9 @@ def write_order(path, names):
             order.append(n)     # a name with a dot left is an assembly label (_start.pdpt)
     if startup is not None:
         late = [n for n in AP_CHECK_IN if n in order[startup:]]
+        late += [n for n in BOOT_WAKE if n not in order[:startup]]
         order = order[:startup] + late + [n for n in order[startup:] if n not in late]
-    if CHECK_END in order:
+    elif CHECK_END in order:
         rest = [n for n in order if n not in BOOT_WAKE]
         at = rest.index(CHECK_END)
         order = rest[:at] + list(BOOT_WAKE) + rest[at:]
