@@ -424,6 +424,14 @@ profile: deps-for-profile
 
 # ---- tests ----------------------------------------------------------------
 
+# A host test that is a program run by a script: $@ runs the words $(1),
+# absolute paths, from wherever the runner calls it.
+define host_script
+	@mkdir -p $(dir $@)
+	$(Q)printf '#!/bin/sh\nexec %s\n' '$(1)' > $@
+	$(Q)chmod +x $@
+endef
+
 # Host unit tests: tests/host/test_NAME.c linked with HOST_SRCS_NAME, under
 # AddressSanitizer and UBSan, or HOST_SAN_NAME (the run queue: ThreadSanitizer).
 HOST_TESTS := cmdline acpi acpi_numa runq steal_order page keydecode lineedit boot efi_loader \
@@ -621,35 +629,27 @@ check-tools:
 check-deps:
 	@$(PYTHON) tools/check/check_deps.py
 $(BUILD)/host/test_deps: tools/check/check_deps.py tools/deps.list
-	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexec %s %s --tests\n' '$(PYTHON)' '$(abspath tools/check/check_deps.py)' > $@
-	$(Q)chmod +x $@
+	$(call host_script,$(PYTHON) $(abspath tools/check/check_deps.py) --tests)
 host: $(BUILD)/host/test_deps
 
 # The runner's own promise (tests/host/test_runner.py): a check that breaks
 # is one failure, and the closing line is always printed.
 $(BUILD)/host/test_runner: tests/host/test_runner.py
-	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexec %s %s\n' '$(PYTHON)' '$(abspath tests/host/test_runner.py)' > $@
-	$(Q)chmod +x $@
+	$(call host_script,$(PYTHON) $(abspath tests/host/test_runner.py))
 host: $(BUILD)/host/test_runner
 
 # The virtqueue's device fences as compiled: mfence, never a locked no-op
 # (tests/host/test_devfence.py says why).
 $(BUILD)/host/test_devfence: tests/host/test_devfence.py $(BUILD)/obj/drivers/net/virtqueue.o
-	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexec %s %s %s\n' '$(PYTHON)' '$(abspath tests/host/test_devfence.py)' \
-		'$(abspath $(BUILD)/obj/drivers/net/virtqueue.o)' > $@
-	$(Q)chmod +x $@
+	$(call host_script,$(PYTHON) $(abspath tests/host/test_devfence.py) \
+	    $(abspath $(BUILD)/obj/drivers/net/virtqueue.o))
 host: $(BUILD)/host/test_devfence
 
 # The event trace's time order, and trace2go's against Go's parser
 # (tests/host/test_trace2go.py), on a dump whose times went back.
 $(BUILD)/host/test_trace2go: tests/host/test_trace2go.py tools/trace/trace2go.py \
                              tools/trace/trace2json.py
-	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexec %s %s\n' '$(PYTHON)' '$(abspath tests/host/test_trace2go.py)' > $@
-	$(Q)chmod +x $@
+	$(call host_script,$(PYTHON) $(abspath tests/host/test_trace2go.py))
 host: $(BUILD)/host/test_trace2go
 
 # make lint: clang-tidy (.clang-tidy names the checks, and why some are off)
@@ -711,10 +711,7 @@ $(BUILD)/lint/cppcheck-net.stamp: $(NET_C) $(call obj,$(NET_C))
 # The Makefile's own behaviours (APP_SRC switches, stale rules, deps that
 # are checked, not installed): a shell script the runner runs as a host test.
 $(BUILD)/host/test_make: tests/host/test_make.sh
-	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexec sh %s %s %s\n' '$(abspath tests/host/test_make.sh)' '$(CURDIR)' \
-	    '$(abspath $(BUILD))' > $@
-	$(Q)chmod +x $@
+	$(call host_script,sh $(abspath tests/host/test_make.sh) $(CURDIR) $(abspath $(BUILD)))
 host: $(BUILD)/host/test_make
 
 # The L2 reflector from the host (tools/bench/l2floor.py --check): frames
@@ -881,20 +878,14 @@ nohooks-build:
 # and test_knownwork (gobench's counts of a known RunParallel op on 1, 2
 # and 4 vCPUs, tests/insncount/knownwork.py).
 $(BUILD)/host/test_insncount: $(INSNCOUNT) $(BUILD)/insncount/guest.elf tests/insncount/check.py
-	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexec env QEMU=%s %s %s %s %s\n' '$(QEMU)' '$(PYTHON)' '$(abspath tests/insncount/check.py)' \
-	    '$(abspath $(INSNCOUNT))' '$(abspath $(BUILD)/insncount/guest.elf)' > $@
-	$(Q)chmod +x $@
+	$(call host_script,env QEMU=$(QEMU) $(PYTHON) $(abspath tests/insncount/check.py) \
+	    $(abspath $(INSNCOUNT)) $(abspath $(BUILD)/insncount/guest.elf))
 $(BUILD)/host/test_hooks_off: $(INSNCOUNT) $(BUILD)/goro.elf nohooks-build tests/insncount/hooks_off.py
-	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexec env QEMU=%s %s %s %s %s %s\n' '$(QEMU)' '$(PYTHON)' '$(abspath tests/insncount/hooks_off.py)' \
-	    '$(abspath $(INSNCOUNT))' '$(abspath $(BUILD)/goro.elf)' '$(abspath $(BUILD)/nohooks/goro.elf)' > $@
-	$(Q)chmod +x $@
+	$(call host_script,env QEMU=$(QEMU) $(PYTHON) $(abspath tests/insncount/hooks_off.py) \
+	    $(abspath $(INSNCOUNT)) $(abspath $(BUILD)/goro.elf) $(abspath $(BUILD)/nohooks/goro.elf))
 $(BUILD)/host/test_knownwork: $(INSNCOUNT) $(BUILD)/goro.elf tests/insncount/knownwork.py
-	@mkdir -p $(dir $@)
-	$(Q)printf '#!/bin/sh\nexec env QEMU=%s %s %s %s %s\n' '$(QEMU)' '$(PYTHON)' '$(abspath tests/insncount/knownwork.py)' \
-	    '$(abspath $(INSNCOUNT))' '$(abspath $(BUILD)/goro.elf)' > $@
-	$(Q)chmod +x $@
+	$(call host_script,env QEMU=$(QEMU) $(PYTHON) $(abspath tests/insncount/knownwork.py) \
+	    $(abspath $(INSNCOUNT)) $(abspath $(BUILD)/goro.elf))
 host: $(BUILD)/host/test_insncount $(BUILD)/host/test_hooks_off $(BUILD)/host/test_knownwork
 
 .PHONY: debug-build
