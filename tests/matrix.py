@@ -572,9 +572,8 @@ NUMA16 = numa_many(16, 256, 2, 2048)
 # make test-scale (--scale) those that take this 2-CPU host an hour or
 # more (full ktest on an otherwise idle host took 21 minutes at 256 vCPUs
 # and 50 at 512, at 256 over 48 on a loaded one) and the 1024-vCPU boots
-# but tickets-smp1026,
-# whose boot checks 1024 cores online too. A hello at 512 is the boot
-# soak-smp512 checks.
+# but tickets-smp1026, whose boot checks 1024 cores online too. A hello
+# at 512 is the boot soak-smp512 checks.
 MANY_CORES = [
     many("x2apic-smp256", "256 vCPUs, q35, x2APIC: every core online, hello", 256,
          "app=hello",
