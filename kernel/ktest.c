@@ -116,6 +116,10 @@ int ktest_run_all(const char *filter)
         kprintf("ktest: bare metal: tail bounds on wall-clock time are asserted\n");
     else
         kprintf("ktest: under a hypervisor (%s): tail bounds are measured, not asserted\n", arch_accel());
+    // Each test starts at the run's gomaxprocs: one that fails between its
+    // change and its restore (a KT_ASSERT returns) would otherwise run the
+    // rest with fewer Ps, and those that need every core would skip.
+    int procs = gomaxprocs(0);
     // cppcheck-suppress comparePointers ; the linker script's bounds of one section
     for (const struct ktest *t = __ktest_start; t < __ktest_end; t++) {
         if (!selected(t->name, filter))
@@ -126,6 +130,9 @@ int ktest_run_all(const char *filter)
         uint64_t t0 = arch_cycles();
         t->fn();
         uint64_t ms = arch_cycles_to_ns(arch_cycles() - t0) / 1000000;
+        int left = gomaxprocs(procs);
+        if (left != procs)
+            ktest_fail(__FILE__, __LINE__, "left gomaxprocs at %d, not the run's %d", left, procs);
         if (ktest_failed()) {
             kprintf("TEST FAIL %s: %s\n", t->name, fail_msg);
             fail++;
