@@ -518,6 +518,11 @@ static void strand_loop(void *arg)
     kt_add(&strand_loop_done, 1);
 }
 
+static uint64_t ms_since(uint64_t t0)
+{
+    return (nanotime() - t0) / 1000000;
+}
+
 static uint32_t this_p(void)
 {
     struct m *mp = acquirem();
@@ -551,12 +556,13 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
         go(strand_helper, 0);
         // 1. The loops run, the loop and the helper wait on their
         //    channels, one P and one M idle.
-        uint64_t end = nanotime() + KT_STALL_NS;
+        uint64_t r0 = nanotime(), end = r0 + KT_STALL_NS, at[4];
         while ((kt_load(&busy_started) < (uint64_t)procs - 2 || SNAPSHOT(sched.npidle) != 1 ||
                 SNAPSHOT(sched.nmidle) != 1 || !parked_on(strand_c) || !parked_on(strand_hc)) &&
                nanotime() < end)
             cpu_relax();
         bool settled = nanotime() < end;
+        at[0] = ms_since(r0);
         // 2. The helper, readied in a call, sleeps on the idle P.
         entersyscall();
         chan_try_send(strand_hc, 0);
@@ -567,8 +573,10 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
         if (!helped)
             chan_try_send(strand_hc, 0);    // past the stall limit: let it go
         uint32_t pb = helped ? (uint32_t)kt_load(&strand_p) - 1 : 0;
+        at[1] = ms_since(r0);
         while ((SNAPSHOT(allp[pb]->status) != P_IDLE || SNAPSHOT(sched.nmidle) != 1) && nanotime() < end)
             cpu_relax();
+        at[2] = ms_since(r0);
         // 3. Our P retaken in a long call, 4. the loop readied onto it.
         uint32_t pa = this_p();
         entersyscall();
@@ -577,6 +585,9 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
             cpu_relax();
         bool sent = __atomic_load_n(&pp->status, __ATOMIC_ACQUIRE) != P_SYSCALL &&     // as above
                     chan_try_send(strand_c, 0);
+        at[3] = ms_since(r0);
+        uint32_t idle_ps = SNAPSHOT(sched.npidle), idle_ms = SNAPSHOT(sched.nmidle);
+        uint32_t spinning = SNAPSHOT(sched.nmspinning);
         while (sent && !kt_load(&strand_loop_on) && nanotime() < end)
             cpu_relax();
         missed = !settled                                  ? "1 (one P and one M idle)"
@@ -589,6 +600,11 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
                  : SNAPSHOT(sched.nmidle)                  ? "4 (no M idle)"
                                                            : "";
         set_up = !*missed;
+        if (!set_up)    // which wait a stall ended, and where the time went
+            printf("ktest: idle P's timer, round %d (helper asleep %lu ms): did not reach step %s; "
+                   "ms from the round's start: steps 1, 2, the helper's P idle, our P retaken at "
+                   "%lu, %lu, %lu, %lu; then %u idle P(s), %u idle M(s), %u spinning\n", round,
+                   sleep / 1000000, missed, at[0], at[1], at[2], at[3], idle_ps, idle_ms, spinning);
         uint64_t wake_end = nanotime() + sleep + KT_STALL_NS;
         while (!kt_load(&strand_woke) && nanotime() < wake_end)
             cpu_relax();
