@@ -323,14 +323,21 @@ static uint64_t spin_started, spin_stop, spin_sent_at, spin_ran_at, spin_stalled
 static uint64_t spin_moved;     // cputicks of the last step: a loop started, the interrupt sent
 static chan_t *spin_done;
 
+// What the sender's last look that found something else found: idle Ps,
+// Gs in the global queue, Ps with Gs queued (for a round that never settled).
+static uint64_t spin_seen_idle, spin_seen_global, spin_seen_queued;
+
 static bool nothing_else_waits(void)
 {
-    if (SNAPSHOT(sched.npidle) || SNAPSHOT(sched.runq_size))
-        return false;
+    uint32_t idle = SNAPSHOT(sched.npidle), global = SNAPSHOT(sched.runq_size), queued = 0;
     for (uint32_t i = 0; i < SNAPSHOT(sched.gomaxprocs); i++)
-        if (!runqempty(&allp[i]->runq))
-            return false;
-    return true;
+        queued += !runqempty(&allp[i]->runq);
+    if (!idle && !global && !queued)
+        return true;
+    kt_store(&spin_seen_idle, idle);
+    kt_store(&spin_seen_global, global);
+    kt_store(&spin_seen_queued, queued);
+    return false;
 }
 
 // The stall limit counts from the round's last step, not from the
@@ -396,6 +403,7 @@ KTEST(irqwait_readied_g_runs_while_every_p_spins)
     for (int r = 0; r < SPIN_ROUNDS; r++) {
         irq_take_pending(IRQ_VEC_TEST);
         spin_started = spin_stop = spin_sent_at = spin_ran_at = spin_stalled = spin_settled = 0;
+        spin_seen_idle = spin_seen_global = spin_seen_queued = 0;
         spin_moved = cputicks();
         go(spin_waiter, 0);
         if (!wait_waiters(IRQ_VEC_TEST, 1))
@@ -405,8 +413,10 @@ KTEST(irqwait_readied_g_runs_while_every_p_spins)
         for (int i = 0; i < procs + 1; i++)
             chan_recv(spin_done, 0);        // parked: no runnable G but the loops
         if (!kt_load(&spin_settled))
-            KT_FAIL("round %d: %lu of %d loops started; never every P in one for two time slices",
-                    r, kt_load(&spin_started), procs);
+            KT_FAIL("round %d: %lu of %d loops started; never every P in one for two time slices "
+                    "(the last look: %lu P(s) idle, %lu G(s) in the global queue, %lu P(s) with Gs queued)",
+                    r, kt_load(&spin_started), procs, kt_load(&spin_seen_idle), kt_load(&spin_seen_global),
+                    kt_load(&spin_seen_queued));
         if (kt_load(&spin_stalled))
             KT_FAIL("round %d: the readied G did not run while %d P(s) ran loops (%d s)", r, procs,
                     (int)(KT_STALL_NS / 1000000000));

@@ -201,6 +201,9 @@ static struct {
     uint64_t stop, hogs_started, hogs_done, stalled, idle_at_irq, idle_done;
     uint64_t round_start, moved, sent;  // cputicks: the round's start, its last step, the send
     uint64_t settled;                   // every P spun for two time slices before the send
+    // What the sender's last look that found something else found: idle
+    // Ps, Gs in the global queue, Ps with Gs queued, netpoller work.
+    uint64_t seen_idle, seen_global, seen_queued, seen_pending;
     uint64_t spins[MAX_CPUS];
 } dev;
 
@@ -247,12 +250,17 @@ static void net_waiter(void *arg)
 // Every P runs a loop and nothing else waits.
 static bool every_p_spins(void)
 {
-    if (SNAPSHOT(sched.npidle) || SNAPSHOT(sched.runq_size) || netpoll_pending())
-        return false;
+    uint32_t idle = SNAPSHOT(sched.npidle), global = SNAPSHOT(sched.runq_size), queued = 0;
+    bool pending = netpoll_pending();
     for (uint32_t i = 0; i < SNAPSHOT(sched.gomaxprocs); i++)
-        if (!runqempty(&allp[i]->runq))
-            return false;
-    return true;
+        queued += !runqempty(&allp[i]->runq);
+    if (!idle && !global && !queued && !pending)
+        return true;
+    kt_store(&dev.seen_idle, idle);     // for a round that never settles
+    kt_store(&dev.seen_global, global);
+    kt_store(&dev.seen_queued, queued);
+    kt_store(&dev.seen_pending, pending);
+    return false;
 }
 
 // The round's stall limit counts from its last step (a loop started, the
@@ -321,6 +329,7 @@ KTEST(netpoll_packet_reaches_a_goroutine_while_every_p_spins)
     uint64_t worst = 0, quantum = sched_quantum_ns();
     for (int round = 0; round < PACKET_ROUNDS; round++) {
         dev.stop = dev.hogs_done = dev.hogs_started = dev.polls = dev.stalled = dev.settled = 0;
+        dev.seen_idle = dev.seen_global = dev.seen_queued = dev.seen_pending = 0;
         dev.round_start = cputicks();
         round_moved();
         chan_t *c = chan_make(sizeof(int), 1);
@@ -337,8 +346,11 @@ KTEST(netpoll_packet_reaches_a_goroutine_while_every_p_spins)
         KT_ASSERT(kt_wait_count(&dev.hogs_done, (uint64_t)procs, KT_STALL_MS));
         chan_free(c);
         if (!kt_load(&dev.settled))
-            KT_FAIL("round %d: %lu of %d loops started; never every P in one for two time slices",
-                    round, kt_load(&dev.hogs_started), procs);
+            KT_FAIL("round %d: %lu of %d loops started; never every P in one for two time slices "
+                    "(the last look: %lu P(s) idle, %lu G(s) in the global queue, %lu P(s) with Gs queued, "
+                    "netpoller work %s)", round, kt_load(&dev.hogs_started), procs, kt_load(&dev.seen_idle),
+                    kt_load(&dev.seen_global), kt_load(&dev.seen_queued),
+                    kt_load(&dev.seen_pending) ? "pending" : "none");
         if (!got || kt_load(&dev.stalled))
             KT_FAIL("round %d: the readied goroutine did not run while %d P(s) spun (polls %lu)", round,
                     procs, kt_load(&dev.polls));
