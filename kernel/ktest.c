@@ -3,6 +3,7 @@
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "arch/arch.h"
+#include "kernel/sched.h"
 
 extern const struct ktest __ktest_start[], __ktest_end[];
 
@@ -14,6 +15,14 @@ bool ktest_tail_bounds_asserted(void)
 uint64_t ktest_tsc_skew_ns(void)
 {
     return ktest_tail_bounds_asserted() ? 0 : 200000;
+}
+
+struct kt_waiting kt_waiting_now(void)
+{
+    struct kt_waiting w = { SNAPSHOT(sched.npidle), SNAPSHOT(sched.runq_size), 0 };
+    for (uint32_t i = 0; i < SNAPSHOT(sched.gomaxprocs); i++)
+        w.queued += !runqempty(&allp[i]->runq);
+    return w;
 }
 
 // The running test's outcome. Tests run one at a time from the main

@@ -49,6 +49,14 @@ static inline uint64_t kt_load(const uint64_t *p) { return __atomic_load_n(p, __
 static inline void kt_store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }  // release: pairs with kt_load
 static inline void kt_add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }  // acq_rel: both
 
+// What keeps every P from running one G with nothing else waiting: idle
+// Ps, Gs in the global queue, Ps with Gs queued (all 0: nothing), for the
+// tests that need every core busy and say what was in the way when not.
+struct kt_waiting {
+    uint32_t idle, global, queued;
+};
+struct kt_waiting kt_waiting_now(void);
+
 // ---- time: what a test may assert about it ---------------------------------
 //
 // ktest runs under QEMU almost always, and there the host deschedules

@@ -329,14 +329,12 @@ static uint64_t spin_seen_idle, spin_seen_global, spin_seen_queued;
 
 static bool nothing_else_waits(void)
 {
-    uint32_t idle = SNAPSHOT(sched.npidle), global = SNAPSHOT(sched.runq_size), queued = 0;
-    for (uint32_t i = 0; i < SNAPSHOT(sched.gomaxprocs); i++)
-        queued += !runqempty(&allp[i]->runq);
-    if (!idle && !global && !queued)
+    struct kt_waiting w = kt_waiting_now();
+    if (!w.idle && !w.global && !w.queued)
         return true;
-    kt_store(&spin_seen_idle, idle);
-    kt_store(&spin_seen_global, global);
-    kt_store(&spin_seen_queued, queued);
+    kt_store(&spin_seen_idle, w.idle);
+    kt_store(&spin_seen_global, w.global);
+    kt_store(&spin_seen_queued, w.queued);
     return false;
 }
 

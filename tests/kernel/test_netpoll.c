@@ -250,15 +250,13 @@ static void net_waiter(void *arg)
 // Every P runs a loop and nothing else waits.
 static bool every_p_spins(void)
 {
-    uint32_t idle = SNAPSHOT(sched.npidle), global = SNAPSHOT(sched.runq_size), queued = 0;
+    struct kt_waiting w = kt_waiting_now();
     bool pending = netpoll_pending();
-    for (uint32_t i = 0; i < SNAPSHOT(sched.gomaxprocs); i++)
-        queued += !runqempty(&allp[i]->runq);
-    if (!idle && !global && !queued && !pending)
+    if (!w.idle && !w.global && !w.queued && !pending)
         return true;
-    kt_store(&dev.seen_idle, idle);     // for a round that never settles
-    kt_store(&dev.seen_global, global);
-    kt_store(&dev.seen_queued, queued);
+    kt_store(&dev.seen_idle, w.idle);   // for a round that never settles
+    kt_store(&dev.seen_global, w.global);
+    kt_store(&dev.seen_queued, w.queued);
     kt_store(&dev.seen_pending, pending);
     return false;
 }
