@@ -25,6 +25,19 @@ struct kt_waiting kt_waiting_now(void)
     return w;
 }
 
+bool kt_fewer_idle(uint32_t *fewest, uint32_t idle)
+{
+    if (idle >= *fewest)
+        return false;
+    *fewest = idle;
+    return true;
+}
+
+int kt_every_p_busy_rounds(int rounds)
+{
+    return ktest_guest_bounds_asserted() || SNAPSHOT(sched.gomaxprocs) <= 64 ? rounds : 1;
+}
+
 // The running test's outcome. Tests run one at a time from the main
 // goroutine; a test's helper goroutines report through KT_* too, so the
 // fields are written atomically and the first failure wins.
@@ -79,9 +92,14 @@ void ktest_set_clock_exact(bool exact)
     clock_exact = exact;
 }
 
+bool ktest_guest_bounds_asserted(void)
+{
+    return clock_exact || ktest_tail_bounds_asserted();
+}
+
 void ktest_guest_bound(const char *file, int line, const char *what, uint64_t ns, uint64_t bound_ns)
 {
-    bool asserted = clock_exact || ktest_tail_bounds_asserted();
+    bool asserted = ktest_guest_bounds_asserted();
     kprintf("ktest: guest time %s: %lu us (bound %lu us, %s)\n", what, ns / 1000, bound_ns / 1000,
             clock_exact ? "asserted: the clock counts instructions"
             : asserted  ? "asserted: bare metal"

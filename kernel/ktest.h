@@ -57,6 +57,21 @@ struct kt_waiting {
 };
 struct kt_waiting kt_waiting_now(void);
 
+// Those tests get every P busy one woken P at a time (a chain of
+// wake-ups: up to 13 minutes at 1024 vCPUs on 2 host CPUs), and meanwhile
+// the loops already on a P are preempted in turn for those still queued:
+// every loop has started long before every P runs one. So a set-up's
+// stall limit counts from the last time fewer Ps were idle than ever
+// before in it: true then, with the new low in *fewest (UINT32_MAX to
+// begin).
+bool kt_fewer_idle(uint32_t *fewest, uint32_t idle);
+
+// How many rounds of such a set-up a test runs: rounds, but one where its
+// bound is only measured and Ps are more than 64. Each round gets every P
+// busy anew (13 minutes at 1024 vCPUs on 2 host CPUs), and further rounds
+// only look for a longer wait that nothing asserts there.
+int kt_every_p_busy_rounds(int rounds);
+
 // ---- time: what a test may assert about it ---------------------------------
 //
 // ktest runs under QEMU almost always, and there the host deschedules
@@ -108,6 +123,7 @@ void ktest_tail(const char *file, int line, const char *what, uint64_t ns, uint6
 // the guest's clock counts its instructions (app=ktest clock=exact, for
 // QEMU's -icount: a descheduled vCPU stops its clock too); printed always.
 void ktest_set_clock_exact(bool exact);
+bool ktest_guest_bounds_asserted(void);
 void ktest_guest_bound(const char *file, int line, const char *what, uint64_t ns, uint64_t bound_ns);
 #define KT_GUEST_BOUND(what, ns, bound_ns)                                        \
     do {                                                                          \

@@ -320,7 +320,8 @@ KTEST(irqwait_device_irq_no_deadlock)
 
 #define SPIN_ROUNDS 5
 static uint64_t spin_started, spin_stop, spin_sent_at, spin_ran_at, spin_stalled, spin_settled;
-static uint64_t spin_moved;     // cputicks of the last step: a loop started, the interrupt sent
+static uint64_t spin_moved;     // cputicks of the last step: a loop started, fewer Ps idle, the interrupt sent
+static uint32_t spin_fewest_idle;   // the sender's: the round's fewest idle Ps (kt_fewer_idle)
 static chan_t *spin_done;
 
 // What the sender's last look that found something else found: idle Ps,
@@ -330,6 +331,8 @@ static uint64_t spin_seen_idle, spin_seen_global, spin_seen_queued;
 static bool nothing_else_waits(void)
 {
     struct kt_waiting w = kt_waiting_now();
+    if (kt_fewer_idle(&spin_fewest_idle, w.idle))
+        kt_store(&spin_moved, cputicks());
     if (!w.idle && !w.global && !w.queued)
         return true;
     kt_store(&spin_seen_idle, w.idle);
@@ -340,7 +343,8 @@ static bool nothing_else_waits(void)
 
 // The stall limit counts from the round's last step, not from the
 // sender's start: at 512 vCPUs on a 2-CPU host all the loops took up to
-// 101 s to start (idle Ps are woken one at a time).
+// 101 s to start, and at 1024 every P took longer than a minute to get
+// one after all had (kt_fewer_idle).
 // (Not a difference: spin_moved may be ahead of this core's clock.)
 static bool spin_round_stalled(void)
 {
@@ -358,7 +362,7 @@ static void spin_hog(void *arg)
         // a slice after it began), before the interrupt is sent.
         uint64_t settle = 2 * sched_quantum_ns() * cputicks_hz() / 1000000000, since = 0;
         while (!spin_round_stalled()) {
-            if (kt_load(&spin_started) < (uint64_t)gomaxprocs(0) || !nothing_else_waits())
+            if (!nothing_else_waits() || kt_load(&spin_started) < (uint64_t)gomaxprocs(0))
                 since = 0;
             else if (!since)
                 since = cputicks();
@@ -398,10 +402,11 @@ KTEST(irqwait_readied_g_runs_while_every_p_spins)
     int procs = gomaxprocs(0);
     uint64_t quantum = sched_quantum_ns(), worst = 0;
     spin_done = chan_make(0, (size_t)procs + 1);
-    for (int r = 0; r < SPIN_ROUNDS; r++) {
+    for (int r = 0, rounds = kt_every_p_busy_rounds(SPIN_ROUNDS); r < rounds; r++) {
         irq_take_pending(IRQ_VEC_TEST);
         spin_started = spin_stop = spin_sent_at = spin_ran_at = spin_stalled = spin_settled = 0;
         spin_seen_idle = spin_seen_global = spin_seen_queued = 0;
+        spin_fewest_idle = UINT32_MAX;
         spin_moved = cputicks();
         go(spin_waiter, 0);
         if (!wait_waiters(IRQ_VEC_TEST, 1))

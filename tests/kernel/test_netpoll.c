@@ -204,6 +204,7 @@ static struct {
     // What the sender's last look that found something else found: idle
     // Ps, Gs in the global queue, Ps with Gs queued, netpoller work.
     uint64_t seen_idle, seen_global, seen_queued, seen_pending;
+    uint32_t fewest_idle;               // the sender's: the round's fewest idle Ps (kt_fewer_idle)
     uint64_t spins[MAX_CPUS];
 } dev;
 
@@ -247,25 +248,13 @@ static void net_waiter(void *arg)
     chan_send(c, &r);
 }
 
-// Every P runs a loop and nothing else waits.
-static bool every_p_spins(void)
-{
-    struct kt_waiting w = kt_waiting_now();
-    bool pending = netpoll_pending();
-    if (!w.idle && !w.global && !w.queued && !pending)
-        return true;
-    kt_store(&dev.seen_idle, w.idle);   // for a round that never settles
-    kt_store(&dev.seen_global, w.global);
-    kt_store(&dev.seen_queued, w.queued);
-    kt_store(&dev.seen_pending, pending);
-    return false;
-}
-
-// The round's stall limit counts from its last step (a loop started, the
-// packet sent), not from each loop's start: at 512 vCPUs on a 2-CPU host
-// the loops took 57 to 101 s to start (idle Ps are woken one at a time,
-// each waiting for its vCPU's turn on the host), and a limit from a loop's
-// own start ended the first loops before the last had begun.
+// The round's stall limit counts from its last step (a loop started,
+// fewer Ps idle, the packet sent), not from each loop's start: at 512
+// vCPUs on a 2-CPU host the loops took 57 to 101 s to start (idle Ps are
+// woken one at a time, each waiting for its vCPU's turn on the host), and
+// a limit from a loop's own start ended the first loops before the last
+// had begun; at 1024 every P took longer than a minute to get one after
+// all had (kt_fewer_idle).
 static void round_moved(void)
 {
     kt_store(&dev.moved, cputicks());
@@ -275,6 +264,22 @@ static void round_moved(void)
 static bool round_stalled(void)
 {
     return cputicks() > kt_load(&dev.moved) + KT_STALL_NS / 1000000000 * cputicks_hz();
+}
+
+// Every P runs a loop and nothing else waits.
+static bool every_p_spins(void)
+{
+    struct kt_waiting w = kt_waiting_now();
+    if (kt_fewer_idle(&dev.fewest_idle, w.idle))
+        round_moved();
+    bool pending = netpoll_pending();
+    if (!w.idle && !w.global && !w.queued && !pending)
+        return true;
+    kt_store(&dev.seen_idle, w.idle);   // for a round that never settles
+    kt_store(&dev.seen_global, w.global);
+    kt_store(&dev.seen_queued, w.queued);
+    kt_store(&dev.seen_pending, pending);
+    return false;
 }
 
 // A call-free loop until the waiter has run. The sender (arg != NULL)
@@ -291,7 +296,7 @@ static void hog(void *arg)
     if (sender) {
         uint64_t settle = 2 * sched_quantum_ns() * cputicks_hz() / 1000000000, since = 0;
         while (!round_stalled()) {
-            if (kt_load(&dev.hogs_started) < (uint64_t)gomaxprocs(0) || !every_p_spins())
+            if (!every_p_spins() || kt_load(&dev.hogs_started) < (uint64_t)gomaxprocs(0))
                 since = 0;
             else if (!since)
                 since = cputicks();
@@ -325,9 +330,10 @@ KTEST(netpoll_packet_reaches_a_goroutine_while_every_p_spins)
     test_net_setup();
     int procs = gomaxprocs(0);
     uint64_t worst = 0, quantum = sched_quantum_ns();
-    for (int round = 0; round < PACKET_ROUNDS; round++) {
+    for (int round = 0, rounds = kt_every_p_busy_rounds(PACKET_ROUNDS); round < rounds; round++) {
         dev.stop = dev.hogs_done = dev.hogs_started = dev.polls = dev.stalled = dev.settled = 0;
         dev.seen_idle = dev.seen_global = dev.seen_queued = dev.seen_pending = 0;
+        dev.fewest_idle = UINT32_MAX;
         dev.round_start = cputicks();
         round_moved();
         chan_t *c = chan_make(sizeof(int), 1);

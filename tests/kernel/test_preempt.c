@@ -411,15 +411,17 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
     // Every P busy (the loops and this G) and every core holding one. The
     // wait spins: asleep, this G leaves its P to a loop and queues behind
     // the others on waking (at 512 vCPUs the state was not seen in 60 s).
-    // Its stall limit counts from the last loop's start: at 512 vCPUs on a
-    // 2-CPU host the loops took about a minute to start, idle Ps woken one
-    // at a time.
+    // Its stall limit counts from the last loop's start or the last P
+    // taken from the idle list (kt_fewer_idle): at 512 vCPUs on a 2-CPU
+    // host the loops took about a minute to start, idle Ps woken one at a
+    // time.
     uint64_t seen = 0, moved = nanotime();
+    uint32_t fewest = UINT32_MAX;
     bool settled = true;
     while (kt_load(&busy_started) < (uint64_t)procs - 1 || SNAPSHOT(sched.npidle) ||
            SNAPSHOT(sched.nmidle)) {
         uint64_t now = nanotime(), started = kt_load(&busy_started);
-        if (started != seen) {
+        if (kt_fewer_idle(&fewest, SNAPSHOT(sched.npidle)) || started != seen) {
             seen = started;
             moved = now;
         } else if (now > moved + KT_STALL_NS) {     // this G's core's clock may be behind moved
@@ -471,9 +473,9 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
 // helper's sleep spoils a round (steps 2-4 took over 200 ms at 8 vCPUs
 // on 2 host CPUs, 2 s at 256): the round is tried again with the sleep
 // doubled, up to the stall limit; a round whose set-up a stall ended says
-// which step it did not reach. The stall limit counts from the last loop
-// that started: idle Ps are woken one at a time, and at 1024 vCPUs on 2
-// host CPUs the loops took minutes to start.
+// which step it did not reach. Step 1's stall limit counts from the last
+// loop that started or P taken from the idle list (kt_fewer_idle): at
+// 1024 vCPUs on 2 host CPUs every P took 13 minutes to get a loop.
 
 #define STRAND_SLEEP_NS 200000000ull    // well after the retake, so the watch is not what wakes it
 static uint64_t strand_p, strand_woke, strand_loop_on, strand_loop_stop, strand_loop_done, strand_sleep;
@@ -559,10 +561,11 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
         // 1. The loops run, the loop and the helper wait on their
         //    channels, one P and one M idle.
         uint64_t r0 = nanotime(), end = r0 + KT_STALL_NS, at[4], started = kt_load(&busy_started);
+        uint32_t fewest = UINT32_MAX;
         while ((started < (uint64_t)procs - 2 || SNAPSHOT(sched.npidle) != 1 ||
                 SNAPSHOT(sched.nmidle) != 1 || !parked_on(strand_c) || !parked_on(strand_hc)) &&
                nanotime() < end) {
-            if (kt_load(&busy_started) != started) {
+            if (kt_fewer_idle(&fewest, SNAPSHOT(sched.npidle)) || kt_load(&busy_started) != started) {
                 started = kt_load(&busy_started);
                 end = nanotime() + KT_STALL_NS;
             }
