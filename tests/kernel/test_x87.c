@@ -131,7 +131,11 @@ KTEST(x87_stack_empty_at_every_resume_and_values_kept)
     bool checked = kt_wait_count(&x87_checkers_done, (uint64_t)checkers, KT_STALL_MS);
     bool started = kt_wait_count(&x87_fresh_done, kt_load(&x87_fresh_started), KT_STALL_MS);
     sched_set_quantum_ns(q);
-    KT_ASSERT(held && checked && started);
+    if (!held || !checked || !started)
+        KT_FAIL("stalled %d s: %lu of %lu held rounds, %lu of %d holders, %lu of %d checkers, "
+                "%lu of %lu fresh Gs done", (int)(KT_STALL_MS / 1000), kt_load(&x87_rounds),
+                (uint64_t)holders * X87_ROUNDS, kt_load(&x87_holders_done), holders,
+                kt_load(&x87_checkers_done), checkers, kt_load(&x87_fresh_done), kt_load(&x87_fresh_started));
     printf("ktest: x87: %lu resumes and starts checked, %lu with the stack not empty; "
            "%lu of %lu values changed over %lu held rounds\n", kt_load(&x87_checks), kt_load(&x87_dirty),
            kt_load(&x87_bad_values), kt_load(&x87_rounds) * 8, kt_load(&x87_rounds));
