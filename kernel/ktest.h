@@ -68,7 +68,7 @@ bool kt_fewer_idle(uint32_t *fewest, uint32_t idle);
 
 // How many rounds of such a set-up a test runs: rounds, but one where its
 // bound is only measured and Ps are more than 64. Each round gets every P
-// busy anew (13 minutes at 1024 vCPUs on 2 host CPUs), and further rounds
+// busy anew (9 minutes at 1024 vCPUs on 2 host CPUs), and further rounds
 // only look for a longer wait that nothing asserts there.
 int kt_every_p_busy_rounds(int rounds);
 
