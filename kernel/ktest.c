@@ -17,20 +17,44 @@ uint64_t ktest_tsc_skew_ns(void)
     return ktest_tail_bounds_asserted() ? 0 : 200000;
 }
 
-struct kt_waiting kt_waiting_now(void)
-{
-    struct kt_waiting w = { SNAPSHOT(sched.npidle), SNAPSHOT(sched.runq_size), 0 };
-    for (uint32_t i = 0; i < SNAPSHOT(sched.gomaxprocs); i++)
-        w.queued += !runqempty(&allp[i]->runq);
-    return w;
-}
-
 bool kt_fewer_idle(uint32_t *fewest, uint32_t idle)
 {
     if (idle >= *fewest)
         return false;
     *fewest = idle;
     return true;
+}
+
+void kt_busy_round_begin(struct kt_busy_round *r)
+{
+    *r = (struct kt_busy_round){ .moved = cputicks(), .fewest_idle = UINT32_MAX };
+}
+
+void kt_busy_round_moved(struct kt_busy_round *r)
+{
+    kt_store(&r->moved, cputicks());
+}
+
+// (Not a difference: moved may be ahead of this core's clock.)
+bool kt_busy_round_stalled(struct kt_busy_round *r)
+{
+    return cputicks() > kt_load(&r->moved) + KT_STALL_NS / 1000000000 * cputicks_hz();
+}
+
+bool kt_busy_round_look(struct kt_busy_round *r, bool other_work)
+{
+    uint32_t idle = SNAPSHOT(sched.npidle), global = SNAPSHOT(sched.runq_size), queued = 0;
+    for (uint32_t i = 0; i < SNAPSHOT(sched.gomaxprocs); i++)
+        queued += !runqempty(&allp[i]->runq);
+    if (kt_fewer_idle(&r->fewest_idle, idle))
+        kt_busy_round_moved(r);
+    if (!idle && !global && !queued && !other_work)
+        return true;
+    kt_store(&r->seen_idle, idle);
+    kt_store(&r->seen_global, global);
+    kt_store(&r->seen_queued, queued);
+    kt_store(&r->seen_other, other_work);
+    return false;
 }
 
 int kt_every_p_busy_rounds(int rounds)

@@ -49,14 +49,6 @@ static inline uint64_t kt_load(const uint64_t *p) { return __atomic_load_n(p, __
 static inline void kt_store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }  // release: pairs with kt_load
 static inline void kt_add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }  // acq_rel: both
 
-// What keeps every P from running one G with nothing else waiting: idle
-// Ps, Gs in the global queue, Ps with Gs queued (all 0: nothing), for the
-// tests that need every core busy and say what was in the way when not.
-struct kt_waiting {
-    uint32_t idle, global, queued;
-};
-struct kt_waiting kt_waiting_now(void);
-
 // Those tests get every P busy one woken P at a time (a chain of
 // wake-ups: up to 13 minutes at 1024 vCPUs on 2 host CPUs), and meanwhile
 // the loops already on a P are preempted in turn for those still queued:
@@ -65,6 +57,29 @@ struct kt_waiting kt_waiting_now(void);
 // before in it: true then, with the new low in *fewest (UINT32_MAX to
 // begin).
 bool kt_fewer_idle(uint32_t *fewest, uint32_t idle);
+
+// A round of a set-up that needs every P running one G with nothing else
+// waiting. Its stall limit counts from the round's last step (a loop's
+// start, a new low of idle Ps, the send), not from a loop's own start: at
+// 512 vCPUs on a 2-CPU host the loops took up to 101 s to start, and a
+// limit from each one's start ended the first before the last began. What
+// the last look found in the way is kept for a round that never settles.
+struct kt_busy_round {
+    // Any goroutine of the round (kt_store, kt_load):
+    uint64_t moved;             // cputicks of the round's last step
+    // The looking goroutine writes, the test reads (kt_store, kt_load):
+    // idle Ps, Gs in the global queue, Ps with Gs queued, other work.
+    uint64_t seen_idle, seen_global, seen_queued, seen_other;
+    // The looking goroutine only:
+    uint32_t fewest_idle;       // the round's fewest idle Ps (kt_fewer_idle)
+};
+void kt_busy_round_begin(struct kt_busy_round *r);      // before the round's goroutines start
+void kt_busy_round_moved(struct kt_busy_round *r);
+// Past the stall limit since the round's last step.
+bool kt_busy_round_stalled(struct kt_busy_round *r);
+// One look: true if no P is idle and no G or other work (the caller's
+// own, as other_work) waits.
+bool kt_busy_round_look(struct kt_busy_round *r, bool other_work);
 
 // How many rounds of such a set-up a test runs: rounds, but one where its
 // bound is only measured and Ps are more than 64. Each round gets every P

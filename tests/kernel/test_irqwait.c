@@ -320,49 +320,21 @@ KTEST(irqwait_device_irq_no_deadlock)
 
 #define SPIN_ROUNDS 5
 static uint64_t spin_started, spin_stop, spin_sent_at, spin_ran_at, spin_stalled, spin_settled;
-static uint64_t spin_moved;     // cputicks of the last step: a loop started, fewer Ps idle, the interrupt sent
-static uint32_t spin_fewest_idle;   // the sender's: the round's fewest idle Ps (kt_fewer_idle)
+static struct kt_busy_round spin_round;
 static chan_t *spin_done;
-
-// What the sender's last look that found something else found: idle Ps,
-// Gs in the global queue, Ps with Gs queued (for a round that never settled).
-static uint64_t spin_seen_idle, spin_seen_global, spin_seen_queued;
-
-static bool nothing_else_waits(void)
-{
-    struct kt_waiting w = kt_waiting_now();
-    if (kt_fewer_idle(&spin_fewest_idle, w.idle))
-        kt_store(&spin_moved, cputicks());
-    if (!w.idle && !w.global && !w.queued)
-        return true;
-    kt_store(&spin_seen_idle, w.idle);
-    kt_store(&spin_seen_global, w.global);
-    kt_store(&spin_seen_queued, w.queued);
-    return false;
-}
-
-// The stall limit counts from the round's last step, not from the
-// sender's start: at 512 vCPUs on a 2-CPU host all the loops took up to
-// 101 s to start, and at 1024 every P took longer than a minute to get
-// one after all had (kt_fewer_idle).
-// (Not a difference: spin_moved may be ahead of this core's clock.)
-static bool spin_round_stalled(void)
-{
-    return cputicks() > kt_load(&spin_moved) + KT_STALL_NS / 1000000000 * cputicks_hz();
-}
 
 static void spin_hog(void *arg)
 {
     bool sender = arg != 0;
-    kt_store(&spin_moved, cputicks());
+    kt_busy_round_moved(&spin_round);
     kt_add(&spin_started, 1);
     if (sender) {
         // Every P runs a loop, and has for two time slices (a slice's
         // check counts from the first timer interrupt that sees it: up to
         // a slice after it began), before the interrupt is sent.
         uint64_t settle = 2 * sched_quantum_ns() * cputicks_hz() / 1000000000, since = 0;
-        while (!spin_round_stalled()) {
-            if (!nothing_else_waits() || kt_load(&spin_started) < (uint64_t)gomaxprocs(0))
+        while (!kt_busy_round_stalled(&spin_round)) {
+            if (!kt_busy_round_look(&spin_round, false) || kt_load(&spin_started) < (uint64_t)gomaxprocs(0))
                 since = 0;
             else if (!since)
                 since = cputicks();
@@ -371,12 +343,12 @@ static void spin_hog(void *arg)
                 break;
             }
         }
-        kt_store(&spin_moved, cputicks());
+        kt_busy_round_moved(&spin_round);
         kt_store(&spin_sent_at, cputicks());
         arch_send_ipi((uint32_t)core_id(), IRQ_VEC_TEST);
         // call-free but for the clock, read every 2^20 rounds
         for (uint64_t i = 1; !__atomic_load_n(&spin_stop, __ATOMIC_RELAXED); i++)
-            if (!(i & 0xFFFFF) && spin_round_stalled()) {
+            if (!(i & 0xFFFFF) && kt_busy_round_stalled(&spin_round)) {
                 kt_store(&spin_stalled, 1);
                 kt_store(&spin_stop, 1);
             }
@@ -405,9 +377,7 @@ KTEST(irqwait_readied_g_runs_while_every_p_spins)
     for (int r = 0, rounds = kt_every_p_busy_rounds(SPIN_ROUNDS); r < rounds; r++) {
         irq_take_pending(IRQ_VEC_TEST);
         spin_started = spin_stop = spin_sent_at = spin_ran_at = spin_stalled = spin_settled = 0;
-        spin_seen_idle = spin_seen_global = spin_seen_queued = 0;
-        spin_fewest_idle = UINT32_MAX;
-        spin_moved = cputicks();
+        kt_busy_round_begin(&spin_round);
         go(spin_waiter, 0);
         if (!wait_waiters(IRQ_VEC_TEST, 1))
             KT_FAIL("round %d: the waiter never parked", r);
@@ -418,8 +388,8 @@ KTEST(irqwait_readied_g_runs_while_every_p_spins)
         if (!kt_load(&spin_settled))
             KT_FAIL("round %d: %lu of %d loops started; never every P in one for two time slices "
                     "(the last look: %lu P(s) idle, %lu G(s) in the global queue, %lu P(s) with Gs queued)",
-                    r, kt_load(&spin_started), procs, kt_load(&spin_seen_idle), kt_load(&spin_seen_global),
-                    kt_load(&spin_seen_queued));
+                    r, kt_load(&spin_started), procs, kt_load(&spin_round.seen_idle),
+                    kt_load(&spin_round.seen_global), kt_load(&spin_round.seen_queued));
         if (kt_load(&spin_stalled))
             KT_FAIL("round %d: the readied G did not run while %d P(s) ran loops (%d s)", r, procs,
                     (int)(KT_STALL_NS / 1000000000));

@@ -199,12 +199,9 @@ static struct {
     uint64_t polls;             // polls that found the frame
     uint64_t irq_tsc, poll_tsc, run_tsc;    // the interrupt; the poll that found it; the waiter running
     uint64_t stop, hogs_started, hogs_done, stalled, idle_at_irq, idle_done;
-    uint64_t round_start, moved, sent;  // cputicks: the round's start, its last step, the send
+    uint64_t round_start, sent;         // cputicks: the round's start, the send
     uint64_t settled;                   // every P spun for two time slices before the send
-    // What the sender's last look that found something else found: idle
-    // Ps, Gs in the global queue, Ps with Gs queued, netpoller work.
-    uint64_t seen_idle, seen_global, seen_queued, seen_pending;
-    uint32_t fewest_idle;               // the sender's: the round's fewest idle Ps (kt_fewer_idle)
+    struct kt_busy_round round;         // the other work: the netpoller's
     uint64_t spins[MAX_CPUS];
 } dev;
 
@@ -248,40 +245,6 @@ static void net_waiter(void *arg)
     chan_send(c, &r);
 }
 
-// The round's stall limit counts from its last step (a loop started,
-// fewer Ps idle, the packet sent), not from each loop's start: at 512
-// vCPUs on a 2-CPU host the loops took 57 to 101 s to start (idle Ps are
-// woken one at a time, each waiting for its vCPU's turn on the host), and
-// a limit from a loop's own start ended the first loops before the last
-// had begun; at 1024 every P took longer than a minute to get one after
-// all had (kt_fewer_idle).
-static void round_moved(void)
-{
-    kt_store(&dev.moved, cputicks());
-}
-
-// (Not a difference: dev.moved may be ahead of this core's clock.)
-static bool round_stalled(void)
-{
-    return cputicks() > kt_load(&dev.moved) + KT_STALL_NS / 1000000000 * cputicks_hz();
-}
-
-// Every P runs a loop and nothing else waits.
-static bool every_p_spins(void)
-{
-    struct kt_waiting w = kt_waiting_now();
-    if (kt_fewer_idle(&dev.fewest_idle, w.idle))
-        round_moved();
-    bool pending = netpoll_pending();
-    if (!w.idle && !w.global && !w.queued && !pending)
-        return true;
-    kt_store(&dev.seen_idle, w.idle);   // for a round that never settles
-    kt_store(&dev.seen_global, w.global);
-    kt_store(&dev.seen_queued, w.queued);
-    kt_store(&dev.seen_pending, pending);
-    return false;
-}
-
 // A call-free loop until the waiter has run. The sender (arg != NULL)
 // first waits until every P has run a loop for two time slices (a slice's
 // check counts from the first timer interrupt that sees it), then sends
@@ -291,12 +254,12 @@ static void hog(void *arg)
 {
     bool sender = arg != 0;
     uint64_t n = 0;
-    round_moved();
+    kt_busy_round_moved(&dev.round);
     kt_add(&dev.hogs_started, 1);
     if (sender) {
         uint64_t settle = 2 * sched_quantum_ns() * cputicks_hz() / 1000000000, since = 0;
-        while (!round_stalled()) {
-            if (!every_p_spins() || kt_load(&dev.hogs_started) < (uint64_t)gomaxprocs(0))
+        while (!kt_busy_round_stalled(&dev.round)) {
+            if (!kt_busy_round_look(&dev.round, netpoll_pending()) || kt_load(&dev.hogs_started) < (uint64_t)gomaxprocs(0))
                 since = 0;
             else if (!since)
                 since = cputicks();
@@ -305,12 +268,12 @@ static void hog(void *arg)
                 break;
             }
         }
-        round_moved();
+        kt_busy_round_moved(&dev.round);
         kt_store(&dev.sent, cputicks());
         arch_send_ipi((uint32_t)core_id(), TEST_NET_VECTOR);
     }
     while (!__atomic_load_n(&dev.stop, __ATOMIC_RELAXED))          // relaxed: the loop makes no call; kt_load after
-        if (!(++n & 0xFFFFF) && round_stalled()) {
+        if (!(++n & 0xFFFFF) && kt_busy_round_stalled(&dev.round)) {
             kt_store(&dev.stalled, 1);
             kt_store(&dev.stop, 1);
         }
@@ -332,10 +295,8 @@ KTEST(netpoll_packet_reaches_a_goroutine_while_every_p_spins)
     uint64_t worst = 0, quantum = sched_quantum_ns();
     for (int round = 0, rounds = kt_every_p_busy_rounds(PACKET_ROUNDS); round < rounds; round++) {
         dev.stop = dev.hogs_done = dev.hogs_started = dev.polls = dev.stalled = dev.settled = 0;
-        dev.seen_idle = dev.seen_global = dev.seen_queued = dev.seen_pending = 0;
-        dev.fewest_idle = UINT32_MAX;
         dev.round_start = cputicks();
-        round_moved();
+        kt_busy_round_begin(&dev.round);
         chan_t *c = chan_make(sizeof(int), 1);
         go(net_waiter, c);
         struct waiter probe = { .pd = &dev.pd, .mode = NETPOLL_READ };
@@ -344,7 +305,7 @@ KTEST(netpoll_packet_reaches_a_goroutine_while_every_p_spins)
             go(hog, (void *)(uintptr_t)(i == 0));
         int r = -1;
         bool got;                   // parks: the last P goes to a hog
-        while (!(got = go_recv_within(c, &r, KT_STALL_NS, 0)) && !round_stalled())
+        while (!(got = go_recv_within(c, &r, KT_STALL_NS, 0)) && !kt_busy_round_stalled(&dev.round))
             ;
         kt_store(&dev.stop, 1);
         KT_ASSERT(kt_wait_count(&dev.hogs_done, (uint64_t)procs, KT_STALL_MS));
@@ -352,9 +313,9 @@ KTEST(netpoll_packet_reaches_a_goroutine_while_every_p_spins)
         if (!kt_load(&dev.settled))
             KT_FAIL("round %d: %lu of %d loops started; never every P in one for two time slices "
                     "(the last look: %lu P(s) idle, %lu G(s) in the global queue, %lu P(s) with Gs queued, "
-                    "netpoller work %s)", round, kt_load(&dev.hogs_started), procs, kt_load(&dev.seen_idle),
-                    kt_load(&dev.seen_global), kt_load(&dev.seen_queued),
-                    kt_load(&dev.seen_pending) ? "pending" : "none");
+                    "netpoller work %s)", round, kt_load(&dev.hogs_started), procs, kt_load(&dev.round.seen_idle),
+                    kt_load(&dev.round.seen_global), kt_load(&dev.round.seen_queued),
+                    kt_load(&dev.round.seen_other) ? "pending" : "none");
         if (!got || kt_load(&dev.stalled))
             KT_FAIL("round %d: the readied goroutine did not run while %d P(s) spun (polls %lu)", round,
                     procs, kt_load(&dev.polls));
