@@ -209,6 +209,7 @@ static void startm(struct p *pp, bool spinning)
     struct m *self = getm();
     nmp->nextspinning = spinning;
     nmp->wake_hops = self ? self->wake_hops + 1 : 1;
+    nmp->wake_sent = arch_cycles();
     __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
     spin_unlock(&sched.lock);
     sysmon_wake();
@@ -277,6 +278,7 @@ static void idle_wait(struct m *mp)
         arch_idle_poll(&mp->nextp);
     else
         arch_idle_halt();
+    mp->woke = arch_cycles();
 }
 
 // A timer of an idle P is due and this idle M watched for it: take an
@@ -465,6 +467,7 @@ void injectglist(struct g *list, struct p *pp)
             ASSERT(put);
             nmp->nextspinning = false;
             nmp->wake_hops = self ? self->wake_hops + 1 : 1;
+            nmp->wake_sent = arch_cycles();
             __atomic_store_n(&nmp->nextp, ip, __ATOMIC_RELEASE);   // pairs with stopm's acquire
             woken[nwoken++] = nmp;
         }

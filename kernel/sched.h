@@ -118,6 +118,7 @@ struct m {
     uint32_t tick_seen;             // p->schedtick at the last timer interrupt
     uint64_t tick_when;             // when tick_seen was first seen (TSC)
     struct steal_scratch *steal;    // steal_work's lists, on the core's node (sched_init)
+    uint64_t woke;                  // arch_cycles() as its last idle wait ended (a statistic: tests read it)
     // atomic: written by the owner core, read by timer_stop on any core
     struct timer *running_timer;    // the timer whose function this M runs now
     // owner core only, between entersyscall and exitsyscall (p is NULL then)
@@ -128,6 +129,7 @@ struct m {
     bool nextspinning;              // with nextp: start out spinning
     uint32_t wake_hops;             // with nextp: its waker's wake_hops + 1 (a statistic: how
                                     // many wake-ups in a row led here; tests read it)
+    uint64_t wake_sent;             // with nextp: arch_cycles() at the hand-over (a statistic, as wake_hops)
     // sched.lock held
     struct m *schedlink;            // sched.midle
     bool idle;                      // on sched.midle

@@ -157,9 +157,12 @@ KTEST(sched_spawned_by_one_run_everywhere)
 // It prints the ramp-up: guest time from the burst to the last core's
 // first spinner, and the longest chain of wake-ups that led to a core
 // running one (struct m's wake_hops), which the host's load does not
-// change (docs/performance.md).
+// change (docs/performance.md); and where each woken core's hop went:
+// from its hand-over to the end of its halt (the IPI and the host running
+// its vCPU), then to its first spinner (the guest's own work).
 static uint64_t spinner_on[MAX_CPUS], spinners_seen, spinners_stop, spinners_done, spinners_all_at;
-static uint64_t spinner_hops_max;
+static uint64_t spinner_hops_max, spinner_burst;
+static uint64_t hop_to_wake[MAX_CPUS], hop_to_run[MAX_CPUS];  // cycles; 0: not woken in the burst
 
 static void spinner(void *arg)
 {
@@ -167,6 +170,11 @@ static void spinner(void *arg)
     while (!kt_load(&spinners_stop)) {
         struct m *mp = acquirem();
         if (__atomic_exchange_n(&spinner_on[mp->id], 1, __ATOMIC_RELAXED) == 0) {   // relaxed: spinners_seen's add publishes it
+            uint64_t now = cputicks();
+            if (mp->wake_sent > spinner_burst && mp->woke > mp->wake_sent && now > mp->woke) {
+                hop_to_wake[mp->id] = mp->woke - mp->wake_sent;     // published as spinner_on is
+                hop_to_run[mp->id] = now - mp->woke;
+            }
             uint64_t hops = mp->wake_hops, seen = kt_load(&spinner_hops_max);
             while (hops > seen && !__atomic_compare_exchange_n(&spinner_hops_max, &seen, hops, false,
                                                               __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))   // as kt_add; a failure reloads seen
@@ -186,6 +194,8 @@ KTEST(sched_every_core_runs_a_spinner)
     if (gomaxprocs(0) != n)
         KT_SKIP("gomaxprocs below the core count");
     memset(spinner_on, 0, sizeof spinner_on);
+    memset(hop_to_wake, 0, sizeof hop_to_wake);
+    memset(hop_to_run, 0, sizeof hop_to_run);
     kt_store(&spinners_seen, 0);
     kt_store(&spinners_done, 0);
     kt_store(&spinners_stop, 0);
@@ -197,6 +207,7 @@ KTEST(sched_every_core_runs_a_spinner)
     kt_store(&spinner_hops_max, hops0);
     releasem(mp);
     uint64_t burst = nanotime();
+    spinner_burst = cputicks();         // before any spinner exists
     for (int i = 0; i < n; i++)
         go(spinner, (void *)(uintptr_t)n);
     bool all = kt_wait_count(&spinners_seen, (uint64_t)n, KT_STALL_MS);
@@ -214,6 +225,24 @@ KTEST(sched_every_core_runs_a_spinner)
     printf("ktest: ramp-up: every one of %d cores ran a spinner %lu us after the burst; wake IPIs %lu, "
            "longest chain of wake-ups %lu\n", n, (kt_load(&spinners_all_at) - burst) / 1000,
            after.total.wake_ipis - before.total.wake_ipis, kt_load(&spinner_hops_max) - hops0);
+    int woken = 0;
+    uint64_t wake_sum = 0, run_sum = 0;
+    for (int i = 0; i < n; i++) {
+        if (!hop_to_wake[i])
+            continue;
+        hop_to_wake[woken] = hop_to_wake[i];
+        hop_to_run[woken] = hop_to_run[i];
+        wake_sum += hop_to_wake[woken];
+        run_sum += hop_to_run[woken++];
+    }
+    if (woken) {
+        uint64_t mhz = cputicks_hz() / 1000000;
+        sort_u64(hop_to_wake, woken);
+        sort_u64(hop_to_run, woken);
+        printf("ktest: ramp-up hops of %d woken cores: hand-over to awake median %lu us (sum %lu us), "
+               "awake to a spinner median %lu us (sum %lu us)\n", woken, hop_to_wake[woken / 2] / mhz,
+               wake_sum / mhz, hop_to_run[woken / 2] / mhz, run_sum / mhz);
+    }
 }
 
 // ---- gomaxprocs changed up and down mid-run loses nothing ---------------------
