@@ -35,9 +35,24 @@ void kt_busy_round_moved(struct kt_busy_round *r)
     kt_store(&r->moved, cputicks());
 }
 
+// A new low of idle Ps is a step of the round, whichever of its
+// goroutines sees it: the looking one can wait in a run queue for longer
+// than the stall limit while the others run and idle Ps keep waking.
+static void busy_round_note_idle(struct kt_busy_round *r, uint32_t idle)
+{
+    uint32_t fewest = __atomic_load_n(&r->fewest_idle, __ATOMIC_RELAXED);    // relaxed: a low-water mark; the CAS decides
+    while (idle < fewest)
+        // relaxed: only moved's store below publishes anything; a failure reloads fewest
+        if (__atomic_compare_exchange_n(&r->fewest_idle, &fewest, idle, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            kt_busy_round_moved(r);
+            return;
+        }
+}
+
 // (Not a difference: moved may be ahead of this core's clock.)
 bool kt_busy_round_stalled(struct kt_busy_round *r)
 {
+    busy_round_note_idle(r, SNAPSHOT(sched.npidle));
     return cputicks() > kt_load(&r->moved) + KT_STALL_NS / 1000000000 * cputicks_hz();
 }
 
@@ -46,15 +61,21 @@ bool kt_busy_round_look(struct kt_busy_round *r, bool other_work)
     uint32_t idle = SNAPSHOT(sched.npidle), global = SNAPSHOT(sched.runq_size), queued = 0;
     for (uint32_t i = 0; i < SNAPSHOT(sched.gomaxprocs); i++)
         queued += !runqempty(&allp[i]->runq);
-    if (kt_fewer_idle(&r->fewest_idle, idle))
-        kt_busy_round_moved(r);
+    busy_round_note_idle(r, idle);
     if (!idle && !global && !queued && !other_work)
         return true;
+    kt_store(&r->seen_at, cputicks());
     kt_store(&r->seen_idle, idle);
     kt_store(&r->seen_global, global);
     kt_store(&r->seen_queued, queued);
     kt_store(&r->seen_other, other_work);
     return false;
+}
+
+uint64_t kt_busy_round_seen_s(const struct kt_busy_round *r)
+{
+    uint64_t at = kt_load(&r->seen_at), now = cputicks();
+    return now > at ? (now - at) / cputicks_hz() : 0;
 }
 
 int kt_every_p_busy_rounds(int rounds)

@@ -65,18 +65,21 @@ bool kt_fewer_idle(uint32_t *fewest, uint32_t idle);
 // limit from each one's start ended the first before the last began. What
 // the last look found in the way is kept for a round that never settles.
 struct kt_busy_round {
-    // Any goroutine of the round (kt_store, kt_load):
+    // Any goroutine of the round (kt_store, kt_load; the CAS in ktest.c):
     uint64_t moved;             // cputicks of the round's last step
+    uint32_t fewest_idle;       // the round's fewest idle Ps seen
     // The looking goroutine writes, the test reads (kt_store, kt_load):
-    // idle Ps, Gs in the global queue, Ps with Gs queued, other work.
-    uint64_t seen_idle, seen_global, seen_queued, seen_other;
-    // The looking goroutine only:
-    uint32_t fewest_idle;       // the round's fewest idle Ps (kt_fewer_idle)
+    // when its last look found something in the way, and what: idle Ps,
+    // Gs in the global queue, Ps with Gs queued, other work.
+    uint64_t seen_at, seen_idle, seen_global, seen_queued, seen_other;
 };
 void kt_busy_round_begin(struct kt_busy_round *r);      // before the round's goroutines start
 void kt_busy_round_moved(struct kt_busy_round *r);
-// Past the stall limit since the round's last step.
+// Past the stall limit since the round's last step; a new low of idle Ps
+// seen here is a step. Any goroutine of the round may ask.
 bool kt_busy_round_stalled(struct kt_busy_round *r);
+// Seconds from the last look that found something in the way to now.
+uint64_t kt_busy_round_seen_s(const struct kt_busy_round *r);
 // One look: true if no P is idle and no G or other work (the caller's
 // own, as other_work) waits.
 bool kt_busy_round_look(struct kt_busy_round *r, bool other_work);

@@ -387,8 +387,9 @@ KTEST(irqwait_readied_g_runs_while_every_p_spins)
             chan_recv(spin_done, 0);        // parked: no runnable G but the loops
         if (!kt_load(&spin_settled))
             KT_FAIL("round %d: %lu of %d loops started; never every P in one for two time slices "
-                    "(the last look: %lu P(s) idle, %lu G(s) in the global queue, %lu P(s) with Gs queued)",
-                    r, kt_load(&spin_started), procs, kt_load(&spin_round.seen_idle),
+                    "(the sender's last look that found any, %lu s before: %lu P(s) idle, %lu G(s) in "
+                    "the global queue, %lu P(s) with Gs queued)", r, kt_load(&spin_started), procs,
+                    kt_busy_round_seen_s(&spin_round), kt_load(&spin_round.seen_idle),
                     kt_load(&spin_round.seen_global), kt_load(&spin_round.seen_queued));
         if (kt_load(&spin_stalled))
             KT_FAIL("round %d: the readied G did not run while %d P(s) ran loops (%d s)", r, procs,

@@ -312,10 +312,11 @@ KTEST(netpoll_packet_reaches_a_goroutine_while_every_p_spins)
         chan_free(c);
         if (!kt_load(&dev.settled))
             KT_FAIL("round %d: %lu of %d loops started; never every P in one for two time slices "
-                    "(the last look: %lu P(s) idle, %lu G(s) in the global queue, %lu P(s) with Gs queued, "
-                    "netpoller work %s)", round, kt_load(&dev.hogs_started), procs, kt_load(&dev.round.seen_idle),
-                    kt_load(&dev.round.seen_global), kt_load(&dev.round.seen_queued),
-                    kt_load(&dev.round.seen_other) ? "pending" : "none");
+                    "(the sender's last look that found any, %lu s before: %lu P(s) idle, %lu G(s) in the "
+                    "global queue, %lu P(s) with Gs queued, netpoller work %s)", round,
+                    kt_load(&dev.hogs_started), procs, kt_busy_round_seen_s(&dev.round),
+                    kt_load(&dev.round.seen_idle), kt_load(&dev.round.seen_global),
+                    kt_load(&dev.round.seen_queued), kt_load(&dev.round.seen_other) ? "pending" : "none");
         if (!got || kt_load(&dev.stalled))
             KT_FAIL("round %d: the readied goroutine did not run while %d P(s) spun (polls %lu)", round,
                     procs, kt_load(&dev.polls));

@@ -426,6 +426,10 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
             moved = now;
         } else if (now > moved + KT_STALL_NS) {     // this G's core's clock may be behind moved
             settled = false;
+            printf("ktest: every core busy: no step for %d s: %lu of %d loops started, %u idle P(s) "
+                   "(fewest %u), %u idle M(s), %u spinning, %u G(s) in the global queue\n",
+                   (int)(KT_STALL_NS / 1000000000), started, procs - 1, SNAPSHOT(sched.npidle), fewest,
+                   SNAPSHOT(sched.nmidle), SNAPSHOT(sched.nmspinning), SNAPSHOT(sched.runq_size));
             break;
         }
         cpu_relax();
