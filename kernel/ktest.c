@@ -86,7 +86,7 @@ int kt_every_p_busy_rounds(int rounds)
 // The running test's outcome. Tests run one at a time from the main
 // goroutine; a test's helper goroutines report through KT_* too, so the
 // fields are written atomically and the first failure wins.
-static char fail_msg[200];
+static char fail_msg[320];     // room for a set-up's whole state and the file and line
 static int failed;
 static const char *skip_reason;
 
