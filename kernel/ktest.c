@@ -19,10 +19,12 @@ uint64_t ktest_tsc_skew_ns(void)
 
 bool kt_fewer_idle(uint32_t *fewest, uint32_t idle)
 {
-    if (idle >= *fewest)
-        return false;
-    *fewest = idle;
-    return true;
+    uint32_t seen = __atomic_load_n(fewest, __ATOMIC_RELAXED);     // relaxed: a low-water mark; the CAS decides
+    while (idle < seen)
+        // relaxed: the mark publishes nothing (a busy round's moved does); a failure reloads seen
+        if (__atomic_compare_exchange_n(fewest, &seen, idle, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            return true;
+    return false;
 }
 
 void kt_busy_round_begin(struct kt_busy_round *r)
@@ -40,13 +42,8 @@ void kt_busy_round_moved(struct kt_busy_round *r)
 // than the stall limit while the others run and idle Ps keep waking.
 static void busy_round_note_idle(struct kt_busy_round *r, uint32_t idle)
 {
-    uint32_t fewest = __atomic_load_n(&r->fewest_idle, __ATOMIC_RELAXED);    // relaxed: a low-water mark; the CAS decides
-    while (idle < fewest)
-        // relaxed: only moved's store below publishes anything; a failure reloads fewest
-        if (__atomic_compare_exchange_n(&r->fewest_idle, &fewest, idle, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-            kt_busy_round_moved(r);
-            return;
-        }
+    if (kt_fewer_idle(&r->fewest_idle, idle))
+        kt_busy_round_moved(r);
 }
 
 // (Not a difference: moved may be ahead of this core's clock.)

@@ -55,7 +55,7 @@ static inline void kt_add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __
 // every loop has started long before every P runs one. So a set-up's
 // stall limit counts from the last time fewer Ps were idle than ever
 // before in it: true then, with the new low in *fewest (UINT32_MAX to
-// begin).
+// begin). Several goroutines may share one *fewest.
 bool kt_fewer_idle(uint32_t *fewest, uint32_t idle);
 
 // A round of a set-up that needs every P running one G with nothing else
