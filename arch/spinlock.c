@@ -32,6 +32,24 @@ void spin_lock(struct spinlock *l)
     l->saved_irq = flags;
 }
 
+bool spin_trylock(struct spinlock *l)
+{
+    uint64_t flags = irq_save();
+    if (spin_holding(l))
+        panic("spin_trylock: %s already held by this core (taken at %p)", l->name, (void *)l->pc);
+    if (__atomic_load_n(&l->locked, __ATOMIC_RELAXED) ||            // relaxed: a hint; the exchange decides
+        __atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE)) {     // acquire: pairs with spin_unlock's release
+        irq_restore(flags);
+        return false;
+    }
+    uintptr_t pc = (uintptr_t)__builtin_return_address(0);
+    lockrank_acquire(l, (enum lock_rank)l->rank, pc);
+    l->cpu = (int32_t)cpu_index();
+    l->pc = pc;
+    l->saved_irq = flags;
+    return true;
+}
+
 void spin_wait_word(uint32_t *word)
 {
     // A shoot-down need not wait for this core meanwhile (arch/tlb.c): many

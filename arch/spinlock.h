@@ -71,6 +71,12 @@ struct spinlock {
 // For a lock in memory that is not statically initialised.
 void spin_init(struct spinlock *l, const char *name, enum lock_rank rank);
 void spin_lock(struct spinlock *l);
+// Takes l only if it is free now, never waiting: false leaves l alone and
+// the interrupt state as it was. For work that can go elsewhere: under an
+// overcommitted host a held lock's holder may not run for a host's whole
+// round, and every core that waits spins the host CPUs it needs. The rank
+// order applies as for spin_lock.
+bool spin_trylock(struct spinlock *l);
 // Waits for a lock word (0 free, 1 held) that a first exchange found held,
 // then takes it (acquire); interrupts off. spin_lock and the wait queues'
 // word locks (kernel/chan.h) both wait here, so how a lock waiter answers

@@ -91,6 +91,7 @@ struct sched_pstats {
     uint64_t global_gets;       // Gs taken from the global run queue
     uint64_t preemptions_quantum;   // of preemptions, those for a time slice run out
     uint64_t preemptions_timers;    // of preemptions, those for a due timer of its P (at most one per 1 ms)
+    uint64_t preemptions_lock_busy; // of quantum preemptions, those queued on their own P: sched.lock was held
 };
 #define SCHED_STATS_MAXP 1024     // every P (MAX_CPUS): the struct is 100 KiB, keep it off stacks
 struct sched_stats {

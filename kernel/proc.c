@@ -603,17 +603,23 @@ top:
     // starve them.
     if (global_first && netpoll_pending() && (gp = netpoll_find(pp)))
         return gp;
+    // These two looks do not wait for sched.lock: a P with its own Gs, or
+    // Gs to steal, runs those instead, and the look that decides whether
+    // the P idles (give_up_p) waits for the lock. A held lock leaves the
+    // first look due.
     if (global_first && __atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {   // a hint: the lock decides
-        spin_lock(&sched.lock);
-        gp = globrunqget(pp, 1);
-        spin_unlock(&sched.lock);
-        if (gp)
-            return gp;
+        if (spin_trylock(&sched.lock)) {
+            gp = globrunqget(pp, 1);
+            spin_unlock(&sched.lock);
+            if (gp)
+                return gp;
+        } else {
+            pp->globcheck = 0;
+        }
     }
     if ((gp = runqget(&pp->runq, inherit)))
         return gp;
-    if (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED)) {          // a hint: the lock decides
-        spin_lock(&sched.lock);
+    if (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) && spin_trylock(&sched.lock)) {   // a hint: the lock decides
         gp = globrunqget(pp, 0);
         spin_unlock(&sched.lock);
         if (gp)

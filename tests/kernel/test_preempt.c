@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Preemption, timers and sysmon: no goroutine can hog a core.
 #include "kernel/ktest.h"
+#include "arch/arch.h"
 #include "kernel/sched.h"
 #include "kernel/timer.h"
 #include "lib/string.h"
@@ -103,6 +104,116 @@ KTEST(preempt_hogs_and_sleeper_one_p)
 KTEST(preempt_hogs_and_sleeper_all_ps)
 {
     hogs_with_sleeper(num_cpu());
+}
+
+// ---- a quantum preemption does not wait for sched.lock ----------------------
+//
+// spin_trylock first: it takes a free lock with interrupts off and leaves
+// a held one, and the interrupt state, as they were.
+KTEST(spin_trylock_takes_a_free_lock_and_leaves_a_held_one)
+{
+    static struct spinlock l = SPINLOCK_INIT("ktest trylock", LOCK_RANK_CONSOLE_STASH);
+    bool on = irqs_enabled();
+    KT_ASSERT(spin_trylock(&l));
+    KT_ASSERT(spin_holding(&l) && !irqs_enabled());
+    spin_unlock(&l);
+    KT_ASSERT_EQ(irqs_enabled(), on);
+    // Held by no core of ours: a lock word some other holder set.
+    __atomic_store_n(&l.locked, 1, __ATOMIC_RELAXED);   // relaxed: this G's own lock, no other reader
+    bool took = spin_trylock(&l);
+    bool still_on = irqs_enabled();
+    __atomic_store_n(&l.locked, 0, __ATOMIC_RELAXED);   // relaxed: as above
+    KT_ASSERT(!took);
+    KT_ASSERT_EQ(still_on, on);
+}
+
+// This G holds sched.lock, interrupts off on its core, with two more hogs
+// than the other Ps and one of them on the global queue, so that every
+// other P's slice ends with a G waiting, until a preemption has found the
+// lock held (the G then goes to its own
+// P's tail). After it: every hog runs again (none was lost from a queue)
+// and each stops when told.
+#define LB_HOGS_EXTRA 2
+static uint64_t lb_stop, lb_done, lb_count[MAX_CPUS + LB_HOGS_EXTRA];
+
+static void lb_hog(void *arg)
+{
+    uint64_t *count = arg;
+    while (!kt_load(&lb_stop))
+        kt_add(count, 1);
+    kt_add(&lb_done, 1);
+}
+
+static uint64_t preemptions_lock_busy(void)
+{
+    static struct sched_stats s;
+    sched_stats(&s);
+    return s.total.preemptions_lock_busy;
+}
+
+KTEST(preempt_with_sched_lock_held_queues_on_its_own_p)
+{
+    uint32_t procs = (uint32_t)gomaxprocs(0);
+    if (procs < 2)
+        KT_SKIP("needs 2 Ps: the lock's holder keeps one");
+    uint32_t nhogs = procs - 1 + LB_HOGS_EXTRA;
+    kt_store(&lb_stop, 0);
+    kt_store(&lb_done, 0);
+    for (uint32_t i = 0; i < nhogs; i++) {
+        kt_store(&lb_count[i], 0);
+        go(lb_hog, &lb_count[i]);
+    }
+    // Every hog has run, and a G waits on the global queue: with the lock
+    // held it stays there, so every P's slice ends with work waiting.
+    bool started = true;
+    for (uint32_t i = 0; i < nhogs && started; i++)
+        started = kt_wait_count(&lb_count[i], 1, KT_STALL_MS);
+    uint64_t t0 = nanotime();
+    for (;;) {
+        spin_lock(&sched.lock);
+        if (sched.runq_size || !started || nanotime() - t0 > KT_STALL_NS)
+            break;
+        spin_unlock(&sched.lock);
+        sleep_ns(1000000);
+    }
+    bool queued = sched.runq_size > 0;
+    uint64_t before = preemptions_lock_busy();
+    t0 = nanotime();
+    bool seen = false;
+    while (started && queued && !(seen = preemptions_lock_busy() > before) && nanotime() - t0 < KT_STALL_NS)
+        arch_lock_relax();      // interrupts off: a TLB shoot-down must not wait for this core
+    spin_unlock(&sched.lock);
+    uint64_t held_ms = (nanotime() - t0) / 1000000;
+    uint64_t after[MAX_CPUS + LB_HOGS_EXTRA];
+    for (uint32_t i = 0; i < nhogs; i++)
+        after[i] = kt_load(&lb_count[i]);
+    uint32_t stalled = nhogs;
+    for (uint32_t i = 0; i < nhogs; i++) {
+        // Each hog moves past its count at the lock's release: every one
+        // of them is still in some run queue.
+        uint64_t t1 = nanotime();
+        while (kt_load(&lb_count[i]) == after[i] && nanotime() - t1 < KT_STALL_NS)
+            sleep_ns(1000000);
+        if (kt_load(&lb_count[i]) == after[i]) {
+            stalled = i;
+            break;
+        }
+    }
+    kt_store(&lb_stop, 1);
+    bool all_done = kt_wait_count(&lb_done, nhogs, KT_STALL_MS);
+    printf("ktest: sched.lock held %lu ms until a preemption found it held (%lu such preemptions)\n",
+            held_ms, preemptions_lock_busy() - before);
+    if (!started || !queued)
+        KT_FAIL("%s within %llu s (%u hogs on %u Ps)",
+                !started ? "not every hog ran" : "no G waited on the global queue", KT_STALL_MS / 1000,
+                nhogs, procs);
+    if (!seen)
+        KT_FAIL("no quantum preemption found sched.lock held in %llu s (%u hogs on %u Ps)",
+                KT_STALL_MS / 1000, nhogs, procs);
+    if (stalled < nhogs)
+        KT_FAIL("hog %u of %u did not run for %llu s after the lock's release", stalled, nhogs,
+                KT_STALL_MS / 1000);
+    KT_ASSERT(all_done);
 }
 
 // ---- vector state survives thousands of preemptions -------------------------
