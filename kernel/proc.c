@@ -18,7 +18,9 @@
 //   - P.runq: a 256-slot lock-free ring (kernel/runq.c); the owner puts at
 //     the tail and takes at the head, thieves take half with one CAS.
 //   - the global run queue (sched.lock): overflow from full rings, Gs of
-//     Ps removed by gomaxprocs, preempted Gs. Every 61st time slice on a P
+//     Ps removed by gomaxprocs, preempted Gs (to the P's own ring when the
+//     lock is held: only give_up_p's look waits for it, the others and a
+//     preemption go elsewhere rather than spin). Every 61st time slice on a P
 //     looks there first (P.globcheck counts slices down and stays due below
 //     0 until the look; a runnext hand-off continues its slice, as in Go),
 //     so it cannot starve behind busy local queues.
