@@ -46,11 +46,58 @@ static void busy_round_note_idle(struct kt_busy_round *r, uint32_t idle)
         kt_busy_round_moved(r);
 }
 
-// (Not a difference: moved may be ahead of this core's clock.)
+// (Not a difference: moved may be ahead of this core's clock.) The first
+// goroutine to see the round stalled prints the wake-up chain's state.
 bool kt_busy_round_stalled(struct kt_busy_round *r)
 {
     busy_round_note_idle(r, SNAPSHOT(sched.npidle));
-    return cputicks() > kt_load(&r->moved) + KT_STALL_NS / 1000000000 * cputicks_hz();
+    if (cputicks() <= kt_load(&r->moved) + KT_STALL_NS / 1000000000 * cputicks_hz())
+        return false;
+    if (!__atomic_exchange_n(&r->reported, 1, __ATOMIC_RELAXED))     // relaxed: one report, nothing behind it
+        kt_print_wake_chain();
+    return true;
+}
+
+// Reads other cores' Ms without their locks: each field a snapshot.
+void kt_print_wake_chain(void)
+{
+    enum { ASK = 4 };
+    uint32_t self = (uint32_t)core_id(), ncpu = SNAPSHOT(sched.ncpu);
+    uint32_t handed = 0, spinning = 0, oldest_core = 0, asked[ASK + 1], nasked = 0;
+    uint64_t now = arch_cycles(), oldest = 0;
+    for (uint32_t i = 0; i < ncpu; i++) {
+        struct m *mp = &allm[i];
+        if (SNAPSHOT(mp->nextp)) {
+            uint64_t sent = SNAPSHOT(mp->wake_sent);
+            handed++;
+            if (now > sent && now - sent >= oldest) {
+                oldest = now - sent;
+                oldest_core = i;
+            }
+        }
+        if (SNAPSHOT(mp->spinning) && spinning++ < ASK && i != self)
+            asked[nasked++] = i;
+    }
+    printf("ktest: wake-up chain: %u idle P(s), %u idle M(s), %u counted spinning (%u M(s) spin), "
+           "%u G(s) in the global queue; %u M(s) handed a P not yet taken%s",
+           SNAPSHOT(sched.npidle), SNAPSHOT(sched.nmidle), SNAPSHOT(sched.nmspinning), spinning,
+           SNAPSHOT(sched.runq_size), handed, handed ? "" : "\n");
+    if (handed) {
+        printf(", the oldest core %u's, %lu ms ago\n", oldest_core, arch_cycles_to_ns(oldest) / 1000000);
+        if (oldest_core != self)
+            asked[nasked++] = oldest_core;
+    }
+    // Where those cores are (an NMI records it; a vCPU the host does not
+    // run answers late or not at all, which says as much).
+    for (uint32_t k = 0; k < nasked; k++)
+        arch_report_cpu(asked[k], "in the wake-up chain");
+    uint64_t until = arch_cycles() + arch_ns_to_cycles(2000000000ull);
+    for (uint32_t k = 0; k < nasked; k++) {
+        while (!arch_report_flush(asked[k]) && arch_cycles() < until)
+            cpu_relax();
+        if (arch_cycles() >= until)
+            printf("ktest: core %u did not answer its NMI within 2 s\n", asked[k]);
+    }
 }
 
 bool kt_busy_round_look(struct kt_busy_round *r, bool other_work)

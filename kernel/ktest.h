@@ -72,12 +72,18 @@ struct kt_busy_round {
     // when its last look found something in the way, and what: idle Ps,
     // Gs in the global queue, Ps with Gs queued, other work.
     uint64_t seen_at, seen_idle, seen_global, seen_queued, seen_other;
+    uint32_t reported;          // the stall's wake-up chain was printed (an exchange)
 };
 void kt_busy_round_begin(struct kt_busy_round *r);      // before the round's goroutines start
 void kt_busy_round_moved(struct kt_busy_round *r);
 // Past the stall limit since the round's last step; a new low of idle Ps
-// seen here is a step. Any goroutine of the round may ask.
+// seen here is a step. Any goroutine of the round may ask; the first
+// that finds it stalled prints kt_print_wake_chain.
 bool kt_busy_round_stalled(struct kt_busy_round *r);
+// Prints what the wake-up of idle Ps waits on: idle Ps and Ms, spinning
+// Ms, Ms handed a P they have not taken (the oldest hand-over's age), and
+// where a few of those cores are (each asked by NMI).
+void kt_print_wake_chain(void);
 // Seconds from the last look that found something in the way to now.
 uint64_t kt_busy_round_seen_s(const struct kt_busy_round *r);
 // One look: true if no P is idle and no G or other work (the caller's
