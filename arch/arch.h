@@ -221,6 +221,8 @@ void arch_lock_relax(void);
 // flushes for any it missed (arch/tlb.c).
 void arch_lock_wait_begin(void);
 void arch_lock_wait_end(void);
+// How many cores are between those two now (a snapshot, for reports).
+uint32_t arch_lock_waiters(void);
 static inline uint64_t arch_cycles(void)
 {
     uint32_t lo, hi;

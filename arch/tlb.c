@@ -104,6 +104,14 @@ void arch_lock_wait_end(void)
         tlb_ipi(VEC_TLB);
 }
 
+uint32_t arch_lock_waiters(void)
+{
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < arch_ncpu(); c++)
+        n += __atomic_load_n(&tlb_waiting[c], __ATOMIC_RELAXED);   // relaxed: a count to show
+    return n;
+}
+
 void tlb_init(void)
 {
     arch_set_irq_handler(VEC_TLB, tlb_ipi);

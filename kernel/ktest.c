@@ -63,7 +63,7 @@ void kt_print_wake_chain(void)
 {
     enum { ASK = 4 };
     uint32_t self = (uint32_t)core_id(), ncpu = SNAPSHOT(sched.ncpu);
-    uint32_t handed = 0, spinning = 0, oldest_core = 0, asked[ASK + 1], nasked = 0;
+    uint32_t handed = 0, spinning = 0, oldest_core = 0, asked[ASK + 2], nasked = 0;
     uint64_t now = arch_cycles(), oldest = 0;
     for (uint32_t i = 0; i < ncpu; i++) {
         struct m *mp = &allm[i];
@@ -79,13 +79,24 @@ void kt_print_wake_chain(void)
             asked[nasked++] = i;
     }
     printf("ktest: wake-up chain: %u idle P(s), %u idle M(s), %u counted spinning (%u M(s) spin), "
-           "%u G(s) in the global queue; %u M(s) handed a P not yet taken%s",
+           "%u G(s) in the global queue, %u core(s) waiting for a lock; %u M(s) handed a P not yet taken%s",
            SNAPSHOT(sched.npidle), SNAPSHOT(sched.nmidle), SNAPSHOT(sched.nmspinning), spinning,
-           SNAPSHOT(sched.runq_size), handed, handed ? "" : "\n");
+           SNAPSHOT(sched.runq_size), arch_lock_waiters(), handed, handed ? "" : "\n");
     if (handed) {
         printf(", the oldest core %u's, %lu ms ago\n", oldest_core, arch_cycles_to_ns(oldest) / 1000000);
         if (oldest_core != self)
             asked[nasked++] = oldest_core;
+    }
+    // wakep's claim of the spinner is made before startm takes sched.lock:
+    // a count with no M spinning or handed one is a claimer waiting there.
+    int32_t holder = SNAPSHOT(sched.lock.cpu);
+    uintptr_t pc = SNAPSHOT(sched.lock.pc);
+    if (SNAPSHOT(sched.lock.locked) && holder >= 0 && (uint32_t)holder < ncpu) {
+        uint64_t off;
+        const char *sym = arch_symbolize(pc, &off);
+        printf("ktest: sched.lock held by core %d, taken at %s+0x%lx\n", holder, sym ? sym : "?", off);
+        if ((uint32_t)holder != self)
+            asked[nasked++] = (uint32_t)holder;
     }
     // Where those cores are (an NMI records it; a vCPU the host does not
     // run answers late or not at all, which says as much).

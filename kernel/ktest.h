@@ -81,8 +81,9 @@ void kt_busy_round_moved(struct kt_busy_round *r);
 // that finds it stalled prints kt_print_wake_chain.
 bool kt_busy_round_stalled(struct kt_busy_round *r);
 // Prints what the wake-up of idle Ps waits on: idle Ps and Ms, spinning
-// Ms, Ms handed a P they have not taken (the oldest hand-over's age), and
-// where a few of those cores are (each asked by NMI).
+// Ms, Ms handed a P they have not taken (the oldest hand-over's age),
+// sched.lock's holder, and where a few of those cores are (each asked by
+// NMI).
 void kt_print_wake_chain(void);
 // Seconds from the last look that found something in the way to now.
 uint64_t kt_busy_round_seen_s(const struct kt_busy_round *r);
