@@ -364,10 +364,10 @@ static void preempt_m(void *arg)
         if (netpoll_pending())
             netpoll_inject(pp);
         // With sched.lock held the G goes to its own P's tail instead, and
-        // this P looks at the global queue first next: at 1024 vCPUs every
-        // busy core queueing globally each slice held nine in ten of them
-        // spinning on the lock for twenty minutes while the host ran a
-        // holder 1/1000 of the time (docs/design.md, the global queue).
+        // this P looks at the global queue first next: at 1024 vCPUs, with
+        // every busy core queueing globally each slice, most cores spun on
+        // the lock while the host ran its holder a thousandth of the time
+        // (docs/design.md, the global queue).
         if (spin_trylock(&sched.lock)) {
             globrunqput(gp);
             spin_unlock(&sched.lock);

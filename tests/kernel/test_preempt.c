@@ -130,9 +130,8 @@ KTEST(spin_trylock_takes_a_free_lock_and_leaves_a_held_one)
 // This G holds sched.lock, interrupts off on its core, with two more hogs
 // than the other Ps and one of them on the global queue, so that every
 // other P's slice ends with a G waiting, until a preemption has found the
-// lock held (the G then goes to its own
-// P's tail). After it: every hog runs again (none was lost from a queue)
-// and each stops when told.
+// lock held (the G then goes to its own P's tail). After it: every hog
+// runs again (none was lost from a queue) and each stops when told.
 #define LB_HOGS_EXTRA 2
 static uint64_t lb_stop, lb_done, lb_count[MAX_CPUS + LB_HOGS_EXTRA];
 
