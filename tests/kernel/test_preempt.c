@@ -167,22 +167,29 @@ KTEST(preempt_with_sched_lock_held_queues_on_its_own_p)
     bool started = true;
     for (uint32_t i = 0; i < nhogs && started; i++)
         started = kt_wait_count(&lb_count[i], 1, KT_STALL_MS);
-    uint64_t t0 = nanotime();
-    for (;;) {
-        spin_lock(&sched.lock);
-        if (sched.runq_size || !started || nanotime() - t0 > KT_STALL_NS)
-            break;
-        spin_unlock(&sched.lock);
-        sleep_ns(1000000);
-    }
-    bool queued = sched.runq_size > 0;
+    // The lock is held in tries of a few slices each, released between
+    // them: a P whose hog was just queued globally finds no work it can
+    // take without the lock and waits for it in give_up_p, where no slice
+    // ends, so a try that began then cannot see a preemption.
+    uint64_t try_ns = 4 * sched_quantum_ns();
     uint64_t before = preemptions_lock_busy();
-    t0 = nanotime();
-    bool seen = false;
-    while (started && queued && !(seen = preemptions_lock_busy() > before) && nanotime() - t0 < KT_STALL_NS)
-        arch_lock_relax();      // interrupts off: a TLB shoot-down must not wait for this core
-    spin_unlock(&sched.lock);
-    uint64_t held_ms = (nanotime() - t0) / 1000000;
+    uint64_t t0 = nanotime(), held_ns = 0, tries = 0;
+    bool queued = false, seen = false;
+    while (started && !seen && nanotime() - t0 < KT_STALL_NS) {
+        spin_lock(&sched.lock);
+        if (sched.runq_size) {
+            queued = true;
+            tries++;
+            uint64_t t1 = nanotime();
+            while (!(seen = preemptions_lock_busy() > before) && nanotime() - t1 < try_ns)
+                arch_lock_relax();  // interrupts off: a TLB shoot-down must not wait for this core
+            held_ns += nanotime() - t1;
+        }
+        spin_unlock(&sched.lock);
+        if (!seen)
+            sleep_ns(1000000);
+    }
+    uint64_t held_ms = held_ns / 1000000;
     uint64_t after[MAX_CPUS + LB_HOGS_EXTRA];
     for (uint32_t i = 0; i < nhogs; i++)
         after[i] = kt_load(&lb_count[i]);
@@ -190,18 +197,15 @@ KTEST(preempt_with_sched_lock_held_queues_on_its_own_p)
     for (uint32_t i = 0; i < nhogs; i++) {
         // Each hog moves past its count at the lock's release: every one
         // of them is still in some run queue.
-        uint64_t t1 = nanotime();
-        while (kt_load(&lb_count[i]) == after[i] && nanotime() - t1 < KT_STALL_NS)
-            sleep_ns(1000000);
-        if (kt_load(&lb_count[i]) == after[i]) {
+        if (!kt_wait_count(&lb_count[i], after[i] + 1, KT_STALL_MS)) {
             stalled = i;
             break;
         }
     }
     kt_store(&lb_stop, 1);
     bool all_done = kt_wait_count(&lb_done, nhogs, KT_STALL_MS);
-    printf("ktest: sched.lock held %lu ms until a preemption found it held (%lu such preemptions)\n",
-            held_ms, preemptions_lock_busy() - before);
+    printf("ktest: sched.lock held %lu ms in %lu tries until a preemption found it held (%lu such preemptions)\n",
+            held_ms, tries, preemptions_lock_busy() - before);
     if (!started || !queued)
         KT_FAIL("%s within %llu s (%u hogs on %u Ps)",
                 !started ? "not every hog ran" : "no G waited on the global queue", KT_STALL_MS / 1000,
