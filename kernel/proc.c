@@ -223,7 +223,8 @@ static void startm(struct p *pp, bool spinning)
     }
 }
 
-// Any M, after making a G runnable. Step 1 of the protocol: start a
+// Any M, after making a G runnable, where it cannot be preempted (g0, an
+// interrupt, or a G pinned by acquirem). Step 1 of the protocol: start a
 // spinning M if Ps are idle and nobody spins.
 //
 // The fence is the submitter's half of a Dekker pair. The G was published
@@ -255,6 +256,10 @@ void wakep_after_rmw(void)
         !__atomic_compare_exchange_n(&sched.nmspinning, &zero, 1, false, __ATOMIC_SEQ_CST,   // claims the spinner: pairs with step 3's decrement
                                      __ATOMIC_RELAXED))                 // relaxed: someone else spins, nothing to do
         return;
+    // The claim stops every other wakep until startm hands it to an M: a
+    // caller preempted here would keep it, and idle Ps idle, for as long
+    // as it waits in a run queue.
+    ASSERT(preempt_count() || !irqs_enabled() || !getm()->curg);
     startm(0, true);
 }
 

@@ -172,9 +172,9 @@ static void unlock_to(struct netpoll_list *out)
             break;
         stack.holder = (int32_t)cpu_index();
     }
-    preempt_enable();
     if (left && !net_post(NET_WORK_RX))
-        netpoll_wake();         // the rest for the netpoller (kernel/netpoll.c)
+        netpoll_wake();         // the rest for the netpoller (kernel/netpoll.c); pinned, as wakep needs
+    preempt_enable();
 }
 
 void net_unlock(void)
