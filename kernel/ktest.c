@@ -63,7 +63,7 @@ void kt_print_wake_chain(void)
 {
     enum { ASK = 4 };
     uint32_t self = (uint32_t)core_id(), ncpu = SNAPSHOT(sched.ncpu);
-    uint32_t handed = 0, spinning = 0, oldest_core = 0, asked[ASK + 2], nasked = 0;
+    uint32_t handed = 0, spinning = 0, oldest_core = 0, asked[ASK + 3], nasked = 0;
     uint64_t now = arch_cycles(), oldest = 0;
     for (uint32_t i = 0; i < ncpu; i++) {
         struct m *mp = &allm[i];
@@ -88,7 +88,14 @@ void kt_print_wake_chain(void)
             asked[nasked++] = oldest_core;
     }
     // wakep's claim of the spinner is made before startm takes sched.lock:
-    // a count with no M spinning or handed one is a claimer waiting there.
+    // a count with no M spinning or handed one is a claimer on its way.
+    uint32_t counted = SNAPSHOT(sched.nmspinning), claimer = SNAPSHOT(sched.claim_core);
+    if (counted > spinning + handed && claimer < ncpu) {
+        printf("ktest: %u spinner(s) counted for no M: the latest claim was core %u's\n",
+               counted - spinning - handed, claimer);
+        if (claimer != self)
+            asked[nasked++] = claimer;
+    }
     int32_t holder = SNAPSHOT(sched.lock.cpu);
     uintptr_t pc = SNAPSHOT(sched.lock.pc);
     if (SNAPSHOT(sched.lock.locked) && holder >= 0 && (uint32_t)holder < ncpu) {

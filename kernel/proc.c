@@ -196,6 +196,8 @@ void acquirep(struct m *mp, struct p *pp)
 // spinning: the caller has already counted the new M in sched.nmspinning.
 static void startm(struct p *pp, bool spinning)
 {
+    if (spinning)
+        __atomic_store_n(&sched.claim_core, core_id(), __ATOMIC_RELAXED);  // relaxed: read only by a stall's report
     spin_lock(&sched.lock);
     if (!pp)
         pp = pidleget();

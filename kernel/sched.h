@@ -188,6 +188,7 @@ struct sched {
     uint32_t gomaxprocs;            // also read racily
     // atomic, any core
     uint32_t nmspinning;            // Ms spinning for work
+    uint32_t claim_core;            // the latest core to enter startm with a spinner counted (reports)
     uint64_t goidgen;
     uint32_t nexternal;             // Gs the netpoller will ready (sockets, irq_wait)
     bool started;                   // main G created; wakep active
