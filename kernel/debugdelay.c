@@ -12,6 +12,8 @@ static const char *const point_names[DELAY_COUNT] __attribute__((unused)) = {
 #undef DEBUG_DELAY_NAME
 };
 
+uint32_t debug_delay_holder[DELAY_COUNT];
+
 #ifdef GORO_DEBUG
 uint32_t debug_delay_us[DELAY_COUNT];
 
@@ -24,6 +26,20 @@ void debug_delay_spin(uint32_t us)
     uint64_t end = arch_cycles() + cycles;
     while (arch_cycles() < end)
         cpu_relax();
+}
+
+void debug_delay_spin_one(enum debug_delay_point point, uint32_t us)
+{
+    uint32_t none = 0;
+    // relaxed: the holder word carries no data; the test reads it as a state
+    if (!__atomic_compare_exchange_n(&debug_delay_holder[point], &none, cpu_index() + 1, false,
+                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        return;
+    uint64_t cycles = arch_ns_to_cycles((uint64_t)us * 1000);
+    uint64_t end = arch_cycles() + (cycles ? cycles : (uint64_t)us * UNCALIBRATED_CYCLES_PER_US);
+    while (arch_cycles() < end && __atomic_load_n(&debug_delay_us[point], __ATOMIC_RELAXED))   // relaxed: closing ends the wait
+        cpu_relax();
+    __atomic_store_n(&debug_delay_holder[point], 0, __ATOMIC_RELAXED);     // relaxed: a state, as above
 }
 #endif
 

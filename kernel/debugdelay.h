@@ -32,7 +32,9 @@
     X(ap_mstart, "ap_main: the scheduler has started, before the AP's M "       \
                  "joins the idle list (main's first go() finds none)")            \
     X(smp_evict_leave, "arch/smp.c's wait_for_go: an AP told to leave its slot "  \
-                       "(EVICT), before it moves the slot to FREE")
+                       "(EVICT), before it moves the slot to FREE")                \
+    X(spinner_look, "find_runnable: a spinning M before it steals; one core at a " \
+                    "time (DEBUG_DELAY_ONE), never core 0 (sysmon's)")
 
 enum debug_delay_point {
 #define DEBUG_DELAY_ENUM(name, where) DELAY_##name,
@@ -53,9 +55,26 @@ void debug_delay_spin(uint32_t us);
         if (__builtin_expect(us_ != 0, 0))                                           \
             debug_delay_spin(us_);                                                   \
     } while (0)
+// The same, for one core at a time: the first to come waits, the others
+// pass while it does. Its wait also ends when the window is closed
+// (debug_delay_set(name, 0)), so a test can hold a core there for as long
+// as it needs and no longer.
+void debug_delay_spin_one(enum debug_delay_point point, uint32_t us);
+#define DEBUG_DELAY_ONE(name)                                                        \
+    do {                                                                             \
+        /* relaxed: as DEBUG_DELAY's */                                              \
+        uint32_t us_ = __atomic_load_n(&debug_delay_us[DELAY_##name], __ATOMIC_RELAXED); \
+        if (__builtin_expect(us_ != 0, 0))                                           \
+            debug_delay_spin_one(DELAY_##name, us_);                                 \
+    } while (0)
 #else
 #define DEBUG_DELAY(name) ((void)0)
+#define DEBUG_DELAY_ONE(name) ((void)0)
 #endif
+
+// Each point's core waiting in DEBUG_DELAY_ONE, + 1; 0 for none (atomic,
+// relaxed: a state, with no data behind it). Always 0 in normal builds.
+extern uint32_t debug_delay_holder[DELAY_COUNT];
 
 // Widens window name by us microseconds (0 closes it again). False when
 // this is not a debug build or no point has that name.

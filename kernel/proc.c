@@ -101,6 +101,7 @@
 #include "kernel/steal_order.h"
 #include "arch/arch.h"
 #include "kernel/cmdline.h"
+#include "kernel/debugdelay.h"
 #include "lib/panic.h"
 #include "lib/printf.h"
 #include "kernel/timer.h"
@@ -269,6 +270,7 @@ void wakep_after_rmw(void)
 static void resetspinning(struct m *mp)
 {
     mp->spinning = false;
+    __atomic_fetch_add(&sched.spin_ends, 1, __ATOMIC_RELAXED);     // relaxed: a progress count (sched_backstop_spinner)
     uint32_t left = __atomic_sub_fetch(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // seq-cst: ordered with wakep's CAS and fence; the RMW is wakep's fence
     if (left == 0)
         wakep_after_rmw();
@@ -534,6 +536,45 @@ static void startm_for_work(void)
     startm(0, true);
 }
 
+// sysmon's look (core 0's timer interrupt): the backstop of step 1's
+// single spinner. While one M is counted spinning, wakep starts no other,
+// and only that M hands the baton on; if its core stops running (a vCPU
+// its host does not run, a long NMI), idle Ps stay idle beside queued Gs
+// for as long. So when no counted spinner has ended its look for
+// SPIN_STALL_NS while Ps and Ms idle beside work, one more spinner is
+// started (Go's sysmon has no such look). A look on hardware ends well
+// within that at 1024 Ps, so there it acts for stopped cores only; an
+// extra spinner costs one core a look. A stalled core 0 stalls sysmon too.
+#define SPIN_STALL_NS 10000000ull
+uint64_t sched_spinner_backstops;
+
+bool sched_backstop_spinner(uint64_t now)
+{
+    static uint64_t ends_seen, since;       // sysmon's own
+    static bool counted_seen;
+    uint64_t ends = __atomic_load_n(&sched.spin_ends, __ATOMIC_RELAXED);   // relaxed: a progress count
+    bool counted = __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) != 0;    // relaxed: a hint, as below
+    // The stall counts from the first look that saw a spinner counted and
+    // this many ends: one counted after sysmon slept started just now.
+    if (ends != ends_seen || !counted || !counted_seen) {
+        ends_seen = ends;
+        counted_seen = counted;
+        since = now;
+        return false;
+    }
+    // Relaxed, each a hint: startm takes what sched.lock says is idle.
+    if (now - since < arch_ns_to_cycles(SPIN_STALL_NS) ||
+        !__atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) ||              // relaxed: a hint (above)
+        !__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED) ||              // relaxed: a hint (above)
+        __atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED) ||          // relaxed: a hint (above)
+        (!__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) && !any_local_work()))   // relaxed: a hint (above)
+        return false;
+    since = now;
+    __atomic_fetch_add(&sched_spinner_backstops, 1, __ATOMIC_RELAXED);     // a count tests read
+    startm_for_work();
+    return true;
+}
+
 // Step 3 of the protocol: mp, holding a P, found nothing to run. Under
 // sched.lock it looks at the global queue once more and, finding nothing,
 // puts its P on the idle list and itself on the idle M list in the same
@@ -577,6 +618,7 @@ static bool give_up_p(struct m *mp, struct g **found)
     bool was_spinning = mp->spinning;
     if (was_spinning) {
         mp->spinning = false;
+        __atomic_fetch_add(&sched.spin_ends, 1, __ATOMIC_RELAXED);     // relaxed: a progress count (sched_backstop_spinner)
         __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);  // full barrier before the re-check; pairs with wakep's fence
     }
     // Netpoller work posted after the look above: its poster's wakep
@@ -646,6 +688,8 @@ top:
             mp->spinning = true;
             __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // seen by wakep: no new spinner while one looks
         }
+        if (cpu_index() != 0)       // core 0 runs sysmon, which a stall there stops too
+            DEBUG_DELAY_ONE(spinner_look);
         if ((gp = steal_work(mp, pp)))
             return gp;
     }

@@ -189,6 +189,7 @@ struct sched {
     // atomic, any core
     uint32_t nmspinning;            // Ms spinning for work
     uint32_t claim_core;            // the latest core to enter startm with a spinner counted (reports)
+    uint64_t spin_ends;             // spinners that ended their look (sched_backstop_spinner)
     uint64_t goidgen;
     uint32_t nexternal;             // Gs the netpoller will ready (sockets, irq_wait)
     bool started;                   // main G created; wakep active
@@ -437,6 +438,8 @@ void sysmon_tick(uint64_t now);                 // core 0's timer interrupt
 uint64_t sysmon_deadline(void);                 // sysmon's next look (TSC), 0 when asleep
 extern uint64_t sysmon_irqoff_reports;          // debug builds: interrupts-off reports made (atomic)
 extern uint64_t sysmon_timer_handons;           // times a retaken P's timers went to a running P (atomic)
+bool sched_backstop_spinner(uint64_t now);      // sysmon: a spinner beside one that makes no progress
+extern uint64_t sched_spinner_backstops;        // spinners it started (atomic)
 
 // procresize.c: from a G. stop_the_world returns with every other P
 // stopped and the caller pinned; start_the_world(n) resizes to n Ps, lets

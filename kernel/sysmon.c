@@ -18,6 +18,9 @@
 //     polled for 10 ms (Go's sched.lastpoll), and what it readied is
 //     injected: to idle Ps, each with its M woken, the rest to the global
 //     queue. It goes first: retake may preempt for what it queued.
+//   - A counted spinner that has not ended its look for 10 ms, while Ps
+//     and Ms idle beside queued Gs, gets another beside it
+//     (sched_backstop_spinner, kernel/proc.c).
 //   - A timer overdue by a millisecond while a P is idle starts an M, or,
 //     with none idle, the idle Ps' due timers go to a running P; dead Gs'
 //     stacks are marked for trimming about once a second; schedtrace
@@ -337,6 +340,7 @@ void sysmon_tick(uint64_t now)
     irqoff_check(now);
 #endif
     acted |= timers_backstop(now, &recheck);
+    acted |= sched_backstop_spinner(now);
     // About once a second, dead Gs' grown stacks are worth trimming; an
     // idle core does it on its way to halt.
     static uint64_t next_scavenge;

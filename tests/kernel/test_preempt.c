@@ -519,7 +519,7 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
     kt_store(&call_saw_it, 0);
     kt_store(&call_sleep_over, 0);
     kt_store(&call_left, 0);
-    uint64_t handons = kt_load(&sysmon_timer_handons);
+    uint64_t handons = kt_load(&sysmon_timer_handons), backstops = kt_load(&sched_spinner_backstops);
     for (int i = 0; i < procs - 1; i++)
         go(busy_loop, 0);
     // Every P busy (the loops and this G) and every core holding one. The
@@ -559,8 +559,9 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
     kt_store(&busy_stop, 1);
     kt_wait_count(&busy_done, (uint64_t)procs - 1, KT_STALL_MS);
     gomaxprocs(orig);
-    printf("ktest: 2 ms sleep beside a blocking call, %d busy P(s): late by %lu us, timers handed on %lu time(s)\n",
-           procs - 1, late / 1000, kt_load(&sysmon_timer_handons) - handons);
+    printf("ktest: 2 ms sleep beside a blocking call, %d busy P(s): late by %lu us, timers handed on %lu time(s); "
+           "%lu spinner(s) started beside a stalled one\n", procs - 1, late / 1000,
+           kt_load(&sysmon_timer_handons) - handons, kt_load(&sched_spinner_backstops) - backstops);
     KT_ASSERT(settled);
     if (!during)
         KT_FAIL("the sleep ended only when the blocking call did");

@@ -1018,3 +1018,96 @@ KTEST(race_backtrace_stops_at_an_unmapped_frame)
     fake_frames[1][1] = fake_frames[0][1];
     arch_backtrace((uint64_t)(uintptr_t)fake_frames[1], 8);
 }
+
+// ---- a stalled spinner does not keep idle Ps idle ---------------------------
+//
+// While one M is counted spinning, wakep starts no other (Go's rule), so a
+// spinner whose core stopped running kept idle Ps idle beside queued Gs
+// for as long as it stopped: at 1024 vCPUs on a 2-CPU host, 82 Ps beside
+// 81 Gs for over a minute. sysmon starts a spinner beside one that has not
+// ended its look for 10 ms. Widens window spinner_look (one core but core
+// 0, sysmon's, held there for the stall limit or until the test ends) and
+// needs it: a normal build skips. Our G holds its P (pinned) and queues
+// workers on it; each must run on a third P while the spinner is held,
+// within half the stall limit (without sysmon's spinner some other M took
+// the third P and spun after about a minute; with it, 15-60 ms at 3 and 4
+// vCPUs).
+
+#define STALLED_WORKERS 2
+static uint64_t stall_ran, stall_baits_ran, stall_elsewhere, stall_our_p, stall_queued, stall_wait_max;
+
+static void stall_worker(void *later)
+{
+    struct m *mp = acquirem();
+    bool elsewhere = later && mp->p->id != kt_load(&stall_our_p) &&
+                     __atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED) != 0 &&   // relaxed: a state
+                     __atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED) != (uint32_t)core_id() + 1;
+    releasem(mp);
+    if (later) {
+        uint64_t waited = nanotime() - kt_load(&stall_queued), max = kt_load(&stall_wait_max);
+        while (waited > max && !__atomic_compare_exchange_n(&stall_wait_max, &max, waited, false, __ATOMIC_RELAXED,
+                                                           __ATOMIC_RELAXED))   // relaxed: read after kt_wait_count
+            ;
+    }
+    kt_add(&stall_elsewhere, elsewhere);
+    kt_add(later ? &stall_ran : &stall_baits_ran, 1);
+}
+
+KTEST(race_a_stalled_spinner_gets_another_beside_it)
+{
+    if (num_cpu() < 3)
+        KT_SKIP("needs our P, the held spinner's and one more");
+    if (!debug_delay_set("spinner_look", 0))
+        KT_SKIP("needs a debug build (delay point spinner_look)");
+    int orig = gomaxprocs(3);
+    stall_ran = stall_baits_ran = stall_elsewhere = stall_wait_max = 0;
+    uint64_t backstops = kt_load(&sched_spinner_backstops);
+    struct m *mp = acquirem();      // our P runs nothing else until the end
+    kt_store(&stall_our_p, mp->p->id);
+    uint64_t end = nanotime() + KT_STALL_NS;
+    while ((SNAPSHOT(sched.npidle) != 2 || SNAPSHOT(sched.nmspinning)) && nanotime() < end)
+        cpu_relax();
+    bool quiet = nanotime() < end;
+    end = nanotime() + KT_STALL_NS;
+    debug_delay_set("spinner_look", (uint32_t)(KT_STALL_NS / 1000));
+    // A bait's wakep starts the spinner that is held, unless that is core
+    // 0's (never held): then it runs the bait and hands the baton on, and
+    // with nobody spinning and nothing held, another bait is sent.
+    uint64_t baits = 0;
+    while (!__atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED) &&   // relaxed: a state
+           nanotime() < end) {
+        if (kt_load(&stall_baits_ran) == baits && !SNAPSHOT(sched.nmspinning) &&
+            !__atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED)) {      // relaxed: as above
+            go(stall_worker, 0);
+            baits++;
+        }
+        cpu_relax();
+    }
+    // The last bait may go to an M that held the third P meanwhile and
+    // spins beside the held one (fewer than half the busy Ps spin): the
+    // rest are queued only once that P and an M are idle again.
+    while ((SNAPSHOT(sched.npidle) != 1 || !SNAPSHOT(sched.nmidle)) && nanotime() < end)
+        cpu_relax();
+    bool held = __atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED);  // relaxed: as above
+    kt_store(&stall_queued, nanotime());
+    for (int i = 0; i < STALLED_WORKERS; i++)
+        go(stall_worker, &stall_ran);   // wakep: a spinner is counted, nobody else is started
+    end = nanotime() + KT_STALL_NS;
+    while (kt_load(&stall_ran) < STALLED_WORKERS && nanotime() < end)
+        cpu_relax();
+    debug_delay_set("spinner_look", 0);
+    releasem(mp);
+    KT_ASSERT(kt_wait_count(&stall_ran, STALLED_WORKERS, KT_STALL_MS));
+    KT_ASSERT(kt_wait_count(&stall_baits_ran, baits, KT_STALL_MS));
+    gomaxprocs(orig);
+    uint64_t started = kt_load(&sched_spinner_backstops) - backstops;
+    uint64_t later = kt_load(&stall_elsewhere);
+    uint64_t waited = kt_load(&stall_wait_max);
+    printf("ktest: stalled spinner: %lu of %d workers queued while a P idled ran on it while the "
+           "spinner was held, in %lu ms at most; %lu spinner(s) started beside it\n", later,
+           STALLED_WORKERS, waited / 1000000, started);
+    KT_ASSERT(quiet);
+    KT_ASSERT(held);
+    KT_ASSERT_EQ(later, STALLED_WORKERS);
+    KT_ASSERT(waited < KT_STALL_NS / 2);
+}
