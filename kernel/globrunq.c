@@ -82,6 +82,7 @@ struct p *pidleget(void)
         sched.pidle = pp->link;
         pset_put(sched.pidle_set, pp->id, false);
         __atomic_store_n(&sched.npidle, sched.npidle - 1, __ATOMIC_SEQ_CST);   // seq-cst, as pidleput's
+        __atomic_store_n(&sched.pidle_gets, sched.pidle_gets + 1, __ATOMIC_RELAXED);  // relaxed: a progress count sysmon reads
     }
     return pp;
 }

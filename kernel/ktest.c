@@ -112,9 +112,10 @@ void kt_print_wake_chain(void)
         arch_report_cpu(asked[k], "in the wake-up chain");
     uint64_t asked_at = arch_cycles(), until = asked_at + arch_ns_to_cycles(KT_STALL_NS / 2);
     for (uint32_t k = 0; k < nasked; k++) {
-        while (!arch_report_flush(asked[k]) && arch_cycles() < until)
+        bool answered;
+        while (!(answered = arch_report_flush(asked[k])) && arch_cycles() < until)
             cpu_relax();
-        if (arch_cycles() >= until)
+        if (!answered)
             printf("ktest: core %u did not answer its NMI within %lu s\n", asked[k],
                    (unsigned long)(KT_STALL_NS / 2000000000ull));
         else

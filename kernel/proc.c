@@ -73,6 +73,10 @@
 //   4. stopm(): an idle M halts with interrupts enabled only between the
 //      check of its nextp and the hlt (sti; hlt): a waker that sets nextp
 //      and sends the IPI either is seen by the check or interrupts the hlt.
+//   5. sched_backstop_spinner(), sysmon's: the counted spinner gates
+//      step 1, so when no P has left the idle list for 10 ms while one is
+//      counted and Ps and Ms idle beside work (its core stopped: a vCPU
+//      its host does not run), one more is started for that work.
 //
 // Invariants of the wake-ups:
 //   - sched.nmspinning counts the Ms with spinning set plus those handed a
@@ -82,8 +86,9 @@
 //     one hold of sched.lock, so a woken M always has a P and an idle P
 //     never waits with a G in its queue.
 //   - At most one spinner is started for no G in particular (wakep, the
-//     CAS from 0); the re-checks of steps 2 and 3 start one for work they
-//     saw. A woken M that finds nothing gives its P back.
+//     CAS from 0); the re-checks of steps 2 and 3 and sysmon's step 5
+//     start one for work they saw. A woken M that finds nothing gives its
+//     P back.
 //
 // Rejected alternatives. A single global queue (contention on every
 // schedule; no locality). Waking an M for every G readied (a thundering
@@ -270,7 +275,6 @@ void wakep_after_rmw(void)
 static void resetspinning(struct m *mp)
 {
     mp->spinning = false;
-    __atomic_fetch_add(&sched.spin_ends, 1, __ATOMIC_RELAXED);     // relaxed: a progress count (sched_backstop_spinner)
     uint32_t left = __atomic_sub_fetch(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // seq-cst: ordered with wakep's CAS and fence; the RMW is wakep's fence
     if (left == 0)
         wakep_after_rmw();
@@ -538,26 +542,28 @@ static void startm_for_work(void)
 
 // sysmon's look (core 0's timer interrupt): the backstop of step 1's
 // single spinner. While one M is counted spinning, wakep starts no other,
-// and only that M hands the baton on; if its core stops running (a vCPU
-// its host does not run, a long NMI), idle Ps stay idle beside queued Gs
-// for as long. So when no counted spinner has ended its look for
-// SPIN_STALL_NS while Ps and Ms idle beside work, one more spinner is
-// started (Go's sysmon has no such look). A look on hardware ends well
-// within that at 1024 Ps, so there it acts for stopped cores only; an
-// extra spinner costs one core a look. A stalled core 0 stalls sysmon too.
+// and only the last spinner hands the baton on; if the counted one stops
+// (its core not run by its host, or handed a P and never woken), idle Ps
+// stay idle beside queued Gs for as long, while busy Ps that spin and
+// find work leave the count above zero. So when no P has left the idle
+// list for SPIN_STALL_NS while a spinner is counted and Ps and Ms idle
+// beside work, one more spinner is started (Go's sysmon has no such
+// look). A hop of the baton on hardware takes microseconds, so there it
+// acts for stopped cores only; an extra spinner costs one core a look.
+// A stalled core 0 stalls sysmon too.
 #define SPIN_STALL_NS 10000000ull
 uint64_t sched_spinner_backstops;
 
 bool sched_backstop_spinner(uint64_t now)
 {
-    static uint64_t ends_seen, since;       // sysmon's own
+    static uint64_t gets_seen, since;       // sysmon's own
     static bool counted_seen;
-    uint64_t ends = __atomic_load_n(&sched.spin_ends, __ATOMIC_RELAXED);   // relaxed: a progress count
+    uint64_t gets = __atomic_load_n(&sched.pidle_gets, __ATOMIC_RELAXED);   // relaxed: a progress count
     bool counted = __atomic_load_n(&sched.nmspinning, __ATOMIC_RELAXED) != 0;    // relaxed: a hint, as below
     // The stall counts from the first look that saw a spinner counted and
-    // this many ends: one counted after sysmon slept started just now.
-    if (ends != ends_seen || !counted || !counted_seen) {
-        ends_seen = ends;
+    // this many Ps taken: one counted after sysmon slept started just now.
+    if (gets != gets_seen || !counted || !counted_seen) {
+        gets_seen = gets;
         counted_seen = counted;
         since = now;
         return false;
@@ -618,7 +624,6 @@ static bool give_up_p(struct m *mp, struct g **found)
     bool was_spinning = mp->spinning;
     if (was_spinning) {
         mp->spinning = false;
-        __atomic_fetch_add(&sched.spin_ends, 1, __ATOMIC_RELAXED);     // relaxed: a progress count (sched_backstop_spinner)
         __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);  // full barrier before the re-check; pairs with wakep's fence
     }
     // Netpoller work posted after the look above: its poster's wakep

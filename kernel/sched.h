@@ -183,13 +183,13 @@ struct sched {
     uint32_t npidle;
     struct m *midle;
     uint32_t nmidle;
+    uint64_t pidle_gets;            // Ps taken off the idle list (read racily: sched_backstop_spinner)
     uint32_t stw_pending;           // a stop-the-world is in progress
     uint32_t stopwait;              // Ps the stop-the-world still waits for
     uint32_t gomaxprocs;            // also read racily
     // atomic, any core
     uint32_t nmspinning;            // Ms spinning for work
     uint32_t claim_core;            // the latest core to enter startm with a spinner counted (reports)
-    uint64_t spin_ends;             // spinners that ended their look (sched_backstop_spinner)
     uint64_t goidgen;
     uint32_t nexternal;             // Gs the netpoller will ready (sockets, irq_wait)
     bool started;                   // main G created; wakep active

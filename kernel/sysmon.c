@@ -18,9 +18,9 @@
 //     polled for 10 ms (Go's sched.lastpoll), and what it readied is
 //     injected: to idle Ps, each with its M woken, the rest to the global
 //     queue. It goes first: retake may preempt for what it queued.
-//   - A counted spinner that has not ended its look for 10 ms, while Ps
-//     and Ms idle beside queued Gs, gets another beside it
-//     (sched_backstop_spinner, kernel/proc.c).
+//   - When no P has left the idle list for 10 ms while a spinner is
+//     counted and Ps and Ms idle beside queued Gs, another spinner is
+//     started (sched_backstop_spinner, kernel/proc.c).
 //   - A timer overdue by a millisecond while a P is idle starts an M, or,
 //     with none idle, the idle Ps' due timers go to a running P; dead Gs'
 //     stacks are marked for trimming about once a second; schedtrace

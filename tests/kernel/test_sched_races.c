@@ -1022,10 +1022,10 @@ KTEST(race_backtrace_stops_at_an_unmapped_frame)
 // ---- a stalled spinner does not keep idle Ps idle ---------------------------
 //
 // While one M is counted spinning, wakep starts no other (Go's rule), so a
-// spinner whose core stopped running kept idle Ps idle beside queued Gs
-// for as long as it stopped: at 1024 vCPUs on a 2-CPU host, 82 Ps beside
-// 81 Gs for over a minute. sysmon starts a spinner beside one that has not
-// ended its look for 10 ms. Widens window spinner_look (one core but core
+// spinner whose core stopped running kept idle Ps idle beside queued Gs for
+// as long as it stopped: at 1024 vCPUs on a 2-CPU host, 82 Ps beside 81 Gs
+// for over a minute. sysmon starts a spinner when no P has left the idle
+// list for 10 ms beside it. Widens window spinner_look (one core but core
 // 0, sysmon's, held there for the stall limit or until the test ends) and
 // needs it: a normal build skips. Our G holds its P (pinned) and queues
 // workers on it; each must run on a third P while the spinner is held,
