@@ -49,6 +49,15 @@ static inline uint64_t kt_load(const uint64_t *p) { return __atomic_load_n(p, __
 static inline void kt_store(uint64_t *p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }  // release: pairs with kt_load
 static inline void kt_add(uint64_t *p, uint64_t v) { __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }  // acq_rel: both
 
+// Raises *p to v if v is larger (a maximum kept across goroutines).
+static inline void kt_raise(uint64_t *p, uint64_t v)
+{
+    uint64_t seen = kt_load(p);
+    while (v > seen && !__atomic_compare_exchange_n(p, &seen, v, false, __ATOMIC_ACQ_REL,   // acq_rel: as kt_add;
+                                                    __ATOMIC_ACQUIRE))                     // a failure reloads seen
+        ;
+}
+
 // Those tests get every P busy one woken P at a time (a chain of
 // wake-ups: up to 13 minutes at 1024 vCPUs on 2 host CPUs), and meanwhile
 // the loops already on a P are preempted in turn for those still queued:

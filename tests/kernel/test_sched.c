@@ -175,10 +175,7 @@ static void spinner(void *arg)
                 hop_to_wake[mp->id] = mp->woke - mp->wake_sent;     // published as spinner_on is
                 hop_to_run[mp->id] = now - mp->woke;
             }
-            uint64_t hops = mp->wake_hops, seen = kt_load(&spinner_hops_max);
-            while (hops > seen && !__atomic_compare_exchange_n(&spinner_hops_max, &seen, hops, false,
-                                                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))   // as kt_add; a failure reloads seen
-                ;
+            kt_raise(&spinner_hops_max, mp->wake_hops);
             if (__atomic_add_fetch(&spinners_seen, 1, __ATOMIC_ACQ_REL) == n)    // acq_rel: as kt_add; the last core's
                 kt_store(&spinners_all_at, nanotime());
         }
@@ -302,10 +299,7 @@ static void burst_worker(void *arg)
 {
     (void)arg;
     uint64_t d = nanotime() - __atomic_load_n(&burst_spawn_ns, __ATOMIC_ACQUIRE);
-    uint64_t m = __atomic_load_n(&burst_max_delay_ns, __ATOMIC_RELAXED);
-    while (d > m && !__atomic_compare_exchange_n(&burst_max_delay_ns, &m, d, false,
-                                                 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    kt_raise(&burst_max_delay_ns, d);
     __atomic_fetch_add(&sink, spin_work(500), __ATOMIC_RELAXED);
     kt_add(&burst_done, 1);
 }

@@ -1039,16 +1039,11 @@ static uint64_t stall_ran, stall_baits_ran, stall_elsewhere, stall_our_p, stall_
 static void stall_worker(void *later)
 {
     struct m *mp = acquirem();
-    bool elsewhere = later && mp->p->id != kt_load(&stall_our_p) &&
-                     __atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED) != 0 &&   // relaxed: a state
-                     __atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED) != (uint32_t)core_id() + 1;
+    uint32_t holder = __atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED);  // relaxed: a state
+    bool elsewhere = later && mp->p->id != kt_load(&stall_our_p) && holder != 0 && holder != (uint32_t)core_id() + 1;
     releasem(mp);
-    if (later) {
-        uint64_t waited = nanotime() - kt_load(&stall_queued), max = kt_load(&stall_wait_max);
-        while (waited > max && !__atomic_compare_exchange_n(&stall_wait_max, &max, waited, false, __ATOMIC_RELAXED,
-                                                           __ATOMIC_RELAXED))   // relaxed: read after kt_wait_count
-            ;
-    }
+    if (later)
+        kt_raise(&stall_wait_max, nanotime() - kt_load(&stall_queued));
     kt_add(&stall_elsewhere, elsewhere);
     kt_add(later ? &stall_ran : &stall_baits_ran, 1);
 }

@@ -122,10 +122,7 @@ static void starve_waiter(void *arg)
         uint64_t w = nanotime() - t0;
         starve_waiter_turns++;
         mutex_unlock(&starve_mu);
-        uint64_t old = kt_load(&starve_max_wait_ns);
-        while (w > old && !__atomic_compare_exchange_n(&starve_max_wait_ns, &old, w, false,
-                                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            ;
+        kt_raise(&starve_max_wait_ns, w);
         yield_for(500000);
     }
     kt_add(&starve_done, 1);
@@ -302,10 +299,7 @@ static void rw_reader(void *arg)
     for (uint32_t i = 0; i < RW_ITERS; i++) {
         rwmutex_rlock(&rw);
         uint32_t n = __atomic_add_fetch(&rw_readers_in, 1, __ATOMIC_RELAXED);
-        uint64_t max = kt_load(&rw_max_readers);
-        while (n > max && !__atomic_compare_exchange_n(&rw_max_readers, &max, n, false,
-                                                        __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            ;
+        kt_raise(&rw_max_readers, n);
         if (__atomic_load_n(&rw_writers_in, __ATOMIC_RELAXED) || rw_a != rw_b)
             kt_add(&rw_bad, 1);
         if (i % 8 == 0)
