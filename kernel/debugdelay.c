@@ -19,11 +19,16 @@ uint32_t debug_delay_us[DELAY_COUNT];
 
 #define UNCALIBRATED_CYCLES_PER_US 1000
 
-void debug_delay_spin(uint32_t us)
+static uint64_t deadline_in(uint32_t us)
 {
     uint64_t cycles = arch_ns_to_cycles((uint64_t)us * 1000);
     cycles = cycles ? cycles : (uint64_t)us * UNCALIBRATED_CYCLES_PER_US;   // the rate not known yet
-    uint64_t end = arch_cycles() + cycles;
+    return arch_cycles() + cycles;
+}
+
+void debug_delay_spin(uint32_t us)
+{
+    uint64_t end = deadline_in(us);
     while (arch_cycles() < end)
         cpu_relax();
 }
@@ -35,8 +40,7 @@ void debug_delay_spin_one(enum debug_delay_point point, uint32_t us)
     if (!__atomic_compare_exchange_n(&debug_delay_holder[point], &none, cpu_index() + 1, false,
                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
         return;
-    uint64_t cycles = arch_ns_to_cycles((uint64_t)us * 1000);
-    uint64_t end = arch_cycles() + (cycles ? cycles : (uint64_t)us * UNCALIBRATED_CYCLES_PER_US);
+    uint64_t end = deadline_in(us);
     while (arch_cycles() < end && __atomic_load_n(&debug_delay_us[point], __ATOMIC_RELAXED))   // relaxed: closing ends the wait
         cpu_relax();
     __atomic_store_n(&debug_delay_holder[point], 0, __ATOMIC_RELAXED);     // relaxed: a state, as above
