@@ -431,6 +431,10 @@ void arch_msi_message(uint32_t cpu, uint8_t vector, uint64_t *addr, uint32_t *da
 // interrupt handler it is 0: a vector in service there blocks every
 // vector of its priority class and below (the class is vector >> 4).
 uint32_t arch_irq_in_service(void);
+// The highest vector this core's local APIC holds requested and not yet
+// delivered, 0 when none: one that stays there while the core halts with
+// interrupts on was blocked by a vector in service, or never signalled.
+uint32_t arch_irq_pending(void);
 
 // Leave the machine: code 0 means success (QEMU exits 33), 1..15 a failure
 // code (QEMU exits 2c+1), ARCH_EXIT_FATAL a fatal error (QEMU exits 255).

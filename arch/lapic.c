@@ -10,7 +10,7 @@
 #define APIC_BASE_EXTD (1ull << 10)
 
 enum {
-    REG_ID = 0x20, REG_TPR = 0x80, REG_EOI = 0xB0, REG_SVR = 0xF0, REG_ISR = 0x100,
+    REG_ID = 0x20, REG_TPR = 0x80, REG_EOI = 0xB0, REG_SVR = 0xF0, REG_ISR = 0x100, REG_IRR = 0x200,
     REG_ICR_LO = 0x300, REG_ICR_HI = 0x310,
     REG_LVT_TIMER = 0x320, REG_LVT_LINT0 = 0x350, REG_LVT_LINT1 = 0x360, REG_LVT_ERROR = 0x370,
     REG_TIMER_INIT = 0x380, REG_TIMER_CUR = 0x390, REG_TIMER_DIV = 0x3E0,
@@ -113,14 +113,26 @@ void lapic_eoi(void)
     lapic_write(REG_EOI, 0);
 }
 
-uint32_t arch_irq_in_service(void)
+// The highest vector set in one of the APIC's 256-bit registers (eight
+// 32-bit words, 0x10 apart), 0 when none.
+static uint32_t highest_vector(uint32_t reg)
 {
     for (uint32_t i = 8; i-- > 0;) {
-        uint32_t bits = lapic_read(REG_ISR + i * 0x10);
+        uint32_t bits = lapic_read(reg + i * 0x10);
         if (bits)
             return i * 32 + 31 - (uint32_t)__builtin_clz(bits);
     }
     return 0;
+}
+
+uint32_t arch_irq_in_service(void)
+{
+    return highest_vector(REG_ISR);
+}
+
+uint32_t arch_irq_pending(void)
+{
+    return highest_vector(REG_IRR);
 }
 
 // Sends one IPI. In xAPIC mode the ICR is two registers, so interrupts are

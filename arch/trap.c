@@ -219,6 +219,7 @@ static struct {
     uint64_t rip;                   // the NMI's, from here on
     bool irqs_on;
     uint32_t in_service;            // a vector the core has not acknowledged, or 0
+    uint32_t pending;               // a vector requested and not delivered, or 0
     int nframes;
     uint64_t ret[REPORT_FRAMES];
     uint64_t printed;               // reports printed: atomic, written by the flush in PRINTING
@@ -260,11 +261,13 @@ bool arch_report_flush(uint32_t cpu)
         return false;
     uint64_t off;
     const char *sym = arch_symbolize(reports[cpu].rip, &off);
-    char isr[32] = "";
+    char isr[32] = "", irr[32] = "";
     if (reports[cpu].in_service)
         snprintf(isr, sizeof isr, ", vector %u in service", reports[cpu].in_service);
-    kprintf("core %u: %s; it is at %016lx %s+0x%lx, interrupts %s%s\n", cpu, reports[cpu].why,
-            reports[cpu].rip, sym ? sym : "?", off, reports[cpu].irqs_on ? "on" : "off", isr);
+    if (reports[cpu].pending)
+        snprintf(irr, sizeof irr, ", vector %u pending", reports[cpu].pending);
+    kprintf("core %u: %s; it is at %016lx %s+0x%lx, interrupts %s%s%s\n", cpu, reports[cpu].why,
+            reports[cpu].rip, sym ? sym : "?", off, reports[cpu].irqs_on ? "on" : "off", isr, irr);
     for (int i = 0; i < reports[cpu].nframes; i++) {
         sym = arch_symbolize(reports[cpu].ret[i] - 1, &off);
         kprintf("  #%d %016lx %s+0x%lx\n", i + 1, reports[cpu].ret[i], sym ? sym : "?", off + 1);
@@ -324,6 +327,7 @@ static void nmi(struct trapframe *tf)
         reports[me].rip = tf->rip;
         reports[me].irqs_on = (tf->rflags & (1u << 9)) != 0;
         reports[me].in_service = arch_irq_in_service();    // an interrupt handler's, or one never acknowledged
+        reports[me].pending = arch_irq_pending();          // a wake IPI held back, or lost on its way if 0
         reports[me].nframes = arch_backtrace_collect(tf->rbp, reports[me].ret, REPORT_FRAMES);
         __atomic_store_n(&reports[me].state, REPORT_RECORDED, __ATOMIC_RELEASE);  // pairs with arch_report_flush
         return;

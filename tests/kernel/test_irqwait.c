@@ -210,6 +210,38 @@ KTEST(irqwait_interrupt_before_wait)
     KT_ASSERT_EQ(irq_take_pending(IRQ_VEC_TEST), 0);
 }
 
+// ---- an interrupt held back shows in the APIC's requests -----------------
+//
+// The NMI report names the vector a halted core has requested and not
+// taken (arch_irq_pending): with interrupts off, our own IPI must show
+// there, and leave once they are on.
+
+KTEST(irqwait_held_back_ipi_shows_as_pending)
+{
+    KT_ASSERT_EQ(irq_attach(IRQ_VEC_TEST, 0), 0);
+    irq_take_pending(IRQ_VEC_TEST);
+    struct m *mp = acquirem();
+    uint64_t before = irq_count(IRQ_VEC_TEST), end = nanotime() + STALL;
+    irq_disable();
+    arch_send_ipi((uint32_t)core_id(), IRQ_VEC_TEST);
+    uint32_t seen;
+    while ((seen = arch_irq_pending()) < IRQ_VEC_TEST && nanotime() < end)
+        cpu_relax();
+    bool taken_early = irq_count(IRQ_VEC_TEST) != before;
+    irq_enable();
+    while (irq_count(IRQ_VEC_TEST) == before && nanotime() < end)
+        cpu_relax();
+    uint32_t after = arch_irq_pending();
+    uint64_t taken = irq_count(IRQ_VEC_TEST) - before;
+    releasem(mp);
+    KT_ASSERT(!taken_early);
+    if (seen < IRQ_VEC_TEST)
+        KT_FAIL("our IPI on vector %u never showed as requested (highest: %u)", IRQ_VEC_TEST, seen);
+    KT_ASSERT_EQ(taken, 1);
+    KT_ASSERT(after != IRQ_VEC_TEST);
+    KT_ASSERT_EQ(irq_take_pending(IRQ_VEC_TEST), 1);
+}
+
 // ---- a stream of interrupts racing a waiter that parks and wakes ----------
 //
 // Every interrupt lands either on a parked waiter or in pending, never in
