@@ -46,20 +46,46 @@ static void busy_round_note_idle(struct kt_busy_round *r, uint32_t idle)
         kt_busy_round_moved(r);
 }
 
+enum { BUSY_ROUND_UNREPORTED, BUSY_ROUND_REPORTING, BUSY_ROUND_STALLED };
+
 // (Not a difference: moved may be ahead of this core's clock.) The first
-// goroutine to see the round stalled prints the wake-up chain's state.
+// goroutine to see the round stalled prints the wake-up chain's state;
+// while it waits for the NMIs' answers the round is not yet stalled.
+static bool busy_round_past_limit(struct kt_busy_round *r)
+{
+    return cputicks() > kt_load(&r->moved) + KT_STALL_NS / 1000000000 * cputicks_hz();
+}
+
 bool kt_busy_round_stalled(struct kt_busy_round *r)
 {
     busy_round_note_idle(r, SNAPSHOT(sched.npidle));
-    if (cputicks() <= kt_load(&r->moved) + KT_STALL_NS / 1000000000 * cputicks_hz())
+    if (!busy_round_past_limit(r))
         return false;
-    if (!__atomic_exchange_n(&r->reported, 1, __ATOMIC_RELAXED))     // relaxed: one report, nothing behind it
-        kt_print_wake_chain();
-    return true;
+    uint32_t none = BUSY_ROUND_UNREPORTED;
+    // acq_rel: the reporter's moved and host_stalls are seen by the next
+    // one; relaxed on failure: the state is read below
+    if (__atomic_compare_exchange_n(&r->reported, &none, BUSY_ROUND_REPORTING, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_RELAXED)) {
+        if (!busy_round_past_limit(r)) {    // a report before ours started the limit again
+            __atomic_store_n(&r->reported, BUSY_ROUND_UNREPORTED, __ATOMIC_RELAXED);   // relaxed: nothing written
+            return false;
+        }
+        bool held = kt_print_wake_chain() && r->host_stalls < KT_HOST_STALLS;
+        if (held) {
+            r->host_stalls++;
+            printf("ktest: the host held a core of the chain: the stall limit starts again (%u of %u)\n",
+                   r->host_stalls, KT_HOST_STALLS);
+            kt_busy_round_moved(r);
+        }
+        // release: publishes moved and host_stalls to the next reporter's CAS
+        __atomic_store_n(&r->reported, held ? BUSY_ROUND_UNREPORTED : BUSY_ROUND_STALLED, __ATOMIC_RELEASE);
+        return !held;
+    }
+    return __atomic_load_n(&r->reported, __ATOMIC_RELAXED) == BUSY_ROUND_STALLED;   // relaxed: a state
 }
 
 // Reads other cores' Ms without their locks: each field a snapshot.
-void kt_print_wake_chain(void)
+bool kt_print_wake_chain(void)
 {
     enum { ASK = 4 };
     uint32_t self = (uint32_t)core_id(), ncpu = SNAPSHOT(sched.ncpu);
@@ -110,21 +136,23 @@ void kt_print_wake_chain(void)
     // on a 2-CPU host the host's round is seconds long).
     for (uint32_t k = 0; k < nasked; k++)
         arch_report_cpu(asked[k], "in the wake-up chain");
-    uint64_t asked_at = arch_cycles(), until = asked_at + arch_ns_to_cycles(KT_STALL_NS / 2);
+    uint64_t asked_at = arch_cycles(), until = asked_at + arch_ns_to_cycles(KT_STALL_NS / 2), slowest = 0;
     for (uint32_t k = 0; k < nasked; k++) {
         bool answered;
         while (!(answered = arch_report_flush(asked[k])) && arch_cycles() < until)
             cpu_relax();
+        uint64_t ms = arch_cycles_to_ns(arch_cycles() - asked_at) / 1000000;
         if (!answered)
             printf("ktest: core %u did not answer its NMI within %lu s\n", asked[k],
                    (unsigned long)(KT_STALL_NS / 2000000000ull));
         else
-            printf("ktest: core %u answered %lu ms after the NMIs were sent\n", asked[k],
-                   arch_cycles_to_ns(arch_cycles() - asked_at) / 1000000);
+            printf("ktest: core %u answered %lu ms after the NMIs were sent\n", asked[k], ms);
+        slowest = answered && slowest != UINT64_MAX ? ms : UINT64_MAX;   // the last answer is the slowest
     }
     printf("ktest: wake-up chain after the NMIs: %u idle P(s), %u idle M(s), %u counted spinning, "
            "%u G(s) in the global queue\n", SNAPSHOT(sched.npidle), SNAPSHOT(sched.nmidle),
            SNAPSHOT(sched.nmspinning), SNAPSHOT(sched.runq_size));
+    return arch_under_hypervisor() && slowest > KT_HOST_HELD_MS;
 }
 
 bool kt_busy_round_look(struct kt_busy_round *r, bool other_work)
