@@ -104,6 +104,11 @@ bool kt_print_wake_chain(void)
         if (SNAPSHOT(mp->spinning) && spinning++ < ASK && i != self)
             asked[nasked++] = i;
     }
+    // sysmon starts a spinner beside a stalled one (sched_backstop_spinner):
+    // whether it has looked lately says whether core 0 was run.
+    uint64_t look = sysmon_last_look();
+    printf("ktest: sysmon looked %lu ms ago and has started %lu spinner(s) beside a stalled one\n",
+           look && now > look ? arch_cycles_to_ns(now - look) / 1000000 : 0, kt_load(&sched_spinner_backstops));
     printf("ktest: wake-up chain: %u idle P(s), %u idle M(s), %u counted spinning (%u M(s) spin), "
            "%u G(s) in the global queue, %u core(s) waiting for a lock; %u M(s) handed a P not yet taken%s",
            SNAPSHOT(sched.npidle), SNAPSHOT(sched.nmidle), SNAPSHOT(sched.nmspinning), spinning,

@@ -436,6 +436,7 @@ void sysmon_init(void);
 void sysmon_wake(void);                         // pinned: something started running, look soon
 void sysmon_tick(uint64_t now);                 // core 0's timer interrupt
 uint64_t sysmon_deadline(void);                 // sysmon's next look (TSC), 0 when asleep
+uint64_t sysmon_last_look(void);                // sysmon's last look (TSC), 0 before the first
 extern uint64_t sysmon_irqoff_reports;          // debug builds: interrupts-off reports made (atomic)
 extern uint64_t sysmon_timer_handons;           // times a retaken P's timers went to a running P (atomic)
 bool sched_backstop_spinner(uint64_t now);      // sysmon: a spinner beside one that makes no progress

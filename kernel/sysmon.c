@@ -42,6 +42,7 @@
 #include "kernel/netpoll.h"
 
 static uint64_t next_look;          // TSC; 0 = asleep
+static uint64_t last_look;          // TSC of the last look (a report reads it)
 static uint64_t delay;
 static uint64_t next_trace;
 static uint64_t boot_tsc;
@@ -60,6 +61,11 @@ static uint64_t min_nz(uint64_t a, uint64_t b)
 uint64_t sysmon_deadline(void)
 {
     return __atomic_load_n(&next_look, __ATOMIC_RELAXED);      // a deadline only: no data hangs on it
+}
+
+uint64_t sysmon_last_look(void)
+{
+    return __atomic_load_n(&last_look, __ATOMIC_RELAXED);      // a time to show, nothing behind it
 }
 
 // Any core, pinned (a G between acquirem and releasem, or g0): something
@@ -332,6 +338,7 @@ void sysmon_tick(uint64_t now)
     uint64_t look = __atomic_load_n(&next_look, __ATOMIC_RELAXED);   // a deadline only
     if (!look || now < look)
         return;
+    __atomic_store_n(&last_look, now, __ATOMIC_RELAXED);       // a time to show, nothing behind it
     bool acted = netpoll_sysmon(now);       // the network's Gs first: retake may preempt for them
     uint64_t recheck;
     acted |= retake(now, &recheck) != 0;
