@@ -76,7 +76,9 @@
 //   5. sched_backstop_spinner(), sysmon's: the counted spinner gates
 //      step 1, so when no P has left the idle list for 10 ms while one is
 //      counted and Ps and Ms idle beside work (its core stopped: a vCPU
-//      its host does not run), one more is started for that work.
+//      its host does not run), one more is started for that work, as a
+//      relay: finding work, it starts the next relay itself while Ps and
+//      Ms idle beside queued Gs, whoever else is counted (resetspinning).
 //
 // Invariants of the wake-ups:
 //   - sched.nmspinning counts the Ms with spinning set plus those handed a
@@ -87,7 +89,9 @@
 //     never waits with a G in its queue.
 //   - At most one spinner is started for no G in particular (wakep, the
 //     CAS from 0); the re-checks of steps 2 and 3 and sysmon's step 5
-//     start one for work they saw. A woken M that finds nothing gives its
+//     start one for work they saw, and a relay one for work still queued
+//     (a chain of relays ends at the first that finds no P idle or no G
+//     queued: one per idle P at most). A woken M that finds nothing gives its
 //     P back.
 //
 // Rejected alternatives. A single global queue (contention on every
@@ -200,7 +204,7 @@ void acquirep(struct m *mp, struct p *pp)
 
 // Hands pp (or, with pp NULL, any idle P) to an idle M and wakes its core.
 // spinning: the caller has already counted the new M in sched.nmspinning.
-static void startm(struct p *pp, bool spinning)
+static void startm(struct p *pp, bool spinning, bool relay)
 {
     if (spinning)
         __atomic_store_n(&sched.claim_core, core_id(), __ATOMIC_RELAXED);  // relaxed: read only by a stall's report
@@ -218,6 +222,7 @@ static void startm(struct p *pp, bool spinning)
     }
     struct m *self = getm();
     nmp->nextspinning = spinning;
+    nmp->nextrelay = relay;
     nmp->wake_hops = self ? self->wake_hops + 1 : 1;
     nmp->wake_sent = arch_cycles();
     __atomic_store_n(&nmp->nextp, pp, __ATOMIC_RELEASE);   // pairs with stopm's acquire
@@ -268,16 +273,31 @@ void wakep_after_rmw(void)
     // caller preempted here would keep it, and idle Ps idle, for as long
     // as it waits in a run queue.
     ASSERT(preempt_count() || !irqs_enabled() || !getm()->curg);
-    startm(0, true);
+    startm(0, true, false);
 }
 
-// Step 2: a spinner that found work hands the baton on.
+static bool any_local_work(void);
+static void startm_for_work(bool relay);
+
+// Step 2: a spinner that found work hands the baton on. A relay (step 5)
+// hands it on for work still queued even while another spinner is
+// counted: that one may be the stalled one step 5 started it beside, and
+// the relay then takes the idle Ps one hop at a time, not one sysmon
+// look at a time.
 static void resetspinning(struct m *mp)
 {
+    bool relay = mp->relay;
     mp->spinning = false;
+    mp->relay = false;
     uint32_t left = __atomic_sub_fetch(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // seq-cst: ordered with wakep's CAS and fence; the RMW is wakep's fence
-    if (left == 0)
+    if (left == 0) {
         wakep_after_rmw();
+    } else if (relay && __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) &&    // relaxed: hints; startm
+               __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED) &&             // takes what sched.lock says
+               (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) || any_local_work())) {   // relaxed: as above
+        __atomic_fetch_add(&sched_spinner_relays, 1, __ATOMIC_RELAXED);   // a count tests read
+        startm_for_work(true);
+    }
 }
 
 // How an idle core waits (idle= on the command line). A waker stores
@@ -331,6 +351,8 @@ void stopm(struct m *mp)
         if ((pp = __atomic_exchange_n(&mp->nextp, 0, __ATOMIC_ACQUIRE))) {   // pairs with startm's release
             acquirep(mp, pp);
             mp->spinning = mp->nextspinning;
+            mp->relay = mp->nextrelay;
+            mp->nextrelay = false;
             break;
         }
         uint64_t next = timers_next();
@@ -352,6 +374,7 @@ static void stw_stopm(struct m *mp)
     spin_lock(&sched.lock);
     if (mp->spinning) {
         mp->spinning = false;
+        mp->relay = false;
         __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // the world stops: no re-check needed
     }
     struct p *pp = mp->p;
@@ -534,10 +557,10 @@ static bool any_local_work(void)
 
 // An M going idle saw work after publishing itself idle (step 3, mstart):
 // a spinner for it, possibly this very M (its stopm then returns at once).
-static void startm_for_work(void)
+static void startm_for_work(bool relay)
 {
     __atomic_fetch_add(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // counted for startm's M, as wakep's CAS does
-    startm(0, true);
+    startm(0, true, relay);
 }
 
 // sysmon's look (core 0's timer interrupt): the backstop of step 1's
@@ -546,13 +569,15 @@ static void startm_for_work(void)
 // (its core not run by its host, or handed a P and never woken), idle Ps
 // stay idle beside queued Gs for as long, while busy Ps that spin and
 // find work leave the count above zero. So when no P has left the idle
-// list for SPIN_STALL_NS while a spinner is counted and Ps and Ms idle
-// beside work, one more spinner is started (Go's sysmon has no such
-// look). A hop of the baton on hardware takes microseconds, so there it
-// acts for stopped cores only; an extra spinner costs one core a look.
-// A stalled core 0 stalls sysmon too.
-#define SPIN_STALL_NS 10000000ull
-uint64_t sched_spinner_backstops;
+// list for 10 ms (sched_backstop_stall_ns) while a spinner is counted and
+// Ps and Ms idle beside work, one more spinner is started, a relay that
+// starts the next itself (resetspinning): one look wakes every idle P
+// the queued Gs need (Go's sysmon has no such look). A hop of the baton
+// on hardware takes microseconds, so there it acts for stopped cores
+// only; an extra spinner costs one core a look. A stalled core 0 stalls
+// sysmon too.
+uint64_t sched_backstop_stall_ns = 10000000;     // atomic, relaxed: a test may lengthen it
+uint64_t sched_spinner_backstops, sched_spinner_relays;
 
 bool sched_backstop_spinner(uint64_t now)
 {
@@ -569,7 +594,7 @@ bool sched_backstop_spinner(uint64_t now)
         return false;
     }
     // Relaxed, each a hint: startm takes what sched.lock says is idle.
-    if (now - since < arch_ns_to_cycles(SPIN_STALL_NS) ||
+    if (now - since < arch_ns_to_cycles(__atomic_load_n(&sched_backstop_stall_ns, __ATOMIC_RELAXED)) ||   // relaxed: a setting
         !__atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) ||              // relaxed: a hint (above)
         !__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED) ||              // relaxed: a hint (above)
         __atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED) ||          // relaxed: a hint (above)
@@ -577,7 +602,7 @@ bool sched_backstop_spinner(uint64_t now)
         return false;
     since = now;
     __atomic_fetch_add(&sched_spinner_backstops, 1, __ATOMIC_RELAXED);     // a count tests read
-    startm_for_work();
+    startm_for_work(true);
     return true;
 }
 
@@ -624,6 +649,7 @@ static bool give_up_p(struct m *mp, struct g **found)
     bool was_spinning = mp->spinning;
     if (was_spinning) {
         mp->spinning = false;
+        mp->relay = false;
         __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);  // full barrier before the re-check; pairs with wakep's fence
     }
     // Netpoller work posted after the look above: its poster's wakep
@@ -631,7 +657,7 @@ static bool give_up_p(struct m *mp, struct g **found)
     // that idles looks again after its (seq-cst) pidleput, spinning or
     // not; only a spinner looks at the local queues again (step 3).
     if ((was_spinning && any_local_work()) || netpoll_pending()) {
-        startm_for_work();
+        startm_for_work(false);
     }
     return true;
 }
@@ -854,7 +880,7 @@ void mstart(void)
     // sched.lock, so the look sees both.
     if (__atomic_load_n(&sched.npidle, __ATOMIC_SEQ_CST) &&       // after the lock: any P put back is seen
         (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) || any_local_work() || netpoll_pending()))   // relaxed: ordered by the lock
-        startm_for_work();
+        startm_for_work(false);
     stopm(mp);
     schedule();
 }

@@ -74,6 +74,7 @@ void stop_the_world(const char *why)
         wait--;
         if (om->nextspinning)
             __atomic_fetch_sub(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);     // it was counted for the M
+        om->nextrelay = false;
         mput(om);
     }
     for (uint32_t i = 0; i < sched.gomaxprocs; i++) {

@@ -106,6 +106,7 @@ struct m {
     struct g *curg;                 // the G running, or NULL on g0
     struct p *p;                    // the P held, or NULL
     bool spinning;                  // looking for work; counted in sched.nmspinning
+    bool relay;                     // with spinning: sysmon's backstop started it (proc.c, step 5)
     uint64_t rand;                  // fastrand state
     uint64_t g0_top;                // the g0 stack: schedule() always runs here
     uint64_t armed;                 // TSC deadline armed on this core, 0 = none (an upper bound: preempt.c, arm)
@@ -127,6 +128,7 @@ struct m {
     // atomic, any core: the waker hands an idle M its P here
     struct p *nextp;
     bool nextspinning;              // with nextp: start out spinning
+    bool nextrelay;                 // with nextp: start out a relay (true only until nextp is taken)
     uint32_t wake_hops;             // with nextp: its waker's wake_hops + 1 (a statistic: how
                                     // many wake-ups in a row led here; tests read it)
     uint64_t wake_sent;             // with nextp: arch_cycles() at the hand-over (a statistic, as wake_hops)
@@ -440,7 +442,9 @@ uint64_t sysmon_last_look(void);                // sysmon's last look (TSC), 0 b
 extern uint64_t sysmon_irqoff_reports;          // debug builds: interrupts-off reports made (atomic)
 extern uint64_t sysmon_timer_handons;           // times a retaken P's timers went to a running P (atomic)
 bool sched_backstop_spinner(uint64_t now);      // sysmon: a spinner beside one that makes no progress
+extern uint64_t sched_backstop_stall_ns;        // how long no P leaves the idle list before it acts (atomic)
 extern uint64_t sched_spinner_backstops;        // spinners it started (atomic)
+extern uint64_t sched_spinner_relays;           // spinners those started in turn beside a counted one (atomic)
 
 // procresize.c: from a G. stop_the_world returns with every other P
 // stopped and the caller pinned; start_the_world(n) resizes to n Ps, lets

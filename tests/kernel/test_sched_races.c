@@ -1048,6 +1048,36 @@ static void stall_worker(void *later)
     kt_add(later ? &stall_ran : &stall_baits_ran, 1);
 }
 
+static uint32_t spinner_holder(void)
+{
+    return __atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED);   // relaxed: a state
+}
+
+// Our G pinned, with npidle Ps idle and no M spinning: widens
+// spinner_look and sends baits until a spinner is held there (by the
+// stall limit). A bait's wakep starts the spinner that is held, unless
+// that is core 0's (never held): then it runs the bait and hands the
+// baton on, and with nobody spinning and nothing held, another bait is
+// sent. Returns how many baits; *quiet: the idle Ps were seen first.
+static uint64_t hold_a_spinner(uint32_t npidle, bool *quiet)
+{
+    uint64_t end = nanotime() + KT_STALL_NS;
+    while ((SNAPSHOT(sched.npidle) != npidle || SNAPSHOT(sched.nmspinning)) && nanotime() < end)
+        cpu_relax();
+    *quiet = nanotime() < end;
+    end = nanotime() + KT_STALL_NS;
+    debug_delay_set("spinner_look", (uint32_t)(KT_STALL_NS / 1000));
+    uint64_t baits = 0;
+    while (!spinner_holder() && nanotime() < end) {
+        if (kt_load(&stall_baits_ran) == baits && !SNAPSHOT(sched.nmspinning) && !spinner_holder()) {
+            go(stall_worker, 0);
+            baits++;
+        }
+        cpu_relax();
+    }
+    return baits;
+}
+
 KTEST(race_a_stalled_spinner_gets_another_beside_it)
 {
     if (num_cpu() < 3)
@@ -1059,31 +1089,14 @@ KTEST(race_a_stalled_spinner_gets_another_beside_it)
     uint64_t backstops = kt_load(&sched_spinner_backstops);
     struct m *mp = acquirem();      // our P runs nothing else until the end
     kt_store(&stall_our_p, mp->p->id);
-    uint64_t end = nanotime() + KT_STALL_NS;
-    while ((SNAPSHOT(sched.npidle) != 2 || SNAPSHOT(sched.nmspinning)) && nanotime() < end)
-        cpu_relax();
-    bool quiet = nanotime() < end;
-    end = nanotime() + KT_STALL_NS;
-    debug_delay_set("spinner_look", (uint32_t)(KT_STALL_NS / 1000));
-    // A bait's wakep starts the spinner that is held, unless that is core
-    // 0's (never held): then it runs the bait and hands the baton on, and
-    // with nobody spinning and nothing held, another bait is sent.
-    uint64_t baits = 0;
-    while (!__atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED) &&   // relaxed: a state
-           nanotime() < end) {
-        if (kt_load(&stall_baits_ran) == baits && !SNAPSHOT(sched.nmspinning) &&
-            !__atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED)) {      // relaxed: as above
-            go(stall_worker, 0);
-            baits++;
-        }
-        cpu_relax();
-    }
+    bool quiet;
+    uint64_t baits = hold_a_spinner(2, &quiet), end = nanotime() + KT_STALL_NS;
     // The last bait may go to an M that held the third P meanwhile and
     // spins beside the held one (fewer than half the busy Ps spin): the
     // rest are queued only once that P and an M are idle again.
     while ((SNAPSHOT(sched.npidle) != 1 || !SNAPSHOT(sched.nmidle)) && nanotime() < end)
         cpu_relax();
-    bool held = __atomic_load_n(&debug_delay_holder[DELAY_spinner_look], __ATOMIC_RELAXED);  // relaxed: as above
+    bool held = spinner_holder();
     kt_store(&stall_queued, nanotime());
     for (int i = 0; i < STALLED_WORKERS; i++)
         go(stall_worker, &stall_ran);   // wakep: a spinner is counted, nobody else is started
@@ -1105,4 +1118,72 @@ KTEST(race_a_stalled_spinner_gets_another_beside_it)
     KT_ASSERT(held);
     KT_ASSERT_EQ(later, STALLED_WORKERS);
     KT_ASSERT(waited < KT_STALL_NS / 2);
+}
+
+// ---- ... and the spinner it starts relays to the next ---------------------
+//
+// One spinner started beside the stalled one took one idle P; the rest
+// stayed idle until sysmon's next look that found no P taken for 10 ms,
+// one P a look (at 1024 vCPUs, 170 Ps idle beside 170 Gs for a minute
+// while sysmon's own core was seldom run). The started spinner is a
+// relay: finding work, it starts the next while Ps idle beside queued Gs.
+// Here the backstop waits 10 s, so one look starts one relay, and every
+// idle P must take a loop before the next look could: without relays the
+// second P waited for that look. Needs 4 cores (ours, the held spinner's,
+// two idle).
+
+#define RELAY_BACKSTOP_NS 10000000000ull
+static uint64_t relay_stop, relay_done;
+
+static void relay_loop(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&relay_stop, __ATOMIC_RELAXED))     // relaxed: a flag; call-free
+        ;
+    kt_add(&relay_done, 1);
+}
+
+KTEST(race_relays_take_every_idle_p_beside_a_stalled_spinner)
+{
+    if (num_cpu() < 4)
+        KT_SKIP("needs our P, the held spinner's and two idle");
+    if (!debug_delay_set("spinner_look", 0))
+        KT_SKIP("needs a debug build (delay point spinner_look)");
+    uint32_t n = (uint32_t)num_cpu(), loops = n - 2;
+    int orig = gomaxprocs((int)n);
+    stall_baits_ran = relay_stop = relay_done = 0;
+    struct m *mp = acquirem();
+    kt_store(&stall_our_p, mp->p->id);
+    bool quiet;
+    // The last bait, queued on our P beside the held spinner, is run by a
+    // backstop spinner (10 ms) before the loops are queued.
+    uint64_t baits = hold_a_spinner(n - 1, &quiet), end = nanotime() + KT_STALL_NS;
+    while ((SNAPSHOT(sched.npidle) != loops || SNAPSHOT(sched.nmidle) < loops || SNAPSHOT(sched.runq_size) ||
+            !runqempty(&mp->p->runq)) && nanotime() < end)
+        cpu_relax();
+    bool held = spinner_holder();
+    uint64_t stall_ns = __atomic_exchange_n(&sched_backstop_stall_ns, RELAY_BACKSTOP_NS, __ATOMIC_RELAXED);   // a setting
+    uint64_t backstops = kt_load(&sched_spinner_backstops), relays = kt_load(&sched_spinner_relays);
+    for (uint32_t i = 0; i < loops; i++)
+        go(relay_loop, 0);
+    end = nanotime() + KT_STALL_NS;
+    while (SNAPSHOT(sched.npidle) && nanotime() < end)
+        cpu_relax();
+    bool all_busy = !SNAPSHOT(sched.npidle);
+    uint64_t looks = kt_load(&sched_spinner_backstops) - backstops;
+    uint64_t relayed = kt_load(&sched_spinner_relays) - relays;
+    __atomic_store_n(&relay_stop, 1, __ATOMIC_RELAXED);        // a flag
+    debug_delay_set("spinner_look", 0);
+    releasem(mp);
+    KT_ASSERT(kt_wait_count(&relay_done, loops, KT_STALL_MS));
+    KT_ASSERT(kt_wait_count(&stall_baits_ran, baits, KT_STALL_MS));
+    __atomic_store_n(&sched_backstop_stall_ns, stall_ns, __ATOMIC_RELAXED);   // a setting
+    gomaxprocs(orig);
+    printf("ktest: relays: %u idle P(s) beside a held spinner took %u loop(s): %s, after %lu backstop "
+           "spinner(s) and %lu relay(s)\n", loops, loops, all_busy ? "all" : "not all", looks, relayed);
+    KT_ASSERT(quiet);
+    KT_ASSERT(held);
+    KT_ASSERT(all_busy);
+    KT_ASSERT_EQ(looks, 1);
+    KT_ASSERT(relayed >= 1);
 }
