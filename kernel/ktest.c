@@ -70,13 +70,9 @@ bool kt_busy_round_stalled(struct kt_busy_round *r)
             __atomic_store_n(&r->reported, BUSY_ROUND_UNREPORTED, __ATOMIC_RELAXED);   // relaxed: nothing written
             return false;
         }
-        bool held = kt_print_wake_chain() && r->host_stalls < KT_HOST_STALLS;
-        if (held) {
-            r->host_stalls++;
-            printf("ktest: the host held a core of the chain: the stall limit starts again (%u of %u)\n",
-                   r->host_stalls, KT_HOST_STALLS);
+        bool held = kt_stall_excused(&r->host_stalls);
+        if (held)
             kt_busy_round_moved(r);
-        }
         // release: publishes moved and host_stalls to the next reporter's CAS
         __atomic_store_n(&r->reported, held ? BUSY_ROUND_UNREPORTED : BUSY_ROUND_STALLED, __ATOMIC_RELEASE);
         return !held;
@@ -141,23 +137,34 @@ bool kt_print_wake_chain(void)
     // on a 2-CPU host the host's round is seconds long).
     for (uint32_t k = 0; k < nasked; k++)
         arch_report_cpu(asked[k], "in the wake-up chain");
-    uint64_t asked_at = arch_cycles(), until = asked_at + arch_ns_to_cycles(KT_STALL_NS / 2), slowest = 0;
+    // The last answer's time bounds every answer's; a core that does not
+    // answer keeps the wait to half the stall limit, past KT_HOST_HELD_MS.
+    uint64_t asked_at = arch_cycles(), until = asked_at + arch_ns_to_cycles(KT_STALL_NS / 2), waited_ms = 0;
     for (uint32_t k = 0; k < nasked; k++) {
         bool answered;
         while (!(answered = arch_report_flush(asked[k])) && arch_cycles() < until)
             cpu_relax();
-        uint64_t ms = arch_cycles_to_ns(arch_cycles() - asked_at) / 1000000;
+        waited_ms = arch_cycles_to_ns(arch_cycles() - asked_at) / 1000000;
         if (!answered)
             printf("ktest: core %u did not answer its NMI within %lu s\n", asked[k],
                    (unsigned long)(KT_STALL_NS / 2000000000ull));
         else
-            printf("ktest: core %u answered %lu ms after the NMIs were sent\n", asked[k], ms);
-        slowest = answered && slowest != UINT64_MAX ? ms : UINT64_MAX;   // the last answer is the slowest
+            printf("ktest: core %u answered %lu ms after the NMIs were sent\n", asked[k], waited_ms);
     }
     printf("ktest: wake-up chain after the NMIs: %u idle P(s), %u idle M(s), %u counted spinning, "
            "%u G(s) in the global queue\n", SNAPSHOT(sched.npidle), SNAPSHOT(sched.nmidle),
            SNAPSHOT(sched.nmspinning), SNAPSHOT(sched.runq_size));
-    return arch_under_hypervisor() && slowest > KT_HOST_HELD_MS;
+    return arch_under_hypervisor() && waited_ms > KT_HOST_HELD_MS;
+}
+
+bool kt_stall_excused(uint32_t *host_stalls)
+{
+    if (!kt_print_wake_chain() || *host_stalls >= KT_HOST_STALLS)
+        return false;
+    ++*host_stalls;
+    printf("ktest: the host held a core of the chain: the stall limit starts again (%u of %u)\n", *host_stalls,
+           KT_HOST_STALLS);
+    return true;
 }
 
 bool kt_busy_round_look(struct kt_busy_round *r, bool other_work)

@@ -96,6 +96,10 @@ bool kt_busy_round_stalled(struct kt_busy_round *r);
 // sched.lock's holder, and where a few of those cores are (each asked by
 // NMI). Returns whether the host held one of those cores (below).
 bool kt_print_wake_chain(void);
+// A set-up's stall: prints kt_print_wake_chain and says whether the
+// limit starts again (the host held a core, fewer than KT_HOST_STALLS
+// times so far in this wait, counted in *host_stalls).
+bool kt_stall_excused(uint32_t *host_stalls);
 // Seconds from the last look that found something in the way to now.
 uint64_t kt_busy_round_seen_s(const struct kt_busy_round *r);
 // One look: true if no P is idle and no G or other work (the caller's

@@ -543,9 +543,7 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
                    "(fewest %u), %u idle M(s), %u spinning, %u G(s) in the global queue\n",
                    (int)(KT_STALL_NS / 1000000000), started, procs - 1, SNAPSHOT(sched.npidle), fewest,
                    SNAPSHOT(sched.nmidle), SNAPSHOT(sched.nmspinning), SNAPSHOT(sched.runq_size));
-            if (kt_print_wake_chain() && host_stalls++ < KT_HOST_STALLS) {
-                printf("ktest: the host held a core of the chain: the stall limit starts again (%u of %u)\n",
-                       host_stalls, KT_HOST_STALLS);
+            if (kt_stall_excused(&host_stalls)) {
                 moved = nanotime();
                 continue;
             }
