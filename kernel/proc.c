@@ -276,7 +276,7 @@ void wakep_after_rmw(void)
     startm(0, true, false);
 }
 
-static bool any_local_work(void);
+static bool idle_beside_work(void);
 static void startm_for_work(bool relay);
 
 // Step 2: a spinner that found work hands the baton on. A relay (step 5)
@@ -292,9 +292,7 @@ static void resetspinning(struct m *mp)
     uint32_t left = __atomic_sub_fetch(&sched.nmspinning, 1, __ATOMIC_SEQ_CST);   // seq-cst: ordered with wakep's CAS and fence; the RMW is wakep's fence
     if (left == 0) {
         wakep_after_rmw();
-    } else if (relay && __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) &&    // relaxed: hints; startm
-               __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED) &&             // takes what sched.lock says
-               (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) || any_local_work())) {   // relaxed: as above
+    } else if (relay && idle_beside_work()) {
         __atomic_fetch_add(&sched_spinner_relays, 1, __ATOMIC_RELAXED);   // a count tests read
         startm_for_work(true);
     }
@@ -555,6 +553,15 @@ static bool any_local_work(void)
     return false;
 }
 
+// Ps and Ms idle beside queued Gs (step 5's and its relays' condition).
+// Relaxed, each a hint: startm takes what sched.lock says is idle.
+static bool idle_beside_work(void)
+{
+    return __atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) &&             // relaxed: a hint (above)
+           __atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED) &&             // relaxed: a hint (above)
+           (__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) || any_local_work());   // relaxed: a hint (above)
+}
+
 // An M going idle saw work after publishing itself idle (step 3, mstart):
 // a spinner for it, possibly this very M (its stopm then returns at once).
 static void startm_for_work(bool relay)
@@ -593,12 +600,9 @@ bool sched_backstop_spinner(uint64_t now)
         since = now;
         return false;
     }
-    // Relaxed, each a hint: startm takes what sched.lock says is idle.
     if (now - since < arch_ns_to_cycles(__atomic_load_n(&sched_backstop_stall_ns, __ATOMIC_RELAXED)) ||   // relaxed: a setting
-        !__atomic_load_n(&sched.npidle, __ATOMIC_RELAXED) ||              // relaxed: a hint (above)
-        !__atomic_load_n(&sched.nmidle, __ATOMIC_RELAXED) ||              // relaxed: a hint (above)
-        __atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED) ||          // relaxed: a hint (above)
-        (!__atomic_load_n(&sched.runq_size, __ATOMIC_RELAXED) && !any_local_work()))   // relaxed: a hint (above)
+        !idle_beside_work() ||
+        __atomic_load_n(&sched.stw_pending, __ATOMIC_RELAXED))           // relaxed: a hint, as idle_beside_work's
         return false;
     since = now;
     __atomic_fetch_add(&sched_spinner_backstops, 1, __ATOMIC_RELAXED);     // a count tests read
