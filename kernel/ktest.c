@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "kernel/ktest.h"
+#include "lib/panic.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "arch/arch.h"
@@ -132,39 +133,63 @@ bool kt_print_wake_chain(void)
         if ((uint32_t)holder != self)
             asked[nasked++] = (uint32_t)holder;
     }
-    // Where those cores are (an NMI records it; a vCPU the host does not
-    // run answers late or not at all, which says as much: at 1024 vCPUs
-    // on a 2-CPU host the host's round is seconds long).
-    for (uint32_t k = 0; k < nasked; k++)
-        arch_report_cpu(asked[k], "in the wake-up chain");
-    // The last answer's time bounds every answer's; a core that does not
-    // answer keeps the wait to half the stall limit, past KT_HOST_HELD_MS.
-    uint64_t asked_at = arch_cycles(), until = asked_at + arch_ns_to_cycles(KT_STALL_NS / 2), waited_ms = 0;
-    for (uint32_t k = 0; k < nasked; k++) {
-        bool answered;
-        while (!(answered = arch_report_flush(asked[k])) && arch_cycles() < until)
-            cpu_relax();
-        waited_ms = arch_cycles_to_ns(arch_cycles() - asked_at) / 1000000;
-        if (!answered)
-            printf("ktest: core %u did not answer its NMI within %lu s\n", asked[k],
-                   (unsigned long)(KT_STALL_NS / 2000000000ull));
-        else
-            printf("ktest: core %u answered %lu ms after the NMIs were sent\n", asked[k], waited_ms);
-    }
+    bool held = kt_ask_cores(asked, nasked, "in the wake-up chain");
     printf("ktest: wake-up chain after the NMIs: %u idle P(s), %u idle M(s), %u counted spinning, "
            "%u G(s) in the global queue\n", SNAPSHOT(sched.npidle), SNAPSHOT(sched.nmidle),
            SNAPSHOT(sched.nmspinning), SNAPSHOT(sched.runq_size));
+    return held;
+}
+
+// Where those cores are: an NMI records it, and a vCPU the host does not
+// run answers late or not at all, which says as much (at 1024 vCPUs on a
+// 2-CPU host the host's round is seconds long). A report counts as
+// answered once printed by anyone: a debug build's sysmon flushes every
+// core's.
+bool kt_ask_cores(const uint32_t *cores, uint32_t n, const char *why)
+{
+    enum { MOST = 8 };
+    ASSERT(n <= MOST);
+    uint64_t before[MOST];
+    bool sent[MOST];
+    for (uint32_t k = 0; k < n; k++) {
+        before[k] = arch_reports_printed(cores[k]);
+        sent[k] = arch_report_cpu(cores[k], why);
+    }
+    // The last answer's time bounds every answer's; a core that does not
+    // answer keeps the wait to half the stall limit, past KT_HOST_HELD_MS.
+    uint64_t asked_at = arch_cycles(), until = asked_at + arch_ns_to_cycles(KT_STALL_NS / 2), waited_ms = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        bool answered = false;
+        while (!(answered = arch_report_flush(cores[k]) || arch_reports_printed(cores[k]) != before[k]) &&
+               arch_cycles() < until)
+            cpu_relax();
+        waited_ms = arch_cycles_to_ns(arch_cycles() - asked_at) / 1000000;
+        if (!answered)
+            printf("ktest: core %u did not answer its NMI within %lu s%s\n", cores[k],
+                   (unsigned long)(KT_STALL_NS / 2000000000ull), sent[k] ? "" : " (a report was under way)");
+        else
+            printf("ktest: core %u answered %lu ms after the NMIs were sent\n", cores[k], waited_ms);
+    }
     return arch_under_hypervisor() && waited_ms > KT_HOST_HELD_MS;
+}
+
+static bool excuse(bool held, uint32_t *host_stalls)
+{
+    if (!held || *host_stalls >= KT_HOST_STALLS)
+        return false;
+    ++*host_stalls;
+    printf("ktest: the host held a core: the stall limit starts again (%u of %u)\n", *host_stalls, KT_HOST_STALLS);
+    return true;
 }
 
 bool kt_stall_excused(uint32_t *host_stalls)
 {
-    if (!kt_print_wake_chain() || *host_stalls >= KT_HOST_STALLS)
-        return false;
-    ++*host_stalls;
-    printf("ktest: the host held a core of the chain: the stall limit starts again (%u of %u)\n", *host_stalls,
-           KT_HOST_STALLS);
-    return true;
+    return excuse(kt_print_wake_chain(), host_stalls);
+}
+
+bool kt_core_stall_excused(uint32_t core, const char *why, uint32_t *host_stalls)
+{
+    return excuse(kt_ask_cores(&core, 1, why), host_stalls);
 }
 
 bool kt_busy_round_look(struct kt_busy_round *r, bool other_work)

@@ -96,10 +96,15 @@ bool kt_busy_round_stalled(struct kt_busy_round *r);
 // sched.lock's holder, and where a few of those cores are (each asked by
 // NMI). Returns whether the host held one of those cores (below).
 bool kt_print_wake_chain(void);
+// Asks each of n (at most 8) cores by NMI where it is, prints the
+// answers, and returns whether the host held one (below).
+bool kt_ask_cores(const uint32_t *cores, uint32_t n, const char *why);
 // A set-up's stall: prints kt_print_wake_chain and says whether the
 // limit starts again (the host held a core, fewer than KT_HOST_STALLS
 // times so far in this wait, counted in *host_stalls).
 bool kt_stall_excused(uint32_t *host_stalls);
+// The same for a wait on one core's goroutine: asks that core.
+bool kt_core_stall_excused(uint32_t core, const char *why, uint32_t *host_stalls);
 // Seconds from the last look that found something in the way to now.
 uint64_t kt_busy_round_seen_s(const struct kt_busy_round *r);
 // One look: true if no P is idle and no G or other work (the caller's

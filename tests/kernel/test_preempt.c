@@ -445,7 +445,7 @@ KTEST(preempt_syscall_handoff_to_spare_core)
 // guest time is exact: bare metal, and -icount (the sysmon-icount runs).
 
 #define CALL_SLEEP_NS 2000000ull
-static uint64_t call_sleep_over, call_saw_it, call_left;
+static uint64_t call_sleep_over, call_saw_it, call_left, call_core;
 
 // Holds its core in a call until the sleep is over (or the stall limit),
 // and says which it was.
@@ -453,6 +453,7 @@ static void long_call(void *arg)
 {
     (void)arg;
     entersyscall();
+    kt_store(&call_core, (uint64_t)core_id() + 1);      // its M keeps this core until the call ends
     uint64_t end = nanotime() + KT_STALL_NS;
     while (!kt_load(&call_sleep_over) && nanotime() < end)
         cpu_relax();
@@ -461,23 +462,53 @@ static void long_call(void *arg)
     kt_store(&call_left, 1);
 }
 
+static void start_long_call(void)
+{
+    kt_store(&call_sleep_over, 0);
+    kt_store(&call_saw_it, 0);
+    kt_store(&call_left, 0);
+    kt_store(&call_core, 0);
+    go(long_call, 0);           // runs on our P once we sleep, and holds it
+}
+
+// Ends the call and waits for it to leave. A core the host does not run
+// for a minute holds the call past the stall limit (at 1024 vCPUs on 2
+// host CPUs): asked by NMI, one that answers late starts the limit again.
+static void end_long_call(void)
+{
+    kt_store(&call_sleep_over, 1);
+    uint32_t host_stalls = 0;
+    while (!kt_wait_count(&call_left, 1, KT_STALL_MS)) {
+        uint64_t core = kt_load(&call_core);
+        bool saw = kt_load(&call_saw_it), held;
+        int stall_s = (int)(KT_STALL_NS / 1000000000);
+        if (core && !saw) {
+            printf("ktest: the blocking call has not left in %d s: it is in the call on core %lu\n", stall_s,
+                   core - 1);
+            held = kt_core_stall_excused((uint32_t)core - 1, "runs the blocking call", &host_stalls);
+        } else {
+            printf("ktest: the blocking call has not left in %d s: %s\n", stall_s,
+                   core ? "it saw the sleep end and waits for a P" : "it has not started");
+            held = kt_stall_excused(&host_stalls);
+        }
+        if (!held)
+            return;
+    }
+}
+
 KTEST(preempt_sleep_beside_a_blocking_call_wakes_during_it)
 {
     if (num_cpu() < 2)
         KT_SKIP("needs a core besides the blocking call's");
     int orig = gomaxprocs(1);
-    call_sleep_over = call_saw_it = call_left = 0;
     uint64_t worst = 0;
     bool during = true;
     for (int r = 0; r < 5 && during; r++) {
-        kt_store(&call_sleep_over, 0);
-        kt_store(&call_left, 0);
-        go(long_call, 0);           // runs on our P once we sleep, and holds it
+        start_long_call();
         uint64_t t0 = nanotime();
         sleep_ns(CALL_SLEEP_NS);
         uint64_t late = nanotime() - t0 - CALL_SLEEP_NS;
-        kt_store(&call_sleep_over, 1);
-        kt_wait_count(&call_left, 1, KT_STALL_MS);
+        end_long_call();
         during = kt_load(&call_saw_it);
         if (late > worst)
             worst = late;
@@ -488,6 +519,23 @@ KTEST(preempt_sleep_beside_a_blocking_call_wakes_during_it)
     if (!during)
         KT_FAIL("the sleep ended only when the blocking call did");
     KT_GUEST_BOUND("2 ms sleep beside a blocking call, lateness", worst, sched_quantum_ns() + 10000000);
+}
+
+// The report end_long_call makes on a stall: the call's core answers its
+// NMI while it spins in the call (whether late is the host's, unasserted).
+KTEST(preempt_stall_report_asks_the_blocking_calls_core)
+{
+    if (num_cpu() < 2)
+        KT_SKIP("needs a core besides the blocking call's");
+    start_long_call();
+    KT_ASSERT(kt_wait_count(&call_core, 1, KT_STALL_MS));
+    uint32_t core = (uint32_t)kt_load(&call_core) - 1;
+    uint64_t before = arch_reports_printed(core);
+    kt_ask_cores(&core, 1, "runs the blocking call (asked by the test)");
+    bool answered = arch_reports_printed(core) != before;
+    end_long_call();
+    KT_ASSERT(answered);
+    KT_ASSERT(kt_load(&call_saw_it) && kt_load(&call_left));
 }
 
 // ---- ... and with no core free, its timers go to a running P ---------------
@@ -516,9 +564,6 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
         KT_SKIP("needs a running P to take the timers");
     int procs = num_cpu(), orig = gomaxprocs(procs);
     busy_started = busy_stop = busy_done = 0;
-    kt_store(&call_saw_it, 0);
-    kt_store(&call_sleep_over, 0);
-    kt_store(&call_left, 0);
     uint64_t handons = kt_load(&sysmon_timer_handons), backstops = kt_load(&sched_spinner_backstops);
     for (int i = 0; i < procs - 1; i++)
         go(busy_loop, 0);
@@ -552,12 +597,11 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
         }
         cpu_relax();
     }
-    go(long_call, 0);               // runs on our P once we sleep, and holds it
+    start_long_call();
     uint64_t t0 = nanotime();
     sleep_ns(CALL_SLEEP_NS);
     uint64_t late = nanotime() - t0 - CALL_SLEEP_NS;
-    kt_store(&call_sleep_over, 1);
-    kt_wait_count(&call_left, 1, KT_STALL_MS);
+    end_long_call();
     bool during = kt_load(&call_saw_it);
     kt_store(&busy_stop, 1);
     kt_wait_count(&busy_done, (uint64_t)procs - 1, KT_STALL_MS);
