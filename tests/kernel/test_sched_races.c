@@ -1179,8 +1179,8 @@ KTEST(race_relays_take_every_idle_p_beside_a_stalled_spinner)
     KT_ASSERT(kt_wait_count(&stall_baits_ran, baits, KT_STALL_MS));
     __atomic_store_n(&sched_backstop_stall_ns, stall_ns, __ATOMIC_RELAXED);   // a setting
     gomaxprocs(orig);
-    printf("ktest: relays: %u idle P(s) beside a held spinner took %u loop(s): %s, after %lu backstop "
-           "spinner(s) and %lu relay(s)\n", loops, loops, all_busy ? "all" : "not all", looks, relayed);
+    printf("ktest: relays: %s of %u idle P(s) beside a held spinner took a loop, after %lu backstop "
+           "spinner(s) and %lu relay(s)\n", all_busy ? "all" : "not all", loops, looks, relayed);
     KT_ASSERT(quiet);
     KT_ASSERT(held);
     KT_ASSERT(all_busy);
