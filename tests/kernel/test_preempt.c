@@ -571,27 +571,25 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
     // wait spins: asleep, this G leaves its P to a loop and queues behind
     // the others on waking (at 512 vCPUs the state was not seen in 60 s).
     // Its stall limit counts from the last loop's start or the last P
-    // taken from the idle list (kt_fewer_idle): at 512 vCPUs on a 2-CPU
-    // host the loops took about a minute to start, idle Ps woken one at a
-    // time.
-    uint64_t seen = 0, moved = nanotime();
-    uint32_t fewest = UINT32_MAX, host_stalls = 0;
+    // taken from the idle list (a busy round's step): at 512 vCPUs on a
+    // 2-CPU host the loops took about a minute to start, idle Ps woken one
+    // at a time.
+    struct kt_busy_round round;
+    kt_busy_round_begin(&round);
+    uint64_t seen = 0;
     bool settled = true;
     while (kt_load(&busy_started) < (uint64_t)procs - 1 || SNAPSHOT(sched.npidle) ||
            SNAPSHOT(sched.nmidle)) {
-        uint64_t now = nanotime(), started = kt_load(&busy_started);
-        if (kt_fewer_idle(&fewest, SNAPSHOT(sched.npidle)) || started != seen) {
+        uint64_t started = kt_load(&busy_started);
+        if (started != seen) {
             seen = started;
-            moved = now;
-        } else if (now > moved + KT_STALL_NS) {     // this G's core's clock may be behind moved
+            kt_busy_round_moved(&round);
+        } else if (kt_busy_round_stalled(&round)) {
             printf("ktest: every core busy: no step for %d s: %lu of %d loops started, %u idle P(s) "
                    "(fewest %u), %u idle M(s), %u spinning, %u G(s) in the global queue\n",
-                   (int)(KT_STALL_NS / 1000000000), started, procs - 1, SNAPSHOT(sched.npidle), fewest,
-                   SNAPSHOT(sched.nmidle), SNAPSHOT(sched.nmspinning), SNAPSHOT(sched.runq_size));
-            if (kt_stall_excused(&host_stalls)) {
-                moved = nanotime();
-                continue;
-            }
+                   (int)(KT_STALL_NS / 1000000000), started, procs - 1, SNAPSHOT(sched.npidle),
+                   SNAPSHOT(round.fewest_idle), SNAPSHOT(sched.nmidle), SNAPSHOT(sched.nmspinning),
+                   SNAPSHOT(sched.runq_size));
             settled = false;
             break;
         }
