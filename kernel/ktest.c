@@ -18,7 +18,12 @@ uint64_t ktest_tsc_skew_ns(void)
     return ktest_tail_bounds_asserted() ? 0 : 200000;
 }
 
-bool kt_fewer_idle(uint32_t *fewest, uint32_t idle)
+// Every P gets busy one woken P at a time (a chain of wake-ups: up to 13
+// minutes at 1024 vCPUs on 2 host CPUs), and meanwhile the loops already
+// on a P are preempted in turn for those still queued: every loop has
+// started long before every P runs one. So fewer Ps idle than ever before
+// in a round is a step: true then, with the new low in *fewest.
+static bool fewer_idle(uint32_t *fewest, uint32_t idle)
 {
     uint32_t seen = __atomic_load_n(fewest, __ATOMIC_RELAXED);     // relaxed: a low-water mark; the CAS decides
     while (idle < seen)
@@ -43,7 +48,7 @@ void kt_busy_round_moved(struct kt_busy_round *r)
 // than the stall limit while the others run and idle Ps keep waking.
 static void busy_round_note_idle(struct kt_busy_round *r, uint32_t idle)
 {
-    if (kt_fewer_idle(&r->fewest_idle, idle))
+    if (fewer_idle(&r->fewest_idle, idle))
         kt_busy_round_moved(r);
 }
 
@@ -190,6 +195,31 @@ bool kt_stall_excused(uint32_t *host_stalls)
 bool kt_core_stall_excused(uint32_t core, const char *why, uint32_t *host_stalls)
 {
     return excuse(kt_ask_cores(&core, 1, why), host_stalls);
+}
+
+bool kt_wait_count_of(const uint64_t *counter, uint64_t target, struct g *gp, const char *what)
+{
+    uint32_t host_stalls = 0;
+    while (!kt_wait_count(counter, target, KT_STALL_MS)) {
+        // A snapshot: the G may have moved on, or ended, meanwhile.
+        struct m *mp = gp ? SNAPSHOT(gp->m) : 0;
+        uint32_t status = gp ? SNAPSHOT(gp->status) : G_RUNNABLE;
+        bool on_core = mp && (status == G_RUNNING || status == G_SYSCALL), held;
+        uint32_t core = on_core ? SNAPSHOT(mp->id) : 0;
+        char where[40];
+        if (on_core)
+            snprintf(where, sizeof where, "on core %u", core);
+        else
+            snprintf(where, sizeof where, "not on a core (status %u)", status);
+        printf("ktest: %s: no move for %d s; its goroutine is %s\n", what, (int)(KT_STALL_NS / 1000000000), where);
+        if (on_core)
+            held = kt_core_stall_excused(core, what, &host_stalls);
+        else
+            held = kt_stall_excused(&host_stalls);
+        if (!held)
+            return false;
+    }
+    return true;
 }
 
 bool kt_busy_round_look(struct kt_busy_round *r, bool other_work)

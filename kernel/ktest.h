@@ -58,17 +58,8 @@ static inline void kt_raise(uint64_t *p, uint64_t v)
         ;
 }
 
-// Those tests get every P busy one woken P at a time (a chain of
-// wake-ups: up to 13 minutes at 1024 vCPUs on 2 host CPUs), and meanwhile
-// the loops already on a P are preempted in turn for those still queued:
-// every loop has started long before every P runs one. So a set-up's
-// stall limit counts from the last time fewer Ps were idle than ever
-// before in it: true then, with the new low in *fewest (UINT32_MAX to
-// begin). Several goroutines may share one *fewest.
-bool kt_fewer_idle(uint32_t *fewest, uint32_t idle);
-
-// A round of a set-up that needs every P running one G with nothing else
-// waiting. Its stall limit counts from the round's last step (a loop's
+// A round of a set-up that needs every P (or all but a few) running one
+// G with nothing else waiting. Its stall limit counts from the round's last step (a loop's
 // start, a new low of idle Ps, the send), not from a loop's own start: at
 // 512 vCPUs on a 2-CPU host the loops took up to 101 s to start, and a
 // limit from each one's start ended the first before the last began. What
@@ -105,6 +96,12 @@ bool kt_ask_cores(const uint32_t *cores, uint32_t n, const char *why);
 bool kt_stall_excused(uint32_t *host_stalls);
 // The same for a wait on one core's goroutine: asks that core.
 bool kt_core_stall_excused(uint32_t core, const char *why, uint32_t *host_stalls);
+struct g;
+// kt_wait_count for a counter that goroutine gp moves (NULL: not yet
+// started): at each stall, asks gp's core if it is on one (else prints the
+// wake-up chain), and a core the host held starts the limit again
+// (KT_HOST_STALLS).
+bool kt_wait_count_of(const uint64_t *counter, uint64_t target, struct g *gp, const char *what);
 // Seconds from the last look that found something in the way to now.
 uint64_t kt_busy_round_seen_s(const struct kt_busy_round *r);
 // One look: true if no P is idle and no G or other work (the caller's

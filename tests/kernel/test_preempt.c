@@ -638,13 +638,24 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
 // helper's sleep spoils a round (steps 2-4 took over 200 ms at 8 vCPUs
 // on 2 host CPUs, 2 s at 256): the round is tried again with the sleep
 // doubled, up to the stall limit; a round whose set-up a stall ended says
-// which step it did not reach. Step 1's stall limit counts from the last
-// loop that started or P taken from the idle list (kt_fewer_idle): at
-// 1024 vCPUs on 2 host CPUs every P took 13 minutes to get a loop.
+// which step it did not reach. Step 1 is a busy round (kernel/ktest.h):
+// its stall limit counts from the last loop that started or P taken from
+// the idle list, and a core the host held starts it again. At 1024 vCPUs
+// on 2 host CPUs every P took 13 minutes to get a loop, and step 1 once
+// stalled for a minute five rounds in a row.
 
 #define STRAND_SLEEP_NS 200000000ull    // well after the retake, so the watch is not what wakes it
 static uint64_t strand_p, strand_woke, strand_loop_on, strand_loop_stop, strand_loop_done, strand_sleep;
 static chan_t *strand_c, *strand_hc;
+static struct g *strand_loop_g, *strand_helper_g;      // each round's (kt_wait_count_of)
+
+static struct g *this_g(void)
+{
+    struct m *mp = acquirem();
+    struct g *gp = mp->curg;
+    releasem(mp);
+    return gp;
+}
 
 struct chan_waiters {
     chan_t *c;
@@ -669,6 +680,7 @@ static uint32_t parked_on(chan_t *c)
 static void strand_helper(void *arg)
 {
     (void)arg;
+    __atomic_store_n(&strand_helper_g, this_g(), __ATOMIC_RELEASE);     // pairs with the test's acquire
     chan_recv(strand_hc, 0);
     struct m *mp = acquirem();
     kt_store(&strand_p, mp->p->id + 1);
@@ -677,12 +689,15 @@ static void strand_helper(void *arg)
     kt_store(&strand_woke, 1);
 }
 
+// strand_loop_stop counts the rounds ended and is never reset, so a
+// round's loop that runs only after its round ends still stops.
 static void strand_loop(void *arg)
 {
-    (void)arg;
+    uint64_t round = (uint64_t)(uintptr_t)arg;
+    __atomic_store_n(&strand_loop_g, this_g(), __ATOMIC_RELEASE);       // pairs with the test's acquire
     chan_recv(strand_c, 0);
     kt_store(&strand_loop_on, 1);
-    while (!__atomic_load_n(&strand_loop_stop, __ATOMIC_RELAXED))     // relaxed: a flag; call-free
+    while (__atomic_load_n(&strand_loop_stop, __ATOMIC_RELAXED) <= round)     // relaxed: a flag; call-free
         ;
     kt_add(&strand_loop_done, 1);
 }
@@ -707,46 +722,52 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
     int procs = num_cpu(), orig = gomaxprocs(procs);
     busy_started = busy_stop = busy_done = 0;
     kt_store(&strand_loop_done, 0);
+    kt_store(&strand_loop_stop, 0);
     strand_c = chan_make(0, 0);
     strand_hc = chan_make(0, 0);
     uint64_t handons = kt_load(&sysmon_timer_handons);
     for (int i = 0; i < procs - 2; i++)
         go(busy_loop, 0);
-    bool set_up = false, during = true;
+    bool set_up = false, during = true, ended = true;
     const char *missed = "";
     int round = 0;
-    for (uint64_t sleep = STRAND_SLEEP_NS; !set_up && sleep <= KT_STALL_NS; sleep *= 2, round++) {
+    for (uint64_t sleep = STRAND_SLEEP_NS; !set_up && ended && sleep <= KT_STALL_NS; sleep *= 2, round++) {
         kt_store(&strand_p, 0);
         kt_store(&strand_woke, 0);
         kt_store(&strand_loop_on, 0);
-        kt_store(&strand_loop_stop, 0);
         kt_store(&strand_sleep, sleep);
-        go(strand_loop, 0);
+        __atomic_store_n(&strand_loop_g, 0, __ATOMIC_RELAXED);      // relaxed: the go() below publishes it
+        __atomic_store_n(&strand_helper_g, 0, __ATOMIC_RELAXED);    // as above
+        go(strand_loop, (void *)(uintptr_t)round);
         go(strand_helper, 0);
         // 1. The loops run, the loop and the helper wait on their
         //    channels, one P and one M idle.
-        uint64_t r0 = nanotime(), end = r0 + KT_STALL_NS, at[4], started = kt_load(&busy_started);
-        uint32_t fewest = UINT32_MAX;
-        while ((started < (uint64_t)procs - 2 || SNAPSHOT(sched.npidle) != 1 ||
-                SNAPSHOT(sched.nmidle) != 1 || !parked_on(strand_c) || !parked_on(strand_hc)) &&
-               nanotime() < end) {
-            if (kt_fewer_idle(&fewest, SNAPSHOT(sched.npidle)) || kt_load(&busy_started) != started) {
+        uint64_t r0 = nanotime(), at[4], started = kt_load(&busy_started);
+        struct kt_busy_round step1;
+        kt_busy_round_begin(&step1);
+        bool settled = true;
+        while (started < (uint64_t)procs - 2 || SNAPSHOT(sched.npidle) != 1 || SNAPSHOT(sched.nmidle) != 1 ||
+               !parked_on(strand_c) || !parked_on(strand_hc)) {
+            if (kt_load(&busy_started) != started) {
                 started = kt_load(&busy_started);
-                end = nanotime() + KT_STALL_NS;
+                kt_busy_round_moved(&step1);
+            } else if (kt_busy_round_stalled(&step1)) {
+                settled = false;
+                break;
             }
             cpu_relax();
         }
-        bool settled = nanotime() < end;
+        uint64_t end = nanotime() + (settled ? KT_STALL_NS : 0);     // a stalled round's later steps are not waited for
         at[0] = ms_since(r0);
         // 2. The helper, readied in a call, sleeps on the idle P.
         entersyscall();
-        chan_try_send(strand_hc, 0);
+        bool handed = chan_try_send(strand_hc, 0);
         while (!kt_load(&strand_p) && nanotime() < end)
             cpu_relax();
         exitsyscall();
         bool helped = kt_load(&strand_p) != 0;
-        if (!helped)
-            chan_try_send(strand_hc, 0);    // past the stall limit: let it go
+        if (!handed)
+            chan_send(strand_hc, 0);        // past the stall limit: let it go, whenever it parks
         uint32_t pb = helped ? (uint32_t)kt_load(&strand_p) - 1 : 0;
         at[1] = ms_since(r0);
         while ((SNAPSHOT(allp[pb]->status) != P_IDLE || SNAPSHOT(sched.nmidle) != 1) && nanotime() < end)
@@ -785,11 +806,16 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
             cpu_relax();
         during = kt_load(&strand_woke);
         exitsyscall();
-        kt_wait_count(&strand_woke, 1, KT_STALL_MS);
-        kt_store(&strand_loop_stop, 1);
+        // The round's goroutines end before the next round's start: one
+        // left running would hold the P that step 1 needs idle.
+        ended = kt_wait_count_of(&strand_woke, 1, __atomic_load_n(&strand_helper_g, __ATOMIC_ACQUIRE),
+                                 "the helper's wake-up");   // acquire: pairs with the helper's release
+        kt_store(&strand_loop_stop, (uint64_t)round + 1);
         if (!sent)
             chan_send(strand_c, 0);     // the loop ends at once
-        kt_wait_count(&strand_loop_done, (uint64_t)round + 1, KT_STALL_MS);
+        ended &= kt_wait_count_of(&strand_loop_done, (uint64_t)round + 1,
+                                  __atomic_load_n(&strand_loop_g, __ATOMIC_ACQUIRE),  // as above, the loop's
+                                  "the loop's end");
     }
     kt_store(&busy_stop, 1);
     kt_wait_count(&busy_done, (uint64_t)procs - 2, KT_STALL_MS);
@@ -799,6 +825,8 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
     uint64_t handed = kt_load(&sysmon_timer_handons) - handons;
     printf("ktest: idle P's timer with no M free: %d round(s) to set up, timers handed on %lu time(s)\n",
            round, handed);
+    if (!ended)
+        KT_FAIL("round %d's helper or loop did not end", round - 1);
     if (!set_up)
         KT_FAIL("the set-up did not reach step %s with the helper asleep for %lu ms", missed,
                 kt_load(&strand_sleep) / 1000000);
