@@ -761,12 +761,12 @@ KTEST(preempt_idle_p_timer_runs_with_no_m_free)
         at[0] = ms_since(r0);
         // 2. The helper, readied in a call, sleeps on the idle P.
         entersyscall();
-        bool handed = chan_try_send(strand_hc, 0);
+        bool helper_sent = chan_try_send(strand_hc, 0);
         while (!kt_load(&strand_p) && nanotime() < end)
             cpu_relax();
         exitsyscall();
         bool helped = kt_load(&strand_p) != 0;
-        if (!handed)
+        if (!helper_sent)
             chan_send(strand_hc, 0);        // past the stall limit: let it go, whenever it parks
         uint32_t pb = helped ? (uint32_t)kt_load(&strand_p) - 1 : 0;
         at[1] = ms_since(r0);
