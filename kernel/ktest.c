@@ -64,9 +64,17 @@ static bool busy_round_past_limit(struct kt_busy_round *r)
 
 bool kt_busy_round_stalled(struct kt_busy_round *r)
 {
+    uint64_t now = cputicks(), last = __atomic_exchange_n(&r->asked, now, __ATOMIC_RELAXED);  // relaxed: a time
     busy_round_note_idle(r, SNAPSHOT(sched.npidle));
     if (!busy_round_past_limit(r))
         return false;
+    uint64_t held = KT_HOST_HELD_MS * cputicks_hz() / 1000;
+    if (arch_under_hypervisor() && last && now > last && now - last > held) {      // last: 0 on the first ask
+        printf("ktest: no goroutine of the round asked for %lu ms: the stall limit starts again\n",
+               (now - last) * 1000 / cputicks_hz());
+        kt_busy_round_moved(r);
+        return false;
+    }
     uint32_t none = BUSY_ROUND_UNREPORTED;
     // acq_rel: the reporter's moved and host_stalls are seen by the next
     // one; relaxed on failure: the state is read below

@@ -72,13 +72,16 @@ struct kt_busy_round {
     // when its last look found something in the way, and what: idle Ps,
     // Gs in the global queue, Ps with Gs queued, other work.
     uint64_t seen_at, seen_idle, seen_global, seen_queued, seen_other;
+    uint64_t asked;             // cputicks of the last kt_busy_round_stalled (an exchange)
     uint32_t reported;          // the stall's report: BUSY_ROUND_* (a CAS)
     uint32_t host_stalls;       // stalls the host's held cores excused (the reporter's)
 };
 void kt_busy_round_begin(struct kt_busy_round *r);      // before the round's goroutines start
 void kt_busy_round_moved(struct kt_busy_round *r);
 // Past the stall limit since the round's last step; a new low of idle Ps
-// seen here is a step. Any goroutine of the round may ask; the first
+// seen here is a step, and so is a return after none asked for over
+// KT_HOST_HELD_MS under a hypervisor (every asker was off its core: its
+// looks, which the round waits on, did not happen). Any goroutine of the round may ask; the first
 // that finds it stalled prints kt_print_wake_chain, and one the host held
 // starts the limit again (KT_HOST_STALLS), the others waiting meanwhile.
 bool kt_busy_round_stalled(struct kt_busy_round *r);
