@@ -58,12 +58,13 @@ static inline void kt_raise(uint64_t *p, uint64_t v)
         ;
 }
 
-// A round of a set-up that needs every P (or all but a few) running one
-// G with nothing else waiting. Its stall limit counts from the round's last step (a loop's
-// start, a new low of idle Ps, the send), not from a loop's own start: at
-// 512 vCPUs on a 2-CPU host the loops took up to 101 s to start, and a
-// limit from each one's start ended the first before the last began. What
-// the last look found in the way is kept for a round that never settles.
+// A round of a set-up that needs every P (or all but a few) running one G
+// with nothing else waiting. Its stall limit counts from the round's last
+// step (a loop's start, a new low of idle Ps, the send), not from a loop's
+// own start: at 512 vCPUs on a 2-CPU host the loops took up to 101 s to
+// start, and a limit from each one's start ended the first before the last
+// began. What the last look found in the way is kept for a round that never
+// settles.
 struct kt_busy_round {
     // Any goroutine of the round (kt_store, kt_load; the CAS in ktest.c):
     uint64_t moved;             // cputicks of the round's last step
@@ -81,9 +82,10 @@ void kt_busy_round_moved(struct kt_busy_round *r);
 // Past the stall limit since the round's last step; a new low of idle Ps
 // seen here is a step, and so is a return after none asked for over
 // KT_HOST_HELD_MS under a hypervisor (every asker was off its core: its
-// looks, which the round waits on, did not happen). Any goroutine of the round may ask; the first
-// that finds it stalled prints kt_print_wake_chain, and one the host held
-// starts the limit again (KT_HOST_STALLS), the others waiting meanwhile.
+// looks, which the round waits on, did not happen). Any goroutine of the
+// round may ask; the first that finds it stalled prints
+// kt_print_wake_chain, and one the host held starts the limit again
+// (KT_HOST_STALLS), the others waiting meanwhile.
 bool kt_busy_round_stalled(struct kt_busy_round *r);
 // Prints what the wake-up of idle Ps waits on: idle Ps and Ms, spinning
 // Ms, Ms handed a P they have not taken (the oldest hand-over's age),
