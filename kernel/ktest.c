@@ -200,7 +200,8 @@ bool kt_stall_excused(uint32_t *host_stalls)
     return excuse(kt_print_wake_chain(), host_stalls);
 }
 
-bool kt_core_stall_excused(uint32_t core, const char *why, uint32_t *host_stalls)
+// kt_stall_excused for a wait on one core's goroutine: asks that core.
+static bool core_stall_excused(uint32_t core, const char *why, uint32_t *host_stalls)
 {
     return excuse(kt_ask_cores(&core, 1, why), host_stalls);
 }
@@ -221,7 +222,7 @@ bool kt_wait_count_of(const uint64_t *counter, uint64_t target, struct g *gp, co
             snprintf(where, sizeof where, "not on a core (status %u)", status);
         printf("ktest: %s: no move for %d s; its goroutine is %s\n", what, (int)(KT_STALL_NS / 1000000000), where);
         if (on_core)
-            held = kt_core_stall_excused(core, what, &host_stalls);
+            held = core_stall_excused(core, what, &host_stalls);
         else
             held = kt_stall_excused(&host_stalls);
         if (!held)

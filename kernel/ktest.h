@@ -99,8 +99,6 @@ bool kt_ask_cores(const uint32_t *cores, uint32_t n, const char *why);
 // limit starts again (the host held a core, fewer than KT_HOST_STALLS
 // times so far in this wait, counted in *host_stalls).
 bool kt_stall_excused(uint32_t *host_stalls);
-// The same for a wait on one core's goroutine: asks that core.
-bool kt_core_stall_excused(uint32_t core, const char *why, uint32_t *host_stalls);
 struct g;
 // kt_wait_count for a counter that goroutine gp moves (NULL: not yet
 // started): at each stall, asks gp's core if it is on one (else prints the

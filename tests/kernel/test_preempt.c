@@ -445,15 +445,25 @@ KTEST(preempt_syscall_handoff_to_spare_core)
 // guest time is exact: bare metal, and -icount (the sysmon-icount runs).
 
 #define CALL_SLEEP_NS 2000000ull
-static uint64_t call_sleep_over, call_saw_it, call_left, call_core;
+static uint64_t call_sleep_over, call_saw_it, call_in, call_left;
+static struct g *call_g;        // the call's goroutine (kt_wait_count_of)
+
+static struct g *this_g(void)
+{
+    struct m *mp = acquirem();
+    struct g *gp = mp->curg;
+    releasem(mp);
+    return gp;
+}
 
 // Holds its core in a call until the sleep is over (or the stall limit),
 // and says which it was.
 static void long_call(void *arg)
 {
     (void)arg;
+    __atomic_store_n(&call_g, this_g(), __ATOMIC_RELEASE);     // pairs with end_long_call's acquire
     entersyscall();
-    kt_store(&call_core, (uint64_t)core_id() + 1);      // its M keeps this core until the call ends
+    kt_store(&call_in, 1);      // its M keeps this core, and g->m, until the call ends
     uint64_t end = nanotime() + KT_STALL_NS;
     while (!kt_load(&call_sleep_over) && nanotime() < end)
         cpu_relax();
@@ -466,8 +476,9 @@ static void start_long_call(void)
 {
     kt_store(&call_sleep_over, 0);
     kt_store(&call_saw_it, 0);
+    kt_store(&call_in, 0);
     kt_store(&call_left, 0);
-    kt_store(&call_core, 0);
+    __atomic_store_n(&call_g, NULL, __ATOMIC_RELAXED);        // relaxed: read only after a later release
     go(long_call, 0);           // runs on our P once we sleep, and holds it
 }
 
@@ -477,23 +488,8 @@ static void start_long_call(void)
 static void end_long_call(void)
 {
     kt_store(&call_sleep_over, 1);
-    uint32_t host_stalls = 0;
-    while (!kt_wait_count(&call_left, 1, KT_STALL_MS)) {
-        uint64_t core = kt_load(&call_core);
-        bool saw = kt_load(&call_saw_it), held;
-        int stall_s = (int)(KT_STALL_NS / 1000000000);
-        if (core && !saw) {
-            printf("ktest: the blocking call has not left in %d s: it is in the call on core %lu\n", stall_s,
-                   core - 1);
-            held = kt_core_stall_excused((uint32_t)core - 1, "runs the blocking call", &host_stalls);
-        } else {
-            printf("ktest: the blocking call has not left in %d s: %s\n", stall_s,
-                   core ? "it saw the sleep end and waits for a P" : "it has not started");
-            held = kt_stall_excused(&host_stalls);
-        }
-        if (!held)
-            return;
-    }
+    kt_wait_count_of(&call_left, 1, __atomic_load_n(&call_g, __ATOMIC_ACQUIRE),   // acquire: long_call's release
+                     "the blocking call's end");
 }
 
 KTEST(preempt_sleep_beside_a_blocking_call_wakes_during_it)
@@ -528,8 +524,8 @@ KTEST(preempt_stall_report_asks_the_blocking_calls_core)
     if (num_cpu() < 2)
         KT_SKIP("needs a core besides the blocking call's");
     start_long_call();
-    KT_ASSERT(kt_wait_count(&call_core, 1, KT_STALL_MS));
-    uint32_t core = (uint32_t)kt_load(&call_core) - 1;
+    KT_ASSERT(kt_wait_count(&call_in, 1, KT_STALL_MS));
+    uint32_t core = __atomic_load_n(&call_g, __ATOMIC_ACQUIRE)->m->id;   // acquire: long_call's release; m kept in the call
     uint64_t before = arch_reports_printed(core);
     kt_ask_cores(&core, 1, "runs the blocking call (asked by the test)");
     bool answered = arch_reports_printed(core) != before;
@@ -648,14 +644,6 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
 static uint64_t strand_p, strand_woke, strand_loop_on, strand_loop_stop, strand_loop_done, strand_sleep;
 static chan_t *strand_c, *strand_hc;
 static struct g *strand_loop_g, *strand_helper_g;      // each round's (kt_wait_count_of)
-
-static struct g *this_g(void)
-{
-    struct m *mp = acquirem();
-    struct g *gp = mp->curg;
-    releasem(mp);
-    return gp;
-}
 
 struct chan_waiters {
     chan_t *c;
