@@ -67,7 +67,7 @@ struct g {
     int32_t node;                   // where its first stack page came from
     // the M running it, or the scheduler (g0) when it is not running
     uint64_t rsp;                   // saved context (arch_mcall / arch_stack_init)
-    struct m *m;                    // NULL unless G_RUNNING
+    struct m *m;                    // NULL unless G_RUNNING or G_SYSCALL (a call keeps its M)
     void *xsave;                    // vector state; allocated at its first preemption
     bool (*waitunlockf)(struct g *, void *);   // gopark's unlock, run on g0
     void *waitlock;
