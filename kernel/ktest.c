@@ -94,6 +94,46 @@ bool kt_busy_round_stalled(struct kt_busy_round *r)
     return __atomic_load_n(&r->reported, __ATOMIC_RELAXED) == BUSY_ROUND_STALLED;   // relaxed: a state
 }
 
+static void census_add(struct g *gp, void *arg)
+{
+    struct kt_census *c = arg;
+    uint32_t st = __atomic_load_n(&gp->status, __ATOMIC_RELAXED);     // relaxed: a snapshot for a report
+    if (st != G_RUNNABLE && st != G_RUNNING && st != G_SYSCALL)
+        return;
+    c->running += st == G_RUNNING;
+    c->runnable += st == G_RUNNABLE;
+    c->in_call += st == G_SYSCALL;
+    for (int i = 0; i < KT_CENSUS_FNS; i++)
+        if (c->fn[i] == gp->fn || !c->fn[i]) {
+            c->fn[i] = gp->fn;
+            c->n[i]++;
+            return;
+        }
+    c->other++;
+}
+
+void kt_census(struct kt_census *c)
+{
+    memset(c, 0, sizeof *c);
+    g_for_each(census_add, c);
+}
+
+// A stall with no P idle and Gs queued: who holds the Ps (a test's
+// leftovers show here).
+static void print_census(void)
+{
+    struct kt_census c;
+    kt_census(&c);
+    printf("ktest: goroutines: %u running, %u runnable, %u in a call; by start:", c.running, c.runnable,
+           c.in_call);
+    for (int i = 0; i < KT_CENSUS_FNS && c.fn[i]; i++) {
+        uint64_t off;
+        const char *sym = arch_symbolize((uintptr_t)c.fn[i], &off);
+        printf(" %s %u", sym ? sym : "?", c.n[i]);
+    }
+    printf(c.other ? ", others %u\n" : "\n", c.other);
+}
+
 // Reads other cores' Ms without their locks: each field a snapshot.
 bool kt_print_wake_chain(void)
 {
@@ -128,6 +168,7 @@ bool kt_print_wake_chain(void)
         if (oldest_core != self)
             asked[nasked++] = oldest_core;
     }
+    print_census();
     // wakep's claim of the spinner is made before startm takes sched.lock:
     // a count with no M spinning or handed one is a claimer on its way.
     uint32_t counted = SNAPSHOT(sched.nmspinning), claimer = SNAPSHOT(sched.claim_core);

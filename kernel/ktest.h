@@ -99,6 +99,15 @@ bool kt_ask_cores(const uint32_t *cores, uint32_t n, const char *why);
 // limit starts again (the host held a core, fewer than KT_HOST_STALLS
 // times so far in this wait, counted in *host_stalls).
 bool kt_stall_excused(uint32_t *host_stalls);
+// The goroutines that want a core (running, runnable or in a call), by
+// start function: the first KT_CENSUS_FNS functions met, the rest in
+// other. A racy walk, for reports: the kt_print_wake_chain line.
+enum { KT_CENSUS_FNS = 6 };
+struct kt_census {
+    void (*fn[KT_CENSUS_FNS])(void *);
+    uint32_t n[KT_CENSUS_FNS], other, running, runnable, in_call;
+};
+void kt_census(struct kt_census *c);
 struct g;
 // kt_wait_count for a counter that goroutine gp moves (NULL: not yet
 // started): at each stall, asks gp's core if it is on one (else prints the
