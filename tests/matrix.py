@@ -565,15 +565,15 @@ NUMA8 = numa_many(8, 256, 0, 2048)
 NUMA16 = numa_many(16, 256, 2, 2048)
 
 
-# None of them in make test: under a heavily loaded host a 256-vCPU boot
-# has come up with the boot core alone, the APs stalled in their TSC
-# checks (docs/boot.md, "Hundreds of cores"), and make test must not fail
-# for the host's load. make test-stress (--heavy) runs those of minutes;
-# make test-scale (--scale) those that take this 2-CPU host an hour or
-# more (full ktest on an otherwise idle host took 21 minutes at 256 vCPUs
-# and 50 at 512, at 256 over 48 on a loaded one) and the 1024-vCPU boots
-# but tickets-smp1026, whose boot checks 1024 cores online too. A hello
-# at 512 is the boot soak-smp512 checks.
+# None of them in make test: under a heavily loaded host a 256-vCPU boot has
+# come up with the boot core alone, the APs stalled in their TSC checks
+# (docs/boot.md, "Hundreds of cores"), and make test must not fail for the
+# host's load. make test-stress (--heavy) runs those of minutes; make
+# test-scale (--scale) those that take this 2-CPU host an hour or more (full
+# ktest on an otherwise idle host took 21 minutes at 256 vCPUs, 50 at 512
+# and 99 at 1024, at 256 over 48 on a loaded one) and the 1024-vCPU boots
+# but tickets-smp1026, whose boot checks 1024 cores online too. A hello at
+# 512 is the boot soak-smp512 checks.
 MANY_CORES = [
     many("x2apic-smp256", "256 vCPUs, q35, x2APIC: every core online, hello", 256,
          "app=hello",
