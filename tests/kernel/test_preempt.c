@@ -534,38 +534,6 @@ KTEST(preempt_stall_report_asks_the_blocking_calls_core)
     KT_ASSERT(kt_load(&call_saw_it) && kt_load(&call_left));
 }
 
-// The census on the wake-up chain's report: goroutines that want a core
-// count under their start function, queued or running.
-static uint64_t census_stop, census_done;
-
-static void census_loop(void *arg)
-{
-    (void)arg;
-    while (!kt_load(&census_stop))
-        cpu_relax();
-    kt_add(&census_done, 1);
-}
-
-KTEST(preempt_stall_report_counts_goroutines_by_start)
-{
-    enum { LOOPS = 3 };
-    kt_store(&census_stop, 0);
-    kt_store(&census_done, 0);
-    for (int i = 0; i < LOOPS; i++)
-        go(census_loop, 0);
-    struct kt_census c;
-    kt_census(&c);
-    kt_store(&census_stop, 1);
-    KT_ASSERT(kt_wait_count(&census_done, LOOPS, KT_STALL_MS));
-    uint32_t loops = 0;
-    for (int i = 0; i < KT_CENSUS_FNS; i++)
-        if (c.fn[i] == census_loop)
-            loops = c.n[i];
-    KT_ASSERT_EQ(loops, LOOPS);
-    KT_ASSERT(c.running >= 1);      // this G
-    KT_ASSERT(c.running + c.runnable + c.in_call >= LOOPS + 1);
-}
-
 // ---- ... and with no core free, its timers go to a running P ---------------
 //
 // The same with every core busy: gomaxprocs = cores, a call-free loop on
@@ -640,6 +608,30 @@ KTEST(preempt_sleep_beside_a_blocking_call_with_every_core_busy)
         KT_FAIL("the sleep ended only when the blocking call did");
     KT_GUEST_BOUND("2 ms sleep beside a blocking call, every core busy, lateness", late,
                    sched_quantum_ns() + 10000000);
+}
+
+// ---- the stall report's census ----------------------------------------------
+//
+// The wake-up chain's report counts the goroutines that want a core under
+// their start function, queued or running: here the loops above.
+
+KTEST(preempt_stall_report_counts_goroutines_by_start)
+{
+    enum { LOOPS = 3 };
+    busy_started = busy_stop = busy_done = 0;
+    for (int i = 0; i < LOOPS; i++)
+        go(busy_loop, 0);
+    struct kt_census c;
+    kt_census(&c);
+    kt_store(&busy_stop, 1);
+    KT_ASSERT(kt_wait_count(&busy_done, LOOPS, KT_STALL_MS));
+    uint32_t loops = 0;
+    for (int i = 0; i < KT_CENSUS_FNS; i++)
+        if (c.fn[i] == busy_loop)
+            loops = c.n[i];
+    KT_ASSERT_EQ(loops, LOOPS);
+    KT_ASSERT(c.running >= 1);      // this G
+    KT_ASSERT(c.running + c.runnable + c.in_call >= LOOPS + 1);
 }
 
 // ---- ... and an idle P's timer with no M to watch it ------------------------
