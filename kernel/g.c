@@ -319,17 +319,9 @@ static void goexit1(void)
     __builtin_unreachable();
 }
 
-static struct g *self(void)
-{
-    struct m *mp = acquirem();
-    struct g *gp = mp->curg;
-    releasem(mp);
-    return gp;
-}
-
 void gdefer_push(struct gdefer *d, void (*fn)(void *), void *arg)
 {
-    struct g *gp = self();
+    struct g *gp = getg();
     d->fn = fn;
     d->arg = arg;
     d->next = gp->defers;
@@ -338,7 +330,7 @@ void gdefer_push(struct gdefer *d, void (*fn)(void *), void *arg)
 
 void gdefer_pop(struct gdefer *d)
 {
-    struct g *gp = self();
+    struct g *gp = getg();
     ASSERT(gp->defers == d);        // pops in the reverse order of the pushes
     gp->defers = d->next;
 }
@@ -348,7 +340,7 @@ void gdefer_pop(struct gdefer *d)
 // with the rest.
 void goexit(void)
 {
-    struct g *gp = self();
+    struct g *gp = getg();
     for (struct gdefer *d; (d = gp->defers);) {
         gp->defers = d->next;
         d->fn(d->arg);

@@ -247,6 +247,16 @@ static inline void releasem(struct m *mp)
         preempt_deferred();
 }
 
+// Go's getg() on a G's stack: the G running (NULL on g0). Pinned while
+// it reads curg; the G may move to another M afterwards, but is itself.
+static inline struct g *getg(void)
+{
+    struct m *mp = acquirem();
+    struct g *gp = mp->curg;
+    releasem(mp);
+    return gp;
+}
+
 // This core's pending preemption requests (PREEMPT_*): they live in the
 // per-core struct, so that releasem tests them with one gs-relative load
 // (preempt_pending_here). Interrupts off, on this core.

@@ -448,20 +448,12 @@ KTEST(preempt_syscall_handoff_to_spare_core)
 static uint64_t call_sleep_over, call_saw_it, call_in, call_left;
 static struct g *call_g;        // the call's goroutine (kt_wait_count_of)
 
-static struct g *this_g(void)
-{
-    struct m *mp = acquirem();
-    struct g *gp = mp->curg;
-    releasem(mp);
-    return gp;
-}
-
 // Holds its core in a call until the sleep is over (or the stall limit),
 // and says which it was.
 static void long_call(void *arg)
 {
     (void)arg;
-    __atomic_store_n(&call_g, this_g(), __ATOMIC_RELEASE);     // pairs with end_long_call's acquire
+    __atomic_store_n(&call_g, getg(), __ATOMIC_RELEASE);     // pairs with end_long_call's acquire
     entersyscall();
     kt_store(&call_in, 1);      // its M keeps this core, and g->m, until the call ends
     uint64_t end = nanotime() + KT_STALL_NS;
@@ -692,7 +684,7 @@ static uint32_t parked_on(chan_t *c)
 static void strand_helper(void *arg)
 {
     (void)arg;
-    __atomic_store_n(&strand_helper_g, this_g(), __ATOMIC_RELEASE);     // pairs with the test's acquire
+    __atomic_store_n(&strand_helper_g, getg(), __ATOMIC_RELEASE);     // pairs with the test's acquire
     chan_recv(strand_hc, 0);
     struct m *mp = acquirem();
     kt_store(&strand_p, mp->p->id + 1);
@@ -706,7 +698,7 @@ static void strand_helper(void *arg)
 static void strand_loop(void *arg)
 {
     uint64_t round = (uint64_t)(uintptr_t)arg;
-    __atomic_store_n(&strand_loop_g, this_g(), __ATOMIC_RELEASE);       // pairs with the test's acquire
+    __atomic_store_n(&strand_loop_g, getg(), __ATOMIC_RELEASE);       // pairs with the test's acquire
     chan_recv(strand_c, 0);
     kt_store(&strand_loop_on, 1);
     while (__atomic_load_n(&strand_loop_stop, __ATOMIC_RELAXED) <= round)     // relaxed: a flag; call-free

@@ -370,14 +370,6 @@ static bool wake_go;                // wake_mu held
 static struct g *wake_g[WAKE_WAITERS];
 static uint64_t wake_order, wake_first, wake_done;
 
-static struct g *this_g(void)
-{
-    struct m *mp = acquirem();
-    struct g *gp = mp->curg;
-    releasem(mp);
-    return gp;
-}
-
 // Who ran first: 1 a waiter, 2 the G queued behind them.
 static void wake_mark(uint64_t who)
 {
@@ -389,7 +381,7 @@ static void wake_mark(uint64_t who)
 
 static void wake_chan_waiter(void *arg)
 {
-    __atomic_store_n(&wake_g[(uintptr_t)arg], this_g(), __ATOMIC_RELEASE);
+    __atomic_store_n(&wake_g[(uintptr_t)arg], getg(), __ATOMIC_RELEASE);
     chan_recv(wake_c, 0);
     wake_mark(1);
     kt_add(&wake_done, 1);
@@ -398,7 +390,7 @@ static void wake_chan_waiter(void *arg)
 static void wake_cond_waiter(void *arg)
 {
     mutex_lock(&wake_mu);
-    __atomic_store_n(&wake_g[(uintptr_t)arg], this_g(), __ATOMIC_RELEASE);
+    __atomic_store_n(&wake_g[(uintptr_t)arg], getg(), __ATOMIC_RELEASE);
     while (!wake_go)
         cond_wait(&wake_cond, &wake_mu);
     wake_mark(1);

@@ -65,14 +65,6 @@ static uint64_t waiters_ran;
 static chan_t *ping, *pong, *pair_done;
 static struct g *pair_g[2];
 
-static struct g *my_g(void)
-{
-    struct m *mp = acquirem();
-    struct g *gp = mp->curg;
-    releasem(mp);
-    return gp;
-}
-
 // Yields until both Gs of the pair are parked on their channels.
 static bool pair_parked(void)
 {
@@ -99,7 +91,7 @@ static void pinger(void *arg)
 {
     (void)arg;
     uint64_t token = 0;
-    __atomic_store_n(&pair_g[0], my_g(), __ATOMIC_RELEASE);
+    __atomic_store_n(&pair_g[0], getg(), __ATOMIC_RELEASE);
     chan_recv(ping, &token);            // the start
     uint64_t before = kt_load(&waiters_ran);
     for (int i = 0; i < HANDOFFS; i++) {
@@ -116,7 +108,7 @@ static void ponger(void *arg)
 {
     (void)arg;
     uint64_t token;
-    __atomic_store_n(&pair_g[1], my_g(), __ATOMIC_RELEASE);
+    __atomic_store_n(&pair_g[1], getg(), __ATOMIC_RELEASE);
     for (;;) {
         chan_recv(pong, &token);
         if (token == ~0ull)
@@ -840,7 +832,7 @@ static struct g *long_g;
 static void long_sleeper(void *arg)
 {
     (void)arg;
-    __atomic_store_n(&long_g, my_g(), __ATOMIC_RELEASE);
+    __atomic_store_n(&long_g, getg(), __ATOMIC_RELEASE);
     sleep_ns(long_ns);
     kt_store(&long_woke, 1);
 }
